@@ -1,0 +1,20 @@
+"""toolbind.compiler: tool specs in, typed bindings packages out.
+
+Data flows one way: ``frontends`` (spec → IR) → ``passes`` (IR → IR) → ``backends`` (IR → text).
+The public surface is small; everything else is private.
+"""
+
+from ._api import compile_to_directory, composed_schema, generate_tree, load_package
+from ._driver import GeneratedTree, OutputError
+from .diagnostics import Diagnostic, SpecError
+
+__all__ = [
+    "Diagnostic",
+    "GeneratedTree",
+    "OutputError",
+    "SpecError",
+    "compile_to_directory",
+    "composed_schema",
+    "generate_tree",
+    "load_package",
+]

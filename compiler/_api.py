@@ -1,0 +1,102 @@
+"""Compiler layer: the library entry points the CLI and users call."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from toolbind.runtime import compose
+
+from ._driver import GeneratedTree, build, write_tree
+from .diagnostics import Diagnostic, SpecError
+from .ir import SourceLocation
+
+
+def generate_tree(
+    inputs: Sequence[Path | str], progress: Callable[[str], None] | None = None
+) -> GeneratedTree:
+    """Compile spec files (or directories of them) into an in-memory tree of formatted files.
+
+    Raises:
+        SpecError: a spec has errors; ``.diagnostics`` lists every one, located.
+    """
+    return build([Path(p) for p in inputs], progress)
+
+
+def compile_to_directory(inputs: Sequence[Path | str], out: Path | str) -> GeneratedTree:
+    """Compile and write all-or-nothing to ``out`` (replacing a previous toolbind output)."""
+    tree = generate_tree(inputs)
+    write_tree(tree, Path(out))
+    return tree
+
+
+def load_package(out: Path | str, package: str) -> ModuleType:
+    """Import the generated ``package`` from the output directory ``out``."""
+    root = str(Path(out).absolute())
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    importlib.invalidate_caches()
+    return importlib.import_module(package)
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolSchemas:
+    name: str
+    description: str | None
+    parameters: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None
+    activity: str | None
+    defs: Mapping[str, Any]
+
+
+def composed_schema(
+    spec: Path | str,
+    *,
+    tool: str | None = None,
+    output: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The composed LLM-facing schema of one spec file (what ``toolbind schema`` prints).
+
+    Args:
+        spec: a spec file.
+        tool: only this tool (by its spec name); every tool when None.
+        output: the final output's JSON Schema; free text when None.
+
+    Raises:
+        SpecError: the spec has errors, or ``tool`` names no tool of it.
+    """
+    tree = build([Path(spec)], formatted=False)
+    (package,) = tree.packages
+    data: dict[str, Any] = json.loads(tree.files[f"{package}/tools.json"])
+    tools = [
+        _ToolSchemas(
+            name=t["name"],
+            description=t.get("description"),
+            parameters=t["parameters"],
+            output_schema=t.get("output_schema"),
+            activity=t.get("activity"),
+            defs=data["$defs"],
+        )
+        for t in data["tools"]
+    ]
+    if tool is not None:
+        tools = [t for t in tools if t.name == tool]
+        if not tools:
+            names = ", ".join(repr(t["name"]) for t in data["tools"])
+            raise SpecError(
+                [
+                    Diagnostic(
+                        loc=SourceLocation(file=str(spec)),
+                        severity="error",
+                        found=f"no tool named {tool!r}",
+                        expected=f"one of {names}",
+                    )
+                ]
+            )
+    return compose(tools, output)

@@ -1,0 +1,239 @@
+"""Compiler layer: the pipeline (spec files → IR → rendered, formatted files) and output writing.
+
+Imports every other compiler module; nothing imports it but the public API and the CLI.
+
+Output is all-or-nothing: the whole tree is rendered and formatted in a temporary directory next
+to the target, then swapped in with two renames; an interrupted run leaves the previous tree (a
+crash between the two renames is repaired by the next run). A directory that toolbind did not
+write (no manifest) is never replaced.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._load import SPEC_SUFFIXES, display_path
+from ._version import VERSION
+from .backends.python import PythonBackend
+from .diagnostics import Diagnostic, Diagnostics, SpecError
+from .frontends import read_spec
+from .ir import SourceLocation, SpecPackage
+from .naming import Scope, module_name
+
+MANIFEST = "toolbind.json"
+RUFF_ARGS = ("format", "--isolated", "--line-length", "100", "--target-version", "py311", "--quiet")
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedTree:
+    """Every file of an output directory (relative POSIX path → text) and what made it."""
+
+    files: dict[str, str]
+    packages: dict[str, str]  # package name → spec source
+    diagnostics: list[Diagnostic]
+
+
+def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
+    """Spec files named directly, or lying at the top of a named directory (sorted)."""
+    found: list[Path] = []
+    for item in inputs:
+        if item.is_dir():
+            files = sorted(
+                p
+                for p in item.iterdir()
+                if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES and not p.name.startswith(".")
+            )
+            if not files:
+                diags.error(
+                    SourceLocation(file=display_path(item)),
+                    "the directory holds no spec files",
+                    f"files ending in {', '.join(SPEC_SUFFIXES)}",
+                )
+            found.extend(files)
+        elif item.exists():
+            found.append(item)
+        else:
+            diags.error(
+                SourceLocation(file=display_path(item)),
+                "no such file or directory",
+                "a spec file or a directory of specs",
+            )
+    seen: set[Path] = set()
+    unique: list[Path] = []
+    for p in found:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def read_specs(
+    paths: list[Path], diags: Diagnostics, progress: Callable[[str], None] | None = None
+) -> list[SpecPackage]:
+    packages: list[SpecPackage] = []
+    for path in paths:
+        if progress:
+            progress(display_path(path))
+        pkg = read_spec(path, display_path(path), diags)
+        if pkg is not None:
+            packages.append(pkg)
+    return packages
+
+
+def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, str]:
+    """Render every package; names of packages come from their spec files' stems."""
+    scope = Scope(taken={"toolbind"})
+    files: dict[str, str] = {}
+    manifest: dict[str, str] = {}
+    for pkg in packages:
+        name = scope.claim(module_name(Path(pkg.source).stem), original=pkg.source)
+        if name != module_name(Path(pkg.source).stem):
+            diags.note(
+                SourceLocation(file=pkg.source),
+                f"generated as package {name!r} (its name was taken)",
+            )
+        rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
+        for rel, text in rendered.files.items():
+            files[f"{name}/{rel}"] = text
+        manifest[name] = pkg.source
+    files[MANIFEST] = (
+        json.dumps(
+            {"generator": f"toolbind {VERSION}", "packages": manifest}, indent=2, sort_keys=True
+        )
+        + "\n"
+    )
+    return files
+
+
+def ruff_binary() -> str:
+    from ruff.__main__ import find_ruff_bin  # pyright: ignore[reportMissingTypeStubs]
+
+    return str(find_ruff_bin())
+
+
+def format_dir(directory: Path) -> None:
+    """ruff-format every Python file below ``directory`` in one process (pinned ruff)."""
+    result = subprocess.run(
+        [ruff_binary(), *RUFF_ARGS, str(directory)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        # Generated code that ruff can't parse is a toolbind bug, not a user error.
+        raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{result.stderr}")
+
+
+def build(
+    inputs: list[Path], progress: Callable[[str], None] | None = None, *, formatted: bool = True
+) -> GeneratedTree:
+    """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error."""
+    diags = Diagnostics()
+    paths = find_specs(inputs, diags)
+    packages = read_specs(paths, diags, progress)
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    files = render_tree(packages, diags)
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    packages_map: dict[str, str] = json.loads(files[MANIFEST])["packages"]
+    if not formatted:
+        return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
+    with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
+        root = Path(tmp)
+        _write_files(root, files)
+        format_dir(root)
+        files = {rel: (root / rel).read_text(encoding="utf-8") for rel in files}
+    return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
+
+
+def _write_files(root: Path, files: dict[str, str]) -> None:
+    for rel, text in sorted(files.items()):
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8", newline="\n")
+
+
+def _recover(out: Path) -> None:
+    """Finish a swap that a killed run left half-done."""
+    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
+        if not out.exists():
+            old.rename(out)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    for tmp in out.parent.glob(f".{out.name}.new-*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class OutputError(Exception):
+    """The output directory can't be written (a usage problem, not a spec problem)."""
+
+
+def check_output_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{display_path(out)}: the output path is a file — expected a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise OutputError(
+            f"{display_path(out)}: the directory holds files toolbind did not write (no {MANIFEST}) "
+            "— expected an empty directory or a previous toolbind output (hint: choose another -o)"
+        )
+
+
+def write_tree(tree: GeneratedTree, out: Path) -> None:
+    """Replace ``out`` with ``tree`` all-or-nothing."""
+    out = out.absolute()
+    if out.parent.exists():
+        _recover(out)
+    check_output_dir(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    new = out.parent / f".{out.name}.new-{os.getpid()}"
+    try:
+        _write_files(new, tree.files)
+        if out.exists():
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            out.rename(old)
+            new.rename(out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            new.rename(out)
+    finally:
+        if new.exists():
+            shutil.rmtree(new, ignore_errors=True)
+
+
+def diff_tree(tree: GeneratedTree, out: Path) -> list[str]:
+    """Unified diffs between ``tree`` and what ``out`` holds (empty when up to date)."""
+    current: dict[str, str] = {}
+    if out.is_dir():
+        for path in sorted(out.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                try:
+                    current[path.relative_to(out).as_posix()] = path.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    current[path.relative_to(out).as_posix()] = "<binary>"
+    diffs: list[str] = []
+    for rel in sorted(set(current) | set(tree.files)):
+        old = current.get(rel)
+        new = tree.files.get(rel)
+        if old == new:
+            continue
+        diffs.append(
+            "".join(
+                difflib.unified_diff(
+                    (old or "").splitlines(keepends=True),
+                    (new or "").splitlines(keepends=True),
+                    fromfile=f"a/{rel}" if old is not None else "/dev/null",
+                    tofile=f"b/{rel}" if new is not None else "/dev/null",
+                )
+            )
+        )
+    return diffs

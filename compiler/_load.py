@@ -1,0 +1,423 @@
+"""Compiler layer: reading spec documents from disk. Imports ``ir`` and ``diagnostics``.
+
+A spec file is JSON, YAML, or JSON Lines (one JSON document per line, as BFCL ships). Syntax
+errors become diagnostics with line and column; nothing here raises to the caller.
+
+Every document is checked to hold JSON values only (YAML can also produce dates, sets, binary
+data, non-string keys and values that contain themselves; both can produce NaN and infinities)
+and to be nested at most ``MAX_DEPTH`` levels deep, so later stages can walk it recursively.
+``as_object`` and ``as_array`` give the untyped parsed values a static type.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+from .diagnostics import Diagnostic, describe
+from .ir import SourceLocation, escape_pointer_token
+
+SPEC_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+MAX_SPEC_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 256
+"""Deepest nesting of arrays and objects a document may have (real specs stay below 30)."""
+MAX_ALIAS_EXPANSION = 1_000_000
+"""How many values YAML aliases may add when the document is expanded (a "billion laughs")."""
+
+try:  # the C loader is much faster on large specs; fall back when libyaml is missing
+    _YamlLoader: type[Any] = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _YamlLoader = yaml.SafeLoader
+
+# PyYAML's C composer recurses once per nesting level without a depth check and crashes the
+# process at a few ten thousand levels. A document with fewer indicator characters than this
+# cannot be nested that deeply; a larger one is measured with the (non-recursive) parser first.
+_C_LOADER_SAFE_INDICATORS = 10_000
+
+
+def as_object(value: object) -> dict[str, Any] | None:
+    """``value`` as a JSON object, or None when it is something else.
+
+    Parsed documents are untyped (``Any``); this is the one place that says what a JSON object
+    holds, so callers get ``dict[str, Any]`` instead of a dict of unknowns.
+    """
+    if isinstance(value, dict):
+        return cast("dict[str, Any]", value)
+    return None
+
+
+def as_array(value: object) -> list[Any] | None:
+    """``value`` as a JSON array, or None when it is something else."""
+    if isinstance(value, list):
+        return cast("list[Any]", value)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A parsed spec file. ``lines`` is set for JSON Lines files (one value per line)."""
+
+    path: str
+    value: Any
+    lines: bool = False
+
+
+def display_path(path: Path) -> str:
+    """The path as diagnostics show it: relative to the working directory when below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def load_document(path: Path, shown: str | None = None) -> Document | Diagnostic:
+    """Read and parse one spec file, or say exactly why it cannot be read."""
+    shown = shown or display_path(path)
+    loc = SourceLocation(file=shown)
+    try:
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            return Diagnostic(
+                loc=loc,
+                severity="error",
+                found=f"the file is {size} bytes",
+                expected=f"a spec of at most {MAX_SPEC_BYTES} bytes",
+            )
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Diagnostic(loc=loc, severity="error", found="no such file", expected="a spec file")
+    except IsADirectoryError:
+        return Diagnostic(loc=loc, severity="error", found="a directory", expected="a spec file")
+    except OSError as exc:
+        return Diagnostic(
+            loc=loc,
+            severity="error",
+            found=f"the file cannot be read ({exc.strerror or exc})",
+            expected="a readable spec file",
+        )
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _not_utf8(raw, exc, loc)
+    return parse_text(text, shown, yaml_allowed=path.suffix.lower() not in (".json", ".jsonl"))
+
+
+def _not_utf8(raw: bytes, exc: UnicodeDecodeError, loc: SourceLocation) -> Diagnostic:
+    # ``exc.start`` counts from after a byte order mark; report the position an editor shows.
+    offset = exc.start + (len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0)
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    if line_start == 0 and raw.startswith(codecs.BOM_UTF8):
+        line_start = len(codecs.BOM_UTF8)  # editors don't show the mark as a column
+    column = len(raw[line_start:offset].decode("utf-8", errors="replace")) + 1
+    return Diagnostic(
+        loc=loc,
+        severity="error",
+        found=f"byte 0x{raw[offset]:02x} is not valid UTF-8",
+        expected="a UTF-8 encoded JSON or YAML file",
+        hint="save the file as UTF-8",
+        line=raw.count(b"\n", 0, offset) + 1,
+        column=column,
+    )
+
+
+def parse_text(text: str, shown: str, *, yaml_allowed: bool = True) -> Document | Diagnostic:
+    """Parse JSON, JSON Lines or (when allowed) YAML text."""
+    loc = SourceLocation(file=shown)
+    stripped = text.lstrip()
+    if not stripped:
+        return Diagnostic(
+            loc=loc, severity="error", found="the file is empty", expected="a JSON or YAML spec"
+        )
+    if stripped[0] in "[{":
+        try:
+            return _checked(Document(shown, json.loads(text)))
+        except RecursionError:
+            return _too_deep(loc)
+        except json.JSONDecodeError as exc:
+            lines = _json_lines(text, loc)
+            if isinstance(lines, list):
+                return _checked(Document(shown, lines, lines=True))
+            error = lines or _json_error(text, exc, loc)
+            if not yaml_allowed:
+                return error
+            # JSON is a subset of YAML 1.2 but not of PyYAML's 1.1 for every document;
+            # report the JSON error when YAML cannot read it either.
+            result = _parse_yaml(text, shown)
+            return error if isinstance(result, Diagnostic) else result
+    if not yaml_allowed:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return _json_error(text, exc, loc)
+        return Diagnostic(
+            loc=loc,
+            severity="error",
+            found=f"the document is {describe(value)}",
+            expected="a JSON object or array holding tool definitions",
+        )
+    return _parse_yaml(text, shown)
+
+
+def _too_deep(loc: SourceLocation) -> Diagnostic:
+    return Diagnostic(
+        loc=loc,
+        severity="error",
+        found=f"the document is nested more than {MAX_DEPTH} levels deep",
+        expected=f"at most {MAX_DEPTH} levels of nested arrays and objects",
+    )
+
+
+def _json_error(text: str, exc: json.JSONDecodeError, loc: SourceLocation) -> Diagnostic:
+    return Diagnostic(
+        loc=loc,
+        severity="error",
+        found=f"invalid JSON: {exc.msg}",
+        expected="a JSON document (or one JSON value per line)",
+        hint=_json_hint(text, exc.pos),
+        line=exc.lineno,
+        column=exc.colno,
+    )
+
+
+def _json_hint(text: str, pos: int) -> str | None:
+    """Name the usual non-JSON habit at ``pos``: trailing commas, single quotes, comments."""
+    here = text[pos : pos + 2]
+    before = text[:pos].rstrip()[-1:]
+    if before == "," and here[:1] in ("]", "}"):
+        return "JSON allows no comma after the last item"
+    if here[:1] == "'":
+        return "JSON strings and names are written in double quotes"
+    if here in ("//", "/*") or here[:1] == "#":
+        return "JSON has no comments"
+    return None
+
+
+def _json_lines(text: str, loc: SourceLocation) -> list[Any] | Diagnostic | None:
+    """Parse JSON Lines; a Diagnostic for a bad line, None when the text is not JSON Lines.
+
+    The text counts as JSON Lines when it has several non-blank lines and the first of them is
+    a complete JSON value on its own (a pretty-printed document starts with a lone '{' or '[').
+    """
+    numbered = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    if len(numbered) < 2:
+        return None
+    values: list[Any] = []
+    for n, line in numbered:
+        try:
+            values.append(json.loads(line))
+        except RecursionError:
+            return _too_deep(loc)
+        except json.JSONDecodeError as exc:
+            if not values:
+                return None
+            return Diagnostic(
+                loc=loc,
+                severity="error",
+                found=f"invalid JSON: {exc.msg}",
+                expected="one complete JSON value per line (JSON Lines)",
+                hint=_json_hint(line, exc.pos),
+                line=n,
+                column=exc.colno,
+            )
+    return values
+
+
+def _parse_yaml(text: str, shown: str) -> Document | Diagnostic:
+    loc = SourceLocation(file=shown)
+    try:
+        if _yaml_too_deep(text):
+            return _too_deep(loc)
+        value = yaml.load(text, Loader=_YamlLoader)  # a safe loader: plain data only
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        context = exc.context_mark
+        problem = exc.problem or exc.context or "syntax error"
+        hint = None
+        if exc.context and exc.problem and not exc.context.startswith("while "):
+            # e.g. "expected a single document in the stream" + "but found another document"
+            problem = f"{exc.context}, {exc.problem}"
+            if "single document" in exc.context:
+                hint = "a spec file holds one YAML document; split the file at the '---' line"
+        elif exc.context and context is not None and (mark is None or context.line != mark.line):
+            hint = (
+                f"{exc.context} that starts at line {context.line + 1}, column {context.column + 1}"
+            )
+        return Diagnostic(
+            loc=loc,
+            severity="error",
+            found=f"invalid YAML: {problem}",
+            expected="a well-formed YAML or JSON document",
+            hint=hint,
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+        )
+    except (yaml.YAMLError, RecursionError) as exc:
+        return Diagnostic(
+            loc=loc,
+            severity="error",
+            found=f"invalid YAML: {type(exc).__name__}",
+            expected="a well-formed YAML or JSON document",
+        )
+    return _checked(Document(shown, value), yaml_source=True)
+
+
+def _yaml_too_deep(text: str) -> bool:
+    """Whether the YAML text nests collections more than ``MAX_DEPTH`` levels deep.
+
+    Every nesting level needs an indicator character of its own, so a small count proves the
+    document shallow enough for the C loader; otherwise the parser's events are counted.
+    """
+    if sum(text.count(c) for c in "[{-:?") <= _C_LOADER_SAFE_INDICATORS:
+        return False
+    parser: Any = _YamlLoader(text)  # what ``yaml.parse`` does, without the untyped signature
+    try:
+        depth = 0
+        while parser.check_event():
+            event = parser.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        return False
+    finally:
+        parser.dispose()
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    pointer: str
+    found: str
+    expected: str
+    hint: str | None = None
+
+
+_JSON_VALUES = (
+    "JSON values only (strings, numbers, booleans, null, arrays, objects with string keys)"
+)
+
+
+def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnostic:
+    problem = _first_problem(doc.value, yaml_source=yaml_source)
+    if problem is None:
+        return doc
+    return Diagnostic(
+        loc=SourceLocation(file=doc.path, pointer=problem.pointer),
+        severity="error",
+        found=problem.found,
+        expected=problem.expected,
+        hint=problem.hint,
+    )
+
+
+def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
+    """The first value (in document order) that JSON cannot hold, or a nesting too deep.
+
+    Iterative, so no input can exhaust the stack. A YAML alias may share one value between
+    several places; it is checked once, and the size of the expanded document is bounded.
+    """
+    # (value, pointer, depth, leaving): ``leaving`` marks the end of a container's children.
+    stack: list[tuple[Any, str, int, bool]] = [(value, "", 0, False)]
+    open_containers: dict[int, str] = {}  # id → pointer of the containers being walked
+    sizes: dict[int, int] = {}  # id → number of values in the expanded container
+    unique = 0  # values walked, each shared container once
+    while stack:
+        node, pointer, depth, leaving = stack.pop()
+        obj = as_object(node)
+        array = as_array(node)
+        if leaving:
+            del open_containers[id(node)]
+            children: list[Any] = list(obj.values()) if obj is not None else (array or [])
+            sizes[id(node)] = 1 + sum(sizes.get(id(c), 1) for c in children)
+            continue
+        if obj is None and array is None:
+            unique += 1
+            problem = _scalar_problem(node, pointer)
+            if problem is not None:
+                return problem
+            continue
+        if id(node) in open_containers:
+            return _Problem(
+                pointer,
+                "a YAML alias that contains itself "
+                f"(the value at #{open_containers[id(node)]} repeats inside itself)",
+                _JSON_VALUES,
+                "JSON cannot hold a value that contains itself; write the nested value out",
+            )
+        if id(node) in sizes:  # shared through an alias and already checked
+            continue
+        if depth >= MAX_DEPTH:
+            # a pointer hundreds of tokens long helps no one: say where the deep part starts
+            tokens = pointer.split("/")[1:]
+            start = "/".join(["#", *tokens[:8]]) + ("/…" if len(tokens) > 8 else "")
+            return _Problem(
+                "",
+                f"the document is nested more than {MAX_DEPTH} levels deep (under {start})",
+                f"at most {MAX_DEPTH} levels of nested arrays and objects",
+            )
+        unique += 1
+        open_containers[id(node)] = pointer
+        stack.append((node, pointer, depth, True))
+        entries: list[tuple[str, Any]] = []
+        if obj is not None:
+            # YAML maps may have keys of any type, so the keys are not ``str`` yet
+            for k, v in cast("dict[object, Any]", obj).items():
+                if not isinstance(k, str):
+                    return _key_problem(k, pointer)
+                entries.append((f"{pointer}/{escape_pointer_token(k)}", v))
+        else:
+            entries = [(f"{pointer}/{i}", v) for i, v in enumerate(array or [])]
+        stack.extend((v, p, depth + 1, False) for p, v in reversed(entries))
+    expanded = sizes.get(id(value), 1)
+    if yaml_source and expanded - unique > MAX_ALIAS_EXPANSION:
+        return _Problem(
+            "",
+            f"YAML aliases expand the document from {unique} to {expanded} values",
+            f"at most {MAX_ALIAS_EXPANSION} values added by aliases",
+            "aliases of aliases multiply; write the repeated values out or share fewer",
+        )
+    return None
+
+
+def _scalar_problem(value: Any, pointer: str) -> _Problem | None:
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return None
+        spelled = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return _Problem(
+            pointer,
+            f"the number {spelled}",
+            "a finite number",
+            "JSON has no NaN or Infinity, and numbers beyond ±1.8e308 overflow to Infinity",
+        )
+    kind = type(value).__name__
+    if kind in ("date", "datetime"):
+        return _Problem(
+            pointer,
+            f"a YAML {'timestamp' if kind == 'datetime' else 'date'} ({value})",
+            _JSON_VALUES,
+            f"quote dates and timestamps: '{value}'",
+        )
+    return _Problem(pointer, f"a YAML value of type {kind}", _JSON_VALUES)
+
+
+def _key_problem(key: object, pointer: str) -> _Problem:
+    if key is None or isinstance(key, (bool, int, float)):
+        found = f"a YAML map key that is {describe(key)}"
+    else:
+        found = f"a YAML map key of type {type(key).__name__} ({key})"
+    hint = f"quote the key: '{key}'"
+    if isinstance(key, bool):
+        hint = "YAML reads unquoted yes/no/on/off as booleans; quote the key"
+    elif key is None:
+        hint = "YAML reads an unquoted ~ or null as null; quote the key"
+    return _Problem(pointer, found, "string keys (JSON object names are always strings)", hint)

@@ -1,0 +1,759 @@
+"""Compiler layer (backends): IR → the Python source of a bindings package.
+
+Imports ``ir``, ``naming``, ``diagnostics``, ``backends.schemas`` and the Jinja2 templates beside
+it; never a frontend. Templates only see the view objects built here (``ClassView``,
+``FieldView``, ``ToolView``), never a spec dict.
+
+Safety: every spec string reaches the source as a Python literal made by ``repr`` (which escapes
+quotes, backslashes, newlines, NUL and every non-printable character, bidi controls included)
+or as a docstring made by ``docstring``; identifiers come only from ``naming``. Nothing a spec
+says is ever placed in a comment or evaluated.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .. import naming
+from ..diagnostics import Diagnostics
+from ..ir import (
+    AllOfNode,
+    AnyNode,
+    ArrayNode,
+    BooleanNode,
+    Definition,
+    IntegerNode,
+    LiteralNode,
+    NeverNode,
+    NullNode,
+    NumberNode,
+    ObjectNode,
+    Property,
+    RefNode,
+    SchemaNode,
+    SpecPackage,
+    StringNode,
+    ToolSpec,
+    UnionNode,
+    thaw,
+)
+from .schemas import SchemaEmitter
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+META_FIELDS = (
+    ("tool", "_tool"),
+    ("activity", "_activity"),
+    ("reasoning_for_call", "_reasoningForCall"),
+    ("output", "_output"),
+)
+
+
+_IMPORTS_MARK = "# <toolbind:imports>"
+
+# Where every name a generated module may use comes from.
+_IMPORT_SOURCES: dict[str, str] = {
+    **dict.fromkeys(("Annotated", "Any", "Generic", "Literal", "TypeVar", "Union"), "typing"),
+    **dict.fromkeys(("ConfigDict", "Field", "JsonValue", "RootModel", "TypeAdapter"), "pydantic"),
+    "ToolBinding": "toolbind.runtime",
+    "TypeAliasType": "typing_extensions",
+    **dict.fromkeys(
+        (
+            "Bounds",
+            "IntLiteral",
+            "JsonBool",
+            "JsonInt",
+            "JsonNumber",
+            "JsonStr",
+            "MultipleOf",
+            "Nothing",
+            "NotNull",
+            "OneOf",
+            "Pattern",
+            "ToolCall",
+            "ToolModel",
+            "UniqueItems",
+        ),
+        "toolbind.runtime.types",
+    ),
+}
+
+
+def import_block(*sources: str) -> str:
+    """The import lines for the names ``sources`` use (names in string literals don't count)."""
+    used: set[str] = set()
+    for source in sources:
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+        try:
+            used.update(t.string for t in tokens if t.type == tokenize.NAME)
+        except (tokenize.TokenError, SyntaxError):  # pragma: no cover - sources are generated
+            raise
+    by_module: dict[str, list[str]] = {}
+    for name in sorted(used & _IMPORT_SOURCES.keys()):
+        by_module.setdefault(_IMPORT_SOURCES[name], []).append(name)
+    order = [
+        "typing",
+        "pydantic",
+        "typing_extensions",
+        "toolbind.runtime",
+        "toolbind.runtime.types",
+    ]
+    return "\n".join(f"from {m} import {', '.join(by_module[m])}" for m in order if m in by_module)
+
+
+def py_str(value: str) -> str:
+    """A Python string literal for ``value`` that can never break out of its quotes."""
+    return repr(value)
+
+
+def docstring(text: str) -> str:
+    """A triple-quoted docstring for ``text``: quotes, backslashes, controls all escaped."""
+    out: list[str] = []
+    for ch in text.strip():
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\n")
+        elif ch == "\t":
+            out.append("    ")
+        elif not ch.isprintable():
+            code = ord(ch)
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}"
+                if code < 0x10000
+                else f"\\U{code:08x}"
+            )
+        else:
+            out.append(ch)
+    body = "".join(out)
+    return f'"""{body}"""'
+
+
+def py_literal(value: Any) -> str:
+    """A Python expression for a JSON value (only str/int/float/bool/None, lists and dicts)."""
+    return repr(value)
+
+
+@dataclass
+class FieldView:
+    name: str
+    annotation: str
+    default: str | None  # the right-hand side, or None for a required field without metadata
+
+
+@dataclass
+class ClassView:
+    name: str
+    bases: str
+    doc: str | None = None
+    config: str | None = None  # e.g. 'extra="forbid"'
+    extra_type: str | None = None  # annotation for typed additional properties
+    fields: list[FieldView] = field(default_factory=lambda: [])
+    root: str | None = None  # for RootModel classes: the root type
+
+
+@dataclass
+class AliasView:
+    name: str
+    value: str  # a string literal holding ``expr`` (aliases are resolved lazily)
+    expr: str
+
+
+@dataclass
+class ToolView:
+    name: str  # wire name
+    name_literal: str
+    provider_name: str  # raw
+    provider_literal: str
+    call_class: str
+    output_class: str
+    activity_class: str
+    function_name: str
+    doc: str | None
+    description_literal: str
+    index: int
+
+
+@dataclass
+class Rendered:
+    """The files of one generated package, keyed by relative path."""
+
+    package: str
+    files: dict[str, str]
+
+
+class _Namer:
+    """Allocates every name one package needs, through ``naming`` only."""
+
+    def __init__(self, pkg: SpecPackage, diags: Diagnostics) -> None:
+        self.pkg = pkg
+        self.diags = diags
+        self.classes = naming.Scope(taken=set(naming.RESERVED_CLASS_NAMES))
+        self.functions = naming.Scope(taken=set(naming.RESERVED_IDENTIFIERS))
+        self.def_names: dict[str, str] = {}
+        self.tool_names: dict[str, tuple[str, str, str, str]] = {}
+        self.provider_names: dict[str, str] = {}
+        for d in pkg.definitions:
+            self.def_names[d.key] = self.classes.claim(
+                naming.class_name(d.name_hint), original=d.name_hint
+            )
+        # Two tools whose names meet after sanitising are an error when an LLM could be offered
+        # both (same toolset, or no toolsets at all); otherwise (e.g. different BFCL records) the
+        # later one gets a suffixed name and a note.
+        by_base: dict[str, ToolSpec] = {}
+        by_provider: dict[str, ToolSpec] = {}
+        for tool in pkg.tools:
+            base = naming.class_name(tool.name)
+            provider = naming.provider_tool_name(tool.name)
+            clash = by_base.get(base) or by_provider.get(provider)
+            if clash is not None and _offered_together(clash, tool):
+                diags.error(
+                    tool.loc,
+                    f"tool name {tool.name!r} collides with {clash.name!r} ({clash.loc}) once "
+                    f"made safe for Python and providers ({base!r}, {provider!r})",
+                    "tool names that stay distinct after sanitising",
+                    hint="rename one of the tools",
+                )
+            by_base.setdefault(base, tool)
+            provider_unique = provider
+            n = 2
+            while provider_unique in self.provider_names.values():
+                suffix = f"_{n}"
+                provider_unique = provider[: 64 - len(suffix)] + suffix
+                n += 1
+            by_provider.setdefault(provider, tool)
+            if provider_unique != tool.name:
+                diags.note(
+                    tool.loc, f"tool {tool.name!r} is offered to providers as {provider_unique!r}"
+                )
+            self.provider_names[tool.name] = provider_unique
+            self.tool_names[tool.name] = (
+                self.classes.claim(base + "Call", original=tool.name),
+                self.classes.claim(base + "Output", original=tool.name),
+                self.classes.claim(base + "Activity", original=tool.name),
+                self.functions.claim(naming.field_name(tool.name), original=tool.name),
+            )
+
+    def inline_class(self, hint: str) -> str:
+        return self.classes.claim(hint)
+
+
+class PythonBackend:
+    """Renders one ``SpecPackage`` to the files of its package."""
+
+    def __init__(self, pkg: SpecPackage, package: str, diags: Diagnostics, *, version: str) -> None:
+        self.pkg = pkg
+        self.package = package
+        self.diags = diags
+        self.version = version
+        self.names = _Namer(pkg, diags)
+        self.defs: dict[str, Definition] = {d.key: d for d in pkg.definitions}
+        self.classes: list[ClassView] = []
+        self.aliases: list[AliasView] = []
+        self.class_defs: set[str] = set()  # definition keys rendered as classes
+        self.emitter = SchemaEmitter(self.names.def_names)
+        for d in pkg.definitions:
+            if _is_class_node(d.node, self.defs):
+                self.class_defs.add(d.key)
+
+    # -- entry point -------------------------------------------------------------------------
+
+    def render(self) -> Rendered:
+        for d in self.pkg.definitions:
+            self._definition(d)
+        tools: list[ToolView] = []
+        for i, tool in enumerate(self.pkg.tools):
+            tools.append(self._tool(tool, i))
+        header = f"# DO NOT EDIT: generated by toolbind {self.version} from {self.pkg.source!r}.\n# Regenerate with `toolbind generate`; write your code in your own modules."
+        exported = sorted([c.name for c in self.classes] + [a.name for a in self.aliases])
+        # Union[...] rather than an `A | B | ...` chain: pyright gives up on chains of a few
+        # hundred operands ("maximum parse depth exceeded"), and large specs have that many tools.
+        union = (
+            tools[0].call_class
+            if len(tools) == 1
+            else f"Union[{', '.join(t.call_class for t in tools)}]"
+        )
+        ctx: dict[str, Any] = {
+            "exported": exported,
+            "union": union,
+            "all_names": sorted(
+                {
+                    *exported,
+                    "ACTIVITY_PROTOCOLS",
+                    "NAME_MAP",
+                    "TOOLS",
+                    "TOOLSETS",
+                    "Call",
+                    "CallAdapter",
+                    "Response",
+                }
+                | {t.activity_class for t in tools}
+            ),
+            "header": header,
+            "source_literal": py_str(self.pkg.source),
+            "package": self.package,
+            "classes": self.classes,
+            "aliases": self.aliases,
+            "tools": tools,
+            "toolsets": self._toolsets(),
+        }
+        models_body = _ENV.get_template("models.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
+        alias_code = "\n".join(a.expr for a in self.aliases)
+        tools_body = _ENV.get_template("tools.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
+        tools_body = tools_body.replace(_IMPORTS_MARK, import_block(tools_body))
+        files = {
+            "__init__.py": _ENV.get_template("init.py.jinja").render(ctx),
+            "models.py": models_body.replace(_IMPORTS_MARK, import_block(models_body, alias_code)),
+            "tools.py": tools_body,
+            "activities.py": _ENV.get_template("activities.py.jinja").render(ctx),
+            "py.typed": "",
+            "tools.json": self._tools_json(tools),
+        }
+        return Rendered(package=self.package, files=files)
+
+    def _toolsets(self) -> list[tuple[str, list[str]]]:
+        sets: dict[str, list[str]] = {}
+        for tool in self.pkg.tools:
+            for s in tool.toolsets:
+                sets.setdefault(s, []).append(tool.name)
+        return [(py_str(k), [py_str(n) for n in v]) for k, v in sorted(sets.items())]
+
+    def _tools_json(self, tools: list[ToolView]) -> str:
+        defs = {
+            self.names.def_names[d.key]: self.emitter.emit(d.node) for d in self.pkg.definitions
+        }
+        entries: list[dict[str, Any]] = []
+        for tool, view in zip(self.pkg.tools, tools, strict=True):
+            entry: dict[str, Any] = {
+                "name": tool.name,
+                "provider_name": view.provider_name,
+                "source": str(tool.loc),
+                "parameters": self.emitter.emit(tool.params),
+                "output_schema": self.emitter.emit(tool.output)
+                if tool.output is not None
+                else None,
+            }
+            for key, value in (
+                ("description", tool.description),
+                ("title", tool.title),
+                ("activity", tool.activity or (tool.name if tool.execution else None)),
+                ("execution_type", tool.execution_type),
+                ("visible", tool.visible),
+                ("execution", thaw(tool.execution) if tool.execution else None),
+                ("display", thaw(tool.display) if tool.display else None),
+                ("annotations", thaw(tool.annotations) if tool.annotations else None),
+                ("original_name", tool.original_name),
+            ):
+                if value is not None:
+                    entry[key] = value
+            if tool.toolsets:
+                entry["toolsets"] = list(tool.toolsets)
+            entries.append(entry)
+        return json.dumps({"$defs": defs, "tools": entries}, indent=1, ensure_ascii=False) + "\n"
+
+    # -- definitions and tools ---------------------------------------------------------------
+
+    def _definition(self, d: Definition) -> None:
+        name = self.names.def_names[d.key]
+        if d.key in self.class_defs:
+            self._class(name, d.node, base="ToolModel")
+            return
+        expr, _ = self._type(d.node, name)
+        self.aliases.append(AliasView(name=name, value=py_str(expr), expr=expr))
+
+    def _tool(self, tool: ToolSpec, index: int) -> ToolView:
+        call_cls, out_cls, act_cls, fn = self.names.tool_names[tool.name]
+        self._output(out_cls, tool.output)
+        output_admits_null = tool.output is None or _admits_null(tool.output, self.defs, set())
+        meta_fields: list[FieldView] = [
+            FieldView(
+                "tool",
+                f"Literal[{py_str(tool.name)}]",
+                f"Field(default={py_str(tool.name)}, alias='_tool')",
+            ),
+            FieldView(
+                "activity",
+                "Annotated[JsonStr | None, NotNull]",
+                "Field(default=None, alias='_activity')",
+            ),
+            FieldView(
+                "reasoning_for_call",
+                "Annotated[JsonStr | None, NotNull]",
+                "Field(default=None, alias='_reasoningForCall', description='Why the model made this call.')",
+            ),
+            FieldView(
+                "output",
+                # An output schema that admits null (or none at all: any JSON) makes `_output: null` valid.
+                f"{out_cls} | None"
+                if output_admits_null
+                else f"Annotated[{out_cls} | None, NotNull]",
+                "Field(default=None, alias='_output')",
+            ),
+        ]
+        doc = tool.description or tool.title
+        self._class(call_cls, tool.params, base="ToolCall", meta_fields=meta_fields, doc=doc)
+        provider = self.names.provider_names[tool.name]
+        return ToolView(
+            name=tool.name,
+            name_literal=py_str(tool.name),
+            provider_name=provider,
+            provider_literal=py_str(provider),
+            call_class=call_cls,
+            output_class=out_cls,
+            activity_class=act_cls,
+            function_name=fn,
+            doc=docstring(doc) if doc and doc.strip() else None,
+            description_literal=py_str(doc or ""),
+            index=index,
+        )
+
+    def _output(self, name: str, node: SchemaNode | None) -> None:
+        if node is None:
+            self.classes.append(
+                ClassView(
+                    name=name,
+                    bases="RootModel[JsonValue]",
+                    root="JsonValue",
+                    doc=docstring("Any JSON value: the spec declares no output schema."),
+                    config="defer_build=True",
+                )
+            )
+            return
+        if isinstance(node, ObjectNode):
+            self._class(name, node, base="ToolModel")
+            return
+        if isinstance(node, RefNode) and node.target in self.class_defs:
+            target = self.names.def_names[node.target]
+            self.aliases.append(AliasView(name=name, value=py_str(target), expr=target))
+            return
+        expr, _ = self._type(node, name)
+        doc = node.meta.description
+        self.classes.append(
+            ClassView(
+                name=name,
+                bases=f"RootModel[{expr}]",
+                root=expr,
+                doc=docstring(doc) if doc and doc.strip() else None,
+                config="defer_build=True",
+            )
+        )
+
+    def _class(
+        self,
+        name: str,
+        node: SchemaNode,
+        *,
+        base: str,
+        meta_fields: list[FieldView] | None = None,
+        doc: str | None = None,
+    ) -> None:
+        bases = [base]
+        obj: ObjectNode
+        if isinstance(node, AllOfNode):
+            parents, inline = self._all_of_parts(node)
+            bases = parents + ([] if parents and base == "ToolModel" else [base])
+            obj = inline
+        elif isinstance(node, ObjectNode):
+            obj = node
+        else:  # pragma: no cover - guarded by _is_class_node
+            raise AssertionError(node.kind)
+        doc = doc or obj.meta.description or node.meta.description
+        view = ClassView(
+            name=name, bases=", ".join(bases), doc=docstring(doc) if doc and doc.strip() else None
+        )
+        self.classes.append(view)  # before fields: nested classes follow their parent
+        # Meta fields first, with fixed names (the Call union discriminates on ``tool``); a
+        # parameter that wants one of those names gets a suffix. Data is read by JSON name only
+        # and Python construction by Python name only, so the two never mix fields up.
+        scope = naming.Scope(taken=set())
+        for f in meta_fields or []:
+            scope.claim(f.name)
+            view.fields.append(f)
+        for prop in obj.properties:
+            view.fields.append(self._field(name, prop, scope))
+        for r in scope.renames:
+            self.diags.note(
+                obj.meta.loc,
+                f"property {r.original!r} of {name} is the Python field {r.chosen!r} ({r.reason})",
+            )
+        if isinstance(obj.additional, NeverNode):
+            view.config = 'extra="forbid"'
+        elif obj.additional is not None:
+            extra_type, _ = self._type(obj.additional, name + "Extra")
+            view.extra_type = f"dict[str, {extra_type}]"
+
+    def _all_of_parts(self, node: AllOfNode) -> tuple[list[str], ObjectNode]:
+        parents: list[str] = []
+        props: list[Property] = []
+        additional: SchemaNode | None = None
+        for part in node.parts:
+            if isinstance(part, RefNode) and part.target in self.class_defs:
+                parents.append(self.names.def_names[part.target])
+            elif isinstance(part, ObjectNode):
+                props.extend(part.properties)
+                additional = part.additional if part.additional is not None else additional
+        return parents, ObjectNode(meta=node.meta, properties=tuple(props), additional=additional)
+
+    def _field(self, owner: str, prop: Property, scope: naming.Scope) -> FieldView:
+        fname = scope.claim(naming.field_name(prop.name), original=prop.name)
+        expr, nullable = self._type(prop.schema, owner + naming.pascal_case(prop.name))
+        args: list[str] = []
+        default = self._default(prop) if not prop.required else None
+        if not prop.required:
+            if default is not None:
+                args.append(f"default={default}")
+            else:
+                args.append("default=None")
+                if not nullable:
+                    expr = f"Annotated[{expr} | None, NotNull]"
+        if fname != prop.name:
+            args.append(f"alias={py_str(prop.name)}")
+        desc = prop.schema.meta.description
+        if desc:
+            args.append(f"description={py_str(desc)}")
+        rhs = f"Field({', '.join(args)})" if args else None
+        return FieldView(fname, expr, rhs)
+
+    def _default(self, prop: Property) -> str | None:
+        """A Python default for a scalar JSON default that already fits the field's type."""
+        raw = prop.schema.meta.default
+        if raw is None:
+            return None
+        value = thaw(raw)
+        node = prop.schema
+        fits = (
+            (
+                isinstance(node, StringNode)
+                and isinstance(value, str)
+                and node.pattern is None
+                and node.min_length is None
+                and node.max_length is None
+            )
+            or (isinstance(node, BooleanNode) and isinstance(value, bool))
+            or (
+                isinstance(node, IntegerNode)
+                and type(value) is int
+                and node.bounds == type(node.bounds)()
+            )
+            or (
+                isinstance(node, NumberNode)
+                and type(value) in (int, float)
+                and node.bounds == type(node.bounds)()
+            )
+            or (
+                isinstance(node, LiteralNode)
+                and raw in node.values
+                and isinstance(value, (str, int, bool))
+                and _literal_ok(node)
+            )
+        )
+        return py_literal(value) if fits else None
+
+    # -- types -------------------------------------------------------------------------------
+
+    def _type(self, node: SchemaNode, hint: str) -> tuple[str, bool]:
+        """The annotation for ``node`` and whether it admits null."""
+        match node:
+            case AnyNode():
+                return "JsonValue", True
+            case NeverNode():
+                return "Nothing", False
+            case NullNode():
+                return "None", True
+            case BooleanNode():
+                return "JsonBool", False
+            case IntegerNode():
+                b = node.bounds
+                args = [
+                    f"{k}={v!r}"
+                    for k, v in (
+                        ("ge", b.minimum),
+                        ("le", b.maximum),
+                        ("gt", b.exclusive_minimum),
+                        ("lt", b.exclusive_maximum),
+                    )
+                    if v is not None
+                ]
+                extra: list[str] = []
+                if b.multiple_of is not None:
+                    if isinstance(b.multiple_of, int):
+                        args.append(f"multiple_of={b.multiple_of!r}")
+                    else:
+                        extra.append(f"MultipleOf({b.multiple_of!r})")
+                meta = ([f"Field({', '.join(args)})"] if args else []) + extra
+                return (f"Annotated[JsonInt, {', '.join(meta)}]" if meta else "JsonInt"), False
+            case NumberNode():
+                b = node.bounds
+                args = [
+                    f"{k}={v!r}"
+                    for k, v in (
+                        ("ge", b.minimum),
+                        ("le", b.maximum),
+                        ("gt", b.exclusive_minimum),
+                        ("lt", b.exclusive_maximum),
+                    )
+                    if v is not None
+                ]
+                meta = [f"Bounds({', '.join(args)})"] if args else []
+                if b.multiple_of is not None:
+                    meta.append(f"MultipleOf({b.multiple_of!r})")
+                return (
+                    f"Annotated[JsonNumber, {', '.join(meta)}]" if meta else "JsonNumber"
+                ), False
+            case StringNode():
+                args = [
+                    f"{k}={v!r}"
+                    for k, v in (("min_length", node.min_length), ("max_length", node.max_length))
+                    if v is not None
+                ]
+                meta = [f"Field({', '.join(args)})"] if args else []
+                if node.pattern is not None:
+                    meta.append(f"Pattern({py_str(node.pattern)})")
+                return (f"Annotated[JsonStr, {', '.join(meta)}]" if meta else "JsonStr"), False
+            case ArrayNode():
+                if node.prefix_items or node.items is None:
+                    item = "JsonValue"
+                else:
+                    item, _ = self._type(node.items, hint + "Item")
+                args = [
+                    f"{k}={v!r}"
+                    for k, v in (("min_length", node.min_items), ("max_length", node.max_items))
+                    if v is not None
+                ]
+                meta = [f"Field({', '.join(args)})"] if args else []
+                if node.unique_items:
+                    meta.append("UniqueItems()")
+                expr = f"list[{item}]"
+                return (f"Annotated[{expr}, {', '.join(meta)}]" if meta else expr), False
+            case ObjectNode():
+                if node.properties or isinstance(node.additional, NeverNode):
+                    name = self.names.inline_class(hint)
+                    self._class(name, node, base="ToolModel")
+                    return name, False
+                value = "JsonValue"
+                if node.additional is not None:
+                    value, _ = self._type(node.additional, hint + "Value")
+                args = [
+                    f"{k}={v!r}"
+                    for k, v in (
+                        ("min_length", node.min_properties),
+                        ("max_length", node.max_properties),
+                    )
+                    if v is not None
+                ]
+                expr = f"dict[str, {value}]"
+                return (f"Annotated[{expr}, Field({', '.join(args)})]" if args else expr), False
+            case LiteralNode():
+                values = [thaw(v) for v in node.values]
+                if _literal_ok(node):
+                    non_null = [v for v in values if v is not None]
+                    parts: list[str] = []
+                    if non_null:
+                        literal = f"Literal[{', '.join(py_literal(v) for v in non_null)}]"
+                        if any(type(v) is int for v in non_null):
+                            literal = f"Annotated[{literal}, IntLiteral]"
+                        parts.append(literal)
+                    if None in values:
+                        parts.append("None")
+                    return " | ".join(parts), None in values
+                texts = ", ".join(py_str(v) for v in node.values)
+                return f"Annotated[JsonValue, OneOf({texts})]", None in values
+            case UnionNode():
+                exprs: list[str] = []
+                nullable = False
+                for i, v in enumerate(node.variants):
+                    e, n = self._type(v, f"{hint}{_variant_suffix(v, i)}")
+                    nullable = nullable or n
+                    if e not in exprs:
+                        exprs.append(e)
+                if "JsonValue" in exprs:
+                    return "JsonValue", True
+                if "None" in exprs:  # keep None last, where readers look for it
+                    exprs.remove("None")
+                    exprs.append("None")
+                return " | ".join(exprs), nullable
+            case AllOfNode():
+                if _is_class_node(node, self.defs):
+                    name = self.names.inline_class(hint)
+                    self._class(name, node, base="ToolModel")
+                    return name, False
+                informative = [p for p in node.parts if not isinstance(p, AnyNode)]
+                return self._type(informative[0], hint) if informative else ("JsonValue", True)
+            case RefNode():
+                target = self.defs[node.target]
+                name = self.names.def_names[node.target]
+                return name, _admits_null(target.node, self.defs, set())
+
+
+def _offered_together(a: ToolSpec, b: ToolSpec) -> bool:
+    return not a.toolsets or not b.toolsets or bool(set(a.toolsets) & set(b.toolsets))
+
+
+def _variant_suffix(node: SchemaNode, index: int) -> str:
+    title = node.meta.title
+    if title and naming.has_identifier_chars(title):
+        return naming.pascal_case(title)
+    return f"Option{index + 1}"
+
+
+def _literal_ok(node: LiteralNode) -> bool:
+    """Whether ``Literal[...]`` spells exactly this enum (strings, ints, bools and null)."""
+    values = [thaw(v) for v in node.values]
+    has_bool = any(isinstance(v, bool) for v in values)
+    has_int = any(type(v) is int for v in values)
+    # Literal[1] would also accept True (1 == True in Python): keep bool and int apart.
+    if has_bool and has_int:
+        return False
+    return all(v is None or isinstance(v, (str, bool)) or type(v) is int for v in values)
+
+
+def _is_class_node(node: SchemaNode, defs: dict[str, Definition]) -> bool:
+    if isinstance(node, ObjectNode):
+        return bool(node.properties) or isinstance(node.additional, NeverNode)
+    if isinstance(node, AllOfNode):
+        return all(
+            isinstance(p, ObjectNode)
+            or (
+                isinstance(p, RefNode)
+                and isinstance(defs[p.target].node, ObjectNode)
+                and _is_class_node(defs[p.target].node, defs)
+            )
+            for p in node.parts
+        ) and any(isinstance(p, RefNode) for p in node.parts)
+    return False
+
+
+def _admits_null(node: SchemaNode, defs: dict[str, Definition], seen: set[str]) -> bool:
+    match node:
+        case NullNode() | AnyNode():
+            return True
+        case UnionNode():
+            return any(_admits_null(v, defs, seen) for v in node.variants)
+        case LiteralNode():
+            return "null" in node.values
+        case RefNode():
+            if node.target in seen:
+                return False
+            return _admits_null(defs[node.target].node, defs, seen | {node.target})
+        case _:
+            return False

@@ -1,0 +1,192 @@
+"""Compiler layer: the ``toolbind`` command. Thin: parse, call the library, render, exit code.
+
+Exit codes: 0 success, 1 spec errors (or a stale tree with ``--check``), 2 usage errors.
+Diagnostics go to stderr, results to stdout. A user's mistake never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from ._api import composed_schema, generate_tree
+from ._driver import OutputError, diff_tree, write_tree
+from ._load import Document, load_document
+from ._version import VERSION
+from .diagnostics import Diagnostic, SpecError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Compile tool specs into typed, validated Pydantic tool bindings.",
+    pretty_exceptions_enable=False,
+)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _render(diagnostics: list[Diagnostic], *, notes: bool = False) -> None:
+    for d in diagnostics:
+        if d.severity == "note" and not notes:
+            continue
+        style = {"error": "red", "warning": "yellow", "note": "dim"}[d.severity]
+        _err.print(d.render(), style=style, markup=False)
+    errors = sum(d.severity == "error" for d in diagnostics)
+    if errors:
+        _err.print(f"{errors} error{'s' if errors != 1 else ''}", style="red", markup=False)
+
+
+def _usage(message: str) -> typer.Exit:
+    _err.print(f"toolbind: error: {message}", style="red", markup=False)
+    return typer.Exit(2)
+
+
+class _LateProgress:
+    """A progress line that appears only once a run has taken more than a second."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.progress: Progress | None = None
+        self.task: Any = None
+
+    def __call__(self, item: str) -> None:
+        if self.progress is None and time.monotonic() - self.start > 1.0 and _err.is_terminal:
+            self.progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=_err,
+                transient=True,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task("")
+        if self.progress is not None:
+            self.progress.update(self.task, description=f"compiling {item}")
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"toolbind {VERSION}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Compile tool specs into typed, validated Pydantic tool bindings."""
+
+
+@app.command()
+def generate(
+    specs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Spec files or directories (default: specs/).", show_default=False),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("generated"),
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Write nothing; exit 1 with a diff when the output is stale."),
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print notes (renamed names, …).")
+    ] = False,
+) -> None:
+    """Generate a bindings package per spec file into OUT (all-or-nothing)."""
+    inputs = specs or [Path("specs")]
+    progress = _LateProgress()
+    try:
+        tree = generate_tree(inputs, progress)
+    except SpecError as exc:
+        progress.stop()
+        _render(exc.diagnostics, notes=verbose)
+        raise typer.Exit(1) from None
+    progress.stop()
+    _render(tree.diagnostics, notes=verbose)
+    if check:
+        if out.exists() and not out.is_dir():
+            raise _usage(f"{out}: the output path is a file — expected a directory")
+        diffs = diff_tree(tree, out)
+        if diffs:
+            sys.stdout.write("".join(diffs))
+            _err.print(
+                f"{out}: {len(diffs)} file(s) are stale — run `toolbind generate`",
+                style="red",
+                markup=False,
+            )
+            raise typer.Exit(1)
+        _err.print(f"{out}: up to date ({len(tree.packages)} package(s))", markup=False)
+        return
+    try:
+        write_tree(tree, out)
+    except OutputError as exc:
+        raise _usage(str(exc)) from None
+    except OSError as exc:
+        raise _usage(f"{out}: cannot write the output ({exc.strerror or exc})") from None
+    for name, source in sorted(tree.packages.items()):
+        _err.print(f"{source} → {out}/{name}/", markup=False)
+
+
+@app.command()
+def schema(
+    spec: Annotated[Path, typer.Argument(help="A spec file.", show_default=False)],
+    tool: Annotated[
+        str | None, typer.Option("--tool", help="Only this tool (its spec name).")
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-schema", help="A JSON/YAML file with the final output's JSON Schema."
+        ),
+    ] = None,
+) -> None:
+    """Print the composed LLM-facing schema ({output, calls}) of SPEC as JSON."""
+    out_schema: dict[str, Any] | None = None
+    if output is not None:
+        doc = load_document(output)
+        if not isinstance(doc, Document):
+            _render([doc])
+            raise typer.Exit(1)
+        value: Any = doc.value
+        if not isinstance(value, dict):
+            _err.print(
+                f"{output}#: error: the output schema is not an object — expected a JSON Schema object",
+                style="red",
+                markup=False,
+            )
+            raise typer.Exit(1)
+        out_schema = cast("dict[str, Any]", value)
+    try:
+        result = composed_schema(spec, tool=tool, output=out_schema)
+    except SpecError as exc:
+        _render(exc.diagnostics)
+        raise typer.Exit(1) from None
+    sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        _err.print("interrupted; the output directory was left as it was", markup=False)
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""Compiler layer (frontends): detect a spec's format and lower it to a ``SpecPackage``.
+
+Imports ``ir``, ``diagnostics``, ``_load`` and the format modules beside it; never a backend.
+
+Detection looks at the shape of the document (see ``FORMATS`` for what each format looks like);
+a shape that matches none is a located error that lists the formats expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._load import Document, as_array, as_object, load_document
+from ..diagnostics import Diagnostics, describe
+from ..ir import SourceLocation, SpecPackage, ToolSpec
+from . import agentb, bfcl, gateway, mcp, openai, seeds
+from ._common import ToolReader, check_duplicates
+from ._jsonschema import Dialect, SchemaLowerer
+
+FORMATS = (
+    "a seeds Tool schema ({type: object, properties: {_tool: {const: <name>}, ...}}), a list of "
+    "them, or a map name → schema",
+    "OpenAI tools ([{type: function, function: {name, parameters}}]) or functions ([{name, parameters}])",
+    "MCP tools/list ({tools: [{name, inputSchema}]}) or MCP tools",
+    "AgentB tool definitions ([{name, parameters: [{name, type, required}]}])",
+    "gateway tool configurations ([{name, inputSchema, executionType, execution}])",
+    "BFCL function docs (JSON Lines of {id, question, function} or {name, parameters})",
+)
+
+_Reader = Callable[[ToolReader, dict[str, Any], SourceLocation], ToolSpec | None]
+
+
+def _tool_format(value: Any) -> tuple[str, _Reader] | None:
+    """The format of a single tool object, most specific first."""
+    if seeds.is_tool(value):
+        return "seeds", lambda r, v, loc: seeds.read_tool(r, v, loc)
+    if openai.is_tool(value):
+        return "openai", openai.read_tool
+    if gateway.is_tool(value):
+        return "gateway", gateway.read_tool
+    if mcp.is_tool(value):
+        return "mcp", mcp.read_tool
+    if agentb.is_tool(value):
+        return "agentb", agentb.read_tool
+    if openai.is_function(value):
+        return "openai", openai.read_function
+    return None
+
+
+def read_spec(path: Path, shown: str, diags: Diagnostics) -> SpecPackage | None:
+    """Load and lower the spec file at ``path`` (shown in diagnostics as ``shown``)."""
+    doc = load_document(path, shown)
+    if not isinstance(doc, Document):
+        diags.add(doc)
+        return None
+    try:
+        return read_document(doc, path, diags)
+    except RecursionError:
+        # ``_load`` bounds a document's nesting and the lowerer a schema's, so this takes a
+        # spec built to defeat both (e.g. $refs across files); it is still the spec's fault.
+        diags.error(
+            SourceLocation(file=doc.path),
+            "the spec nests schemas too deeply to compile",
+            "schemas nested at most a few hundred levels deep",
+        )
+        return None
+
+
+def read_document(doc: Document, path: Path | None, diags: Diagnostics) -> SpecPackage | None:
+    """Lower an already parsed document; ``path`` anchors relative ``$ref``s (None: none allowed)."""
+    loc = SourceLocation(file=doc.path)
+    value: Any = doc.value
+    # Unwrap containers: a JSON-RPC response, a tools/list result, {"tools": [...]}.
+    top = as_object(value)
+    result = as_object(top.get("result")) if top is not None else None
+    if result is not None and "tools" in result:
+        value, loc = result, loc.child("result")
+    container = as_object(value)
+    if container is not None and as_array(container.get("tools")) is not None:
+        value, loc = container["tools"], loc.child("tools")
+    elif (
+        container is not None
+        and "tools" in container
+        and not _tool_format(container)
+        and not seeds.is_schema_map(container)
+    ):
+        diags.error(
+            loc.child("tools"),
+            f"tools is {describe(container['tools'])}",
+            "an array of tool definitions",
+        )
+        return None
+    array = as_array(value)
+    items: list[Any] = array if array is not None else [value]
+    if (
+        doc.lines
+        or any(bfcl.is_record(v) for v in items)
+        or (items and all(bfcl.is_function(v) for v in items))
+    ):
+        reader = _reader(doc, path, diags, "bfcl")
+        tools = bfcl.read(reader, items, loc, lines=doc.lines)
+        return _package(doc, "bfcl", tools, reader, diags)
+    schema_map = as_object(value)
+    if schema_map is not None and not _tool_format(schema_map) and seeds.is_schema_map(schema_map):
+        reader = _reader(doc, path, diags, "jsonschema")
+        found = [
+            seeds.read_tool(reader, schema, loc.child(key), key=key)
+            for key, schema in schema_map.items()
+        ]
+        return _package(doc, "seeds", [t for t in found if t is not None], reader, diags)
+    if not items:
+        # under {"tools": [...]} the format is plain; otherwise say which shapes are read
+        expected = (
+            "at least one tool definition"
+            if loc.pointer.endswith("/tools")
+            else "at least one tool in one of: " + "; ".join(FORMATS)
+        )
+        diags.error(loc, "the document holds no tools", expected)
+        return None
+    reader = _reader(doc, path, diags, "jsonschema")
+    tools: list[ToolSpec] = []
+    formats: list[str] = []
+    for i, item in enumerate(items):
+        iloc = loc.child(i) if array is not None else loc
+        fmt = _tool_format(item)
+        if fmt is None:
+            diags.error(
+                iloc,
+                f"unrecognised tool definition ({_shape(item)})",
+                "one of: " + "; ".join(FORMATS),
+            )
+            continue
+        name, read = fmt
+        formats.append(name)
+        tool = read(reader, item, iloc)
+        if tool is not None:
+            tools.append(tool)
+    kinds = sorted(set(formats))
+    return _package(doc, "+".join(kinds) or "unknown", tools, reader, diags)
+
+
+def _reader(doc: Document, path: Path | None, diags: Diagnostics, dialect: Dialect) -> ToolReader:
+    lowerer = SchemaLowerer(diags=diags, dialect=dialect, allow_remote_files=path is not None)
+    return ToolReader(diags=diags, lowerer=lowerer, root=doc.value, path=path)
+
+
+def _package(
+    doc: Document, fmt: str, tools: list[ToolSpec], reader: ToolReader, diags: Diagnostics
+) -> SpecPackage | None:
+    tools = check_duplicates(tools, diags)
+    if not tools and not diags.has_errors:
+        diags.error(
+            SourceLocation(file=doc.path), "the document holds no tools", "at least one tool"
+        )
+    return SpecPackage(
+        source=doc.path,
+        format=fmt,
+        tools=tuple(tools),
+        definitions=reader.lowerer.sorted_definitions(),
+    )
+
+
+def _shape(value: Any) -> str:
+    obj = as_object(value)
+    if obj is not None:
+        keys = sorted(str(k) for k in obj)[:6]
+        return "an object with keys " + ", ".join(keys) if keys else "an empty object"
+    return describe(value)

@@ -1,0 +1,946 @@
+"""Compiler layer (frontends): JSON Schema → IR schema nodes, with ``$ref`` resolution.
+
+Imports ``ir``, ``diagnostics`` and ``_load``. Every frontend lowers its parameter and output
+schemas through ``SchemaLowerer`` so all formats share one reading of JSON Schema.
+
+``$ref`` targets become ``Definition``s keyed by ``<file>#<pointer>``: each is lowered once and
+shared, and cycles work because a ``RefNode`` only names its target. Local pointers and relative
+files are resolved here; a ref to a URL is refused (no network access at compile time).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urldefrag
+
+from .._load import Document, as_array, as_object, load_document
+from ..diagnostics import Diagnostic, Diagnostics, describe
+from ..ir import (
+    AllOfNode,
+    AnyNode,
+    ArrayNode,
+    BooleanNode,
+    Definition,
+    IntegerNode,
+    LiteralNode,
+    Meta,
+    NeverNode,
+    NullNode,
+    NumberNode,
+    NumericBounds,
+    ObjectNode,
+    Property,
+    RefNode,
+    SchemaNode,
+    SourceLocation,
+    StringNode,
+    UnionNode,
+    escape_pointer_token,
+    freeze,
+)
+
+Dialect = Literal["jsonschema", "openapi30", "bfcl"]
+
+# BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
+# accepts the values those names stand for. ``any`` and the empty string accept everything.
+BFCL_TYPES: dict[str, str | None] = {
+    "dict": "object",
+    "hashmap": "object",
+    "map": "object",
+    "float": "number",
+    "double": "number",
+    "long": "integer",
+    "int": "integer",
+    "short": "integer",
+    "byte": "integer",
+    "tuple": "array",
+    "list": "array",
+    "arraylist": "array",
+    "char": "string",
+    "str": "string",
+    "bool": "boolean",
+    "any": None,
+    "": None,
+}
+
+JSON_TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
+
+# Keywords that only annotate; they never change which instances are valid.
+_ANNOTATIONS = {
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "examples",
+    "example",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "$schema",
+    "$id",
+    "$anchor",
+    "$defs",
+    "definitions",
+    "contentMediaType",
+    "contentEncoding",
+    "xml",
+    "externalDocs",
+    "discriminator",
+}
+_OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
+_ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
+_STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}
+_NUMBER_KEYS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+_CONSUMED = (
+    _OBJECT_KEYS
+    | _ARRAY_KEYS
+    | _STRING_KEYS
+    | _NUMBER_KEYS
+    | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "nullable"}
+    | {"title", "description", "default", "deprecated"}
+)
+_MAX_DEPTH = 200
+_REGEX_ERRORS_IN_BOTH_DIALECTS = (
+    "missing ), unterminated subpattern",
+    "unbalanced parenthesis",
+    "unterminated character set",
+    "nothing to repeat",
+    "multiple repeat",
+    "bad character range",
+)
+
+
+@dataclass
+class _Context:
+    file: str  # as shown in diagnostics
+    path: Path | None  # on disk, for relative refs
+    root: Any  # the whole document
+    # The schema resource local pointers are relative to: a tool's own schema (an MCP
+    # ``inputSchema``, an OpenAI ``parameters``, a seeds Tool schema), at ``base`` in the file.
+    resource: Any
+    base: str = ""
+
+
+@dataclass
+class SchemaLowerer:
+    """Lowers JSON Schema values to IR nodes, collecting shared definitions as it goes."""
+
+    diags: Diagnostics
+    dialect: Dialect = "jsonschema"
+    allow_remote_files: bool = True
+    definitions: dict[str, Definition] = field(default_factory=lambda: {})
+    _pending: list[tuple[str, str, Any, _Context, SourceLocation]] = field(
+        default_factory=lambda: []
+    )
+    _documents: dict[Path, Document | Diagnostic] = field(default_factory=lambda: {})
+    _reserved: set[str] = field(default_factory=lambda: set())
+    _cycles_checked: set[str] = field(default_factory=lambda: set())
+    load: Callable[[Path, str], Document | Diagnostic] = load_document
+
+    # -- public -----------------------------------------------------------------------------
+
+    def lower_root(
+        self,
+        schema: Any,
+        loc: SourceLocation,
+        *,
+        root: Any,
+        path: Path | None,
+        resource: tuple[Any, SourceLocation] | None = None,
+    ) -> SchemaNode:
+        """Lower ``schema`` found at ``loc`` inside the document ``root`` (read from ``path``).
+
+        ``resource`` is the schema document that local ``$ref`` pointers (``#/$defs/X``) are
+        relative to, and where it is; by default ``schema`` itself. A pointer that does not
+        resolve there is tried against the whole file, for specs that point from the top.
+        """
+        value, where = resource if resource is not None else (schema, loc)
+        ctx = _Context(file=loc.file, path=path, root=root, resource=value, base=where.pointer)
+        node = self._lower(schema, loc, ctx, 0)
+        self._drain()
+        self._check_cycles()
+        return node
+
+    def sorted_definitions(self) -> tuple[Definition, ...]:
+        return tuple(self.definitions[k] for k in sorted(self.definitions))
+
+    # -- refs -------------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        while self._pending:
+            key, hint, target, ctx, loc = self._pending.pop()
+            node = self._lower(target, loc, ctx, 0)
+            self.definitions[key] = Definition(key=key, name_hint=hint, node=node)
+
+    def _check_cycles(self) -> None:
+        """Report ``$ref`` chains that come back to where they started without an object or
+        array in between (``A: {$ref: B}, B: {allOf: [{$ref: A}]}``): no instance can ever be
+        checked against them, and generated code would alias itself forever."""
+        for key in sorted(set(self.definitions) - self._cycles_checked):
+            cycle = self._cycle_from(key)
+            reported = cycle is not None and bool(self._cycles_checked & set(cycle))
+            self._cycles_checked.add(key)
+            if cycle is None or reported:  # no cycle, or reported from another of its members
+                continue
+            self._cycles_checked.update(cycle)
+            node = self.definitions[key].node
+            where = node.meta.loc.child("$ref") if isinstance(node, RefNode) else node.meta.loc
+            chain = " → ".join(_short_key(k, where.file) for k in cycle)
+            self.diags.error(
+                where,
+                f"$ref cycle {chain} never reaches a schema",
+                "references that end in a schema",
+                hint="a recursive schema needs an object property or array items between "
+                "its references",
+            )
+
+    def _cycle_from(self, start: str) -> list[str] | None:
+        seen = {start}
+        # depth-first along references that are not inside an object or array
+        stack = [(t, [start]) for t in reversed(_direct_refs(self.definitions[start].node))]
+        while stack:
+            target, path = stack.pop()
+            if target == start:
+                return [*path, start]
+            if target in seen or target not in self.definitions:
+                continue
+            seen.add(target)
+            stack.extend(
+                (t, [*path, target]) for t in reversed(_direct_refs(self.definitions[target].node))
+            )
+        return None
+
+    def _ref(
+        self, ref: Any, schema: dict[str, Any], loc: SourceLocation, ctx: _Context
+    ) -> SchemaNode:
+        meta = self._meta(schema, loc, consumed_extra={"$ref"})
+        if not isinstance(ref, str):
+            self.diags.error(
+                loc.child("$ref"), f"$ref is {describe(ref)}", "a URI reference string"
+            )
+            return AnyNode(meta=meta)
+        resolved = self._resolve(ref, loc, ctx)
+        if resolved is None:
+            return AnyNode(meta=meta)
+        key, hint, target, target_ctx, target_loc = resolved
+        if key not in self.definitions and key not in self._reserved:
+            self._reserved.add(key)
+            self._pending.append((key, hint, target, target_ctx, target_loc))
+        return RefNode(meta=meta, target=key)
+
+    def _resolve(
+        self, ref: str, loc: SourceLocation, ctx: _Context
+    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
+        uri, fragment = urldefrag(ref)
+        target_ctx = ctx
+        if uri:
+            if "://" in uri or uri.startswith("//"):
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} points to a URL",
+                    "a local pointer ('#/...') or a relative file",
+                    hint="download the schema next to the spec and refer to it by file name",
+                )
+                return None
+            if ctx.path is None or not self.allow_remote_files:
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} points to another file",
+                    "a local pointer ('#/...')",
+                    hint="inline schemas from other files when compiling from a dict",
+                )
+                return None
+            file_path = (ctx.path.parent / unquote(uri)).resolve()
+            doc = self._document(file_path, ctx.file, uri)
+            if not isinstance(doc, Document):
+                where = (
+                    f"{doc.loc.file}:{doc.line}:{doc.column or 1}"
+                    if doc.line
+                    else str(doc.loc)
+                    if doc.loc.pointer
+                    else doc.loc.file
+                )
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} names a file that cannot be read ({where}: {doc.found})",
+                    "a readable JSON or YAML file, named relative to this spec",
+                )
+                return None
+            shown = _join_shown(ctx.file, uri)
+            target_ctx = _Context(
+                file=shown, path=file_path, root=doc.value, resource=doc.value, base=""
+            )
+        pointer = unquote(fragment)
+        if pointer and not pointer.startswith("/"):
+            target = _find_anchor(target_ctx.resource, pointer)
+            if target is None and target_ctx.base:
+                target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
+                target = _find_anchor(target_ctx.root, pointer)
+            if target is None:
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} names an anchor that does not exist",
+                    f"a '$anchor': {pointer!r} in {_describe_resource(target_ctx)}, "
+                    "or a JSON pointer ('#/...')",
+                )
+                return None
+            target_value, pointer = target
+        else:
+            target_value = _walk(target_ctx.resource, pointer)
+            if target_value is _MISSING and target_ctx.base:
+                # a pointer from the top of the file, as some tool lists share definitions
+                from_top = _walk(target_ctx.root, pointer)
+                if from_top is not _MISSING:
+                    target_value = from_top
+                    target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
+            if target_value is _MISSING:
+                why, suggestion = _explain_missing(target_ctx.resource, pointer)
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} does not resolve: {why}",
+                    f"a JSON pointer into {_describe_resource(target_ctx)}",
+                    hint=f"did you mean {(uri + '#' + suggestion)!r}?" if suggestion else None,
+                )
+                return None
+        full = target_ctx.base + pointer
+        key = f"{target_ctx.file}#{full}"
+        hint = _name_hint(full, target_ctx.file)
+        target_loc = SourceLocation(file=target_ctx.file, pointer=full)
+        return key, hint, target_value, target_ctx, target_loc
+
+    def _document(self, path: Path, shown_from: str, uri: str) -> Document | Diagnostic:
+        if path not in self._documents:
+            self._documents[path] = self.load(path, _join_shown(shown_from, uri))
+        return self._documents[path]
+
+    # -- schemas ----------------------------------------------------------------------------
+
+    def _lower(self, schema: Any, loc: SourceLocation, ctx: _Context, depth: int) -> SchemaNode:
+        if depth > _MAX_DEPTH:
+            self.diags.error(loc, f"schema nested more than {_MAX_DEPTH} levels deep", None)
+            return AnyNode(meta=Meta(loc=loc))
+        if schema is True:
+            return AnyNode(meta=Meta(loc=loc))
+        if schema is False:
+            return NeverNode(meta=Meta(loc=loc))
+        s = as_object(schema)
+        if s is None:
+            self.diags.error(
+                loc, f"schema is {describe(schema)}", "a JSON Schema object or boolean"
+            )
+            return AnyNode(meta=Meta(loc=loc))
+        if "$ref" in s:
+            rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "$ref"}
+            ref = self._ref(s["$ref"], s, loc, ctx)
+            if not rest:
+                return ref
+            other = self._lower(rest, loc, ctx, depth + 1)
+            return AllOfNode(meta=Meta(loc=loc), parts=(ref, other))
+        if self.dialect == "openapi30" and s.get("nullable") is True:
+            inner = self._lower(
+                {k: v for k, v in s.items() if k != "nullable"}, loc, ctx, depth + 1
+            )
+            if "enum" in s and None in s["enum"]:
+                return inner
+            return UnionNode(
+                meta=Meta(loc=loc), variants=(inner, NullNode(meta=Meta(loc=loc))), form="type"
+            )
+        if "allOf" in s:
+            return self._all_of(s, loc, ctx, depth)
+        for combinator in ("anyOf", "oneOf"):
+            if combinator in s:
+                return self._union(s, combinator, loc, ctx, depth)
+        if "const" in s:
+            return LiteralNode(meta=self._meta(s, loc), values=(freeze(s["const"]),), form="const")
+        if "enum" in s:
+            return self._enum(s, loc)
+        types = self._types(s, loc)
+        if types is None:
+            return self._untyped(s, loc, ctx, depth)
+        if len(types) == 1:
+            return self._typed(types[0], s, loc, ctx, depth)
+        variants = tuple(self._typed(t, s, loc, ctx, depth, annotate=False) for t in types)
+        return UnionNode(meta=self._meta(s, loc), variants=variants, form="type")
+
+    def _types(self, s: dict[str, Any], loc: SourceLocation) -> list[str] | None:
+        if "type" not in s:
+            return None
+        raw = s["type"]
+        listed = as_array(raw)
+        names: list[Any] = listed if listed is not None else [raw]
+        out: list[str] = []
+        for i, name in enumerate(names):
+            where = loc.child("type", i) if listed is not None else loc.child("type")
+            if not isinstance(name, str):
+                self.diags.error(
+                    where, f"type is {describe(name)}", f"one of {', '.join(JSON_TYPES)}"
+                )
+                continue
+            if self.dialect == "bfcl" and name.lower() in BFCL_TYPES:
+                mapped = BFCL_TYPES[name.lower()]
+                if mapped is None:
+                    return None
+                name = mapped
+            elif self.dialect == "bfcl":
+                name = name.lower()
+            if name not in JSON_TYPES:
+                self.diags.error(
+                    where,
+                    f"unknown type {name!r}",
+                    f"one of {', '.join(JSON_TYPES)}",
+                    hint=_type_hint(name),
+                )
+                continue
+            if name not in out:
+                out.append(name)
+        if not out:
+            return None
+        return out
+
+    def _untyped(
+        self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
+    ) -> SchemaNode:
+        keys = set(s)
+        if keys & _OBJECT_KEYS:
+            return self._typed("object", s, loc, ctx, depth)
+        if keys & _ARRAY_KEYS:
+            return self._typed("array", s, loc, ctx, depth)
+        return AnyNode(meta=self._meta(s, loc))
+
+    def _typed(
+        self,
+        name: str,
+        s: dict[str, Any],
+        loc: SourceLocation,
+        ctx: _Context,
+        depth: int,
+        *,
+        annotate: bool = True,
+    ) -> SchemaNode:
+        meta = self._meta(s, loc) if annotate else Meta(loc=loc)
+        match name:
+            case "null":
+                return NullNode(meta=meta)
+            case "boolean":
+                return BooleanNode(meta=meta)
+            case "integer":
+                return IntegerNode(meta=meta, bounds=self._bounds(s, loc))
+            case "number":
+                return NumberNode(meta=meta, bounds=self._bounds(s, loc))
+            case "string":
+                return StringNode(
+                    meta=meta,
+                    min_length=self._count(s, "minLength", loc),
+                    max_length=self._count(s, "maxLength", loc),
+                    pattern=self._pattern(s, loc),
+                    format=self._string(s, "format", loc),
+                )
+            case "array":
+                return self._array(s, meta, loc, ctx, depth)
+            case _:
+                return self._object(s, meta, loc, ctx, depth)
+
+    def _object(
+        self, s: dict[str, Any], meta: Meta, loc: SourceLocation, ctx: _Context, depth: int
+    ) -> ObjectNode:
+        props_raw = s.get("properties", {})
+        props_map = as_object(props_raw)
+        if props_map is None:
+            self.diags.error(
+                loc.child("properties"),
+                f"properties is {describe(props_raw)}",
+                "an object mapping names to schemas",
+            )
+            props_map = {}
+        required_raw = s.get("required", [])
+        required_list = as_array(required_raw)
+        required: set[str] = set()
+        if required_list is not None:
+            for i, r in enumerate(required_list):
+                if isinstance(r, str):
+                    required.add(r)
+                else:
+                    self.diags.error(
+                        loc.child("required", i),
+                        f"required entry is {describe(r)}",
+                        "a property name string",
+                    )
+        elif isinstance(required_raw, bool) and self.dialect == "bfcl":
+            pass
+        else:
+            self.diags.error(
+                loc.child("required"),
+                f"required is {describe(required_raw)}",
+                "an array of property names",
+            )
+        props: list[Property] = []
+        for pname, pschema in props_map.items():
+            node = self._lower(pschema, loc.child("properties", pname), ctx, depth + 1)
+            props.append(Property(name=pname, schema=node, required=pname in required))
+        additional: SchemaNode | None = None
+        if "additionalProperties" in s:
+            ap = s["additionalProperties"]
+            if ap is not True and ap != {}:
+                additional = self._lower(ap, loc.child("additionalProperties"), ctx, depth + 1)
+        # Required names without a property schema still constrain the instance.
+        for name in sorted(required - {p.name for p in props}):
+            props.append(
+                Property(
+                    name=name,
+                    schema=additional
+                    if additional is not None
+                    else AnyNode(meta=Meta(loc=loc.child("required"))),
+                    required=True,
+                )
+            )
+        return ObjectNode(
+            meta=meta,
+            properties=tuple(props),
+            additional=additional,
+            min_properties=self._count(s, "minProperties", loc),
+            max_properties=self._count(s, "maxProperties", loc),
+        )
+
+    def _array(
+        self, s: dict[str, Any], meta: Meta, loc: SourceLocation, ctx: _Context, depth: int
+    ) -> ArrayNode:
+        items: SchemaNode | None = None
+        prefix: list[SchemaNode] = []
+        raw_items = s.get("items")
+        tuple_items = as_array(raw_items)
+        if tuple_items is not None:  # draft 7 tuple form
+            for i, sub in enumerate(tuple_items):
+                prefix.append(self._lower(sub, loc.child("items", i), ctx, depth + 1))
+            if "additionalItems" in s:
+                items = self._lower(
+                    s["additionalItems"], loc.child("additionalItems"), ctx, depth + 1
+                )
+        else:
+            prefix_items = as_array(s.get("prefixItems"))
+            if prefix_items is not None:
+                for i, sub in enumerate(prefix_items):
+                    prefix.append(self._lower(sub, loc.child("prefixItems", i), ctx, depth + 1))
+            if raw_items is not None:
+                items = self._lower(raw_items, loc.child("items"), ctx, depth + 1)
+        if isinstance(items, AnyNode) and items.meta.description is None:
+            items = None
+        return ArrayNode(
+            meta=meta,
+            items=items,
+            prefix_items=tuple(prefix),
+            min_items=self._count(s, "minItems", loc),
+            max_items=self._count(s, "maxItems", loc),
+            unique_items=s.get("uniqueItems") is True,
+        )
+
+    def _enum(self, s: dict[str, Any], loc: SourceLocation) -> SchemaNode:
+        raw = s["enum"]
+        meta = self._meta(s, loc)
+        values = as_array(raw)
+        if values is None:
+            self.diags.error(
+                loc.child("enum"), f"enum is {describe(raw)}", "an array of allowed values"
+            )
+            return AnyNode(meta=meta)
+        if not values:
+            self.diags.warning(
+                loc.child("enum"),
+                "enum is empty, so no value is allowed",
+                "at least one allowed value",
+                hint="remove the enum to allow any value",
+            )
+            return NeverNode(meta=meta)
+        # ``type`` narrows an enum: ``{type: string, enum: ["a", 1]}`` allows only "a".
+        types = self._types(s, loc) if "type" in s else None
+        kept: list[str] = []
+        for v in values:
+            if types is None or _json_type_matches(v, types):
+                text = freeze(v)
+                if text not in kept:
+                    kept.append(text)
+        if not kept:
+            self.diags.warning(
+                loc.child("enum"),
+                "no enum value has the declared type",
+                "enum values of the schema's type",
+            )
+            return NeverNode(meta=meta)
+        return LiteralNode(meta=meta, values=tuple(kept), form="enum")
+
+    def _union(
+        self, s: dict[str, Any], combinator: str, loc: SourceLocation, ctx: _Context, depth: int
+    ) -> SchemaNode:
+        raw = s[combinator]
+        meta = self._meta(s, loc)
+        subs = as_array(raw)
+        if not subs:
+            self.diags.error(
+                loc.child(combinator),
+                f"{combinator} is {describe(raw)}",
+                "a non-empty array of schemas",
+            )
+            return AnyNode(meta=meta)
+        variants = tuple(
+            self._lower(sub, loc.child(combinator, i), ctx, depth + 1) for i, sub in enumerate(subs)
+        )
+        union = UnionNode(
+            meta=meta, variants=variants, form="oneOf" if combinator == "oneOf" else "anyOf"
+        )
+        rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != combinator}
+        if not rest:
+            return union
+        base = self._lower(rest, loc, ctx, depth + 1)
+        if isinstance(base, AnyNode):
+            return union
+        return AllOfNode(meta=Meta(loc=loc), parts=(base, union))
+
+    def _all_of(
+        self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
+    ) -> SchemaNode:
+        raw = s["allOf"]
+        meta = self._meta(s, loc)
+        subs = as_array(raw)
+        if not subs:
+            self.diags.error(
+                loc.child("allOf"), f"allOf is {describe(raw)}", "a non-empty array of schemas"
+            )
+            return AnyNode(meta=meta)
+        parts: list[SchemaNode] = [
+            self._lower(sub, loc.child("allOf", i), ctx, depth + 1) for i, sub in enumerate(subs)
+        ]
+        rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "allOf"}
+        if rest:
+            parts.insert(0, self._lower(rest, loc, ctx, depth + 1))
+        parts = [p for p in parts if not (isinstance(p, AnyNode) and p.meta.extra is None)]
+        if not parts:
+            return AnyNode(meta=meta)
+        if len(parts) == 1 and not isinstance(parts[0], RefNode):
+            return _with_meta(parts[0], meta)
+        if all(isinstance(p, ObjectNode) for p in parts):
+            return _merge_objects([p for p in parts if isinstance(p, ObjectNode)], meta)
+        return AllOfNode(meta=meta, parts=tuple(parts))
+
+    # -- small readers ----------------------------------------------------------------------
+
+    def _meta(
+        self, s: dict[str, Any], loc: SourceLocation, consumed_extra: set[str] | None = None
+    ) -> Meta:
+        title = s.get("title")
+        description = s.get("description")
+        extra = {
+            k: v
+            for k, v in s.items()
+            if k not in _CONSUMED
+            and k not in (consumed_extra or set())
+            and k not in ("$defs", "definitions")
+        }
+        return Meta(
+            loc=loc,
+            title=title if isinstance(title, str) else None,
+            description=description if isinstance(description, str) else None,
+            default=freeze(s["default"]) if "default" in s else None,
+            deprecated=s.get("deprecated") is True,
+            extra=freeze(extra) if extra else None,
+        )
+
+    def _count(self, s: dict[str, Any], key: str, loc: SourceLocation) -> int | None:
+        if key not in s:
+            return None
+        v = s[key]
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            self.diags.error(loc.child(key), f"{key} is {describe(v)}", "a non-negative integer")
+            return None
+        return v
+
+    def _string(self, s: dict[str, Any], key: str, loc: SourceLocation) -> str | None:
+        if key not in s:
+            return None
+        v = s[key]
+        if not isinstance(v, str):
+            self.diags.error(loc.child(key), f"{key} is {describe(v)}", "a string")
+            return None
+        return v
+
+    def _pattern(self, s: dict[str, Any], loc: SourceLocation) -> str | None:
+        pattern = self._string(s, "pattern", loc)
+        if pattern is None:
+            return None
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            # Python's ``re`` is not ECMA-262: report only the mistakes both dialects reject,
+            # and leave the rest (``\p{L}``, ``(?<name>…)``) to the runtime's own translation.
+            if exc.msg.startswith(_REGEX_ERRORS_IN_BOTH_DIALECTS):
+                where = f" at position {exc.pos}" if exc.pos is not None else ""
+                self.diags.error(
+                    loc.child("pattern"),
+                    f"pattern {pattern!r} is not a valid regular expression ({exc.msg}{where})",
+                    "an ECMA-262 regular expression",
+                )
+                return None
+        return pattern
+
+    def _number(self, s: dict[str, Any], key: str, loc: SourceLocation) -> int | float | None:
+        if key not in s:
+            return None
+        v = s[key]
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or (isinstance(v, float) and not math.isfinite(v))
+        ):
+            self.diags.error(loc.child(key), f"{key} is {describe(v)}", "a finite number")
+            return None
+        return v
+
+    def _bounds(self, s: dict[str, Any], loc: SourceLocation) -> NumericBounds:
+        minimum = self._number(s, "minimum", loc)
+        maximum = self._number(s, "maximum", loc)
+        exclusive_minimum: int | float | None = None
+        exclusive_maximum: int | float | None = None
+        # Draft 4 / OpenAPI 3.0 spell exclusivity as a boolean beside minimum/maximum.
+        if isinstance(s.get("exclusiveMinimum"), bool):
+            if s["exclusiveMinimum"] and minimum is not None:
+                exclusive_minimum, minimum = minimum, None
+        else:
+            exclusive_minimum = self._number(s, "exclusiveMinimum", loc)
+        if isinstance(s.get("exclusiveMaximum"), bool):
+            if s["exclusiveMaximum"] and maximum is not None:
+                exclusive_maximum, maximum = maximum, None
+        else:
+            exclusive_maximum = self._number(s, "exclusiveMaximum", loc)
+        multiple_of = self._number(s, "multipleOf", loc)
+        if multiple_of is not None and multiple_of <= 0:
+            self.diags.error(
+                loc.child("multipleOf"), f"multipleOf is {multiple_of}", "a number greater than 0"
+            )
+            multiple_of = None
+        return NumericBounds(
+            minimum=minimum,
+            maximum=maximum,
+            exclusive_minimum=exclusive_minimum,
+            exclusive_maximum=exclusive_maximum,
+            multiple_of=multiple_of,
+        )
+
+
+class _Missing:
+    pass
+
+
+_MISSING: Any = _Missing()
+
+
+def _walk(root: Any, pointer: str) -> Any:
+    if pointer == "":
+        return root
+    node: Any = root
+    for raw in pointer.lstrip("/").split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        obj = as_object(node)
+        array = as_array(node)
+        if obj is not None and token in obj:
+            node = obj[token]
+        elif array is not None and token.isdigit() and int(token) < len(array):
+            node = array[int(token)]
+        else:
+            return _MISSING
+    return node
+
+
+def _explain_missing(root: Any, pointer: str) -> tuple[str, str | None]:
+    """Why ``pointer`` finds nothing in ``root``, and the closest pointer that would."""
+    node: Any = root
+    walked = ""
+    for raw in pointer.lstrip("/").split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        obj = as_object(node)
+        array = as_array(node)
+        at = f"'#{walked}'"
+        if obj is not None:
+            if token not in obj:
+                close = difflib.get_close_matches(token, [str(k) for k in obj], n=1)
+                suggestion = f"{walked}/{escape_pointer_token(close[0])}" if close else None
+                return f"{at} has no member {token!r}", suggestion
+            node = obj[token]
+        elif array is not None:
+            if not (token.isdigit() and int(token) < len(array)):
+                return f"{at} is an array of {len(array)} item(s), with no item {token!r}", None
+            node = array[int(token)]
+        else:
+            return f"{at} is {describe(node)}, not an object or array", None
+        walked += "/" + raw
+    return "no such value", None  # pragma: no cover - only called for a missing pointer
+
+
+# Type names from other languages and schema systems, for hints only (never accepted).
+_OTHER_TYPE_NAMES: dict[str, str | None] = {
+    "text": "string",
+    "varchar": "string",
+    "decimal": "number",
+    "real": "number",
+    "numeric": "number",
+    "none": "null",
+    "nil": "null",
+    "dictionary": "object",
+    "record": "object",
+    "sequence": "array",
+    "json": None,
+}
+# Type names that JSON Schema spells as a string format.
+_STRING_FORMATS = {
+    "date": "date",
+    "datetime": "date-time",
+    "date-time": "date-time",
+    "time": "time",
+    "email": "email",
+    "uri": "uri",
+    "url": "uri",
+    "uuid": "uuid",
+}
+
+
+def _type_hint(name: str) -> str | None:
+    """How JSON Schema spells a type name borrowed from a programming language."""
+    lowered = name.lower()
+    if lowered in JSON_TYPES:
+        return f"type names are lower-case: {lowered!r}"
+    if lowered in _STRING_FORMATS:
+        return f"use type 'string' with format {_STRING_FORMATS[lowered]!r}"
+    known = {**BFCL_TYPES, **_OTHER_TYPE_NAMES}
+    if lowered in known:
+        mapped = known[lowered]
+        return (
+            f"JSON Schema spells it {mapped!r}" if mapped else "leave out 'type' to allow any value"
+        )
+    close = difflib.get_close_matches(lowered, JSON_TYPES, n=1)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def _describe_resource(ctx: _Context) -> str:
+    if ctx.base:
+        return f"the schema at '#{ctx.base}'"
+    return ctx.file
+
+
+def _short_key(key: str, file: str) -> str:
+    """``"<file>#<pointer>"`` as ``'#<pointer>'`` when it is in ``file``."""
+    target_file, _, pointer = key.partition("#")
+    return f"'#{pointer}'" if target_file == file else repr(key)
+
+
+def _direct_refs(node: SchemaNode) -> list[str]:
+    """Definitions ``node`` stands for without an object or array around them."""
+    match node:
+        case RefNode():
+            return [node.target]
+        case AllOfNode():
+            return [t for part in node.parts for t in _direct_refs(part)]
+        case UnionNode():
+            return [t for variant in node.variants for t in _direct_refs(variant)]
+        case _:
+            return []
+
+
+def _find_anchor(root: Any, anchor: str, pointer: str = "") -> tuple[Any, str] | None:
+    obj = as_object(root)
+    array = as_array(root)
+    if obj is not None:
+        if obj.get("$anchor") == anchor:
+            return obj, pointer
+        for k, v in obj.items():
+            found = _find_anchor(v, anchor, f"{pointer}/{escape_pointer_token(str(k))}")
+            if found:
+                return found
+    elif array is not None:
+        for i, v in enumerate(array):
+            found = _find_anchor(v, anchor, f"{pointer}/{i}")
+            if found:
+                return found
+    return None
+
+
+def _name_hint(pointer: str, file: str) -> str:
+    if pointer:
+        return pointer.rstrip("/").rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+    return Path(file).stem
+
+
+def _join_shown(shown_from: str, uri: str) -> str:
+    parent = Path(shown_from).parent
+    joined = (parent / unquote(uri)).as_posix()
+    parts: list[str] = []
+    for part in joined.split("/"):
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _json_type_matches(value: Any, types: list[str]) -> bool:
+    for t in types:
+        if t == "null" and value is None:
+            return True
+        if t == "boolean" and isinstance(value, bool):
+            return True
+        if t == "string" and isinstance(value, str):
+            return True
+        if t == "object" and isinstance(value, dict):
+            return True
+        if t == "array" and isinstance(value, list):
+            return True
+        if (
+            not isinstance(value, bool)
+            and isinstance(value, (int, float))
+            and (t == "number" or (t == "integer" and float(value).is_integer()))
+        ):
+            return True
+    return False
+
+
+def _with_meta(node: SchemaNode, meta: Meta) -> SchemaNode:
+    merged = Meta(
+        loc=node.meta.loc,
+        title=meta.title or node.meta.title,
+        description=meta.description or node.meta.description,
+        default=meta.default or node.meta.default,
+        deprecated=meta.deprecated or node.meta.deprecated,
+        extra=node.meta.extra or meta.extra,
+    )
+    return replace(node, meta=merged)
+
+
+def _merge_objects(parts: list[ObjectNode], meta: Meta) -> ObjectNode:
+    """Merge ``allOf`` members that are all inline objects into one object node."""
+    props: dict[str, Property] = {}
+    additional: SchemaNode | None = None
+    for part in parts:
+        for p in part.properties:
+            if p.name in props:
+                old = props[p.name]
+                schema = p.schema if isinstance(old.schema, AnyNode) else old.schema
+                if (
+                    not isinstance(p.schema, AnyNode)
+                    and not isinstance(old.schema, AnyNode)
+                    and p.schema != old.schema
+                ):
+                    schema = AllOfNode(
+                        meta=Meta(loc=p.schema.meta.loc), parts=(old.schema, p.schema)
+                    )
+                props[p.name] = Property(
+                    name=p.name, schema=schema, required=old.required or p.required
+                )
+            else:
+                props[p.name] = p
+        if part.additional is not None:
+            additional = part.additional
+    return ObjectNode(meta=meta, properties=tuple(props.values()), additional=additional)

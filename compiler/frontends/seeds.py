@@ -1,0 +1,135 @@
+"""Compiler layer (frontends): the seeds' Tool schema (tool-system.md, agent-tool-rfc.md).
+
+A tool is a JSON Schema object whose non-underscore properties are its parameters and whose
+meta properties are ``_tool`` (``const`` name), ``_output`` (output schema) and optionally
+``_activity`` (``const`` activity name). A file holds one tool, a list of tools, or a map
+name → schema (``Tool.register(name, schema)``), where ``_tool`` may be left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._load import as_array, as_object
+from ..diagnostics import describe
+from ..ir import SourceLocation, ToolSpec
+from ._common import META_FIELDS, ToolReader
+
+
+def is_tool(value: Any) -> bool:
+    obj = as_object(value)
+    props = as_object(obj.get("properties")) if obj is not None else None
+    return props is not None and "_tool" in props
+
+
+def is_schema_map(value: Any) -> bool:
+    obj = as_object(value)
+    return obj is not None and bool(obj) and all(_is_object_schema(v) for v in obj.values())
+
+
+def _is_object_schema(value: Any) -> bool:
+    obj = as_object(value)
+    return obj is not None and ("properties" in obj or obj.get("type") == "object")
+
+
+def read_tool(
+    reader: ToolReader, schema: dict[str, Any], loc: SourceLocation, key: str | None = None
+) -> ToolSpec | None:
+    diags = reader.diags
+    props_raw = schema.get("properties", {})
+    props = as_object(props_raw)
+    if props is None:
+        diags.error(
+            loc.child("properties"),
+            f"properties is {describe(props_raw)}",
+            "an object mapping names to schemas",
+        )
+        return None
+    meta: dict[str, Any] = {k: v for k, v in props.items() if k.startswith("_")}
+    for unknown in sorted(set(meta) - set(META_FIELDS)):
+        diags.error(
+            loc.child("properties", unknown),
+            f"unknown meta field {unknown!r}",
+            f"one of {', '.join(META_FIELDS)}",
+            hint="parameters must not start with '_'; meta fields are reserved for the system",
+        )
+    name: str | None = key
+    if "_tool" in meta:
+        tool_schema = meta["_tool"]
+        tool_obj = as_object(tool_schema)
+        const = tool_obj.get("const") if tool_obj is not None else None
+        if not isinstance(const, str):
+            if tool_obj is None:
+                where, found = loc.child("properties", "_tool"), f"_tool is {describe(tool_schema)}"
+            elif "const" not in tool_obj:
+                where, found = loc.child("properties", "_tool"), "_tool has no 'const'"
+            else:
+                where = loc.child("properties", "_tool", "const")
+                found = f"_tool const is {describe(const)}"
+            diags.error(
+                where,
+                found,
+                "{type: string, const: <tool name>}",
+                hint="the const of _tool is the tool's name on the wire",
+            )
+            return None
+        if key is not None and const != key:
+            diags.error(
+                loc.child("properties", "_tool", "const"),
+                f"_tool const {const!r} differs from the registered name {key!r}",
+                "the same name in both places",
+            )
+            return None
+        name = const
+    if name is None:
+        diags.error(
+            loc.child("properties"),
+            "no _tool property",
+            "_tool: {type: string, const: <tool name>}",
+        )
+        return None
+    name = reader.name(name, loc.child("properties", "_tool", "const") if "_tool" in meta else loc)
+    if name is None:
+        return None
+    activity: str | None = None
+    if "_activity" in meta:
+        act = meta["_activity"]
+        act_obj = as_object(act)
+        value = act_obj.get("const", act_obj.get("default")) if act_obj is not None else act
+        if not isinstance(value, str):
+            where, found = loc.child("properties", "_activity"), f"_activity is {describe(act)}"
+            if act_obj is not None:
+                keyword = "const" if "const" in act_obj else "default"
+                if keyword in act_obj:
+                    where = loc.child("properties", "_activity", keyword)
+                    found = f"_activity {keyword} is {describe(value)}"
+                else:
+                    found = "_activity has no 'const'"
+            diags.error(where, found, "{type: string, const: <activity name>}")
+        else:
+            activity = value
+    output = (
+        reader.output(
+            meta.get("_output"), loc.child("properties", "_output"), resource=(schema, loc)
+        )
+        if "_output" in meta
+        else None
+    )
+    required = as_array(schema.get("required", []))
+    params_schema = {k: v for k, v in schema.items() if k not in ("description", "title")}
+    params_schema["properties"] = {k: v for k, v in props.items() if not k.startswith("_")}
+    if required is not None:
+        params_schema["required"] = [
+            r for r in required if not (isinstance(r, str) and r.startswith("_"))
+        ]
+    # local $refs in the tool are relative to the Tool schema as written, meta fields included
+    params = reader.params(params_schema, loc, resource=(schema, loc))
+    return ToolSpec(
+        name=name,
+        loc=loc,
+        params=params,
+        output=output,
+        description=reader.text(schema.get("description"), loc.child("description"), "description"),
+        title=reader.text(schema.get("title"), loc.child("title"), "title"),
+        activity=activity,
+    )

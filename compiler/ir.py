@@ -1,0 +1,254 @@
+"""Compiler layer: the intermediate representation. Imports only the standard library.
+
+Every type here is frozen: passes build new values with ``dataclasses.replace`` instead of
+mutating. Schema nodes form a closed union (``SchemaNode``) that backends match exhaustively.
+Nodes never point back at their parents; a ``RefNode`` names a ``Definition`` by key and the
+look-up goes through ``SpecPackage.definitions``.
+
+JSON values that a spec carries verbatim (defaults, enum members, examples, execution configs)
+are stored as canonical JSON text (``JsonText``) so the IR stays immutable and hashable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+JsonText = str
+"""Canonical JSON text: ``json.dumps(value, sort_keys=True, separators=(",", ":"))``."""
+
+
+def freeze(value: Any) -> JsonText:
+    """Return the canonical JSON text of ``value`` (the IR's immutable form of a JSON value)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def thaw(text: JsonText) -> Any:
+    """Return the JSON value that ``freeze`` turned into ``text``."""
+    return json.loads(text)
+
+
+def escape_pointer_token(token: str) -> str:
+    """Escape one RFC 6901 reference token."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceLocation:
+    """Where a value came from: a spec file (as the user named it) and an RFC 6901 pointer."""
+
+    file: str
+    pointer: str = ""
+
+    def child(self, *tokens: str | int) -> SourceLocation:
+        """Return the location of a value below this one."""
+        suffix = "".join("/" + escape_pointer_token(str(t)) for t in tokens)
+        return SourceLocation(file=self.file, pointer=self.pointer + suffix)
+
+    def __str__(self) -> str:
+        return f"{self.file}#{self.pointer}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Meta:
+    """Annotations shared by every schema node."""
+
+    loc: SourceLocation
+    title: str | None = None
+    description: str | None = None
+    default: JsonText | None = None
+    deprecated: bool = False
+    # Keywords kept verbatim in exported schemas but not (yet) enforced by generated models,
+    # e.g. ``examples``, ``x-*`` extensions and validation keywords outside the modelled set.
+    extra: JsonText | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnyNode:
+    """``true`` or ``{}``: every JSON value."""
+
+    meta: Meta
+    kind: Literal["any"] = "any"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NeverNode:
+    """``false``: no JSON value."""
+
+    meta: Meta
+    kind: Literal["never"] = "never"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NullNode:
+    meta: Meta
+    kind: Literal["null"] = "null"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BooleanNode:
+    meta: Meta
+    kind: Literal["boolean"] = "boolean"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NumericBounds:
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    exclusive_minimum: int | float | None = None
+    exclusive_maximum: int | float | None = None
+    multiple_of: int | float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IntegerNode:
+    meta: Meta
+    bounds: NumericBounds = field(default_factory=NumericBounds)
+    kind: Literal["integer"] = "integer"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NumberNode:
+    meta: Meta
+    bounds: NumericBounds = field(default_factory=NumericBounds)
+    kind: Literal["number"] = "number"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StringNode:
+    meta: Meta
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    format: str | None = None
+    kind: Literal["string"] = "string"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ArrayNode:
+    meta: Meta
+    items: SchemaNode | None = None
+    prefix_items: tuple[SchemaNode, ...] = ()
+    min_items: int | None = None
+    max_items: int | None = None
+    unique_items: bool = False
+    kind: Literal["array"] = "array"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Property:
+    name: str
+    schema: SchemaNode
+    required: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectNode:
+    meta: Meta
+    properties: tuple[Property, ...] = ()
+    # None: any additional property is allowed (the JSON Schema default);
+    # NeverNode: none is; another node: each additional value must match it.
+    additional: SchemaNode | None = None
+    min_properties: int | None = None
+    max_properties: int | None = None
+    kind: Literal["object"] = "object"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiteralNode:
+    """``enum`` or ``const``: the instance equals one of ``values`` (canonical JSON texts)."""
+
+    meta: Meta
+    values: tuple[JsonText, ...]
+    form: Literal["enum", "const"] = "enum"
+    kind: Literal["literal"] = "literal"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnionNode:
+    """``anyOf`` / ``oneOf`` / a ``type`` array: the instance matches one of ``variants``."""
+
+    meta: Meta
+    variants: tuple[SchemaNode, ...]
+    form: Literal["anyOf", "oneOf", "type"] = "anyOf"
+    kind: Literal["union"] = "union"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllOfNode:
+    """``allOf`` that could not be merged into one node."""
+
+    meta: Meta
+    parts: tuple[SchemaNode, ...]
+    kind: Literal["allOf"] = "allOf"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefNode:
+    """A ``$ref``, resolved to the key of a ``Definition`` in the package."""
+
+    meta: Meta
+    target: str
+    kind: Literal["ref"] = "ref"
+
+
+SchemaNode = (
+    AnyNode
+    | NeverNode
+    | NullNode
+    | BooleanNode
+    | IntegerNode
+    | NumberNode
+    | StringNode
+    | ArrayNode
+    | ObjectNode
+    | LiteralNode
+    | UnionNode
+    | AllOfNode
+    | RefNode
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Definition:
+    """A schema reached through ``$ref``; generated once and shared by every tool."""
+
+    key: str  # "<file>#<pointer>" of the resolved target
+    name_hint: str  # the last pointer token, e.g. "Address" for #/$defs/Address
+    node: SchemaNode
+
+
+ExecutionType = Literal["gateway", "external", "space", "internal"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """One tool: what the LLM fills (``params``) and what it produces (``output``)."""
+
+    name: str  # the spec's own name: the value of ``_tool`` on the wire
+    loc: SourceLocation
+    params: ObjectNode
+    output: SchemaNode | None = None
+    description: str | None = None
+    title: str | None = None
+    activity: str | None = None  # explicit ``_activity`` from the spec
+    execution_type: ExecutionType | None = None
+    visible: bool | None = None
+    execution: JsonText | None = None  # the gateway's declarative execution config
+    display: JsonText | None = None
+    annotations: JsonText | None = None  # MCP tool annotations
+    strict: bool | None = None  # OpenAI ``strict`` flag
+    deprecated: bool = False
+    toolsets: tuple[str, ...] = ()  # e.g. BFCL record ids, OpenAPI tags
+    original_name: str | None = None  # set when the frontend had to qualify ``name``
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpecPackage:
+    """Everything one spec file declares; the unit the backends turn into a package."""
+
+    source: str  # the spec file as the user named it (relative where possible)
+    format: str  # which frontend read it, e.g. "mcp", "openai", "seeds"
+    tools: tuple[ToolSpec, ...]
+    definitions: tuple[Definition, ...] = ()

@@ -1,0 +1,199 @@
+"""Compiler layer: the only place that makes names. Imports the standard library only.
+
+Every Python identifier and provider-safe tool name the compiler emits comes from here, so the
+rules live in one spot:
+
+* identifiers are ASCII (NFKD-folded, everything else replaced by ``_``), never keywords,
+  soft keywords, builtins, dunders or pydantic ``BaseModel`` attributes;
+* field names are ``snake_case`` and class names ``PascalCase``, so a field can never shadow a
+  class or an imported name inside a generated class body;
+* ``Scope`` hands out names first-come, first-served and resolves collisions with a
+  deterministic numeric suffix, recording every name that had to change;
+* provider tool names match ``^[a-zA-Z0-9_-]{1,64}$`` (OpenAI, Anthropic, Gemini).
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import keyword
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass, field
+
+# Attributes of pydantic.BaseModel (v2) and RootModel: a field with one of these names would
+# shadow a method the runtime relies on.
+_BASEMODEL_ATTRS = frozenset(
+    [
+        "construct",
+        "copy",
+        "dict",
+        "fields",
+        "from_orm",
+        "json",
+        "parse_file",
+        "parse_obj",
+        "parse_raw",
+        "schema",
+        "schema_json",
+        "update_forward_refs",
+        "validate",
+        "model_computed_fields",
+        "model_config",
+        "model_construct",
+        "model_copy",
+        "model_dump",
+        "model_dump_json",
+        "model_extra",
+        "model_fields",
+        "model_fields_set",
+        "model_json_schema",
+        "model_parametrized_name",
+        "model_post_init",
+        "model_rebuild",
+        "model_validate",
+        "model_validate_json",
+        "model_validate_strings",
+    ]
+)
+
+RESERVED_IDENTIFIERS = frozenset(
+    set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins)) | _BASEMODEL_ATTRS
+)
+
+# Names the generated modules define or import at module level.
+RESERVED_CLASS_NAMES = frozenset(
+    {
+        "Annotated",
+        "Any",
+        "Awaitable",
+        "BaseModel",
+        "Call",
+        "CallAdapter",
+        "ConfigDict",
+        "Field",
+        "Generic",
+        "JsonValue",
+        "Literal",
+        "Protocol",
+        "Response",
+        "RootModel",
+        "TypeAdapter",
+        "TypeAliasType",
+        "TypeVar",
+        "OutputT",
+        "TOOLS",
+        "NAME_MAP",
+    }
+)
+
+_PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def ascii_words(name: str) -> list[str]:
+    """Split ``name`` into ASCII alphanumeric words (camelCase, snake_case, kebab-case, …)."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    words: list[str] = []
+    for chunk in re.split(r"[^A-Za-z0-9]+", folded):
+        if not chunk:
+            continue
+        # split camelCase and ABCWord boundaries
+        words.extend(re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+", chunk))
+    return words
+
+
+def snake_case(name: str) -> str:
+    """``userName`` → ``user_name``; empty when ``name`` has no ASCII letters or digits."""
+    return "_".join(w.lower() for w in ascii_words(name))
+
+
+def pascal_case(name: str) -> str:
+    """``weather-check`` → ``WeatherCheck``; keeps inner capitals of acronyms as words."""
+    return "".join(w[:1].upper() + w[1:] for w in ascii_words(name))
+
+
+def _safe_identifier(candidate: str, fallback: str) -> str:
+    if not candidate:
+        candidate = fallback
+    if candidate[0].isdigit():
+        candidate = f"{fallback}_{candidate}" if fallback.islower() else f"{fallback}{candidate}"
+    if candidate in RESERVED_IDENTIFIERS or candidate.startswith("model_"):
+        candidate += "_"
+    return candidate
+
+
+def field_name(name: str) -> str:
+    """The Python field name for a JSON property name (before collision handling)."""
+    return _safe_identifier(snake_case(name), "field")
+
+
+def class_name(name: str) -> str:
+    """The Python class name for a spec name (before collision handling)."""
+    candidate = _safe_identifier(pascal_case(name), "Model")
+    if candidate in RESERVED_CLASS_NAMES:
+        candidate += "_"
+    return candidate
+
+
+def module_name(name: str) -> str:
+    """A package/module name that can't shadow the standard library or a keyword."""
+    candidate = _safe_identifier(snake_case(name), "spec")
+    if candidate in sys.stdlib_module_names or candidate in {"toolbind", "pydantic", "generated"}:
+        candidate += "_tools"
+    return candidate
+
+
+def provider_tool_name(name: str) -> str:
+    """A tool name every major provider accepts: ``^[a-zA-Z0-9_-]{1,64}$``.
+
+    Names that already qualify are kept as they are; others have every other character replaced
+    by ``_``; names longer than 64 characters keep a 55-character prefix and an 8-character hash
+    of the whole name, so two long names never meet.
+    """
+    if _PROVIDER_NAME.match(name):
+        return name
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    candidate = re.sub(r"[^a-zA-Z0-9_-]", "_", folded).strip("_") or "tool"
+    if len(candidate) > 64:
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        candidate = f"{candidate[:55]}_{digest}"
+    return candidate
+
+
+def has_identifier_chars(name: str) -> bool:
+    """Whether ``name`` contains at least one ASCII letter or digit to build a name from."""
+    return bool(ascii_words(name))
+
+
+@dataclass
+class Rename:
+    """A name that could not be used as it was, and why."""
+
+    original: str
+    chosen: str
+    reason: str
+
+
+@dataclass
+class Scope:
+    """A namespace that hands out unique names deterministically (first come, first served)."""
+
+    taken: set[str] = field(default_factory=lambda: set())
+    renames: list[Rename] = field(default_factory=lambda: [])
+
+    def claim(self, wanted: str, *, original: str | None = None) -> str:
+        """``wanted`` if free, else ``wanted_``, ``wanted_2``, ``wanted_3``, … (first free)."""
+        chosen = wanted
+        if chosen in self.taken:
+            chosen = wanted if wanted.endswith("_") else wanted + "_"
+            n = 2
+            while chosen in self.taken:
+                chosen = f"{wanted.rstrip('_')}_{n}"
+                n += 1
+        self.taken.add(chosen)
+        if chosen != wanted:
+            self.renames.append(
+                Rename(original=original or wanted, chosen=chosen, reason=f"{wanted!r} was taken")
+            )
+        return chosen

@@ -1,0 +1,16 @@
+"""toolbind.runtime: what generated packages and user code run on.
+
+Imports pydantic and the standard library; never ``toolbind.compiler``.
+"""
+
+from ._binding import ToolBinding
+from ._compose import ComposableTool, compose, nullable, resolve_activity, tool_schema
+
+__all__ = [
+    "ComposableTool",
+    "ToolBinding",
+    "compose",
+    "nullable",
+    "resolve_activity",
+    "tool_schema",
+]

@@ -1,0 +1,234 @@
+"""Runtime layer: the building blocks generated models are made of. Imports pydantic only.
+
+Generated modules import these names; users rarely need them directly. Each type accepts exactly
+the JSON values its JSON Schema counterpart accepts (no lax coercion: ``"1"`` is not an integer,
+``true`` is not a number), and dumps them back unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Annotated, Any, Self, cast
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    JsonValue,
+    ModelWrapValidatorHandler,
+    Strict,
+    model_validator,
+)
+
+__all__ = [
+    "Bounds",
+    "IntLiteral",
+    "JsonBool",
+    "JsonInt",
+    "JsonNumber",
+    "JsonStr",
+    "MultipleOf",
+    "NotNull",
+    "Nothing",
+    "OneOf",
+    "Pattern",
+    "ToolCall",
+    "ToolModel",
+    "UniqueItems",
+    "json_equal",
+]
+
+
+class ToolModel(BaseModel):
+    """Base of every generated model.
+
+    Fields are read and written by their JSON names (the spec's, as ``alias``) and accessed by
+    their Python names: ``GreetUserCall(userName="Ann").user_name``. Reading JSON names only
+    (``validate_by_name`` off) keeps a model exactly as permissive as its schema: a key that
+    happens to equal another field's Python name is an extra property, never that field. Unknown
+    properties are kept, as JSON Schema allows them unless ``additionalProperties`` says
+    otherwise (generated classes override ``extra`` then). Schema building is deferred to first
+    use so that importing a package with hundreds of tools stays fast.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_name=False,
+        serialize_by_alias=True,
+        defer_build=True,
+        protected_namespaces=(),
+    )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _extras_are_not_fields(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        # pydantic records an extra key in ``model_fields_set`` by its name, so an extra property
+        # that happens to equal a field's Python name (``{"output": ...}`` beside the ``_output``
+        # field) would mark that field as set and put it into every ``exclude_unset`` dump.
+        model = handler(data)
+        extra = model.__pydantic_extra__
+        if extra and isinstance(data, dict):
+            fields = type(model).model_fields
+            for key in extra.keys() & fields.keys():
+                alias = fields[key].alias
+                if alias is not None and alias not in data:
+                    model.__pydantic_fields_set__.discard(key)
+        return model
+
+
+class ToolCall(ToolModel):
+    """Base of every generated Call model: ``_tool`` is always part of the dump."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        self.__pydantic_fields_set__.add("tool")
+
+
+def _integral(value: Any) -> Any:
+    # JSON Schema: 1.0 is an integer. Only exact integral floats convert; bool stays rejected.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+def _int_literal(value: Any) -> Any:
+    # Literal[1] alone would take True (True == 1 in Python) and refuse 1.0 (an integer in JSON).
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not one of the allowed numbers")
+    return _integral(value)
+
+
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError("null is not allowed here (leave the property out instead)")
+    return value
+
+
+def _nothing(value: Any) -> Any:
+    raise ValueError("no value is allowed here (the schema is false)")
+
+
+JsonStr = Annotated[str, Strict()]
+JsonBool = Annotated[bool, Strict()]
+JsonInt = Annotated[int, Strict(), BeforeValidator(_integral)]
+JsonNumber = Annotated[int, Strict()] | Annotated[float, Strict()]
+IntLiteral = BeforeValidator(_int_literal)
+"""Makes ``Literal[...]`` with integers compare as JSON does (no booleans, 1.0 == 1)."""
+NotNull = BeforeValidator(_not_null)
+"""Marks an optional, non-nullable property: absent is fine, an explicit null is not."""
+Nothing = Annotated[JsonValue, BeforeValidator(_nothing)]
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: ``1 == 1.0``, ``true != 1``, objects and arrays compared deeply."""
+    same_type = type(a) is type(b)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return same_type and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        xs, ys = cast("list[Any]", a), cast("list[Any]", b)
+        return len(xs) == len(ys) and all(json_equal(x, y) for x, y in zip(xs, ys, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        da, db = cast("dict[str, Any]", a), cast("dict[str, Any]", b)
+        return da.keys() == db.keys() and all(json_equal(da[k], db[k]) for k in da)
+    return same_type and a == b
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return value
+
+
+def OneOf(*json_texts: str) -> AfterValidator:
+    """Accept only values JSON-equal to one of ``json_texts`` (for enums Literal can't spell)."""
+    allowed = [json.loads(t) for t in json_texts]
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        if any(json_equal(plain, a) for a in allowed):
+            return value
+        raise ValueError(f"value is not one of the allowed values {list(json_texts)}")
+
+    return AfterValidator(check)
+
+
+@lru_cache(maxsize=4096)
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def Pattern(pattern: str) -> AfterValidator:
+    """ECMA-262-style unanchored ``pattern`` match (a search, not a full match)."""
+    try:
+        compiled: re.Pattern[str] | None = _compile(pattern)
+    except re.error:
+        compiled = None
+
+    def check(value: str) -> str:
+        if compiled is not None and compiled.search(value) is None:
+            raise ValueError(f"string does not match pattern {pattern!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+def UniqueItems() -> AfterValidator:
+    """No two items of the array are JSON-equal."""
+
+    def check(value: list[Any]) -> list[Any]:
+        plain = [_plain(v) for v in value]
+        for i in range(len(plain)):
+            for j in range(i + 1, len(plain)):
+                if json_equal(plain[i], plain[j]):
+                    raise ValueError(f"items {i} and {j} are equal (uniqueItems)")
+        return value
+
+    return AfterValidator(check)
+
+
+def Bounds(
+    *,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    lt: float | None = None,
+) -> AfterValidator:
+    """Numeric bounds for ``number`` values (an int-or-float union pydantic can't constrain)."""
+
+    def check(value: float) -> float:
+        if ge is not None and not value >= ge:
+            raise ValueError(f"value must be >= {ge} (minimum)")
+        if gt is not None and not value > gt:
+            raise ValueError(f"value must be > {gt} (exclusiveMinimum)")
+        if le is not None and not value <= le:
+            raise ValueError(f"value must be <= {le} (maximum)")
+        if lt is not None and not value < lt:
+            raise ValueError(f"value must be < {lt} (exclusiveMaximum)")
+        return value
+
+    return AfterValidator(check)
+
+
+def MultipleOf(divisor: float) -> AfterValidator:
+    """``multipleOf`` for numbers, exact for integers and tolerant of float rounding."""
+
+    def check(value: float) -> float:
+        if isinstance(value, int) and isinstance(divisor, int):
+            ok = value % divisor == 0
+        else:
+            quotient = value / divisor
+            ok = math.isfinite(quotient) and abs(quotient - round(quotient)) < 1e-9
+        if not ok:
+            raise ValueError(f"value is not a multiple of {divisor}")
+        return value
+
+    return AfterValidator(check)
+
+
+Check = Callable[[Any], Any]

@@ -1,0 +1,86 @@
+"""Shared fixtures: compile an inline spec to a temporary package and import it.
+
+Hypothesis profiles: ``ci`` (the default, also used locally) and ``deep`` (``make test-deep``);
+choose with ``HYPOTHESIS_PROFILE``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, settings
+
+from toolbind.compiler import compile_to_directory, load_package
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus"))
+
+settings.register_profile(
+    "ci",
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+    derandomize=True,
+)
+settings.register_profile(
+    "deep",
+    max_examples=1000,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+_counter = itertools.count()
+
+CompileSpec = Callable[..., ModuleType]
+
+
+@pytest.fixture
+def compile_spec(tmp_path: Path) -> CompileSpec:
+    """Write ``spec`` (a JSON value, or YAML/JSON text) to a file, compile it, import the package."""
+
+    def run(
+        spec: Any, *, suffix: str = ".json", extra_files: dict[str, Any] | None = None
+    ) -> ModuleType:
+        name = f"pkg_{os.getpid()}_{next(_counter)}"
+        spec_dir = tmp_path / "specs"
+        spec_dir.mkdir(exist_ok=True)
+        path = spec_dir / f"{name}{suffix}"
+        path.write_text(spec if isinstance(spec, str) else json.dumps(spec), encoding="utf-8")
+        for rel, value in (extra_files or {}).items():
+            target = spec_dir / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(
+                value if isinstance(value, str) else json.dumps(value), encoding="utf-8"
+            )
+        out = tmp_path / "out"
+        compile_to_directory([path], out)
+        return load_package(out, name)
+
+    return run
+
+
+def load_spec_file(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def unload(prefix: str) -> None:
+    for key in [k for k in sys.modules if k == prefix or k.startswith(prefix + ".")]:
+        del sys.modules[key]

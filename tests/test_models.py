@@ -1,0 +1,493 @@
+"""Generated models: names, aliases, absent ≠ null, refs and recursion, every input format."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from .conftest import CompileSpec
+
+
+def dump(model: Any) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def seeds_tool(
+    name: str, params: dict[str, Any], required: list[str] | None = None, **meta: Any
+) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"_tool": {"type": "string", "const": name}, **meta, **params},
+        "required": required or [],
+    }
+
+
+def test_reserved_parameter_names_work(compile_spec: CompileSpec) -> None:
+    names = [
+        "tool",
+        "output",
+        "class",
+        "model_config",
+        "schema",
+        "json",
+        "activity",
+        "_x",
+        "self",
+        "str",
+        "Field",
+        "None",
+    ]
+    params = {n: {"type": "string"} for n in names if not n.startswith("_")}
+    params["user-name"] = {"type": "integer"}
+    module = compile_spec([seeds_tool("odd", params, required=list(params))])
+    call_cls = module.OddCall
+    payload = {"_tool": "odd", **{n: f"v-{n}" for n in params if n != "user-name"}, "user-name": 3}
+    call = call_cls.model_validate(payload)
+    assert dump(call) == payload
+    assert call.tool == "odd"  # the meta field keeps its name …
+    assert call.tool_ == "v-tool"  # … the parameter gets a suffixed one
+    assert call.output is None and call.output_ == "v-output"
+    assert call.class_ == "v-class" and call.model_config_ == "v-model_config"
+    assert call.schema_ == "v-schema" and call.json_ == "v-json" and call.str_ == "v-str"
+    assert call.user_name == 3
+    assert isinstance(call_cls.model_json_schema(), dict)
+
+
+def test_absent_is_not_null(compile_spec: CompileSpec) -> None:
+    module = compile_spec(
+        [
+            seeds_tool(
+                "t",
+                {
+                    "a": {"type": "string"},
+                    "b": {"type": ["string", "null"]},
+                    "c": {"type": "integer", "default": 3},
+                },
+            )
+        ]
+    )
+    cls = module.TCall
+    assert dump(cls.model_validate({"_tool": "t"})) == {"_tool": "t"}
+    with pytest.raises(ValidationError, match="null is not allowed"):
+        cls.model_validate({"_tool": "t", "a": None})
+    assert dump(cls.model_validate({"_tool": "t", "b": None})) == {"_tool": "t", "b": None}
+    call = cls.model_validate({"_tool": "t"})
+    assert call.c == 3  # the schema's default, for Python readers …
+    assert "c" not in dump(call)  # … never invented on the wire
+    with pytest.raises(ValidationError):
+        cls.model_validate({"_tool": "t", "_reasoningForCall": None})
+
+
+def test_json_types_are_not_coerced(compile_spec: CompileSpec) -> None:
+    module = compile_spec(
+        [
+            seeds_tool(
+                "t",
+                {
+                    "i": {"type": "integer"},
+                    "n": {"type": "number"},
+                    "s": {"type": "string"},
+                    "b": {"type": "boolean"},
+                },
+            )
+        ]
+    )
+    cls = module.TCall
+    ok = cls.model_validate({"_tool": "t", "i": 1.0, "n": 2, "s": "x", "b": False})
+    assert ok.i == 1 and isinstance(ok.i, int)
+    assert dump(cls.model_validate({"_tool": "t", "n": 10**30})) == {"_tool": "t", "n": 10**30}
+    for bad in (
+        {"i": "1"},
+        {"i": 1.5},
+        {"i": True},
+        {"n": "2"},
+        {"n": True},
+        {"s": 1},
+        {"b": 1},
+        {"b": "true"},
+    ):
+        with pytest.raises(ValidationError):
+            cls.model_validate({"_tool": "t", **bad})
+
+
+def test_constraints_enforced(compile_spec: CompileSpec) -> None:
+    module = compile_spec(
+        [
+            seeds_tool(
+                "t",
+                {
+                    "name": {
+                        "type": "string",
+                        "minLength": 2,
+                        "maxLength": 3,
+                        "pattern": "^[a-z]+$",
+                    },
+                    "count": {"type": "integer", "minimum": 1, "exclusiveMaximum": 10},
+                    "ratio": {"type": "number", "minimum": 0, "maximum": 1},
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "uniqueItems": True,
+                        "maxItems": 2,
+                    },
+                    "mode": {"enum": ["fast", "slow"]},
+                    "flag": {"const": 1},
+                },
+            )
+        ]
+    )
+    cls = module.TCall
+    good = {
+        "_tool": "t",
+        "name": "ab",
+        "count": 9,
+        "ratio": 0.5,
+        "tags": ["a", "b"],
+        "mode": "fast",
+        "flag": 1,
+    }
+    assert dump(cls.model_validate(good)) == good
+    for key, value in (
+        ("name", "a"),
+        ("name", "abcd"),
+        ("name", "AB"),
+        ("count", 0),
+        ("count", 10),
+        ("ratio", 1.5),
+        ("tags", ["a", "a"]),
+        ("tags", ["a", "b", "c"]),
+        ("mode", "medium"),
+        ("flag", True),
+        ("flag", 2),
+    ):
+        with pytest.raises(ValidationError):
+            cls.model_validate({**good, key: value})
+
+
+def test_additional_properties(compile_spec: CompileSpec) -> None:
+    module = compile_spec(
+        [
+            seeds_tool("closed", {"a": {"type": "string"}}),
+            seeds_tool("typed", {"a": {"type": "string"}}),
+            seeds_tool("open", {"a": {"type": "string"}}),
+        ]
+    )
+    del module
+    spec = [
+        {**seeds_tool("closed", {"a": {"type": "string"}}), "additionalProperties": False},
+        {
+            **seeds_tool("typed", {"a": {"type": "string"}}),
+            "additionalProperties": {"type": "integer"},
+        },
+        seeds_tool("open", {"a": {"type": "string"}}),
+    ]
+    module = compile_spec(spec)
+    with pytest.raises(ValidationError):
+        module.ClosedCall.model_validate({"_tool": "closed", "zz": 1})
+    assert dump(module.TypedCall.model_validate({"_tool": "typed", "zz": 1})) == {
+        "_tool": "typed",
+        "zz": 1,
+    }
+    with pytest.raises(ValidationError):
+        module.TypedCall.model_validate({"_tool": "typed", "zz": "no"})
+    kept = {"_tool": "open", "zz": {"deep": [1, None]}}
+    assert dump(module.OpenCall.model_validate(kept)) == kept
+
+
+def test_refs_and_recursion(compile_spec: CompileSpec) -> None:
+    tree = {
+        "type": "object",
+        "properties": {
+            "value": {"type": "integer"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+        },
+        "required": ["value"],
+    }
+    spec = {
+        "$defs": {"Node": tree, "Color": {"enum": ["red", "green"]}},
+        "tools": [
+            {
+                "name": "walk",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "root": {"$ref": "#/$defs/Node"},
+                        "color": {"$ref": "#/$defs/Color"},
+                    },
+                    "required": ["root"],
+                },
+            }
+        ],
+    }
+    module = compile_spec(spec)
+    payload = {
+        "_tool": "walk",
+        "root": {"value": 1, "children": [{"value": 2, "children": [{"value": 3}]}]},
+        "color": "red",
+    }
+    call = module.CallAdapter.validate_json(json.dumps(payload))
+    assert dump(call) == payload
+    assert call.root.children[0].children[0].value == 3
+    with pytest.raises(ValidationError):
+        module.CallAdapter.validate_python(
+            {**payload, "root": {"value": 1, "children": [{"value": "x"}]}}
+        )
+    with pytest.raises(ValidationError):
+        module.CallAdapter.validate_python({**payload, "color": "blue"})
+
+
+def test_relative_file_refs(compile_spec: CompileSpec) -> None:
+    module = compile_spec(
+        [
+            {
+                "name": "geo",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"at": {"$ref": "common/point.json"}},
+                },
+            }
+        ],
+        extra_files={
+            "common/point.json": {
+                "type": "object",
+                "properties": {"lat": {"type": "number"}},
+                "required": ["lat"],
+            }
+        },
+    )
+    assert dump(module.GeoCall.model_validate({"_tool": "geo", "at": {"lat": 1.5}})) == {
+        "_tool": "geo",
+        "at": {"lat": 1.5},
+    }
+    with pytest.raises(ValidationError):
+        module.GeoCall.model_validate({"_tool": "geo", "at": {}})
+
+
+def test_call_union_discriminates_and_response_wraps(compile_spec: CompileSpec) -> None:
+    module = compile_spec(
+        [
+            seeds_tool(
+                "a",
+                {"x": {"type": "string"}},
+                ["x"],
+                _output={"type": "object", "properties": {"n": {"type": "integer"}}},
+            ),
+            seeds_tool("b", {"y": {"type": "integer"}}, ["y"]),
+        ]
+    )
+    response = module.Response[str].model_validate(
+        {
+            "output": None,
+            "calls": [{"_tool": "a", "x": "1", "_output": {"n": 2}}, {"_tool": "b", "y": 2}],
+        }
+    )
+    first, second = response.calls
+    assert isinstance(first, module.ACall) and isinstance(second, module.BCall)
+    assert isinstance(first.output, module.AOutput) and first.output.n == 2
+    with pytest.raises(ValidationError, match="does not match any of the expected tags"):
+        module.CallAdapter.validate_python({"_tool": "c"})
+    with pytest.raises(ValidationError):  # output is required (nullable), calls too
+        module.Response[str].model_validate({"calls": []})
+    assert module.NAME_MAP == {"a": "a", "b": "b"}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "f",
+                        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                        "strict": False,
+                    },
+                }
+            ],
+            id="openai-tools",
+        ),
+        pytest.param(
+            [
+                {
+                    "name": "f",
+                    "description": "d",
+                    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                }
+            ],
+            id="openai-functions",
+        ),
+        pytest.param(
+            {
+                "tools": [
+                    {
+                        "name": "f",
+                        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+                    }
+                ]
+            },
+            id="mcp-tools-list",
+        ),
+        pytest.param(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {
+                    "tools": [
+                        {
+                            "name": "f",
+                            "inputSchema": {
+                                "type": "object",
+                                "properties": {"q": {"type": "string"}},
+                            },
+                        }
+                    ]
+                },
+            },
+            id="mcp-jsonrpc",
+        ),
+        pytest.param(
+            [
+                {
+                    "name": "f",
+                    "description": "d",
+                    "parameters": [
+                        {"name": "q", "type": "string", "description": "query", "required": False}
+                    ],
+                }
+            ],
+            id="agentb",
+        ),
+        pytest.param(
+            {"f": {"type": "object", "properties": {"q": {"type": "string"}}}}, id="seeds-map"
+        ),
+        pytest.param(
+            [
+                {
+                    "name": "f",
+                    "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+                    "executionType": "internal",
+                }
+            ],
+            id="gateway",
+        ),
+    ],
+)
+def test_every_input_format(compile_spec: CompileSpec, spec: Any) -> None:
+    module = compile_spec(spec)
+    (tool,) = module.TOOLS
+    assert tool.name == "f"
+    assert dump(module.FCall.model_validate({"_tool": "f", "q": "x"})) == {"_tool": "f", "q": "x"}
+    with pytest.raises(ValidationError):
+        module.FCall.model_validate({"_tool": "f", "q": 1})
+
+
+def test_gateway_config_is_carried(compile_spec: CompileSpec) -> None:
+    execution = {
+        "url": "https://api.example.com/data",
+        "method": "POST",
+        "headers": {"Authorization": "Bearer ${env.API_KEY}"},
+        "body": {"query": "{{input.query}}"},
+        "timeout": 30000,
+    }
+    module = compile_spec(
+        [
+            {
+                "name": "fetch",
+                "description": "d",
+                "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}},
+                "executionType": "gateway",
+                "visible": True,
+                "execution": execution,
+            },
+            {
+                "name": "confirm",
+                "inputSchema": {"type": "object"},
+                "executionType": "space",
+                "display": {"customUI": "confirmAction"},
+            },
+            {"name": "quiet", "inputSchema": {"type": "object"}, "executionType": "internal"},
+        ]
+    )
+    fetch, confirm, quiet = module.TOOLS
+    assert (
+        fetch.execution == execution and fetch.execution_type == "gateway" and fetch.visible is True
+    )
+    assert fetch.activity == "fetch"  # a declarative execution makes the tool explicit
+    assert (
+        confirm.execution_type == "space"
+        and confirm.visible is True
+        and confirm.display == {"customUI": "confirmAction"}
+    )
+    assert quiet.visible is False  # internal tools default to invisible
+
+
+def test_bfcl_types_are_mapped(compile_spec: CompileSpec) -> None:
+    fn = {
+        "name": "calc.area",
+        "description": "d",
+        "parameters": {
+            "type": "dict",
+            "properties": {
+                "base": {"type": "float"},
+                "n": {"type": "long"},
+                "opts": {"type": "HashMap"},
+                "pair": {"type": "tuple", "items": {"type": "integer"}},
+                "anything": {"type": "any"},
+                "name": {"type": "String"},
+            },
+            "required": ["base"],
+        },
+    }
+    module = compile_spec(
+        json.dumps({"id": "r1", "question": [], "function": [fn]})
+        + "\n"
+        + json.dumps({"id": "r2", "question": [], "function": [fn]})
+        + "\n"
+    )
+    (tool,) = module.TOOLS
+    assert (
+        tool.name == "calc.area"
+        and tool.provider_name == "calc_area"
+        and tool.toolsets == ("r1", "r2")
+    )
+    assert module.NAME_MAP == {"calc_area": "calc.area"}
+    payload = {
+        "_tool": "calc.area",
+        "base": 1.5,
+        "n": 2,
+        "opts": {"k": [1]},
+        "pair": [1, 2],
+        "anything": None,
+        "name": "x",
+    }
+    assert dump(module.CalcAreaCall.model_validate(payload)) == payload
+    assert tool.parameters["properties"]["base"] == {"type": "number"}
+
+
+def test_mcp_output_schema_becomes_output_model(compile_spec: CompileSpec) -> None:
+    module = compile_spec(
+        [
+            {
+                "name": "f",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {"ok": {"type": "boolean"}},
+                    "required": ["ok"],
+                },
+            }
+        ]
+    )
+    assert module.FOutput.model_validate({"ok": True}).ok is True
+    with pytest.raises(ValidationError):
+        module.FOutput.model_validate({})
+
+
+def test_tool_without_output_accepts_any_json(compile_spec: CompileSpec) -> None:
+    module = compile_spec([{"name": "f", "inputSchema": {"type": "object"}}])
+    for value in (None, 1, "x", [1, {"a": None}], {"k": "v"}):
+        assert module.FOutput.model_validate(value).root == value
