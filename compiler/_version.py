@@ -2,7 +2,12 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-try:
-    VERSION = version("toolbind")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    VERSION = "0.0.0+source"
+
+def _version() -> str:
+    try:
+        return version("toolbind")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without an install
+        return "0.0.0+source"
+
+
+VERSION = _version()

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from toolbind.compiler import compile_to_directory, load_package
 
@@ -84,3 +85,10 @@ def load_spec_file(path: Path) -> Any:
 def unload(prefix: str) -> None:
     for key in [k for k in sys.modules if k == prefix or k.startswith(prefix + ".")]:
         del sys.modules[key]
+
+
+def instances_of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Valid instances of a JSON Schema (hypothesis-jsonschema, typed for pyright)."""
+    from hypothesis_jsonschema import from_schema  # pyright: ignore[reportUnknownVariableType]
+
+    return from_schema(schema)  # pyright: ignore[reportUnknownVariableType]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from ..ir import (
     NeverNode,
     NullNode,
     NumberNode,
+    NumericBounds,
     ObjectNode,
     Property,
     RefNode,
@@ -42,6 +44,7 @@ from ..ir import (
     StringNode,
     ToolSpec,
     UnionNode,
+    freeze,
     thaw,
 )
 from .schemas import SchemaEmitter
@@ -145,7 +148,7 @@ def docstring(text: str) -> str:
             )
         else:
             out.append(ch)
-    body = "".join(out)
+    body = "\n".join(line.rstrip() for line in "".join(out).split("\n"))
     return f'"""{body}"""'
 
 
@@ -541,32 +544,7 @@ class PythonBackend:
             return None
         value = thaw(raw)
         node = prop.schema
-        fits = (
-            (
-                isinstance(node, StringNode)
-                and isinstance(value, str)
-                and node.pattern is None
-                and node.min_length is None
-                and node.max_length is None
-            )
-            or (isinstance(node, BooleanNode) and isinstance(value, bool))
-            or (
-                isinstance(node, IntegerNode)
-                and type(value) is int
-                and node.bounds == type(node.bounds)()
-            )
-            or (
-                isinstance(node, NumberNode)
-                and type(value) in (int, float)
-                and node.bounds == type(node.bounds)()
-            )
-            or (
-                isinstance(node, LiteralNode)
-                and raw in node.values
-                and isinstance(value, (str, int, bool))
-                and _literal_ok(node)
-            )
-        )
+        fits = _scalar_default_fits(node, value)
         return py_literal(value) if fits else None
 
     # -- types -------------------------------------------------------------------------------
@@ -703,6 +681,39 @@ class PythonBackend:
                 target = self.defs[node.target]
                 name = self.names.def_names[node.target]
                 return name, _admits_null(target.node, self.defs, set())
+
+
+def _within(bounds: NumericBounds, value: float) -> bool:
+    b = bounds
+    return (
+        (b.minimum is None or value >= b.minimum)
+        and (b.maximum is None or value <= b.maximum)
+        and (b.exclusive_minimum is None or value > b.exclusive_minimum)
+        and (b.exclusive_maximum is None or value < b.exclusive_maximum)
+        and (b.multiple_of is None or (value / b.multiple_of).is_integer())
+    )
+
+
+def _scalar_default_fits(node: SchemaNode, value: Any) -> bool:
+    """Whether a JSON default is a scalar the field's type accepts (else no Python default)."""
+    match node:
+        case StringNode():
+            return (
+                isinstance(value, str)
+                and node.pattern is None
+                and (node.min_length is None or len(value) >= node.min_length)
+                and (node.max_length is None or len(value) <= node.max_length)
+            )
+        case BooleanNode():
+            return isinstance(value, bool)
+        case IntegerNode():
+            return type(value) is int and _within(node.bounds, value)
+        case NumberNode():
+            return type(value) in (int, float) and math.isfinite(value) and _within(node.bounds, value)
+        case LiteralNode():
+            return freeze(value) in node.values and isinstance(value, (str, int, bool)) and _literal_ok(node)
+        case _:
+            return False
 
 
 def _offered_together(a: ToolSpec, b: ToolSpec) -> bool:

@@ -108,6 +108,7 @@ def read_document(doc: Document, path: Path | None, diags: Diagnostics) -> SpecP
         found = [
             seeds.read_tool(reader, schema, loc.child(key), key=key)
             for key, schema in schema_map.items()
+            if key not in seeds.MAP_RESERVED_KEYS
         ]
         return _package(doc, "seeds", [t for t in found if t is not None], reader, diags)
     if not items:

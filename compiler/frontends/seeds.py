@@ -22,9 +22,16 @@ def is_tool(value: Any) -> bool:
     return props is not None and "_tool" in props
 
 
+# Keys of a name → schema map that hold shared material rather than a tool.
+MAP_RESERVED_KEYS = frozenset({"$defs", "definitions", "$schema", "$id", "$comment"})
+
+
 def is_schema_map(value: Any) -> bool:
     obj = as_object(value)
-    return obj is not None and bool(obj) and all(_is_object_schema(v) for v in obj.values())
+    if obj is None:
+        return False
+    entries = [v for k, v in obj.items() if k not in MAP_RESERVED_KEYS]
+    return bool(entries) and all(_is_object_schema(v) for v in entries)
 
 
 def _is_object_schema(value: Any) -> bool:

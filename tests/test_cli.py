@@ -1,0 +1,162 @@
+"""The ``toolbind`` command: generate, --check, schema, exit codes, all-or-nothing output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+SEEDS = REPO / "specs" / "seeds.yaml"
+
+
+def toolbind(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+    )
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_version() -> None:
+    result = toolbind("--version")
+    assert result.returncode == 0
+    assert result.stdout.startswith("toolbind ")
+
+
+def test_committed_generated_tree_is_up_to_date() -> None:
+    result = toolbind("generate", "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "up to date" in result.stderr
+
+
+def test_generate_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    assert toolbind("generate", "specs", "-o", str(first)).returncode == 0
+    assert toolbind("generate", "specs", "-o", str(second)).returncode == 0
+    assert snapshot(first) == snapshot(second)
+    assert snapshot(first) == {
+        k: v for k, v in snapshot(REPO / "generated").items() if "__pycache__" not in k
+    }
+    for rel, data in snapshot(first).items():
+        text = data.decode("utf-8")
+        assert str(REPO) not in text, f"{rel} holds an absolute path"
+
+
+def test_check_reports_a_stale_tree_with_a_diff(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert toolbind("generate", "specs", "-o", str(out)).returncode == 0
+    models = out / "seeds" / "models.py"
+    models.write_text(models.read_text(encoding="utf-8") + "# edited by hand\n", encoding="utf-8")
+    result = toolbind("generate", "specs", "-o", str(out), "--check")
+    assert result.returncode == 1
+    assert "-# edited by hand" in result.stdout
+    assert "stale" in result.stderr
+
+
+def test_removed_tools_leave_no_files_behind(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    shutil.copy(SEEDS, specs / "one.yaml")
+    shutil.copy(SEEDS, specs / "two.yaml")
+    out = tmp_path / "out"
+    assert toolbind("generate", str(specs), "-o", str(out), cwd=tmp_path).returncode == 0
+    assert (out / "two" / "models.py").exists()
+    (specs / "two.yaml").unlink()
+    assert toolbind("generate", str(specs), "-o", str(out), cwd=tmp_path).returncode == 0
+    assert not (out / "two").exists()
+    assert json.loads((out / "toolbind.json").read_text(encoding="utf-8"))["packages"] == {
+        "one": "specs/one.yaml"
+    }
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["generate", "--no-such-flag"], "No such option"),
+        (["schema"], "Missing argument"),
+        (["frobnicate"], "No such command"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    result = toolbind(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_output_path_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("keep me", encoding="utf-8")
+    result = toolbind("generate", str(SEEDS), "-o", str(target))
+    assert result.returncode == 2
+    assert "the output path is a file" in result.stderr
+    assert target.read_text(encoding="utf-8") == "keep me"
+
+
+def test_never_replaces_a_directory_toolbind_did_not_write(tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.py").write_text("user code", encoding="utf-8")
+    result = toolbind("generate", str(SEEDS), "-o", str(out))
+    assert result.returncode == 2
+    assert "holds files toolbind did not write" in result.stderr
+    assert (out / "notes.py").read_text(encoding="utf-8") == "user code"
+
+
+def test_missing_spec_is_a_located_error(tmp_path: Path) -> None:
+    result = toolbind("generate", "nope.yaml", "-o", str(tmp_path / "o"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert (
+        "nope.yaml#: error: no such file or directory — a spec file or a directory of specs"
+        in result.stderr
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_interrupted_swap_is_repaired(tmp_path: Path) -> None:
+    """A run killed between its two renames leaves `.out.old-*`; the next run restores it first."""
+    out = tmp_path / "out"
+    assert toolbind("generate", str(SEEDS), "-o", str(out)).returncode == 0
+    before = snapshot(out)
+    out.rename(tmp_path / ".out.old-12345")
+    assert toolbind("generate", str(SEEDS), "-o", str(out), "--check").returncode == 1
+    assert toolbind("generate", str(SEEDS), "-o", str(out)).returncode == 0
+    assert snapshot(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_schema_command_prints_json() -> None:
+    result = toolbind("schema", "specs/seeds.yaml", "--tool", "weatherCheck")
+    assert result.returncode == 0, result.stderr
+    schema = json.loads(result.stdout)
+    assert schema["properties"]["calls"]["items"]["properties"]["_tool"] == {
+        "const": "weatherCheck"
+    }
+
+
+def test_schema_for_an_unknown_tool_names_the_choices() -> None:
+    result = toolbind("schema", "specs/seeds.yaml", "--tool", "nope")
+    assert result.returncode == 1
+    assert (
+        "no tool named 'nope' — one of 'sentimentAnalysis', 'weatherCheck', 'sendEmail', 'greetUser'"
+        in result.stderr
+    )

@@ -1,0 +1,49 @@
+"""The public surfaces stay small and deliberate: a change here is an API change."""
+
+from __future__ import annotations
+
+import toolbind.compiler
+import toolbind.runtime
+import toolbind.runtime.types
+
+
+def test_compiler_surface() -> None:
+    assert toolbind.compiler.__all__ == [
+        "Diagnostic",
+        "GeneratedTree",
+        "OutputError",
+        "SpecError",
+        "compile_to_directory",
+        "composed_schema",
+        "generate_tree",
+        "load_package",
+    ]
+
+
+def test_runtime_surface() -> None:
+    assert toolbind.runtime.__all__ == [
+        "ComposableTool",
+        "ToolBinding",
+        "compose",
+        "nullable",
+        "resolve_activity",
+        "tool_schema",
+    ]
+
+
+def test_runtime_types_surface_is_sorted_and_complete() -> None:
+    names = toolbind.runtime.types.__all__
+    assert names == sorted(names)
+    for name in names:
+        assert hasattr(toolbind.runtime.types, name)
+
+
+def test_runtime_never_imports_the_compiler() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, toolbind.runtime, toolbind.runtime.types; print(any(m.startswith('toolbind.compiler') for m in sys.modules))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
