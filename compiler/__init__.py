@@ -1,6 +1,7 @@
 """toolbind.compiler: tool specs in, typed bindings packages out.
 
-Data flows one way: ``frontends`` (spec → IR) → ``passes`` (IR → IR) → ``backends`` (IR → text).
+Data flows one way: ``frontends`` (spec → IR) → ``backends`` (IR → text); IR → IR passes go in
+``passes/`` when one is needed.
 The public surface is small; everything else is private.
 """
 

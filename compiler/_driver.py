@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ._load import SPEC_SUFFIXES, display_path
 from ._version import VERSION
-from .backends.python import PythonBackend
+from .backends.python import PythonBackend, scaffold_for
 from .diagnostics import Diagnostic, Diagnostics, SpecError
 from .frontends import read_spec
 from .ir import SourceLocation, SpecPackage
@@ -112,6 +112,39 @@ def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, st
         + "\n"
     )
     return files
+
+
+def scaffold(spec: Path, import_path: str | None = None) -> tuple[str, str]:
+    """The Activity scaffold module for ``spec`` and the package name it is generated as.
+
+    ``import_path`` is where the user's code imports the generated package from (default
+    ``generated.<package>``). Raises ``SpecError`` like ``build``.
+    """
+    diags = Diagnostics()
+    packages = read_specs(find_specs([spec], diags), diags)
+    if diags.has_errors or not packages:
+        raise SpecError(diags.items)
+    (pkg,) = packages
+    name = module_name(Path(pkg.source).stem)
+    rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    text = scaffold_for(rendered, import_path or f"generated.{name}")
+    return format_source(text), name
+
+
+def format_source(text: str) -> str:
+    """ruff-format one module held in memory."""
+    result = subprocess.run(
+        [ruff_binary(), *RUFF_ARGS, "--stdin-filename", "module.py", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{result.stderr}")
+    return result.stdout
 
 
 def ruff_binary() -> str:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ._api import composed_schema, generate_tree
-from ._driver import OutputError, diff_tree, write_tree
+from ._driver import OutputError, diff_tree, scaffold, write_tree
 from ._load import Document, load_document
 from ._version import VERSION
 from .diagnostics import Diagnostic, SpecError
@@ -177,6 +177,41 @@ def schema(
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
     sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+
+
+@app.command("scaffold")
+def scaffold_command(
+    spec: Annotated[Path, typer.Argument(help="A spec file.", show_default=False)],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", help="The module to write (never overwritten).", show_default=False
+        ),
+    ],
+    package: Annotated[
+        str | None,
+        typer.Option(
+            "--package", help="Import path of the generated package (default: generated.<name>)."
+        ),
+    ] = None,
+) -> None:
+    """Write a starting module of Activity functions for SPEC's tools, once: it is yours to edit."""
+    if out.exists():
+        raise _usage(
+            f"{out}: already exists — scaffold writes a new file only, so your code is never overwritten"
+        )
+    try:
+        text, _ = scaffold(spec, package)
+    except SpecError as exc:
+        _render(exc.diagnostics)
+        raise typer.Exit(1) from None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise _usage(f"{out}: cannot write ({exc.strerror or exc})") from None
+    _err.print(f"{spec} → {out} (Activity functions to fill in)", markup=False)
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from .conftest import REPO, instances_of
 
 GENERATED = REPO / "generated"
 PACKAGES = sorted(json.loads((GENERATED / "toolbind.json").read_text(encoding="utf-8"))["packages"])
-EXAMPLES = max(100, settings.default.max_examples)
+EXAMPLES = max(100, settings().max_examples)
 
 
 def spec_tools() -> list[ToolBinding]:

@@ -69,6 +69,13 @@ META_FIELDS = (
 
 
 _IMPORTS_MARK = "# <toolbind:imports>"
+_IMPORT_MARK = "__toolbind_package__"  # where the scaffold imports the generated package from
+
+
+def scaffold_for(rendered: Rendered, import_path: str) -> str:
+    """The Activity scaffold of ``rendered``, importing the package as ``import_path``."""
+    return rendered.scaffold.replace(_IMPORT_MARK, import_path)
+
 
 # Where every name a generated module may use comes from.
 _IMPORT_SOURCES: dict[str, str] = {
@@ -199,10 +206,11 @@ class ToolView:
 
 @dataclass
 class Rendered:
-    """The files of one generated package, keyed by relative path."""
+    """The files of one generated package, keyed by relative path, and its Activity scaffold."""
 
     package: str
     files: dict[str, str]
+    scaffold: str  # a starting module for the user's Activities (written only on request)
 
 
 class _Namer:
@@ -332,7 +340,10 @@ class PythonBackend:
             "py.typed": "",
             "tools.json": self._tools_json(tools),
         }
-        return Rendered(package=self.package, files=files)
+        scaffold = _ENV.get_template("scaffold.py.jinja").render(
+            {**ctx, "import_path": _IMPORT_MARK}
+        )
+        return Rendered(package=self.package, files=files, scaffold=scaffold)
 
     def _toolsets(self) -> list[tuple[str, list[str]]]:
         sets: dict[str, list[str]] = {}
@@ -709,9 +720,15 @@ def _scalar_default_fits(node: SchemaNode, value: Any) -> bool:
         case IntegerNode():
             return type(value) is int and _within(node.bounds, value)
         case NumberNode():
-            return type(value) in (int, float) and math.isfinite(value) and _within(node.bounds, value)
+            return (
+                type(value) in (int, float) and math.isfinite(value) and _within(node.bounds, value)
+            )
         case LiteralNode():
-            return freeze(value) in node.values and isinstance(value, (str, int, bool)) and _literal_ok(node)
+            return (
+                freeze(value) in node.values
+                and isinstance(value, (str, int, bool))
+                and _literal_ok(node)
+            )
         case _:
             return False
 

@@ -1,0 +1,65 @@
+"""`toolbind scaffold`: a starting Activity module, written once, checked against the protocols."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import REPO
+from .test_cli import toolbind
+
+PYRIGHT = Path(sys.executable).parent / "pyright"
+
+
+def pyright(project: Path) -> list[str]:
+    (project / "pyrightconfig.json").write_text(
+        json.dumps(
+            {"typeCheckingMode": "strict", "pythonVersion": "3.11", "reportMissingTypeStubs": False}
+        ),
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [str(PYRIGHT), "--outputjson", "--pythonpath", sys.executable],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(result.stdout)
+    return [d["message"] for d in report["generalDiagnostics"] if d["severity"] == "error"]
+
+
+def test_scaffold_matches_the_activity_protocols(tmp_path: Path) -> None:
+    shutil.copytree(
+        REPO / "generated" / "seeds",
+        tmp_path / "seeds",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    target = tmp_path / "activities.py"
+    result = toolbind("scaffold", "specs/seeds.yaml", "-o", str(target), "--package", "seeds")
+    assert result.returncode == 0, result.stderr
+    text = target.read_text(encoding="utf-8")
+    assert "async def weather_check(call: WeatherCheckCall) -> WeatherCheckOutput:" in text
+    assert pyright(tmp_path) == []
+    # an Activity that returns the wrong type no longer satisfies its protocol
+    target.write_text(
+        text.replace(
+            "async def greet_user(call: GreetUserCall) -> GreetUserOutput:",
+            "async def greet_user(call: GreetUserCall) -> WeatherCheckOutput:",
+        ),
+        encoding="utf-8",
+    )
+    errors = pyright(tmp_path)
+    assert any("GreetUserActivity" in e for e in errors), errors
+
+
+def test_scaffold_never_overwrites(tmp_path: Path) -> None:
+    target = tmp_path / "mine.py"
+    target.write_text("my code", encoding="utf-8")
+    result = toolbind("scaffold", "specs/seeds.yaml", "-o", str(target))
+    assert result.returncode == 2
+    assert "already exists" in result.stderr
+    assert target.read_text(encoding="utf-8") == "my code"
