@@ -7,6 +7,7 @@ The public surface is small; everything else is private.
 
 from ._api import compile_to_directory, composed_schema, generate_tree, load_package
 from ._driver import GeneratedTree, OutputError
+from ._model import model_from_schema
 from .diagnostics import Diagnostic, SpecError
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "composed_schema",
     "generate_tree",
     "load_package",
+    "model_from_schema",
 ]

@@ -491,3 +491,19 @@ def test_tool_without_output_accepts_any_json(compile_spec: CompileSpec) -> None
     module = compile_spec([{"name": "f", "inputSchema": {"type": "object"}}])
     for value in (None, 1, "x", [1, {"a": None}], {"k": "v"}):
         assert module.FOutput.model_validate(value).root == value
+
+
+def test_output_that_refers_to_a_shared_enum(compile_spec: CompileSpec) -> None:
+    spec = {
+        "$defs": {"Mood": {"enum": ["happy", "sad"]}},
+        "feel": {
+            "type": "object",
+            "properties": {"_tool": {"const": "feel"}, "_output": {"$ref": "#/$defs/Mood"}},
+        },
+    }
+    module = compile_spec(spec)
+    assert module.FeelOutput.model_validate("sad").root == "sad"
+    with pytest.raises(ValidationError):
+        module.FeelOutput.model_validate("meh")
+    call = module.FeelCall.model_validate({"_tool": "feel", "_output": "happy"})
+    assert call.output is not None and call.output.root == "happy"

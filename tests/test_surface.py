@@ -17,6 +17,7 @@ def test_compiler_surface() -> None:
         "composed_schema",
         "generate_tree",
         "load_package",
+        "model_from_schema",
     ]
 
 

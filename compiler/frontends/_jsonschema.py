@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -134,6 +134,9 @@ class SchemaLowerer:
     diags: Diagnostics
     dialect: Dialect = "jsonschema"
     allow_remote_files: bool = True
+    # Documents that ``$ref``s may name by absolute URI (``model_from_schema(remotes=...)``);
+    # nothing is ever fetched.
+    remotes: Mapping[str, Any] = field(default_factory=lambda: {})
     definitions: dict[str, Definition] = field(default_factory=lambda: {})
     _pending: list[tuple[str, str, Any, _Context, SourceLocation]] = field(
         default_factory=lambda: []
@@ -239,8 +242,11 @@ class SchemaLowerer:
     ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
         uri, fragment = urldefrag(ref)
         target_ctx = ctx
-        if uri:
-            if "://" in uri or uri.startswith("//"):
+        if uri and uri in self.remotes:
+            remote = self.remotes[uri]
+            target_ctx = _Context(file=uri, path=None, root=remote, resource=remote, base="")
+        elif uri:
+            if "://" in uri or uri.startswith("//") or uri.startswith("urn:"):
                 self.diags.error(
                     loc.child("$ref"),
                     f"$ref {ref!r} points to a URL",

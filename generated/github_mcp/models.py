@@ -264,13 +264,6 @@ __all__ = [
 ]
 
 
-class ActionsGetOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ActionsGetCall(ToolCall):
     """Get details about specific GitHub Actions resources.
     Use this tool to get details about individual workflows, workflow runs, jobs, and artifacts by their unique IDs."""
@@ -294,13 +287,6 @@ class ActionsGetCall(ToolCall):
     resource_id: JsonStr = Field(
         description="The unique identifier of the resource. This will vary based on the \"method\" provided, so ensure you provide the correct ID:\n- Provide a workflow ID or workflow file name (e.g. ci.yaml) for 'get_workflow' method.\n- Provide a workflow run ID for 'get_workflow_run', 'get_workflow_run_usage', and 'get_workflow_run_logs_url' methods.\n- Provide an artifact ID for 'download_workflow_run_artifact' method.\n- Provide a job ID for 'get_workflow_job' method.\n"
     )
-
-
-class ActionsListOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ActionsListCall(ToolCall):
@@ -399,13 +385,6 @@ class ActionsListCallWorkflowRunsFilter(ToolModel):
     ] = Field(default=None, description="Filter workflow runs to only runs with a specific status")
 
 
-class ActionsRunTriggerOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ActionsRunTriggerCall(ToolCall):
     """Trigger GitHub Actions workflow operations, including running, re-running, cancelling workflow runs, and deleting workflow run logs."""
 
@@ -440,13 +419,6 @@ class ActionsRunTriggerCall(ToolCall):
         default=None,
         description="The workflow ID (numeric) or workflow file name (e.g., main.yml, ci.yaml). Required for 'run_workflow' method.",
     )
-
-
-class AddCommentToPendingReviewOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class AddCommentToPendingReviewCall(ToolCall):
@@ -488,13 +460,6 @@ class AddCommentToPendingReviewCall(ToolCall):
     )
 
 
-class AddIssueCommentOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class AddIssueCommentCall(ToolCall):
     """Add a comment and/or reaction to a specific issue or issue comment in a GitHub repository. Use this tool with pull requests as well (in this case pass pull request number as issue_number), but only if user is not asking specifically to add or react to review comments. At least one of body or reaction is required."""
 
@@ -522,13 +487,6 @@ class AddIssueCommentCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class AddIssueCommentReactionOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class AddIssueCommentReactionCall(ToolCall):
     """Add a reaction to an issue or pull request comment."""
 
@@ -550,13 +508,6 @@ class AddIssueCommentReactionCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class AddIssueReactionOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class AddIssueReactionCall(ToolCall):
     """Add a reaction to an issue or pull request."""
 
@@ -572,13 +523,6 @@ class AddIssueReactionCall(ToolCall):
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The issue number")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
-
-
-class AddPullRequestReviewCommentOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class AddPullRequestReviewCommentCall(ToolCall):
@@ -620,13 +564,6 @@ class AddPullRequestReviewCommentCall(ToolCall):
     )
 
 
-class AddPullRequestReviewCommentReactionOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class AddPullRequestReviewCommentReactionCall(ToolCall):
     """Add a reaction to a pull request review comment."""
 
@@ -646,13 +583,6 @@ class AddPullRequestReviewCommentReactionCall(ToolCall):
     )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
-
-
-class AddReplyToPullRequestCommentOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class AddReplyToPullRequestCommentCall(ToolCall):
@@ -686,13 +616,6 @@ class AddReplyToPullRequestCommentCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class AddSubIssueOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class AddSubIssueCall(ToolCall):
     """Add a sub-issue to a parent issue."""
 
@@ -711,13 +634,6 @@ class AddSubIssueCall(ToolCall):
     sub_issue_id: JsonNumber = Field(
         description="The ID of the sub-issue to add. ID is not the same as issue number"
     )
-
-
-class AssignCopilotToIssueOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class AssignCopilotToIssueCall(ToolCall):
@@ -749,13 +665,6 @@ class AssignCopilotToIssueCall(ToolCall):
     issue_number: JsonNumber = Field(description="Issue number")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
-
-
-class AssignCopilotToIssueWithIntentOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class AssignCopilotToIssueWithIntentCall(ToolCall):
@@ -798,13 +707,6 @@ class AssignCopilotToIssueWithIntentCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class CreateBranchOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class CreateBranchCall(ToolCall):
     """Create a new branch in a GitHub repository"""
 
@@ -820,13 +722,6 @@ class CreateBranchCall(ToolCall):
     )
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
-
-
-class CreateGistOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class CreateGistCall(ToolCall):
@@ -846,13 +741,6 @@ class CreateGistCall(ToolCall):
     public: JsonBool = Field(default=False, description="Whether the gist is public")
 
 
-class CreateIssueOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class CreateIssueCall(ToolCall):
     """Create a new issue in a GitHub repository with a title and optional body."""
 
@@ -868,13 +756,6 @@ class CreateIssueCall(ToolCall):
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
     title: JsonStr = Field(description="Issue title")
-
-
-class CreateOrUpdateFileOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class CreateOrUpdateFileCall(ToolCall):
@@ -910,13 +791,6 @@ class CreateOrUpdateFileCall(ToolCall):
     )
 
 
-class CreatePullRequestOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class CreatePullRequestCall(ToolCall):
     """Create a new pull request in a GitHub repository."""
 
@@ -942,13 +816,6 @@ class CreatePullRequestCall(ToolCall):
         description="GitHub usernames or ORG/team-slug team reviewers to request reviews from",
     )
     title: JsonStr = Field(description="PR title")
-
-
-class CreatePullRequestReviewOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class CreatePullRequestReviewCall(ToolCall):
@@ -981,13 +848,6 @@ class CreatePullRequestReviewCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class CreateRepositoryOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class CreateRepositoryCall(ToolCall):
     """Create a new GitHub repository in your account or specified organization"""
 
@@ -1014,13 +874,6 @@ class CreateRepositoryCall(ToolCall):
     )
 
 
-class DeleteFileOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class DeleteFileCall(ToolCall):
     """Delete a file from a GitHub repository"""
 
@@ -1035,13 +888,6 @@ class DeleteFileCall(ToolCall):
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     path: JsonStr = Field(description="Path to the file to delete")
     repo: JsonStr = Field(description="Repository name")
-
-
-class DeletePendingPullRequestReviewOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class DeletePendingPullRequestReviewCall(ToolCall):
@@ -1062,13 +908,6 @@ class DeletePendingPullRequestReviewCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class DeleteRepositoryOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class DeleteRepositoryCall(ToolCall):
     """Delete a GitHub repository after the user confirms the exact owner/repository name"""
 
@@ -1080,13 +919,6 @@ class DeleteRepositoryCall(ToolCall):
     output: DeleteRepositoryOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
-
-
-class DiscussionCommentWriteOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class DiscussionCommentWriteCall(ToolCall):
@@ -1126,13 +958,6 @@ class DiscussionCommentWriteCall(ToolCall):
     )
 
 
-class DismissNotificationOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class DismissNotificationCall(ToolCall):
     """Dismiss a notification by marking it as read or done"""
 
@@ -1146,13 +971,6 @@ class DismissNotificationCall(ToolCall):
         description="The new state of the notification (read/done)"
     )
     thread_id: JsonStr = Field(alias="threadID", description="The ID of the notification thread")
-
-
-class FindDuplicateOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class FindDuplicateCall(ToolCall):
@@ -1183,13 +1001,6 @@ class FindDuplicateCall(ToolCall):
     repo: JsonStr = Field(description="The name of the repository")
 
 
-class ForkRepositoryOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ForkRepositoryCall(ToolCall):
     """Fork a GitHub repository to your account or specified organization"""
 
@@ -1204,13 +1015,6 @@ class ForkRepositoryCall(ToolCall):
     )
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
-
-
-class GetCodeQualityFindingOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetCodeQualityFindingCall(ToolCall):
@@ -1231,13 +1035,6 @@ class GetCodeQualityFindingCall(ToolCall):
     repo: JsonStr = Field(description="The name of the repository.")
 
 
-class GetCodeScanningAlertOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetCodeScanningAlertCall(ToolCall):
     """Get details of a specific code scanning alert in a GitHub repository."""
 
@@ -1252,13 +1049,6 @@ class GetCodeScanningAlertCall(ToolCall):
     alert_number: JsonNumber = Field(alias="alertNumber", description="The number of the alert.")
     owner: JsonStr = Field(description="The owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")
-
-
-class GetCommitOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetCommitCall(ToolCall):
@@ -1287,13 +1077,6 @@ class GetCommitCall(ToolCall):
     sha: JsonStr = Field(description="Commit SHA, branch name, or tag name")
 
 
-class GetDependabotAlertOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetDependabotAlertCall(ToolCall):
     """Get details of a specific dependabot alert in a GitHub repository."""
 
@@ -1308,13 +1091,6 @@ class GetDependabotAlertCall(ToolCall):
     repo: JsonStr = Field(description="The name of the repository.")
 
 
-class GetDiscussionOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetDiscussionCall(ToolCall):
     """Get a specific discussion by ID"""
 
@@ -1327,13 +1103,6 @@ class GetDiscussionCall(ToolCall):
     discussion_number: JsonNumber = Field(alias="discussionNumber", description="Discussion Number")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
-
-
-class GetDiscussionCommentsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetDiscussionCommentsCall(ToolCall):
@@ -1364,13 +1133,6 @@ class GetDiscussionCommentsCall(ToolCall):
         description="Results per page for pagination (min 1, max 100)",
     )
     repo: JsonStr = Field(description="Repository name")
-
-
-class GetFileBlameOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetFileBlameCall(ToolCall):
@@ -1410,13 +1172,6 @@ class GetFileBlameCall(ToolCall):
     )
 
 
-class GetFileContentsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetFileContentsCall(ToolCall):
     """Get the contents of a file or directory from a GitHub repository"""
 
@@ -1452,13 +1207,6 @@ class GetFileContentsCall(ToolCall):
     )
 
 
-class GetGistOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetGistCall(ToolCall):
     """Get gist content of a particular gist, by gist ID"""
 
@@ -1469,13 +1217,6 @@ class GetGistCall(ToolCall):
     )
     output: GetGistOutput | None = Field(default=None, alias="_output")
     gist_id: JsonStr = Field(description="The ID of the gist")
-
-
-class GetGlobalSecurityAdvisoryOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetGlobalSecurityAdvisoryCall(ToolCall):
@@ -1492,13 +1233,6 @@ class GetGlobalSecurityAdvisoryCall(ToolCall):
     ghsa_id: JsonStr = Field(
         alias="ghsaId", description="GitHub Security Advisory ID (format: GHSA-xxxx-xxxx-xxxx)."
     )
-
-
-class GetJobLogsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetJobLogsCall(ToolCall):
@@ -1530,13 +1264,6 @@ class GetJobLogsCall(ToolCall):
     )
 
 
-class GetLabelOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetLabelCall(ToolCall):
     """Get a specific label from a repository."""
 
@@ -1549,13 +1276,6 @@ class GetLabelCall(ToolCall):
     name: JsonStr = Field(description="Label name.")
     owner: JsonStr = Field(description="Repository owner (username or organization name)")
     repo: JsonStr = Field(description="Repository name")
-
-
-class GetLatestReleaseOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetLatestReleaseCall(ToolCall):
@@ -1571,13 +1291,6 @@ class GetLatestReleaseCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class GetMeOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetMeCall(ToolCall):
     """Get details of the authenticated GitHub user. Use this when a request is about the user's own profile for GitHub. Or when information is missing to build other tool calls."""
 
@@ -1587,13 +1300,6 @@ class GetMeCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetMeOutput | None = Field(default=None, alias="_output")
-
-
-class GetNotificationDetailsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetNotificationDetailsCall(ToolCall):
@@ -1612,13 +1318,6 @@ class GetNotificationDetailsCall(ToolCall):
     )
 
 
-class GetReleaseByTagOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetReleaseByTagCall(ToolCall):
     """Get a specific release by its tag name in a GitHub repository"""
 
@@ -1631,13 +1330,6 @@ class GetReleaseByTagCall(ToolCall):
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
     tag: JsonStr = Field(description="Tag name (e.g., 'v1.0.0')")
-
-
-class GetRepositoryTreeOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetRepositoryTreeCall(ToolCall):
@@ -1665,13 +1357,6 @@ class GetRepositoryTreeCall(ToolCall):
     )
 
 
-class GetSecretScanningAlertOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetSecretScanningAlertCall(ToolCall):
     """Get details of a specific secret scanning alert in a GitHub repository."""
 
@@ -1688,13 +1373,6 @@ class GetSecretScanningAlertCall(ToolCall):
     repo: JsonStr = Field(description="The name of the repository.")
 
 
-class GetTagOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetTagCall(ToolCall):
     """Get details about a specific git tag in a GitHub repository"""
 
@@ -1707,13 +1385,6 @@ class GetTagCall(ToolCall):
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
     tag: JsonStr = Field(description="Tag name")
-
-
-class GetTeamMembersOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class GetTeamMembersCall(ToolCall):
@@ -1729,13 +1400,6 @@ class GetTeamMembersCall(ToolCall):
     team_slug: JsonStr = Field(description="Team slug")
 
 
-class GetTeamsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetTeamsCall(ToolCall):
     """Get details of the teams the user is a member of. Limited to organizations accessible with current credentials"""
 
@@ -1749,13 +1413,6 @@ class GetTeamsCall(ToolCall):
         default=None,
         description="Username to get teams for. If not provided, uses the authenticated user.",
     )
-
-
-class IssueDependencyReadOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class IssueDependencyReadCall(ToolCall):
@@ -1781,13 +1438,6 @@ class IssueDependencyReadCall(ToolCall):
         description="Results per page for pagination (min 1, max 100)",
     )
     repo: JsonStr = Field(description="The name of the repository")
-
-
-class IssueDependencyWriteOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class IssueDependencyWriteCall(ToolCall):
@@ -1822,13 +1472,6 @@ class IssueDependencyWriteCall(ToolCall):
     )
 
 
-class IssueReadOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class IssueReadCall(ToolCall):
     """Get information about a specific issue in a GitHub repository."""
 
@@ -1852,13 +1495,6 @@ class IssueReadCall(ToolCall):
         description="Results per page for pagination (min 1, max 100)",
     )
     repo: JsonStr = Field(description="The name of the repository")
-
-
-class IssueWriteOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class IssueWriteCall(ToolCall):
@@ -1932,13 +1568,6 @@ class IssueWriteCallIssueFieldsItem(ToolModel):
     )
 
 
-class LabelWriteOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class LabelWriteCall(ToolCall):
     """Perform write operations on repository labels. To set labels on issues, use the 'update_issue' tool."""
 
@@ -1967,13 +1596,6 @@ class LabelWriteCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class ListBranchesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListBranchesCall(ToolCall):
     """List branches in a GitHub repository"""
 
@@ -1993,13 +1615,6 @@ class ListBranchesCall(ToolCall):
         description="Results per page for pagination (min 1, max 100)",
     )
     repo: JsonStr = Field(description="Repository name")
-
-
-class ListCodeScanningAlertsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListCodeScanningAlertsCall(ToolCall):
@@ -2035,13 +1650,6 @@ class ListCodeScanningAlertsCall(ToolCall):
     tool_name: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The name of the tool used for code scanning."
     )
-
-
-class ListCommitsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListCommitsCall(ToolCall):
@@ -2090,13 +1698,6 @@ class ListCommitsCall(ToolCall):
     )
 
 
-class ListDependabotAlertsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListDependabotAlertsCall(ToolCall):
     """List dependabot alerts in a GitHub repository."""
 
@@ -2125,13 +1726,6 @@ class ListDependabotAlertsCall(ToolCall):
     )
 
 
-class ListDiscussionCategoriesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListDiscussionCategoriesCall(ToolCall):
     """List discussion categories with their id and name, for a repository or organisation."""
 
@@ -2148,13 +1742,6 @@ class ListDiscussionCategoriesCall(ToolCall):
         default=None,
         description="Repository name. If not provided, discussion categories will be queried at the organisation level.",
     )
-
-
-class ListDiscussionsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListDiscussionsCall(ToolCall):
@@ -2194,13 +1781,6 @@ class ListDiscussionsCall(ToolCall):
     )
 
 
-class ListGistsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListGistsCall(ToolCall):
     """List gists for a user"""
 
@@ -2224,13 +1804,6 @@ class ListGistsCall(ToolCall):
     username: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="GitHub username (omit for authenticated user's gists)"
     )
-
-
-class ListGlobalSecurityAdvisoriesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListGlobalSecurityAdvisoriesCall(ToolCall):
@@ -2301,13 +1874,6 @@ class ListGlobalSecurityAdvisoriesCall(ToolCall):
     )
 
 
-class ListIssueFieldsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListIssueFieldsCall(ToolCall):
     """List issue fields for a repository or organization. Returns field definitions including name, type (text, number, date, single_select), and for single_select fields the list of valid option names. When repo is omitted, returns org-level fields directly."""
 
@@ -2326,13 +1892,6 @@ class ListIssueFieldsCall(ToolCall):
     )
 
 
-class ListIssueTypesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListIssueTypesCall(ToolCall):
     """List supported issue types for a repository or its owner organization. When repo is omitted, returns org-level issue types directly."""
 
@@ -2347,13 +1906,6 @@ class ListIssueTypesCall(ToolCall):
         default=None,
         description="The name of the repository. When provided, returns issue types for this specific repository. When omitted, returns org-level issue types directly.",
     )
-
-
-class ListIssuesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListIssuesCall(ToolCall):
@@ -2433,13 +1985,6 @@ class ListIssuesCallFieldFiltersItem(ToolModel):
     )
 
 
-class ListLabelOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListLabelCall(ToolCall):
     """List labels from a repository, ordered by issue count (descending) so the most-used labels are returned first"""
 
@@ -2453,13 +1998,6 @@ class ListLabelCall(ToolCall):
         description="Repository owner (username or organization name) - required for all operations"
     )
     repo: JsonStr = Field(description="Repository name - required for all operations")
-
-
-class ListNotificationsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListNotificationsCall(ToolCall):
@@ -2504,13 +2042,6 @@ class ListNotificationsCall(ToolCall):
     )
 
 
-class ListOrgRepositorySecurityAdvisoriesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListOrgRepositorySecurityAdvisoriesCall(ToolCall):
     """List repository security advisories for a GitHub organization."""
 
@@ -2532,13 +2063,6 @@ class ListOrgRepositorySecurityAdvisoriesCall(ToolCall):
     state: Annotated[Literal["triage", "draft", "published", "closed"] | None, NotNull] = Field(
         default=None, description="Filter by advisory state."
     )
-
-
-class ListPullRequestsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListPullRequestsCall(ToolCall):
@@ -2614,13 +2138,6 @@ class ListPullRequestsCall(ToolCall):
     )
 
 
-class ListReleasesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListReleasesCall(ToolCall):
     """List releases in a GitHub repository"""
 
@@ -2663,13 +2180,6 @@ class ListReleasesCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class ListRepositoryCollaboratorsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListRepositoryCollaboratorsCall(ToolCall):
     """List collaborators of a GitHub repository. Results are paginated; the response includes `nextPage`, `prevPage`, `firstPage`, and `lastPage` fields. To get the next page, use the `nextPage` value as the `page` parameter."""
 
@@ -2697,13 +2207,6 @@ class ListRepositoryCollaboratorsCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class ListRepositorySecurityAdvisoriesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListRepositorySecurityAdvisoriesCall(ToolCall):
     """List repository security advisories for a GitHub repository."""
 
@@ -2726,13 +2229,6 @@ class ListRepositorySecurityAdvisoriesCall(ToolCall):
     state: Annotated[Literal["triage", "draft", "published", "closed"] | None, NotNull] = Field(
         default=None, description="Filter by advisory state."
     )
-
-
-class ListSecretScanningAlertsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ListSecretScanningAlertsCall(ToolCall):
@@ -2777,13 +2273,6 @@ class ListSecretScanningAlertsCall(ToolCall):
     )
 
 
-class ListStarredRepositoriesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListStarredRepositoriesCall(ToolCall):
     """List starred repositories"""
 
@@ -2816,13 +2305,6 @@ class ListStarredRepositoriesCall(ToolCall):
     )
 
 
-class ListTagsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ListTagsCall(ToolCall):
     """List git tags in a GitHub repository"""
 
@@ -2844,13 +2326,6 @@ class ListTagsCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class ManageNotificationSubscriptionOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ManageNotificationSubscriptionCall(ToolCall):
     """Manage a notification subscription: ignore, watch, or delete a notification thread subscription."""
 
@@ -2868,13 +2343,6 @@ class ManageNotificationSubscriptionCall(ToolCall):
     notification_id: JsonStr = Field(
         alias="notificationID", description="The ID of the notification thread."
     )
-
-
-class ManageRepositoryNotificationSubscriptionOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ManageRepositoryNotificationSubscriptionCall(ToolCall):
@@ -2895,13 +2363,6 @@ class ManageRepositoryNotificationSubscriptionCall(ToolCall):
     )
     owner: JsonStr = Field(description="The account owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")
-
-
-class MarkAllNotificationsReadOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class MarkAllNotificationsReadCall(ToolCall):
@@ -2930,13 +2391,6 @@ class MarkAllNotificationsReadCall(ToolCall):
     )
 
 
-class MergePullRequestOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class MergePullRequestCall(ToolCall):
     """Merge a pull request in a GitHub repository."""
 
@@ -2958,13 +2412,6 @@ class MergePullRequestCall(ToolCall):
     owner: JsonStr = Field(description="Repository owner")
     pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
-
-
-class ProjectsGetOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ProjectsGetCall(ToolCall):
@@ -3020,13 +2467,6 @@ class ProjectsGetCall(ToolCall):
     )
 
 
-class ProjectsListOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ProjectsListCall(ToolCall):
     """Tools for listing GitHub Projects resources.
     Use this tool to list projects for a user or organization, or list project fields, items, views, and status updates for a specific project."""
@@ -3078,13 +2518,6 @@ class ProjectsListCall(ToolCall):
         default=None,
         description='Filter/query string. For list_projects: filter by title text and state (e.g. "roadmap is:open"). For list_project_items: advanced filtering using GitHub\'s project filtering syntax.',
     )
-
-
-class ProjectsWriteOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ProjectsWriteCall(ToolCall):
@@ -3213,13 +2646,6 @@ class ProjectsWriteCallIterationsItem(ToolModel):
     title: JsonStr = Field(description="Iteration title (e.g. 'Sprint 1')")
 
 
-class PullRequestReadOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class PullRequestReadCall(ToolCall):
     """Get information on a specific pull request in GitHub repository."""
 
@@ -3257,13 +2683,6 @@ class PullRequestReadCall(ToolCall):
     )
     pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
-
-
-class PullRequestReviewWriteOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class PullRequestReviewWriteCall(ToolCall):
@@ -3306,13 +2725,6 @@ class PullRequestReviewWriteCall(ToolCall):
     )
 
 
-class PushFilesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class PushFilesCall(ToolCall):
     """Push multiple files to a GitHub repository in a single commit"""
 
@@ -3337,13 +2749,6 @@ class PushFilesCallFilesItem(ToolModel):
     path: JsonStr = Field(description="path to the file")
 
 
-class RemoveSubIssueOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class RemoveSubIssueCall(ToolCall):
     """Remove a sub-issue from a parent issue."""
 
@@ -3359,13 +2764,6 @@ class RemoveSubIssueCall(ToolCall):
     sub_issue_id: JsonNumber = Field(
         description="The ID of the sub-issue to remove. ID is not the same as issue number"
     )
-
-
-class ReprioritizeSubIssueOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class ReprioritizeSubIssueCall(ToolCall):
@@ -3393,13 +2791,6 @@ class ReprioritizeSubIssueCall(ToolCall):
     )
 
 
-class RequestCopilotReviewOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class RequestCopilotReviewCall(ToolCall):
     """Request a GitHub Copilot code review for a pull request. Use this for automated feedback on pull requests, usually before requesting a human reviewer."""
 
@@ -3412,13 +2803,6 @@ class RequestCopilotReviewCall(ToolCall):
     owner: JsonStr = Field(description="Repository owner")
     pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
-
-
-class RequestPullRequestReviewersOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class RequestPullRequestReviewersCall(ToolCall):
@@ -3442,13 +2826,6 @@ class RequestPullRequestReviewersCall(ToolCall):
     )
 
 
-class ResolveReviewThreadOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ResolveReviewThreadCall(ToolCall):
     """Resolve a review thread on a pull request. Resolving an already-resolved thread is a no-op."""
 
@@ -3462,13 +2839,6 @@ class ResolveReviewThreadCall(ToolCall):
         alias="threadID",
         description="The node ID of the review thread to resolve (e.g., PRRT_kwDOxxx)",
     )
-
-
-class SearchCodeOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class SearchCodeCall(ToolCall):
@@ -3506,13 +2876,6 @@ class SearchCodeCall(ToolCall):
     )
 
 
-class SearchCommitsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class SearchCommitsCall(ToolCall):
     """Search for commits across GitHub repositories using GitHub's commit search syntax. Useful for finding specific changes, authors, or messages across one or many repositories. Searches the default branch only."""
 
@@ -3539,13 +2902,6 @@ class SearchCommitsCall(ToolCall):
     sort: Annotated[Literal["author-date", "committer-date"] | None, NotNull] = Field(
         default=None, description="Sort by author or committer date (defaults to best match)"
     )
-
-
-class SearchIssuesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class SearchIssuesCall(ToolCall):
@@ -3637,13 +2993,6 @@ class SearchIssuesCall(ToolCall):
     )
 
 
-class SearchOrgsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class SearchOrgsCall(ToolCall):
     """Find GitHub organizations by name, location, or other organization metadata. Ideal for discovering companies, open source foundations, or teams."""
 
@@ -3670,13 +3019,6 @@ class SearchOrgsCall(ToolCall):
     sort: Annotated[Literal["followers", "repositories", "joined"] | None, NotNull] = Field(
         default=None, description="Sort field by category"
     )
-
-
-class SearchPullRequestsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class SearchPullRequestsCall(ToolCall):
@@ -3764,13 +3106,6 @@ class SearchPullRequestsCall(ToolCall):
     )
 
 
-class SearchRepositoriesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class SearchRepositoriesCall(ToolCall):
     """Find GitHub repositories by name, description, readme, topics, or other metadata. Perfect for discovering projects, finding examples, or locating specific repositories across GitHub."""
 
@@ -3803,13 +3138,6 @@ class SearchRepositoriesCall(ToolCall):
     )
 
 
-class SearchUsersOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class SearchUsersCall(ToolCall):
     """Find GitHub users by username, real name, or other profile information. Useful for locating developers, contributors, or team members."""
 
@@ -3837,13 +3165,6 @@ class SearchUsersCall(ToolCall):
         default=None,
         description="Sort users by number of followers or repositories, or when the person joined GitHub.",
     )
-
-
-class SetIssueFieldsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class SetIssueFieldsCall(ToolCall):
@@ -3898,13 +3219,6 @@ class SetIssueFieldsCallFieldsItem(ToolModel):
     )
 
 
-class StarRepositoryOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class StarRepositoryCall(ToolCall):
     """Star a GitHub repository"""
 
@@ -3916,13 +3230,6 @@ class StarRepositoryCall(ToolCall):
     output: StarRepositoryOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
-
-
-class SubIssueWriteOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class SubIssueWriteCall(ToolCall):
@@ -3957,13 +3264,6 @@ class SubIssueWriteCall(ToolCall):
     )
 
 
-class SubmitPendingPullRequestReviewOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class SubmitPendingPullRequestReviewCall(ToolCall):
     """Submit a pending pull request review."""
 
@@ -3988,13 +3288,6 @@ class SubmitPendingPullRequestReviewCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class UiGetOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UiGetCall(ToolCall):
     """Fetch UI data for MCP Apps (labels, assignees, milestones, issue types, branches, issue fields, reviewers)."""
 
@@ -4014,13 +3307,6 @@ class UiGetCall(ToolCall):
     )
 
 
-class UnresolveReviewThreadOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UnresolveReviewThreadCall(ToolCall):
     """Unresolve a previously resolved review thread on a pull request. Unresolving an already-unresolved thread is a no-op."""
 
@@ -4038,13 +3324,6 @@ class UnresolveReviewThreadCall(ToolCall):
     )
 
 
-class UnstarRepositoryOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UnstarRepositoryCall(ToolCall):
     """Unstar a GitHub repository"""
 
@@ -4056,13 +3335,6 @@ class UnstarRepositoryCall(ToolCall):
     output: UnstarRepositoryOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
-
-
-class UpdateGistOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class UpdateGistCall(ToolCall):
@@ -4080,13 +3352,6 @@ class UpdateGistCall(ToolCall):
     )
     filename: JsonStr = Field(description="Filename to update or create")
     gist_id: JsonStr = Field(description="ID of the gist to update")
-
-
-class UpdateIssueAssigneesOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class UpdateIssueAssigneesCall(ToolCall):
@@ -4124,13 +3389,6 @@ class UpdateIssueAssigneesCallAssigneesItemOption2(ToolModel):
     )
 
 
-class UpdateIssueBodyOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UpdateIssueBodyCall(ToolCall):
     """Update the body content of an existing issue."""
 
@@ -4146,13 +3404,6 @@ class UpdateIssueBodyCall(ToolCall):
     )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
-
-
-class UpdateIssueLabelsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class UpdateIssueLabelsCall(ToolCall):
@@ -4190,13 +3441,6 @@ class UpdateIssueLabelsCallLabelsItemOption2(ToolModel):
     )
 
 
-class UpdateIssueMilestoneOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UpdateIssueMilestoneCall(ToolCall):
     """Update the milestone of an existing issue."""
 
@@ -4214,13 +3458,6 @@ class UpdateIssueMilestoneCall(ToolCall):
     )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
-
-
-class UpdateIssueStateOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class UpdateIssueStateCall(ToolCall):
@@ -4259,13 +3496,6 @@ class UpdateIssueStateCall(ToolCall):
     )
 
 
-class UpdateIssueTitleOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UpdateIssueTitleCall(ToolCall):
     """Update the title of an existing issue."""
 
@@ -4281,13 +3511,6 @@ class UpdateIssueTitleCall(ToolCall):
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
     title: JsonStr = Field(description="The new title for the issue")
-
-
-class UpdateIssueTypeOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class UpdateIssueTypeCall(ToolCall):
@@ -4319,13 +3542,6 @@ class UpdateIssueTypeCall(ToolCall):
         description="One concise sentence explaining what specifically about the issue led you to choose this type. State the concrete signal (e.g. 'Reports a crash when saving' → bug, 'Asks for dark mode support' → feature).",
     )
     repo: JsonStr = Field(description="Repository name")
-
-
-class UpdatePullRequestOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class UpdatePullRequestCall(ToolCall):
@@ -4360,13 +3576,6 @@ class UpdatePullRequestCall(ToolCall):
     title: Annotated[JsonStr | None, NotNull] = Field(default=None, description="New title")
 
 
-class UpdatePullRequestBodyOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UpdatePullRequestBodyCall(ToolCall):
     """Update the body description of an existing pull request."""
 
@@ -4384,13 +3593,6 @@ class UpdatePullRequestBodyCall(ToolCall):
         alias="pullNumber", description="The pull request number"
     )
     repo: JsonStr = Field(description="Repository name")
-
-
-class UpdatePullRequestBranchOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class UpdatePullRequestBranchCall(ToolCall):
@@ -4414,13 +3616,6 @@ class UpdatePullRequestBranchCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class UpdatePullRequestDraftStateOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UpdatePullRequestDraftStateCall(ToolCall):
     """Mark a pull request as draft or ready for review."""
 
@@ -4442,13 +3637,6 @@ class UpdatePullRequestDraftStateCall(ToolCall):
     repo: JsonStr = Field(description="Repository name")
 
 
-class UpdatePullRequestStateOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UpdatePullRequestStateCall(ToolCall):
     """Update the state of an existing pull request (open or closed)."""
 
@@ -4468,13 +3656,6 @@ class UpdatePullRequestStateCall(ToolCall):
     state: Literal["open", "closed"] = Field(description="The new state for the pull request")
 
 
-class UpdatePullRequestTitleOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class UpdatePullRequestTitleCall(ToolCall):
     """Update the title of an existing pull request."""
 
@@ -4492,3 +3673,822 @@ class UpdatePullRequestTitleCall(ToolCall):
     )
     repo: JsonStr = Field(description="Repository name")
     title: JsonStr = Field(description="The new title for the pull request")
+
+
+class ActionsGetOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ActionsListOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ActionsRunTriggerOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddCommentToPendingReviewOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddIssueCommentOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddIssueCommentReactionOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddIssueReactionOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddPullRequestReviewCommentOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddPullRequestReviewCommentReactionOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddReplyToPullRequestCommentOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AddSubIssueOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AssignCopilotToIssueOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class AssignCopilotToIssueWithIntentOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class CreateBranchOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class CreateGistOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class CreateIssueOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class CreateOrUpdateFileOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class CreatePullRequestOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class CreatePullRequestReviewOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class CreateRepositoryOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class DeleteFileOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class DeletePendingPullRequestReviewOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class DeleteRepositoryOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class DiscussionCommentWriteOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class DismissNotificationOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class FindDuplicateOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ForkRepositoryOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetCodeQualityFindingOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetCodeScanningAlertOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetCommitOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetDependabotAlertOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetDiscussionOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetDiscussionCommentsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetFileBlameOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetFileContentsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetGistOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetGlobalSecurityAdvisoryOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetJobLogsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetLabelOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetLatestReleaseOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetMeOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetNotificationDetailsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetReleaseByTagOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetRepositoryTreeOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetSecretScanningAlertOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetTagOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetTeamMembersOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class GetTeamsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class IssueDependencyReadOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class IssueDependencyWriteOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class IssueReadOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class IssueWriteOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class LabelWriteOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListBranchesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListCodeScanningAlertsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListCommitsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListDependabotAlertsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListDiscussionCategoriesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListDiscussionsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListGistsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListGlobalSecurityAdvisoriesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListIssueFieldsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListIssueTypesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListIssuesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListLabelOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListNotificationsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListOrgRepositorySecurityAdvisoriesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListPullRequestsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListReleasesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListRepositoryCollaboratorsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListRepositorySecurityAdvisoriesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListSecretScanningAlertsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListStarredRepositoriesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ListTagsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ManageNotificationSubscriptionOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ManageRepositoryNotificationSubscriptionOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class MarkAllNotificationsReadOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class MergePullRequestOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ProjectsGetOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ProjectsListOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ProjectsWriteOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class PullRequestReadOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class PullRequestReviewWriteOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class PushFilesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class RemoveSubIssueOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ReprioritizeSubIssueOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class RequestCopilotReviewOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class RequestPullRequestReviewersOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ResolveReviewThreadOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchCodeOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchCommitsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchIssuesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchOrgsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchPullRequestsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchRepositoriesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchUsersOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SetIssueFieldsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class StarRepositoryOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SubIssueWriteOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SubmitPendingPullRequestReviewOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UiGetOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UnresolveReviewThreadOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UnstarRepositoryOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateGistOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateIssueAssigneesOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateIssueBodyOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateIssueLabelsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateIssueMilestoneOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateIssueStateOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateIssueTitleOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdateIssueTypeOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdatePullRequestOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdatePullRequestBodyOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdatePullRequestBranchOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdatePullRequestDraftStateOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdatePullRequestStateOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class UpdatePullRequestTitleOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue

@@ -73,13 +73,6 @@ class SendEmailCall(ToolCall):
     subject: JsonStr
 
 
-class GreetUserOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GreetUserCall(ToolCall):
     tool: Literal["greetUser"] = Field(default="greetUser", alias="_tool")
     activity: Annotated[JsonStr | None, NotNull] = Field(default=None, alias="_activity")
@@ -88,3 +81,10 @@ class GreetUserCall(ToolCall):
     )
     output: GreetUserOutput | None = Field(default=None, alias="_output")
     user_name: JsonStr = Field(alias="userName")
+
+
+class GreetUserOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue

@@ -22,13 +22,6 @@ __all__ = [
 ]
 
 
-class GetWeatherOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class GetWeatherCall(ToolCall):
     """Weather for a city."""
 
@@ -43,13 +36,6 @@ class GetWeatherCall(ToolCall):
     unit: Literal["c", "f"] | None
 
 
-class FetchWeatherOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class FetchWeatherCall(ToolCall):
     """Gateway HTTP tool."""
 
@@ -62,13 +48,6 @@ class FetchWeatherCall(ToolCall):
     query: JsonStr
 
 
-class ConfirmActionOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class ConfirmActionCall(ToolCall):
     tool: Literal["confirmAction"] = Field(default="confirmAction", alias="_tool")
     activity: Annotated[JsonStr | None, NotNull] = Field(default=None, alias="_activity")
@@ -77,13 +56,6 @@ class ConfirmActionCall(ToolCall):
     )
     output: ConfirmActionOutput | None = Field(default=None, alias="_output")
     prompt: Annotated[JsonStr | None, NotNull] = Field(default=None)
-
-
-class SearchProductsOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
 
 
 class SearchProductsCall(ToolCall):
@@ -113,3 +85,31 @@ class ListPrsCall(ToolCall):
     )
     output: Annotated[ListPrsOutput | None, NotNull] = Field(default=None, alias="_output")
     state: Annotated[Literal["open", "closed"] | None, NotNull] = Field(default=None)
+
+
+class GetWeatherOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class FetchWeatherOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class ConfirmActionOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class SearchProductsOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue

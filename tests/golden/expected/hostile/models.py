@@ -24,13 +24,6 @@ __all__ = [
 ]
 
 
-class EvilToolOutput(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class EvilToolCall(ToolCall):
     """Closes quotes: \"\"\" ''' \\
 # comment
@@ -65,13 +58,6 @@ import os; os.system('touch canary')\x00 \u202e bidi {{ jinja }} {% raw %}"""
     field_123: JsonNumber = Field(default=1e300, alias="123")
 
 
-class EvilTool2Output(RootModel[JsonValue]):
-    """Any JSON value: the spec declares no output schema."""
-
-    model_config = ConfigDict(defer_build=True)
-    root: JsonValue
-
-
 class EvilTool2Call(ToolCall):
     """\\"""
 
@@ -82,3 +68,17 @@ class EvilTool2Call(ToolCall):
     )
     output: EvilTool2Output | None = Field(default=None, alias="_output")
     x: Annotated[JsonStr | None, NotNull] = Field(default=None, description='ends with a quote"')
+
+
+class EvilToolOutput(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue
+
+
+class EvilTool2Output(RootModel[JsonValue]):
+    """Any JSON value: the spec declares no output schema."""
+
+    model_config = ConfigDict(defer_build=True)
+    root: JsonValue

@@ -1,0 +1,68 @@
+"""Compiler layer: one JSON Schema → one model class, at run time, through the same pipeline.
+
+``model_from_schema`` lowers the schema with the frontends' ``SchemaLowerer``, renders it with
+the Python backend exactly as ``toolbind generate`` would, and executes the source in a fresh
+module (the backend escapes every spec string, so executing it runs nothing from the schema).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from collections.abc import Mapping
+from typing import Any, cast
+
+from pydantic import BaseModel
+
+from ._version import VERSION
+from .backends.python import PythonBackend
+from .diagnostics import Diagnostics, SpecError
+from .frontends._jsonschema import SchemaLowerer
+from .ir import SourceLocation, SpecPackage
+
+_counter = itertools.count()
+
+
+def model_from_schema(
+    schema: Any,
+    *,
+    name: str | None = None,
+    remotes: Mapping[str, Any] | None = None,
+) -> type[BaseModel]:
+    """Compile any JSON Schema to a pydantic model class.
+
+    Args:
+        schema: the schema (an object or a boolean); a root that is not an object schema
+            becomes a ``RootModel``.
+        name: the class name (made a safe identifier); default: the schema's ``title`` or
+            ``Model``.
+        remotes: documents ``$ref``s may name by absolute URI (nothing is fetched).
+
+    Raises:
+        SpecError: the schema has errors; ``.diagnostics`` locates each (``<schema>#/pointer``).
+    """
+    source = "<schema>"
+    diags = Diagnostics()
+    lowerer = SchemaLowerer(diags=diags, allow_remote_files=False, remotes=dict(remotes or {}))
+    root = lowerer.lower_root(schema, SourceLocation(file=source), root=schema, path=None)
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    title = schema.get("title") if isinstance(schema, dict) else None
+    wanted = name or (title if isinstance(title, str) and title.strip() else "Model")
+    pkg = SpecPackage(
+        source=source, format="jsonschema", tools=(), definitions=lowerer.sorted_definitions()
+    )
+    module_name = f"toolbind_models_{next(_counter)}"
+    code, cls_name = PythonBackend(pkg, module_name, diags, version=VERSION).render_model(
+        root, wanted
+    )
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    module = types.ModuleType(module_name)
+    # Registered so pydantic resolves the module's forward references by name.
+    sys.modules[module_name] = module
+    exec(compile(code, f"<toolbind model {module_name}>", "exec"), module.__dict__)  # noqa: S102
+    model = cast("type[BaseModel]", module.__dict__[cls_name])
+    model.model_rebuild()
+    return model

@@ -1,0 +1,114 @@
+"""`toolbind.compiler.model_from_schema`: any JSON Schema → a model, through the generate pipeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from toolbind.compiler import SpecError, model_from_schema
+
+from .test_models import seeds_tool
+
+Payload = Any
+
+
+def test_object_root_is_a_model_named_by_title() -> None:
+    pet = model_from_schema(
+        {
+            "title": "Pet",
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "kids": {"type": "array", "items": {"$ref": "#"}},
+            },
+            "required": ["name"],
+        }
+    )
+    assert pet.__name__ == "Pet"
+    value: Payload = {"name": "a", "kids": [{"name": "b", "kids": []}]}
+    assert pet.model_validate(value).model_dump(mode="json", exclude_unset=True) == value
+    with pytest.raises(ValidationError):
+        pet.model_validate({"kids": []})
+
+
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        ({"type": "integer", "minimum": 3}, [3, 4.0, 10**20], [2, 3.5, "4", True, None]),
+        ({"enum": ["a", 1, None]}, ["a", 1, 1.0, None], ["b", True, 2]),
+        ({"type": ["string", "null"]}, ["x", None], [1, [], {}]),
+        (
+            {"type": "array", "items": {"type": "number"}, "uniqueItems": True},
+            [[], [1, 2.5]],
+            [[1, 1.0], ["1"]],
+        ),
+        (True, [None, 1, "x", [1], {"a": 1}], []),
+        (False, [], [None, 1, "x"]),
+        (
+            {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "boolean"}]},
+            ["", "a", False],
+            ["ab", 0],
+        ),
+    ],
+)
+def test_non_object_roots_are_root_models(schema: Any, good: list[Any], bad: list[Any]) -> None:
+    model = model_from_schema(schema, name="Value")
+    for value in good:
+        assert model.model_validate(value).model_dump(mode="json") == value
+    for value in bad:
+        with pytest.raises(ValidationError):
+            model.model_validate(value)
+
+
+def test_remotes_resolve_absolute_refs_without_fetching() -> None:
+    remotes = {
+        "https://example.com/defs.json": {
+            "$defs": {"code": {"type": "string", "pattern": "^[A-Z]+$"}}
+        }
+    }
+    model = model_from_schema(
+        {
+            "type": "object",
+            "properties": {"c": {"$ref": "https://example.com/defs.json#/$defs/code"}},
+        },
+        name="Coded",
+        remotes=remotes,
+    )
+    assert model.model_validate({"c": "AB"}).model_dump(exclude_unset=True) == {"c": "AB"}
+    with pytest.raises(ValidationError):
+        model.model_validate({"c": "ab"})
+    with pytest.raises(SpecError, match="points to a URL"):
+        model_from_schema({"$ref": "https://example.com/other.json"})
+
+
+def test_bad_schema_is_a_located_error() -> None:
+    with pytest.raises(SpecError) as info:
+        model_from_schema({"type": "object", "properties": {"a": {"type": "strin"}}})
+    (diagnostic,) = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert diagnostic.render().startswith(
+        "<schema>#/properties/a/type: error: unknown type 'strin'"
+    )
+
+
+def test_same_model_as_generate(compile_spec: Any) -> None:
+    """The runtime path and the generated package agree on what a tool's parameters accept."""
+    params: dict[str, Any] = {
+        "q": {"type": "string", "minLength": 2},
+        "n": {"type": "integer", "default": 5},
+    }
+    module = compile_spec([seeds_tool("s", params, ["q"])])
+    model = model_from_schema({"type": "object", "properties": params, "required": ["q"]}, name="S")
+    for value in ({"q": "ab"}, {"q": "ab", "n": 1}, {"q": "a"}, {"n": 1}, {"q": "ab", "n": "1"}):
+        try:
+            model.model_validate(value)
+            expected = True
+        except ValidationError:
+            expected = False
+        try:
+            module.SCall.model_validate({"_tool": "s", **value})
+            generated = True
+        except ValidationError:
+            generated = False
+        assert expected == generated, value
