@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
+from ._load import as_object
 from ._version import VERSION
 from .backends.python import PythonBackend
 from .diagnostics import Diagnostics, SpecError
@@ -48,7 +49,7 @@ def model_from_schema(
     root = lowerer.lower_root(schema, SourceLocation(file=source), root=schema, path=None)
     if diags.has_errors:
         raise SpecError(diags.items)
-    title = schema.get("title") if isinstance(schema, dict) else None
+    title = (as_object(schema) or {}).get("title")
     wanted = name or (title if isinstance(title, str) and title.strip() else "Model")
     pkg = SpecPackage(
         source=source, format="jsonschema", tools=(), definitions=lowerer.sorted_definitions()
@@ -62,7 +63,7 @@ def model_from_schema(
     module = types.ModuleType(module_name)
     # Registered so pydantic resolves the module's forward references by name.
     sys.modules[module_name] = module
-    exec(compile(code, f"<toolbind model {module_name}>", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(code, f"<toolbind model {module_name}>", "exec"), module.__dict__)
     model = cast("type[BaseModel]", module.__dict__[cls_name])
     model.model_rebuild()
     return model

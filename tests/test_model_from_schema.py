@@ -11,8 +11,6 @@ from toolbind.compiler import SpecError, model_from_schema
 
 from .test_models import seeds_tool
 
-Payload = Any
-
 
 def test_object_root_is_a_model_named_by_title() -> None:
     pet = model_from_schema(
@@ -27,32 +25,32 @@ def test_object_root_is_a_model_named_by_title() -> None:
         }
     )
     assert pet.__name__ == "Pet"
-    value: Payload = {"name": "a", "kids": [{"name": "b", "kids": []}]}
+    value: dict[str, Any] = {"name": "a", "kids": [{"name": "b", "kids": []}]}
     assert pet.model_validate(value).model_dump(mode="json", exclude_unset=True) == value
     with pytest.raises(ValidationError):
         pet.model_validate({"kids": []})
 
 
-@pytest.mark.parametrize(
-    ("schema", "good", "bad"),
-    [
-        ({"type": "integer", "minimum": 3}, [3, 4.0, 10**20], [2, 3.5, "4", True, None]),
-        ({"enum": ["a", 1, None]}, ["a", 1, 1.0, None], ["b", True, 2]),
-        ({"type": ["string", "null"]}, ["x", None], [1, [], {}]),
-        (
-            {"type": "array", "items": {"type": "number"}, "uniqueItems": True},
-            [[], [1, 2.5]],
-            [[1, 1.0], ["1"]],
-        ),
-        (True, [None, 1, "x", [1], {"a": 1}], []),
-        (False, [], [None, 1, "x"]),
-        (
-            {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "boolean"}]},
-            ["", "a", False],
-            ["ab", 0],
-        ),
-    ],
-)
+ROOT_CASES: list[tuple[Any, list[Any], list[Any]]] = [
+    ({"type": "integer", "minimum": 3}, [3, 4.0, 10**20], [2, 3.5, "4", True, None]),
+    ({"enum": ["a", 1, None]}, ["a", 1, 1.0, None], ["b", True, 2]),
+    ({"type": ["string", "null"]}, ["x", None], [1, [], {}]),
+    (
+        {"type": "array", "items": {"type": "number"}, "uniqueItems": True},
+        [[], [1, 2.5]],
+        [[1, 1.0], ["1"]],
+    ),
+    (True, [None, 1, "x", [1], {"a": 1}], []),
+    (False, [], [None, 1, "x"]),
+    (
+        {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "boolean"}]},
+        ["", "a", False],
+        ["ab", 0],
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "good", "bad"), ROOT_CASES)
 def test_non_object_roots_are_root_models(schema: Any, good: list[Any], bad: list[Any]) -> None:
     model = model_from_schema(schema, name="Value")
     for value in good:
