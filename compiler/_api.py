@@ -6,7 +6,6 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from toolbind.runtime import compose
 
 from ._driver import GeneratedTree, build, write_tree
+from .backends.python import ToolSchemas
 from .diagnostics import Diagnostic, SpecError
 from .ir import SourceLocation
 
@@ -45,16 +45,6 @@ def load_package(out: Path | str, package: str) -> ModuleType:
     return importlib.import_module(package)
 
 
-@dataclass(frozen=True, slots=True)
-class _ToolSchemas:
-    name: str
-    description: str | None
-    parameters: Mapping[str, Any]
-    output_schema: Mapping[str, Any] | None
-    activity: str | None
-    defs: Mapping[str, Any]
-
-
 def composed_schema(
     spec: Path | str,
     *,
@@ -71,20 +61,21 @@ def composed_schema(
     Raises:
         SpecError: the spec has errors, or ``tool`` names no tool of it.
     """
+    if Path(spec).is_dir():
+        raise SpecError(
+            [
+                Diagnostic(
+                    loc=SourceLocation(file=str(spec)),
+                    severity="error",
+                    found="a directory",
+                    expected="one spec file",
+                )
+            ]
+        )
     tree = build([Path(spec)], formatted=False)
     (package,) = tree.packages
     data: dict[str, Any] = json.loads(tree.files[f"{package}/tools.json"])
-    tools = [
-        _ToolSchemas(
-            name=t["name"],
-            description=t.get("description"),
-            parameters=t["parameters"],
-            output_schema=t.get("output_schema"),
-            activity=t.get("activity"),
-            defs=data["$defs"],
-        )
-        for t in data["tools"]
-    ]
+    tools = [ToolSchemas.from_entry(t, data["$defs"]) for t in data["tools"]]
     if tool is not None:
         tools = [t for t in tools if t.name == tool]
         if not tools:

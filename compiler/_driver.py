@@ -107,7 +107,13 @@ def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, st
         manifest[name] = pkg.source
     files[MANIFEST] = (
         json.dumps(
-            {"generator": f"toolbind {VERSION}", "packages": manifest}, indent=2, sort_keys=True
+            {
+                "$comment": "DO NOT EDIT: written by toolbind; lists the packages it generated here.",
+                "generator": f"toolbind {VERSION}",
+                "packages": manifest,
+            },
+            indent=2,
+            sort_keys=True,
         )
         + "\n"
     )

@@ -160,3 +160,16 @@ def test_schema_for_an_unknown_tool_names_the_choices() -> None:
         "no tool named 'nope' — one of 'sentimentAnalysis', 'weatherCheck', 'sendEmail', 'greetUser'"
         in result.stderr
     )
+
+
+def test_schema_of_a_directory_is_a_clear_error() -> None:
+    result = toolbind("schema", "specs")
+    assert result.returncode == 1
+    assert "specs#: error: a directory — one spec file" in result.stderr
+
+
+def test_every_generated_file_says_do_not_edit() -> None:
+    for path in sorted((REPO / "generated").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            head = path.read_text(encoding="utf-8")[:200]
+            assert "DO NOT EDIT" in head, path
