@@ -7,7 +7,7 @@ SPECS ?= specs
 OUT ?= generated
 
 .DEFAULT_GOAL := help
-.PHONY: help install generate check test test-deep lint format typecheck regen bench wheel-test clean
+.PHONY: help install generate check test test-deep lint format typecheck regen bench conformance wheel-test clean
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -47,6 +47,9 @@ regen: ## Regenerate generated/ and the golden files under tests/golden/
 
 bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/compile.py
+
+conformance: ## JSON-Schema-Test-Suite: toolbind vs datamodel-codegen vs jsonschema
+	$(PY) bench/conformance.py
 
 wheel-test: ## Build the wheel, install it in a fresh venv, generate and import
 	bash .ci/wheel-test.sh

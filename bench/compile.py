@@ -180,8 +180,7 @@ def _bfcl_schemas(path: Path) -> tuple[list[tuple[str, Any]], int]:
 
     Mirrors toolbind's BFCL frontend so both compilers get the same list of tools: a function
     name defined identically in every record is one tool; when its definitions differ, toolbind
-    emits one tool per record (``name@record``, even for records whose definitions agree), and
-    so does this.
+    emits one tool per distinct definition (``name@<first record using it>``), and so does this.
     """
     by_name: dict[str, list[tuple[str | None, dict[str, Any], str]]] = {}
     raw = 0
@@ -204,9 +203,12 @@ def _bfcl_schemas(path: Path) -> tuple[list[tuple[str, Any]], int]:
         if len({text for _, _, text in entries}) == 1:
             out.append((name, entries[0][1].get("parameters", {})))
         else:
+            first: dict[str, tuple[str | None, dict[str, Any]]] = {}
+            for record, fn, text in entries:
+                first.setdefault(text, (record, fn))
             out.extend(
                 (f"{name}@{record}" if record else name, fn.get("parameters", {}))
-                for record, fn, _ in entries
+                for record, fn in first.values()
             )
     return out, raw
 
