@@ -7,8 +7,10 @@ the registries (``Tool``, ``Activity``) are keyed by ``name``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -54,3 +56,30 @@ class ToolBinding:
     toolsets: tuple[str, ...] = ()
     original_name: str | None = None
     source: str = ""
+
+
+def load_bindings(
+    package: str, models: Sequence[tuple[type[BaseModel], type[BaseModel]]]
+) -> tuple[ToolBinding, ...]:
+    """The ToolBindings of a generated package, from its ``tools.json`` and its model classes.
+
+    Args:
+        package: the generated package's import name (``tools.json`` is read from it).
+        models: the (Call model, Output model) of each tool, in ``tools.json`` order.
+    """
+    text = resources.files(package).joinpath("tools.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    entries: list[dict[str, Any]] = data["tools"]
+    if len(entries) != len(models):  # a hand-edited package: say so rather than mis-pair
+        raise ValueError(
+            f"{package}: tools.json lists {len(entries)} tools, the models {len(models)}"
+        )
+    defs: dict[str, Any] = data["$defs"]
+    bindings: list[ToolBinding] = []
+    for entry, (call_model, output_model) in zip(entries, models, strict=True):
+        fields: dict[str, Any] = dict(entry)
+        fields["toolsets"] = tuple(fields.get("toolsets", ()))
+        bindings.append(
+            ToolBinding(call_model=call_model, output_model=output_model, defs=defs, **fields)
+        )
+    return tuple(bindings)

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Annotated, Any, Self, cast
+from typing import Annotated, Any, Generic, Self, TypeVar, cast
 
 from pydantic import (
     AfterValidator,
@@ -39,6 +39,7 @@ __all__ = [
     "Pattern",
     "ToolCall",
     "ToolModel",
+    "ToolResponse",
     "UniqueItems",
     "json_equal",
 ]
@@ -79,6 +80,21 @@ class ToolModel(BaseModel):
                 if alias is not None and alias not in data:
                     model.__pydantic_fields_set__.discard(key)
         return model
+
+
+CallT = TypeVar("CallT")
+OutputT = TypeVar("OutputT")
+
+
+class ToolResponse(ToolModel, Generic[CallT, OutputT]):
+    """What the LLM fills (agent-tool-rfc.md): a final ``output`` (or null) and the ``calls``.
+
+    Each generated package defines ``Response = ToolResponse[Call, OutputT]``; parametrise that
+    with your own output model: ``Response[Summary]``, or ``Response[str]`` for text.
+    """
+
+    output: OutputT | None
+    calls: list[CallT]
 
 
 class ToolCall(ToolModel):

@@ -26,6 +26,7 @@ def test_runtime_surface() -> None:
         "ComposableTool",
         "ToolBinding",
         "compose",
+        "load_bindings",
         "nullable",
         "resolve_activity",
         "tool_schema",

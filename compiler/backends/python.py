@@ -83,7 +83,7 @@ def scaffold_for(rendered: Rendered, import_path: str) -> str:
 _IMPORT_SOURCES: dict[str, str] = {
     **dict.fromkeys(("Annotated", "Any", "Generic", "Literal", "TypeVar", "Union"), "typing"),
     **dict.fromkeys(("ConfigDict", "Field", "JsonValue", "RootModel", "TypeAdapter"), "pydantic"),
-    "ToolBinding": "toolbind.runtime",
+    **dict.fromkeys(("ToolBinding", "load_bindings"), "toolbind.runtime"),
     "TypeAliasType": "typing_extensions",
     **dict.fromkeys(
         (
@@ -100,6 +100,7 @@ _IMPORT_SOURCES: dict[str, str] = {
             "Pattern",
             "ToolCall",
             "ToolModel",
+            "ToolResponse",
             "UniqueItems",
         ),
         "toolbind.runtime.types",

@@ -4,12 +4,10 @@
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-from typing import Annotated, Any, Generic, TypeVar, Union
+from typing import Annotated, TypeVar, Union
 from pydantic import ConfigDict, Field, TypeAdapter
-from toolbind.runtime import ToolBinding
-from toolbind.runtime.types import ToolModel
+from toolbind.runtime import ToolBinding, load_bindings
+from toolbind.runtime.types import ToolResponse
 
 from .models import (
     SentimentAnalysisCall,
@@ -35,15 +33,8 @@ CallAdapter: TypeAdapter[
 
 OutputT = TypeVar("OutputT")
 
-
-class Response(ToolModel, Generic[OutputT]):
-    """What the LLM fills: a final ``output`` (or null) and the ``calls`` to make.
-
-    Parametrise it with your own output model: ``Response[Summary]``; ``Response[str]`` for text.
-    """
-
-    output: OutputT | None
-    calls: list[Call]
+Response = ToolResponse[Call, OutputT]
+"""What the LLM fills: ``{output, calls}``. ``Response[Summary]``; ``Response[str]`` for text."""
 
 
 NAME_MAP: dict[str, str] = {
@@ -57,23 +48,13 @@ NAME_MAP: dict[str, str] = {
 TOOLSETS: dict[str, tuple[str, ...]] = {}
 """Named groups of tools (e.g. BFCL records, OpenAPI tags) → their tool names."""
 
-_DATA: dict[str, Any] = json.loads(
-    resources.files(__name__.rpartition(".")[0]).joinpath("tools.json").read_text(encoding="utf-8")
-)
-
-
-def _binding(index: int, call_model: type[ToolModel], output_model: type[Any]) -> ToolBinding:
-    entry: dict[str, Any] = dict(_DATA["tools"][index])
-    entry["toolsets"] = tuple(entry.get("toolsets", ()))
-    return ToolBinding(
-        call_model=call_model, output_model=output_model, defs=_DATA["$defs"], **entry
-    )
-
-
-TOOLS: tuple[ToolBinding, ...] = (
-    _binding(0, SentimentAnalysisCall, SentimentAnalysisOutput),
-    _binding(1, WeatherCheckCall, WeatherCheckOutput),
-    _binding(2, SendEmailCall, SendEmailOutput),
-    _binding(3, GreetUserCall, GreetUserOutput),
+TOOLS: tuple[ToolBinding, ...] = load_bindings(
+    __name__.rpartition(".")[0],
+    [
+        (SentimentAnalysisCall, SentimentAnalysisOutput),
+        (WeatherCheckCall, WeatherCheckOutput),
+        (SendEmailCall, SendEmailOutput),
+        (GreetUserCall, GreetUserOutput),
+    ],
 )
 """Every tool of the package, in spec order."""
