@@ -84,9 +84,31 @@ RESERVED_CLASS_NAMES = frozenset(
         "TypeVar",
         "OutputT",
         "TOOLS",
+        "TOOLSETS",
         "NAME_MAP",
+        "ACTIVITY_PROTOCOLS",
+        "Union",
+        "Callable",
+        # toolbind.runtime names generated modules import
+        "Bounds",
+        "IntLiteral",
+        "JsonBool",
+        "JsonInt",
+        "JsonNumber",
+        "JsonStr",
+        "MultipleOf",
+        "Nothing",
+        "NotNull",
+        "OneOf",
+        "Pattern",
+        "ToolBinding",
+        "ToolCall",
+        "ToolModel",
+        "ToolResponse",
+        "UniqueItems",
     }
 )
+"""Names generated modules define or import; a class named after a spec never takes one."""
 
 _PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

@@ -507,3 +507,25 @@ def test_output_that_refers_to_a_shared_enum(compile_spec: CompileSpec) -> None:
         module.FeelOutput.model_validate("meh")
     call = module.FeelCall.model_validate({"_tool": "feel", "_output": "happy"})
     assert call.output is not None and call.output.root == "happy"
+
+
+def test_tool_named_tool_does_not_shadow_the_base_class(compile_spec: CompileSpec) -> None:
+    """Found by the hostile-spec fuzzer: a tool called "tool" generated `class ToolCall(ToolCall)`."""
+    module = compile_spec(
+        [
+            {
+                "name": "tool",
+                "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}},
+            },
+            {
+                "name": "other",
+                "inputSchema": {"type": "object", "properties": {"b": {"type": "integer"}}},
+            },
+        ]
+    )
+    assert module.ToolCall_.__name__ == "ToolCall_"
+    assert "a" not in module.OtherCall.model_fields
+    assert dump(module.CallAdapter.validate_python({"_tool": "other", "b": 1})) == {
+        "_tool": "other",
+        "b": 1,
+    }

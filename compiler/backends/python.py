@@ -108,6 +108,11 @@ _IMPORT_SOURCES: dict[str, str] = {
 }
 
 
+# A generated class must never shadow a name its module imports (a tool called "tool" would
+# otherwise become `class ToolCall(ToolCall)`); naming reserves every one of them.
+assert {n for n in _IMPORT_SOURCES if n[:1].isupper()} <= naming.RESERVED_CLASS_NAMES
+
+
 def import_block(*sources: str) -> str:
     """The import lines for the names ``sources`` use (names in string literals don't count)."""
     used: set[str] = set()
