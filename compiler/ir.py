@@ -193,6 +193,72 @@ class RefNode:
     kind: Literal["ref"] = "ref"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotCheck:
+    """``not``: the instance must not match ``schema``."""
+
+    schema: SchemaNode
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConditionalCheck:
+    """``if``/``then``/``else``."""
+
+    if_: SchemaNode
+    then: SchemaNode | None = None
+    else_: SchemaNode | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainsCheck:
+    """``contains``/``minContains``/``maxContains`` (arrays only)."""
+
+    schema: SchemaNode
+    min_contains: int = 1
+    max_contains: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DependentRequiredCheck:
+    """``dependentRequired`` (and draft 7 ``dependencies`` with an array): key → required keys."""
+
+    requires: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DependentSchemasCheck:
+    """``dependentSchemas`` (and draft 7 ``dependencies`` with a schema): key → schema."""
+
+    schemas: tuple[tuple[str, SchemaNode], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PropertyNamesCheck:
+    """``propertyNames``: every key of an object matches ``schema``."""
+
+    schema: SchemaNode
+
+
+Check = (
+    NotCheck
+    | ConditionalCheck
+    | ContainsCheck
+    | DependentRequiredCheck
+    | DependentSchemasCheck
+    | PropertyNamesCheck
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckedNode:
+    """``base`` plus applicator checks on the same instance that no Python type can spell."""
+
+    meta: Meta
+    base: SchemaNode
+    checks: tuple[Check, ...]
+    kind: Literal["checked"] = "checked"
+
+
 SchemaNode = (
     AnyNode
     | NeverNode
@@ -207,6 +273,7 @@ SchemaNode = (
     | UnionNode
     | AllOfNode
     | RefNode
+    | CheckedNode
 )
 
 

@@ -22,21 +22,29 @@ from pydantic import (
     JsonValue,
     ModelWrapValidatorHandler,
     Strict,
+    TypeAdapter,
+    ValidationError,
     model_validator,
 )
 
 __all__ = [
     "Bounds",
+    "Contains",
+    "DependentRequired",
+    "DependentSchemas",
+    "IfThenElse",
     "IntLiteral",
     "JsonBool",
     "JsonInt",
     "JsonNumber",
     "JsonStr",
     "MultipleOf",
+    "Not",
     "NotNull",
     "Nothing",
     "OneOf",
     "Pattern",
+    "PropertyNames",
     "ToolCall",
     "ToolModel",
     "ToolResponse",
@@ -229,6 +237,116 @@ def Bounds(
         return value
 
     return AfterValidator(check)
+
+
+class _Sub:
+    """A sub-schema's type, turned into a TypeAdapter on first use (the module is complete then)."""
+
+    def __init__(self, tp: Any) -> None:
+        self.tp = tp
+        self._adapter: TypeAdapter[Any] | None = None
+
+    def matches(self, value: Any) -> bool:
+        if self._adapter is None:
+            self._adapter = TypeAdapter(self.tp)
+        try:
+            self._adapter.validate_python(value)
+        except ValidationError:
+            return False
+        return True
+
+
+def Not(tp: Any) -> BeforeValidator:
+    """``not``: reject values that match ``tp``."""
+    sub = _Sub(tp)
+
+    def check(value: Any) -> Any:
+        if sub.matches(_plain(value)):
+            raise ValueError("value must not match the 'not' schema")
+        return value
+
+    return BeforeValidator(check)
+
+
+def IfThenElse(if_: Any, then: Any = None, else_: Any = None) -> BeforeValidator:
+    """``if``/``then``/``else``: ``then`` must hold where ``if`` matches, ``else`` elsewhere."""
+    cond, yes, no = (
+        _Sub(if_),
+        _Sub(then) if then is not None else None,
+        _Sub(else_) if else_ is not None else None,
+    )
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        branch, which = (yes, "then") if cond.matches(plain) else (no, "else")
+        if branch is not None and not branch.matches(plain):
+            raise ValueError(f"value does not match the '{which}' schema")
+        return value
+
+    return BeforeValidator(check)
+
+
+def Contains(tp: Any, min_contains: int = 1, max_contains: int | None = None) -> BeforeValidator:
+    """``contains`` with ``minContains``/``maxContains`` (arrays only)."""
+    sub = _Sub(tp)
+
+    def check(value: Any) -> Any:
+        data: object = value
+        if isinstance(data, list):
+            count = sum(1 for item in cast("list[Any]", data) if sub.matches(_plain(item)))
+            if count < min_contains:
+                raise ValueError(f"{count} item(s) match 'contains', at least {min_contains} must")
+            if max_contains is not None and count > max_contains:
+                raise ValueError(f"{count} items match 'contains', at most {max_contains} may")
+        return value
+
+    return BeforeValidator(check)
+
+
+def DependentRequired(requires: dict[str, tuple[str, ...]]) -> BeforeValidator:
+    """``dependentRequired``: when a key is present, these keys must be too."""
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        if isinstance(plain, dict):
+            keys = cast("dict[str, Any]", plain).keys()
+            for key, needed in requires.items():
+                missing = [n for n in needed if key in keys and n not in keys]
+                if missing:
+                    raise ValueError(f"{key!r} requires {missing!r} (dependentRequired)")
+        return value
+
+    return BeforeValidator(check)
+
+
+def DependentSchemas(schemas: dict[str, Any]) -> BeforeValidator:
+    """``dependentSchemas``: when a key is present, the whole object must match its schema."""
+    subs = {key: _Sub(tp) for key, tp in schemas.items()}
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        if isinstance(plain, dict):
+            for key, sub in subs.items():
+                if key in plain and not sub.matches(plain):
+                    raise ValueError(f"object with {key!r} does not match its dependent schema")
+        return value
+
+    return BeforeValidator(check)
+
+
+def PropertyNames(tp: Any) -> BeforeValidator:
+    """``propertyNames``: every key of an object matches ``tp``."""
+    sub = _Sub(tp)
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        if isinstance(plain, dict):
+            for key in cast("dict[str, Any]", plain):
+                if not sub.matches(key):
+                    raise ValueError(f"property name {key!r} does not match 'propertyNames'")
+        return value
+
+    return BeforeValidator(check)
 
 
 def MultipleOf(divisor: float) -> AfterValidator:

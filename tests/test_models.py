@@ -529,3 +529,57 @@ def test_tool_named_tool_does_not_shadow_the_base_class(compile_spec: CompileSpe
         "_tool": "other",
         "b": 1,
     }
+
+
+def test_applicator_checks_are_enforced_and_exported(compile_spec: CompileSpec) -> None:
+    """``not``, ``if``/``then``/``else``, ``contains``, ``dependentRequired``/``dependentSchemas``
+    and ``propertyNames`` hold on the instance beside its type (no Python type can spell them)."""
+    params: dict[str, Any] = {
+        "code": {"type": "string", "not": {"const": "admin"}},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string"},
+            "contains": {"const": "x"},
+            "maxContains": 1,
+        },
+        "card": {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string"},
+                "number": {"type": "string"},
+                "cvc": {"type": "string"},
+            },
+            "dependentRequired": {"number": ["cvc"]},
+            "dependentSchemas": {"kind": {"required": ["number"]}},
+            "propertyNames": {"type": "string", "maxLength": 6},
+            "if": {"properties": {"kind": {"const": "visa"}}, "required": ["kind"]},
+            "then": {"properties": {"number": {"type": "string", "pattern": "^4"}}},
+        },
+    }
+    module = compile_spec([seeds_tool("pay", params)])
+    cls = module.PayCall
+    good = {
+        "_tool": "pay",
+        "code": "bob",
+        "tags": ["x", "y"],
+        "card": {"kind": "visa", "number": "41", "cvc": "1"},
+    }
+    assert dump(cls.model_validate(good)) == good
+    assert dump(cls.model_validate_json(json.dumps(good))) == good
+    for key, value in (
+        ("code", "admin"),
+        ("tags", ["y"]),
+        ("tags", ["x", "x"]),
+        ("card", {"number": "41"}),
+        ("card", {"kind": "amex"}),
+        ("card", {"kind": "visa", "number": "51", "cvc": "1"}),
+        ("card", {"toolongname": 1}),
+    ):
+        with pytest.raises(ValidationError):
+            cls.model_validate({**good, key: value})
+    (tool,) = module.TOOLS
+    exported = tool.parameters["properties"]
+    assert exported["code"]["not"] == {"const": "admin"}
+    assert exported["tags"]["contains"] == {"const": "x"} and exported["tags"]["maxContains"] == 1
+    assert exported["card"]["dependentRequired"] == {"number": ["cvc"]}
+    assert exported["card"]["then"]["properties"]["number"] == {"type": "string", "pattern": "^4"}

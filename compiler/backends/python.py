@@ -31,15 +31,22 @@ from ..ir import (
     AnyNode,
     ArrayNode,
     BooleanNode,
+    CheckedNode,
+    ConditionalCheck,
+    ContainsCheck,
     Definition,
+    DependentRequiredCheck,
+    DependentSchemasCheck,
     IntegerNode,
     LiteralNode,
     NeverNode,
+    NotCheck,
     NullNode,
     NumberNode,
     NumericBounds,
     ObjectNode,
     Property,
+    PropertyNamesCheck,
     RefNode,
     SchemaNode,
     SpecPackage,
@@ -88,16 +95,22 @@ _IMPORT_SOURCES: dict[str, str] = {
     **dict.fromkeys(
         (
             "Bounds",
+            "Contains",
+            "DependentRequired",
+            "DependentSchemas",
+            "IfThenElse",
             "IntLiteral",
             "JsonBool",
             "JsonInt",
             "JsonNumber",
             "JsonStr",
             "MultipleOf",
+            "Not",
             "Nothing",
             "NotNull",
             "OneOf",
             "Pattern",
+            "PropertyNames",
             "ToolCall",
             "ToolModel",
             "ToolResponse",
@@ -779,6 +792,50 @@ class PythonBackend:
                 target = self.defs[node.target]
                 name = self.names.def_names[node.target]
                 return name, _admits_null(target.node, self.defs, set())
+            case CheckedNode():
+                base, nullable = self._type(node.base, hint)
+                return (
+                    f"Annotated[{base}, {', '.join(self._check(c, hint) for c in node.checks)}]",
+                    nullable,
+                )
+
+    def _sub_schema(self, node: SchemaNode, hint: str) -> str:
+        """A named alias for a sub-schema a check validates against (resolved lazily)."""
+        name = self.names.inline_class(hint)
+        expr, _ = self._type(node, name + "Value")
+        self.aliases.append(AliasView(name=name, value=py_str(expr), expr=expr))
+        return name
+
+    def _check(self, check: Any, hint: str) -> str:
+        match check:
+            case NotCheck():
+                return f"Not({self._sub_schema(check.schema, hint + 'Not')})"
+            case ConditionalCheck():
+                args = [self._sub_schema(check.if_, hint + "If")]
+                if check.then is not None:
+                    args.append(f"then={self._sub_schema(check.then, hint + 'Then')}")
+                if check.else_ is not None:
+                    args.append(f"else_={self._sub_schema(check.else_, hint + 'Else')}")
+                return f"IfThenElse({', '.join(args)})"
+            case ContainsCheck():
+                sub = self._sub_schema(check.schema, hint + "Contains")
+                return f"Contains({sub}, min_contains={check.min_contains!r}, max_contains={check.max_contains!r})"
+            case DependentRequiredCheck():
+                table = ", ".join(
+                    f"{py_str(k)}: ({''.join(py_str(n) + ', ' for n in v)})"
+                    for k, v in check.requires
+                )
+                return f"DependentRequired({{{table}}})"
+            case DependentSchemasCheck():
+                table = ", ".join(
+                    f"{py_str(k)}: {self._sub_schema(v, hint + 'If' + naming.pascal_case(k))}"
+                    for k, v in check.schemas
+                )
+                return f"DependentSchemas({{{table}}})"
+            case PropertyNamesCheck():
+                return f"PropertyNames({self._sub_schema(check.schema, hint + 'Names')})"
+            case _:  # pragma: no cover - the Check union is closed
+                raise AssertionError(check)
 
 
 def _within(bounds: NumericBounds, value: float) -> bool:
@@ -870,5 +927,7 @@ def _admits_null(node: SchemaNode, defs: dict[str, Definition], seen: set[str]) 
             if node.target in seen:
                 return False
             return _admits_null(defs[node.target].node, defs, seen | {node.target})
+        case CheckedNode():
+            return _admits_null(node.base, defs, seen)
         case _:
             return False

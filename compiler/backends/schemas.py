@@ -8,21 +8,28 @@ written once per package instead of inlined into every tool that uses it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..ir import (
     AllOfNode,
     AnyNode,
     ArrayNode,
     BooleanNode,
+    CheckedNode,
+    ConditionalCheck,
+    ContainsCheck,
+    DependentRequiredCheck,
+    DependentSchemasCheck,
     IntegerNode,
     LiteralNode,
     Meta,
     NeverNode,
+    NotCheck,
     NullNode,
     NumberNode,
     NumericBounds,
     ObjectNode,
+    PropertyNamesCheck,
     RefNode,
     SchemaNode,
     StringNode,
@@ -133,6 +140,38 @@ class SchemaEmitter:
                 return {"allOf": [self.emit(p) for p in node.parts]}
             case RefNode():
                 return {"$ref": f"#/$defs/{self.def_names[node.target]}"}
+            case CheckedNode():
+                base: Any = self.emit(node.base)
+                checked: dict[str, Any] = (
+                    dict(cast("dict[str, Any]", base))
+                    if isinstance(base, dict)
+                    else ({} if base else {"not": {}})
+                )
+                for check in node.checks:
+                    match check:
+                        case NotCheck():
+                            checked["not"] = self.emit(check.schema)
+                        case ConditionalCheck():
+                            checked["if"] = self.emit(check.if_)
+                            if check.then is not None:
+                                checked["then"] = self.emit(check.then)
+                            if check.else_ is not None:
+                                checked["else"] = self.emit(check.else_)
+                        case ContainsCheck():
+                            checked["contains"] = self.emit(check.schema)
+                            if check.min_contains != 1:
+                                checked["minContains"] = check.min_contains
+                            if check.max_contains is not None:
+                                checked["maxContains"] = check.max_contains
+                        case DependentRequiredCheck():
+                            checked["dependentRequired"] = {k: list(v) for k, v in check.requires}
+                        case DependentSchemasCheck():
+                            checked["dependentSchemas"] = {
+                                k: self.emit(v) for k, v in check.schemas
+                            }
+                        case PropertyNamesCheck():
+                            checked["propertyNames"] = self.emit(check.schema)
+                return checked
 
     def object_body(self, node: ObjectNode) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "object"}

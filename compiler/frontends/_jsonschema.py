@@ -26,16 +26,24 @@ from ..ir import (
     AnyNode,
     ArrayNode,
     BooleanNode,
+    Check,
+    CheckedNode,
+    ConditionalCheck,
+    ContainsCheck,
     Definition,
+    DependentRequiredCheck,
+    DependentSchemasCheck,
     IntegerNode,
     LiteralNode,
     Meta,
     NeverNode,
+    NotCheck,
     NullNode,
     NumberNode,
     NumericBounds,
     ObjectNode,
     Property,
+    PropertyNamesCheck,
     RefNode,
     SchemaNode,
     SourceLocation,
@@ -97,6 +105,22 @@ _OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties
 _ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
 _STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}
 _NUMBER_KEYS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+# Applicators that check the instance beside its type; lowered to a ``CheckedNode``.
+_CHECK_KEYS = frozenset(
+    {
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "minContains",
+        "maxContains",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "propertyNames",
+    }
+)
 _CONSUMED = (
     _OBJECT_KEYS
     | _ARRAY_KEYS
@@ -341,6 +365,8 @@ class SchemaLowerer:
                 loc, f"schema is {describe(schema)}", "a JSON Schema object or boolean"
             )
             return AnyNode(meta=Meta(loc=loc))
+        if s.keys() & _CHECK_KEYS:
+            return self._checked(s, loc, ctx, depth)
         if "$ref" in s:
             rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "$ref"}
             ref = self._ref(s["$ref"], s, loc, ctx)
@@ -373,6 +399,75 @@ class SchemaLowerer:
             return self._typed(types[0], s, loc, ctx, depth)
         variants = tuple(self._typed(t, s, loc, ctx, depth, annotate=False) for t in types)
         return UnionNode(meta=self._meta(s, loc), variants=variants, form="type")
+
+    def _checked(
+        self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
+    ) -> SchemaNode:
+        base = self._lower(
+            {k: v for k, v in s.items() if k not in _CHECK_KEYS}, loc, ctx, depth + 1
+        )
+        checks: list[Check] = []
+
+        def sub(key: str, *tokens: str) -> SchemaNode:
+            value: Any = s[key]
+            for t in tokens:
+                value = value[t]
+            return self._lower(value, loc.child(key, *tokens), ctx, depth + 1)
+
+        if "not" in s:
+            checks.append(NotCheck(schema=sub("not")))
+        if "if" in s and ("then" in s or "else" in s):
+            checks.append(
+                ConditionalCheck(
+                    if_=sub("if"),
+                    then=sub("then") if "then" in s else None,
+                    else_=sub("else") if "else" in s else None,
+                )
+            )
+        if "contains" in s:
+            low = self._count(s, "minContains", loc)
+            checks.append(
+                ContainsCheck(
+                    schema=sub("contains"),
+                    min_contains=1 if low is None else low,
+                    max_contains=self._count(s, "maxContains", loc),
+                )
+            )
+        requires: list[tuple[str, tuple[str, ...]]] = []
+        schemas: list[tuple[str, SchemaNode]] = []
+        for key in ("dependentRequired", "dependentSchemas", "dependencies"):
+            table = as_object(s.get(key))
+            if key in s and table is None:
+                self.diags.error(loc.child(key), f"{key} is {describe(s[key])}", "an object")
+                continue
+            for name, value in (table or {}).items():
+                names = as_array(value)
+                if names is not None and key != "dependentSchemas":
+                    if not all(isinstance(n, str) for n in names):
+                        self.diags.error(
+                            loc.child(key, name),
+                            f"{key} entry is {describe(value)}",
+                            "an array of property names",
+                        )
+                        continue
+                    requires.append((name, tuple(str(n) for n in names)))
+                elif key != "dependentRequired":
+                    schemas.append((name, sub(key, name)))
+                else:
+                    self.diags.error(
+                        loc.child(key, name),
+                        f"dependentRequired entry is {describe(value)}",
+                        "an array of property names",
+                    )
+        if requires:
+            checks.append(DependentRequiredCheck(requires=tuple(requires)))
+        if schemas:
+            checks.append(DependentSchemasCheck(schemas=tuple(schemas)))
+        if "propertyNames" in s:
+            checks.append(PropertyNamesCheck(schema=sub("propertyNames")))
+        if not checks:
+            return base
+        return CheckedNode(meta=base.meta, base=base, checks=tuple(checks))
 
     def _types(self, s: dict[str, Any], loc: SourceLocation) -> list[str] | None:
         if "type" not in s:
@@ -852,6 +947,8 @@ def _direct_refs(node: SchemaNode) -> list[str]:
             return [t for part in node.parts for t in _direct_refs(part)]
         case UnionNode():
             return [t for variant in node.variants for t in _direct_refs(variant)]
+        case CheckedNode():
+            return _direct_refs(node.base)
         case _:
             return []
 
