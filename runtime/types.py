@@ -32,6 +32,7 @@ __all__ = [
     "Contains",
     "DependentRequired",
     "DependentSchemas",
+    "ExactlyOne",
     "IfThenElse",
     "IntLiteral",
     "JsonBool",
@@ -44,6 +45,7 @@ __all__ = [
     "Nothing",
     "OneOf",
     "Pattern",
+    "PrefixItems",
     "PropertyNames",
     "ToolCall",
     "ToolModel",
@@ -254,6 +256,37 @@ class _Sub:
         except ValidationError:
             return False
         return True
+
+
+def ExactlyOne(*tps: Any) -> BeforeValidator:
+    """``oneOf``: exactly one of the variants matches (pydantic's union takes the best one)."""
+    subs = [_Sub(tp) for tp in tps]
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        count = sum(1 for sub in subs if sub.matches(plain))
+        if count != 1:
+            raise ValueError(f"value matches {count} of the oneOf schemas, exactly one must match")
+        return value
+
+    return BeforeValidator(check)
+
+
+def PrefixItems(prefix: tuple[Any, ...], rest: Any = None) -> BeforeValidator:
+    """``prefixItems`` (draft 7: array ``items``) and the ``items`` that follow them."""
+    subs = [_Sub(tp) for tp in prefix]
+    tail = _Sub(rest) if rest is not None else None
+
+    def check(value: Any) -> Any:
+        data: object = value
+        if isinstance(data, list):
+            for i, item in enumerate(cast("list[Any]", data)):
+                sub = subs[i] if i < len(subs) else tail
+                if sub is not None and not sub.matches(_plain(item)):
+                    raise ValueError(f"item {i} does not match its schema")
+        return value
+
+    return BeforeValidator(check)
 
 
 def Not(tp: Any) -> BeforeValidator:

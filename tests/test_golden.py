@@ -80,6 +80,10 @@ def test_features_package_behaves() -> None:
         "category": {"name": "a", "children": [{"name": "b", "children": []}]},
         "choice": {"code": "x"},
         "magic": 1.5,
+        "code": "bob",
+        "pair": [1, "a"],
+        "either": 3,
+        "labels": ["urgent", "b"],
     }
     call = m.CreateOrderCall.model_validate(order)
     assert call.model_dump(mode="json", by_alias=True, exclude_unset=True) == order
@@ -98,6 +102,12 @@ def test_features_package_behaves() -> None:
         ("magic", 1),
         ("nothing", 1),
         ("note", "x" * 501),
+        ("code", "admin"),
+        ("pair", [1, 2]),
+        ("pair", [1, "a", None]),
+        ("either", 12),
+        ("labels", ["a"]),
+        ("labels", ["urgent", "urgent"]),
     ]
     for key, value in bad_values:
         with pytest.raises(ValidationError):

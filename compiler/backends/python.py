@@ -98,6 +98,7 @@ _IMPORT_SOURCES: dict[str, str] = {
             "Contains",
             "DependentRequired",
             "DependentSchemas",
+            "ExactlyOne",
             "IfThenElse",
             "IntLiteral",
             "JsonBool",
@@ -110,6 +111,7 @@ _IMPORT_SOURCES: dict[str, str] = {
             "NotNull",
             "OneOf",
             "Pattern",
+            "PrefixItems",
             "PropertyNames",
             "ToolCall",
             "ToolModel",
@@ -732,6 +734,21 @@ class PythonBackend:
                 meta = [f"Field({', '.join(args)})"] if args else []
                 if node.unique_items:
                     meta.append("UniqueItems()")
+                if node.prefix_items:
+                    # Positions are optional in JSON Schema (a shorter array is valid), so a
+                    # tuple type can't say it: each position is checked against its schema.
+                    positions = [
+                        self._alias(self._type(p, f"{hint}Item{i + 1}")[0], f"{hint}Item{i + 1}")
+                        for i, p in enumerate(node.prefix_items)
+                    ]
+                    rest = (
+                        self._alias(self._type(node.items, f"{hint}Rest")[0], f"{hint}Rest")
+                        if node.items is not None
+                        else "None"
+                    )
+                    meta.append(
+                        f"PrefixItems(({''.join(p + ', ' for p in positions)}), rest={rest})"
+                    )
                 expr = f"list[{item}]"
                 return (f"Annotated[{expr}, {', '.join(meta)}]" if meta else expr), False
             case ObjectNode():
@@ -769,18 +786,28 @@ class PythonBackend:
                 return f"Annotated[JsonValue, OneOf({texts})]", None in values
             case UnionNode():
                 exprs: list[str] = []
+                per_variant: list[str] = []
                 nullable = False
                 for i, v in enumerate(node.variants):
                     e, n = self._type(v, f"{hint}{_variant_suffix(v, i)}")
+                    per_variant.append(e)
                     nullable = nullable or n
                     if e not in exprs:
                         exprs.append(e)
                 if "JsonValue" in exprs:
-                    return "JsonValue", True
-                if "None" in exprs:  # keep None last, where readers look for it
-                    exprs.remove("None")
-                    exprs.append("None")
-                return " | ".join(exprs), nullable
+                    union, nullable = "JsonValue", True
+                else:
+                    if "None" in exprs:  # keep None last, where readers look for it
+                        exprs.remove("None")
+                        exprs.append("None")
+                    union = " | ".join(exprs)
+                if node.form == "oneOf" and len(node.variants) > 1:
+                    # pydantic takes the best-matching member; oneOf wants exactly one to match.
+                    names = [
+                        self._alias(e, f"{hint}OneOf{i + 1}") for i, e in enumerate(per_variant)
+                    ]
+                    return f"Annotated[{union}, ExactlyOne({', '.join(names)})]", nullable
+                return union, nullable
             case AllOfNode():
                 if _is_class_node(node, self.defs):
                     name = self.names.inline_class(hint)
@@ -798,6 +825,18 @@ class PythonBackend:
                     f"Annotated[{base}, {', '.join(self._check(c, hint) for c in node.checks)}]",
                     nullable,
                 )
+
+    def _alias(self, expr: str, hint: str) -> str:
+        """A named alias for a type expression already made (checks resolve it lazily).
+
+        An imported building block (``JsonStr``, ``JsonInt``…) is used as it is; a generated
+        class gets an alias, as a check may name a class defined further down the module.
+        """
+        if expr in _IMPORT_SOURCES:
+            return expr
+        name = self.names.inline_class(hint)
+        self.aliases.append(AliasView(name=name, value=py_str(expr), expr=expr))
+        return name
 
     def _sub_schema(self, node: SchemaNode, hint: str) -> str:
         """A named alias for a sub-schema a check validates against (resolved lazily)."""

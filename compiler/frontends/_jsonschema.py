@@ -512,6 +512,15 @@ class SchemaLowerer:
             return self._typed("object", s, loc, ctx, depth)
         if keys & _ARRAY_KEYS:
             return self._typed("array", s, loc, ctx, depth)
+        if keys & ((_STRING_KEYS | _NUMBER_KEYS) - {"format"}):
+            # Without ``type``, string and number keywords constrain only strings and numbers:
+            # every other JSON value passes. (Object and array keywords above are read as
+            # implying their type — the reading tool specs mean; issue 3 decides the rest.)
+            variants = tuple(
+                self._typed(t, s, loc, ctx, depth, annotate=False)
+                for t in ("null", "boolean", "object", "array", "number", "string")
+            )
+            return UnionNode(meta=self._meta(s, loc), variants=variants, form="type")
         return AnyNode(meta=self._meta(s, loc))
 
     def _typed(

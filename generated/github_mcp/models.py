@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, JsonValue, RootModel
+from typing_extensions import TypeAliasType
 from toolbind.runtime.types import (
     Bounds,
+    ExactlyOne,
     JsonBool,
     JsonInt,
     JsonNumber,
@@ -234,11 +236,13 @@ __all__ = [
     "UpdateGistCall",
     "UpdateGistOutput",
     "UpdateIssueAssigneesCall",
+    "UpdateIssueAssigneesCallAssigneesItemOneOf2",
     "UpdateIssueAssigneesCallAssigneesItemOption2",
     "UpdateIssueAssigneesOutput",
     "UpdateIssueBodyCall",
     "UpdateIssueBodyOutput",
     "UpdateIssueLabelsCall",
+    "UpdateIssueLabelsCallLabelsItemOneOf2",
     "UpdateIssueLabelsCallLabelsItemOption2",
     "UpdateIssueLabelsOutput",
     "UpdateIssueMilestoneCall",
@@ -262,6 +266,16 @@ __all__ = [
     "UpdatePullRequestTitleCall",
     "UpdatePullRequestTitleOutput",
 ]
+
+
+UpdateIssueAssigneesCallAssigneesItemOneOf2 = TypeAliasType(
+    "UpdateIssueAssigneesCallAssigneesItemOneOf2", "UpdateIssueAssigneesCallAssigneesItemOption2"
+)
+
+
+UpdateIssueLabelsCallLabelsItemOneOf2 = TypeAliasType(
+    "UpdateIssueLabelsCallLabelsItemOneOf2", "UpdateIssueLabelsCallLabelsItemOption2"
+)
 
 
 class ActionsGetCall(ToolCall):
@@ -3363,9 +3377,12 @@ class UpdateIssueAssigneesCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: UpdateIssueAssigneesOutput | None = Field(default=None, alias="_output")
-    assignees: list[JsonStr | UpdateIssueAssigneesCallAssigneesItemOption2] = Field(
-        description="GitHub usernames to assign to this issue."
-    )
+    assignees: list[
+        Annotated[
+            JsonStr | UpdateIssueAssigneesCallAssigneesItemOption2,
+            ExactlyOne(JsonStr, UpdateIssueAssigneesCallAssigneesItemOneOf2),
+        ]
+    ] = Field(description="GitHub usernames to assign to this issue.")
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )
@@ -3418,9 +3435,12 @@ class UpdateIssueLabelsCall(ToolCall):
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )
-    labels: list[JsonStr | UpdateIssueLabelsCallLabelsItemOption2] = Field(
-        description="Labels to apply to this issue."
-    )
+    labels: list[
+        Annotated[
+            JsonStr | UpdateIssueLabelsCallLabelsItemOption2,
+            ExactlyOne(JsonStr, UpdateIssueLabelsCallLabelsItemOneOf2),
+        ]
+    ] = Field(description="Labels to apply to this issue.")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
 

@@ -9,15 +9,19 @@ from pydantic import ConfigDict, Field, JsonValue
 from typing_extensions import TypeAliasType
 from toolbind.runtime.types import (
     Bounds,
+    Contains,
+    ExactlyOne,
     IntLiteral,
     JsonInt,
     JsonNumber,
     JsonStr,
     MultipleOf,
+    Not,
     NotNull,
     Nothing,
     OneOf,
     Pattern,
+    PrefixItems,
     ToolCall,
     ToolModel,
     UniqueItems,
@@ -28,10 +32,27 @@ __all__ = [
     "Category",
     "CreateOrderCall",
     "CreateOrderCallChoiceDetailed",
+    "CreateOrderCallCodeNot",
+    "CreateOrderCallEitherOneOf2",
     "CreateOrderCallItemsItem",
+    "CreateOrderCallLabelsContains",
     "CreateOrderOutput",
     "Priority",
 ]
+
+
+Priority = TypeAliasType("Priority", "Annotated[Literal[1, 2, 3], IntLiteral]")
+
+
+CreateOrderCallCodeNot = TypeAliasType("CreateOrderCallCodeNot", "Literal['admin']")
+
+
+CreateOrderCallEitherOneOf2 = TypeAliasType(
+    "CreateOrderCallEitherOneOf2", "Annotated[JsonNumber, Bounds(ge=10)]"
+)
+
+
+CreateOrderCallLabelsContains = TypeAliasType("CreateOrderCallLabelsContains", "Literal['urgent']")
 
 
 class Address(ToolModel):
@@ -79,6 +100,38 @@ class CreateOrderCall(ToolCall):
         default=None
     )
     nothing: Annotated[Nothing | None, NotNull] = Field(default=None)
+    code: Annotated[Annotated[JsonStr, Not(CreateOrderCallCodeNot)] | None, NotNull] = Field(
+        default=None
+    )
+    pair: Annotated[
+        Annotated[
+            list[JsonValue],
+            PrefixItems(
+                (
+                    JsonInt,
+                    JsonStr,
+                ),
+                rest=Nothing,
+            ),
+        ]
+        | None,
+        NotNull,
+    ] = Field(default=None)
+    either: Annotated[
+        Annotated[
+            JsonInt | Annotated[JsonNumber, Bounds(ge=10)],
+            ExactlyOne(JsonInt, CreateOrderCallEitherOneOf2),
+        ]
+        | None,
+        NotNull,
+    ] = Field(default=None)
+    labels: Annotated[
+        Annotated[
+            list[JsonStr], Contains(CreateOrderCallLabelsContains, min_contains=1, max_contains=1)
+        ]
+        | None,
+        NotNull,
+    ] = Field(default=None)
 
 
 class CreateOrderCallItemsItem(ToolModel):
@@ -89,6 +142,3 @@ class CreateOrderCallItemsItem(ToolModel):
 
 class CreateOrderCallChoiceDetailed(ToolModel):
     code: Annotated[JsonStr | None, NotNull] = Field(default=None)
-
-
-Priority = TypeAliasType("Priority", "Annotated[Literal[1, 2, 3], IntLiteral]")
