@@ -239,8 +239,18 @@ class PropertyNamesCheck:
     schema: SchemaNode
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatternPropertiesCheck:
+    """``patternProperties``, and ``additionalProperties`` for keys neither declared nor matched."""
+
+    patterns: tuple[tuple[str, SchemaNode], ...]
+    declared: tuple[str, ...]
+    additional: SchemaNode | None = None
+
+
 Check = (
     NotCheck
+    | PatternPropertiesCheck
     | ConditionalCheck
     | ContainsCheck
     | DependentRequiredCheck

@@ -107,6 +107,7 @@ RESERVED_CLASS_NAMES = frozenset(
         "NotNull",
         "OneOf",
         "Pattern",
+        "PatternProperties",
         "PrefixItems",
         "PropertyNames",
         "ToolBinding",

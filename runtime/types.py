@@ -45,6 +45,7 @@ __all__ = [
     "Nothing",
     "OneOf",
     "Pattern",
+    "PatternProperties",
     "PrefixItems",
     "PropertyNames",
     "ToolCall",
@@ -362,6 +363,33 @@ def DependentSchemas(schemas: dict[str, Any]) -> BeforeValidator:
             for key, sub in subs.items():
                 if key in plain and not sub.matches(plain):
                     raise ValueError(f"object with {key!r} does not match its dependent schema")
+        return value
+
+    return BeforeValidator(check)
+
+
+def PatternProperties(
+    patterns: dict[str, Any], declared: tuple[str, ...] = (), additional: Any = None
+) -> BeforeValidator:
+    """``patternProperties``; ``additional`` covers keys neither ``declared`` nor matched."""
+    compiled = [(_compile(p), _Sub(tp)) for p, tp in patterns.items()]
+    rest = _Sub(additional) if additional is not None else None
+    known = frozenset(declared)
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        if isinstance(plain, dict):
+            for key, item in cast("dict[str, Any]", plain).items():
+                matched = False
+                for regex, sub in compiled:
+                    if regex.search(key):
+                        matched = True
+                        if not sub.matches(item):
+                            raise ValueError(
+                                f"property {key!r} does not match the schema of pattern {regex.pattern!r}"
+                            )
+                if not matched and key not in known and rest is not None and not rest.matches(item):
+                    raise ValueError(f"additional property {key!r} is not allowed here")
         return value
 
     return BeforeValidator(check)

@@ -583,3 +583,27 @@ def test_applicator_checks_are_enforced_and_exported(compile_spec: CompileSpec) 
     assert exported["tags"]["contains"] == {"const": "x"} and exported["tags"]["maxContains"] == 1
     assert exported["card"]["dependentRequired"] == {"number": ["cvc"]}
     assert exported["card"]["then"]["properties"]["number"] == {"type": "string", "pattern": "^4"}
+
+
+def test_pattern_properties_and_the_additional_properties_they_leave(
+    compile_spec: CompileSpec,
+) -> None:
+    params: dict[str, Any] = {
+        "labels": {
+            "type": "object",
+            "properties": {"team": {"type": "string"}},
+            "patternProperties": {"^x-": {"type": "integer"}},
+            "additionalProperties": False,
+        }
+    }
+    module = compile_spec([seeds_tool("tag", params)])
+    cls = module.TagCall
+    good = {"_tool": "tag", "labels": {"team": "a", "x-size": 3}}
+    assert dump(cls.model_validate(good)) == good
+    for labels in ({"x-size": "big"}, {"other": 1}, {"team": 1}):
+        with pytest.raises(ValidationError):
+            cls.model_validate({"_tool": "tag", "labels": labels})
+    (tool,) = module.TOOLS
+    exported = tool.parameters["properties"]["labels"]
+    assert exported["patternProperties"] == {"^x-": {"type": "integer"}}
+    assert exported["additionalProperties"] is False

@@ -45,6 +45,7 @@ from ..ir import (
     NumberNode,
     NumericBounds,
     ObjectNode,
+    PatternPropertiesCheck,
     Property,
     PropertyNamesCheck,
     RefNode,
@@ -111,6 +112,7 @@ _IMPORT_SOURCES: dict[str, str] = {
             "NotNull",
             "OneOf",
             "Pattern",
+            "PatternProperties",
             "PrefixItems",
             "PropertyNames",
             "ToolCall",
@@ -871,6 +873,18 @@ class PythonBackend:
                     for k, v in check.schemas
                 )
                 return f"DependentSchemas({{{table}}})"
+            case PatternPropertiesCheck():
+                table = ", ".join(
+                    f"{py_str(k)}: {self._sub_schema(v, hint + 'Pattern')}"
+                    for k, v in check.patterns
+                )
+                additional = (
+                    self._sub_schema(check.additional, hint + "Additional")
+                    if check.additional is not None
+                    else "None"
+                )
+                declared = "".join(py_str(d) + ", " for d in check.declared)
+                return f"PatternProperties({{{table}}}, declared=({declared}), additional={additional})"
             case PropertyNamesCheck():
                 return f"PropertyNames({self._sub_schema(check.schema, hint + 'Names')})"
             case _:  # pragma: no cover - the Check union is closed

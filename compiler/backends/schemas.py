@@ -29,6 +29,7 @@ from ..ir import (
     NumberNode,
     NumericBounds,
     ObjectNode,
+    PatternPropertiesCheck,
     PropertyNamesCheck,
     RefNode,
     SchemaNode,
@@ -169,6 +170,12 @@ class SchemaEmitter:
                             checked["dependentSchemas"] = {
                                 k: self.emit(v) for k, v in check.schemas
                             }
+                        case PatternPropertiesCheck():
+                            checked["patternProperties"] = {
+                                k: self.emit(v) for k, v in check.patterns
+                            }
+                            if check.additional is not None:
+                                checked["additionalProperties"] = self.emit(check.additional)
                         case PropertyNamesCheck():
                             checked["propertyNames"] = self.emit(check.schema)
                 return checked

@@ -42,6 +42,7 @@ from ..ir import (
     NumberNode,
     NumericBounds,
     ObjectNode,
+    PatternPropertiesCheck,
     Property,
     PropertyNamesCheck,
     RefNode,
@@ -119,6 +120,7 @@ _CHECK_KEYS = frozenset(
         "dependentSchemas",
         "dependencies",
         "propertyNames",
+        "patternProperties",
     }
 )
 _CONSUMED = (
@@ -403,9 +405,10 @@ class SchemaLowerer:
     def _checked(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
     ) -> SchemaNode:
-        base = self._lower(
-            {k: v for k, v in s.items() if k not in _CHECK_KEYS}, loc, ctx, depth + 1
-        )
+        # With patternProperties, additionalProperties only covers keys no pattern matches, so
+        # both are checked together and the base type allows every extra key.
+        moved = _CHECK_KEYS | ({"additionalProperties"} if "patternProperties" in s else set())
+        base = self._lower({k: v for k, v in s.items() if k not in moved}, loc, ctx, depth + 1)
         checks: list[Check] = []
 
         def sub(key: str, *tokens: str) -> SchemaNode:
@@ -465,6 +468,22 @@ class SchemaLowerer:
             checks.append(DependentSchemasCheck(schemas=tuple(schemas)))
         if "propertyNames" in s:
             checks.append(PropertyNamesCheck(schema=sub("propertyNames")))
+        patterns = as_object(s.get("patternProperties"))
+        if "patternProperties" in s and patterns is None:
+            self.diags.error(
+                loc.child("patternProperties"),
+                f"patternProperties is {describe(s['patternProperties'])}",
+                "an object mapping regular expressions to schemas",
+            )
+        elif patterns is not None:
+            declared = tuple(as_object(s.get("properties")) or {})
+            checks.append(
+                PatternPropertiesCheck(
+                    patterns=tuple((p, sub("patternProperties", p)) for p in patterns),
+                    declared=declared,
+                    additional=sub("additionalProperties") if "additionalProperties" in s else None,
+                )
+            )
         if not checks:
             return base
         return CheckedNode(meta=base.meta, base=base, checks=tuple(checks))
