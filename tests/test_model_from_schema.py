@@ -110,3 +110,36 @@ def test_same_model_as_generate(compile_spec: Any) -> None:
         except ValidationError:
             generated = False
         assert expected == generated, value
+
+
+def test_refs_resolve_against_id_base_uris_and_anchors() -> None:
+    schema = {
+        "$id": "https://example.com/root.json",
+        "type": "object",
+        "properties": {
+            "a": {"$ref": "item.json"},
+            "b": {"$ref": "#big"},
+            "c": {"$ref": "https://example.com/lib/defs.json#/$defs/flag"},
+        },
+        "$defs": {
+            "item": {
+                "$id": "item.json",
+                "type": "array",
+                "items": {"$ref": "#/$defs/inner"},
+                "$defs": {"inner": {"type": "integer"}},
+            },
+            "big": {"$anchor": "big", "type": "integer", "minimum": 100},
+        },
+    }
+    remotes = {"https://example.com/lib/defs.json": {"$defs": {"flag": {"type": "boolean"}}}}
+    model = model_from_schema(schema, name="Rooted", remotes=remotes)
+    assert model.model_validate({"a": [1, 2], "b": 100, "c": True}).model_dump(
+        exclude_unset=True
+    ) == {
+        "a": [1, 2],
+        "b": 100,
+        "c": True,
+    }
+    for bad in ({"a": ["x"]}, {"b": 99}, {"c": 1}):
+        with pytest.raises(ValidationError):
+            model.model_validate(bad)

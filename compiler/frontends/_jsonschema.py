@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote, urldefrag
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from .._load import Document, as_array, as_object, load_document
 from ..diagnostics import Diagnostic, Diagnostics, describe
@@ -151,6 +151,43 @@ class _Context:
     # ``inputSchema``, an OpenAI ``parameters``, a seeds Tool schema), at ``base`` in the file.
     resource: Any
     base: str = ""
+    # The resource's absolute base URI (from ``$id``s or a remote's URI); "" when it has none.
+    uri: str = ""
+    entered: str = ""  # the location whose ``$id`` set ``uri`` (a schema is lowered in parts)
+
+
+# Where subschemas sit, so that indexing ``$id``/``$anchor`` never reads an enum or const value.
+_SCHEMA_MAPS = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+)
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_SCHEMA_ONE = (
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+    "items",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Resource:
+    value: Any
+    file: str
+    path: Path | None
+    root: Any
+    pointer: str
 
 
 @dataclass
@@ -170,6 +207,9 @@ class SchemaLowerer:
     _documents: dict[Path, Document | Diagnostic] = field(default_factory=lambda: {})
     _reserved: set[str] = field(default_factory=lambda: set())
     _cycles_checked: set[str] = field(default_factory=lambda: set())
+    # Absolute URI → schema resource, and (URI, anchor) → (schema, pointer), from ``$id``s.
+    _resources: dict[str, _Resource] = field(default_factory=lambda: {})
+    _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
     load: Callable[[Path, str], Document | Diagnostic] = load_document
 
     # -- public -----------------------------------------------------------------------------
@@ -191,6 +231,11 @@ class SchemaLowerer:
         """
         value, where = resource if resource is not None else (schema, loc)
         ctx = _Context(file=loc.file, path=path, root=root, resource=value, base=where.pointer)
+        self._index(
+            value,
+            _Resource(value=value, file=loc.file, path=path, root=root, pointer=where.pointer),
+            "",
+        )
         node = self._lower(schema, loc, ctx, 0)
         self._drain()
         self._check_cycles()
@@ -266,12 +311,15 @@ class SchemaLowerer:
     def _resolve(
         self, ref: str, loc: SourceLocation, ctx: _Context
     ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
+        if ctx.uri or urlsplit(ref).scheme:
+            # JSON Schema's own addressing: the ref is relative to the resource's base URI.
+            before = len(self.diags.items)
+            via_uri = self._resolve_uri(ref, loc, ctx)
+            if via_uri is not None or len(self.diags.items) > before:
+                return via_uri
         uri, fragment = urldefrag(ref)
         target_ctx = ctx
-        if uri and uri in self.remotes:
-            remote = self.remotes[uri]
-            target_ctx = _Context(file=uri, path=None, root=remote, resource=remote, base="")
-        elif uri:
+        if uri:
             if "://" in uri or uri.startswith("//") or uri.startswith("urn:"):
                 self.diags.error(
                     loc.child("$ref"),
@@ -346,6 +394,98 @@ class SchemaLowerer:
         target_loc = SourceLocation(file=target_ctx.file, pointer=full)
         return key, hint, target_value, target_ctx, target_loc
 
+    def _index(self, value: Any, where: _Resource, base: str) -> None:
+        """Record the ``$id``-named resources and anchors below ``value`` (iteratively)."""
+        stack: list[tuple[Any, str, str]] = [(value, where.pointer, base)]
+        while stack:
+            node, pointer, uri = stack.pop()
+            obj = as_object(node)
+            if obj is None:
+                continue
+            ident = obj.get("$id", obj.get("id") if self.dialect == "openapi30" else None)
+            if isinstance(ident, str):
+                absolute, fragment = urldefrag(urljoin(uri, ident))
+                if absolute and not fragment:
+                    uri = absolute
+                    self._resources.setdefault(
+                        uri,
+                        _Resource(
+                            value=obj,
+                            file=where.file,
+                            path=where.path,
+                            root=where.root,
+                            pointer=pointer,
+                        ),
+                    )
+                elif fragment and not fragment.startswith("/"):  # draft 7: "$id": "#name"
+                    self._anchors.setdefault((absolute or uri, fragment), (obj, pointer))
+            for key in ("$anchor", "$dynamicAnchor"):
+                name = obj.get(key)
+                if isinstance(name, str):
+                    self._anchors.setdefault((uri, name), (obj, pointer))
+            for key in _SCHEMA_MAPS:
+                for name, sub in (as_object(obj.get(key)) or {}).items():
+                    stack.append((sub, f"{pointer}/{key}/{escape_pointer_token(name)}", uri))
+            for key in _SCHEMA_LISTS:
+                for i, sub in enumerate(as_array(obj.get(key)) or []):
+                    stack.append((sub, f"{pointer}/{key}/{i}", uri))
+            for key in _SCHEMA_ONE:
+                if as_object(obj.get(key)) is not None:
+                    stack.append((obj[key], f"{pointer}/{key}", uri))
+
+    def _resolve_uri(
+        self, ref: str, loc: SourceLocation, ctx: _Context
+    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
+        """Resolve ``ref`` against the base URI, through ``$id``-named resources and remotes."""
+        uri, fragment = urldefrag(urljoin(ctx.uri, ref))
+        if uri in self.remotes and uri not in self._resources:
+            remote = self.remotes[uri]
+            self._resources[uri] = _Resource(
+                value=remote, file=uri, path=None, root=remote, pointer=""
+            )
+            self._index(remote, self._resources[uri], uri)
+        found = self._resources.get(uri)
+        if found is None:
+            return None
+        target_ctx = _Context(
+            file=found.file,
+            path=found.path,
+            root=found.root,
+            resource=found.value,
+            base=found.pointer,
+            uri=uri,
+        )
+        pointer = unquote(fragment)
+        if pointer and not pointer.startswith("/"):
+            anchored = self._anchors.get((uri, pointer))
+            if anchored is None:
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} names an anchor that does not exist",
+                    f"a '$anchor': {pointer!r} in the resource {uri!r}",
+                )
+                return None
+            target_value, full = anchored
+        else:
+            target_value = _walk(found.value, pointer)
+            if target_value is _MISSING:
+                why, _ = _explain_missing(found.value, pointer)
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} does not resolve: {why}",
+                    f"a JSON pointer into the resource {uri!r}",
+                )
+                return None
+            full = found.pointer + pointer
+        key = f"{found.file}#{full}"
+        return (
+            key,
+            _name_hint(full, found.file),
+            target_value,
+            target_ctx,
+            SourceLocation(file=found.file, pointer=full),
+        )
+
     def _document(self, path: Path, shown_from: str, uri: str) -> Document | Diagnostic:
         if path not in self._documents:
             self._documents[path] = self.load(path, _join_shown(shown_from, uri))
@@ -367,6 +507,14 @@ class SchemaLowerer:
                 loc, f"schema is {describe(schema)}", "a JSON Schema object or boolean"
             )
             return AnyNode(meta=Meta(loc=loc))
+        ident = s.get("$id")
+        if isinstance(ident, str) and ctx.entered != str(loc):
+            absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
+            if absolute and not fragment:
+                ctx = replace(ctx, uri=absolute, resource=s, base=loc.pointer, entered=str(loc))
+        if "$dynamicRef" in s and "$ref" not in s:
+            # Resolved statically, like $ref: right whenever the dynamic scope adds nothing.
+            s = {("$ref" if k == "$dynamicRef" else k): v for k, v in s.items()}
         if s.keys() & _CHECK_KEYS:
             return self._checked(s, loc, ctx, depth)
         if "$ref" in s:
@@ -407,7 +555,9 @@ class SchemaLowerer:
     ) -> SchemaNode:
         # With patternProperties, additionalProperties only covers keys no pattern matches, so
         # both are checked together and the base type allows every extra key.
-        moved = _CHECK_KEYS | ({"additionalProperties"} if "patternProperties" in s else set())
+        moved = _CHECK_KEYS | (
+            {"additionalProperties"} if "patternProperties" in s else frozenset[str]()
+        )
         base = self._lower({k: v for k, v in s.items() if k not in moved}, loc, ctx, depth + 1)
         checks: list[Check] = []
 
