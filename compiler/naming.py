@@ -90,6 +90,8 @@ RESERVED_CLASS_NAMES = frozenset(
         "Union",
         "Callable",
         # toolbind.runtime names generated modules import
+        "AllOf",
+        "BoolLiteral",
         "Bounds",
         "Contains",
         "DependentRequired",

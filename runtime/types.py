@@ -28,6 +28,8 @@ from pydantic import (
 )
 
 __all__ = [
+    "AllOf",
+    "BoolLiteral",
     "Bounds",
     "Contains",
     "DependentRequired",
@@ -143,6 +145,17 @@ JsonStr = Annotated[str, Strict()]
 JsonBool = Annotated[bool, Strict()]
 JsonInt = Annotated[int, Strict(), BeforeValidator(_integral)]
 JsonNumber = Annotated[int, Strict()] | Annotated[float, Strict()]
+
+
+def _bool_literal(value: Any) -> Any:
+    # Literal[False] alone would take 0 (and Literal[True] 1): JSON tells booleans and numbers apart.
+    if type(value) in (int, float):
+        raise ValueError("a number is not one of the allowed values")
+    return value
+
+
+BoolLiteral = BeforeValidator(_bool_literal)
+"""Makes ``Literal[...]`` with booleans refuse numbers, as JSON equality does."""
 IntLiteral = BeforeValidator(_int_literal)
 """Makes ``Literal[...]`` with integers compare as JSON does (no booleans, 1.0 == 1)."""
 NotNull = BeforeValidator(_not_null)
@@ -257,6 +270,20 @@ class _Sub:
         except ValidationError:
             return False
         return True
+
+
+def AllOf(*tps: Any) -> BeforeValidator:
+    """``allOf`` parts beyond the one that gives the Python type: the value matches each."""
+    subs = [_Sub(tp) for tp in tps]
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        for i, sub in enumerate(subs):
+            if not sub.matches(plain):
+                raise ValueError(f"value does not match allOf part {i + 2}")
+        return value
+
+    return BeforeValidator(check)
 
 
 def ExactlyOne(*tps: Any) -> BeforeValidator:

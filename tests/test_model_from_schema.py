@@ -143,3 +143,30 @@ def test_refs_resolve_against_id_base_uris_and_anchors() -> None:
     for bad in ({"a": ["x"]}, {"b": 99}, {"c": 1}):
         with pytest.raises(ValidationError):
             model.model_validate(bad)
+
+
+BASE_AND_BOOL_CASES: list[tuple[Any, list[Any], list[Any]]] = [
+    # a base schema beside anyOf/oneOf/$ref: every part holds, not just the first
+    ({"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 0}]}, [7, -1], [3, "x"]),
+    ({"type": "string", "oneOf": [{"minLength": 2}, {"maxLength": 3}]}, ["a", "abcd"], ["ab", 1]),
+    (
+        {"$defs": {"s": {"type": "array"}}, "$ref": "#/$defs/s", "maxItems": 1},
+        [[], [1]],
+        [[1, 2], {}],
+    ),
+    # JSON equality: booleans are not numbers
+    ({"const": False}, [False], [0, 0.0]),
+    ({"enum": [True, "x"]}, [True, "x"], [1, 1.0, False]),
+]
+
+
+@pytest.mark.parametrize(("schema", "good", "bad"), BASE_AND_BOOL_CASES)
+def test_every_part_holds_and_booleans_stay_booleans(
+    schema: Any, good: list[Any], bad: list[Any]
+) -> None:
+    model = model_from_schema(schema, name="Value")
+    for value in good:
+        assert model.model_validate(value).model_dump(mode="json") == value
+    for value in bad:
+        with pytest.raises(ValidationError):
+            model.model_validate(value)

@@ -95,6 +95,8 @@ _IMPORT_SOURCES: dict[str, str] = {
     "TypeAliasType": "typing_extensions",
     **dict.fromkeys(
         (
+            "AllOf",
+            "BoolLiteral",
             "Bounds",
             "Contains",
             "DependentRequired",
@@ -780,6 +782,8 @@ class PythonBackend:
                         literal = f"Literal[{', '.join(py_literal(v) for v in non_null)}]"
                         if any(type(v) is int for v in non_null):
                             literal = f"Annotated[{literal}, IntLiteral]"
+                        elif any(isinstance(v, bool) for v in non_null):
+                            literal = f"Annotated[{literal}, BoolLiteral]"
                         parts.append(literal)
                     if None in values:
                         parts.append("None")
@@ -816,7 +820,17 @@ class PythonBackend:
                     self._class(name, node, base="ToolModel")
                     return name, False
                 informative = [p for p in node.parts if not isinstance(p, AnyNode)]
-                return self._type(informative[0], hint) if informative else ("JsonValue", True)
+                if not informative:
+                    return "JsonValue", True
+                # The first part gives the Python type; every other part is checked on the value.
+                first, nullable = self._type(informative[0], hint)
+                if len(informative) == 1:
+                    return first, nullable
+                others = [
+                    self._alias(self._type(p, f"{hint}Part{i + 2}")[0], f"{hint}AllOf{i + 2}")
+                    for i, p in enumerate(informative[1:])
+                ]
+                return f"Annotated[{first}, AllOf({', '.join(others)})]", nullable
             case RefNode():
                 target = self.defs[node.target]
                 name = self.names.def_names[node.target]

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, JsonValue, RootModel
 from typing_extensions import TypeAliasType
 from toolbind.runtime.types import (
+    AllOf,
     Bounds,
     ExactlyOne,
     JsonBool,
@@ -185,7 +186,19 @@ __all__ = [
     "ProjectsListCall",
     "ProjectsListOutput",
     "ProjectsWriteCall",
+    "ProjectsWriteCallItemsItemAllOf2",
+    "ProjectsWriteCallItemsItemPart2OneOf1",
+    "ProjectsWriteCallItemsItemPart2OneOf2",
+    "ProjectsWriteCallItemsItemPart2OneOf3",
+    "ProjectsWriteCallItemsItemPart2Option1",
+    "ProjectsWriteCallItemsItemPart2Option2",
+    "ProjectsWriteCallItemsItemPart2Option3",
     "ProjectsWriteCallIterationsItem",
+    "ProjectsWriteCallUpdatedFieldAllOf2",
+    "ProjectsWriteCallUpdatedFieldPart2OneOf1",
+    "ProjectsWriteCallUpdatedFieldPart2OneOf2",
+    "ProjectsWriteCallUpdatedFieldPart2Option1",
+    "ProjectsWriteCallUpdatedFieldPart2Option2",
     "ProjectsWriteOutput",
     "PullRequestReadCall",
     "PullRequestReadOutput",
@@ -266,6 +279,43 @@ __all__ = [
     "UpdatePullRequestTitleCall",
     "UpdatePullRequestTitleOutput",
 ]
+
+
+ProjectsWriteCallItemsItemPart2OneOf1 = TypeAliasType(
+    "ProjectsWriteCallItemsItemPart2OneOf1", "ProjectsWriteCallItemsItemPart2Option1"
+)
+
+
+ProjectsWriteCallItemsItemPart2OneOf2 = TypeAliasType(
+    "ProjectsWriteCallItemsItemPart2OneOf2", "ProjectsWriteCallItemsItemPart2Option2"
+)
+
+
+ProjectsWriteCallItemsItemPart2OneOf3 = TypeAliasType(
+    "ProjectsWriteCallItemsItemPart2OneOf3", "ProjectsWriteCallItemsItemPart2Option3"
+)
+
+
+ProjectsWriteCallItemsItemAllOf2 = TypeAliasType(
+    "ProjectsWriteCallItemsItemAllOf2",
+    "Annotated[ProjectsWriteCallItemsItemPart2Option1 | ProjectsWriteCallItemsItemPart2Option2 | ProjectsWriteCallItemsItemPart2Option3, ExactlyOne(ProjectsWriteCallItemsItemPart2OneOf1, ProjectsWriteCallItemsItemPart2OneOf2, ProjectsWriteCallItemsItemPart2OneOf3)]",
+)
+
+
+ProjectsWriteCallUpdatedFieldPart2OneOf1 = TypeAliasType(
+    "ProjectsWriteCallUpdatedFieldPart2OneOf1", "ProjectsWriteCallUpdatedFieldPart2Option1"
+)
+
+
+ProjectsWriteCallUpdatedFieldPart2OneOf2 = TypeAliasType(
+    "ProjectsWriteCallUpdatedFieldPart2OneOf2", "ProjectsWriteCallUpdatedFieldPart2Option2"
+)
+
+
+ProjectsWriteCallUpdatedFieldAllOf2 = TypeAliasType(
+    "ProjectsWriteCallUpdatedFieldAllOf2",
+    "Annotated[ProjectsWriteCallUpdatedFieldPart2Option1 | ProjectsWriteCallUpdatedFieldPart2Option2, ExactlyOne(ProjectsWriteCallUpdatedFieldPart2OneOf1, ProjectsWriteCallUpdatedFieldPart2OneOf2)]",
+)
 
 
 UpdateIssueAssigneesCallAssigneesItemOneOf2 = TypeAliasType(
@@ -2576,7 +2626,10 @@ class ProjectsWriteCall(ToolCall):
         default=None,
         description="The item's type, either issue or pull_request. Required for 'add_project_item' method.",
     )
-    items: Annotated[list[dict[str, JsonValue]] | None, NotNull] = Field(
+    items: Annotated[
+        list[Annotated[dict[str, JsonValue], AllOf(ProjectsWriteCallItemsItemAllOf2)]] | None,
+        NotNull,
+    ] = Field(
         default=None,
         description="The items to update with the top-level 'updated_field'. Required for 'update_project_items'; prefer it over calling 'update_project_item' in a loop. Each entry must match exactly one reference variant: 'node_id', numeric 'item_id', or 'item_owner' + 'item_repo' + 'issue_number'. Limit: 50 items per call.",
     )
@@ -2638,7 +2691,9 @@ class ProjectsWriteCall(ToolCall):
     title: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The project title. Required for 'create_project' method."
     )
-    updated_field: Annotated[dict[str, JsonValue] | None, NotNull] = Field(default=None)
+    updated_field: Annotated[
+        Annotated[dict[str, JsonValue], AllOf(ProjectsWriteCallUpdatedFieldAllOf2)] | None, NotNull
+    ] = Field(default=None)
     view_id: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Project view node ID for update or delete; must belong to owner/project_number.",
@@ -2653,11 +2708,46 @@ class ProjectsWriteCall(ToolCall):
     )
 
 
+class ProjectsWriteCallItemsItemPart2Option1(ToolModel):
+    model_config = ConfigDict(extra="forbid")
+    node_id: JsonStr = Field(
+        description="The project item's GraphQL node ID, as returned by 'list_project_items' or 'add_project_item'."
+    )
+
+
+class ProjectsWriteCallItemsItemPart2Option2(ToolModel):
+    model_config = ConfigDict(extra="forbid")
+    item_id: JsonInt = Field(description="The numeric project item ID.")
+
+
+class ProjectsWriteCallItemsItemPart2Option3(ToolModel):
+    model_config = ConfigDict(extra="forbid")
+    issue_number: JsonInt = Field(description="Issue number used to resolve the project item.")
+    item_owner: JsonStr = Field(description="Owner of the repository containing the issue.")
+    item_repo: JsonStr = Field(description="Repository containing the issue.")
+
+
 class ProjectsWriteCallIterationsItem(ToolModel):
     model_config = ConfigDict(extra="forbid")
     duration: JsonNumber = Field(description="Duration in days")
     start_date: JsonStr = Field(description="Start date in YYYY-MM-DD format")
     title: JsonStr = Field(description="Iteration title (e.g. 'Sprint 1')")
+
+
+class ProjectsWriteCallUpdatedFieldPart2Option1(ToolModel):
+    model_config = ConfigDict(extra="forbid")
+    id_: JsonInt = Field(alias="id", description="The numeric project field ID.")
+    value: JsonValue = Field(
+        description="The value to apply. Any JSON value is accepted; use null to clear the field."
+    )
+
+
+class ProjectsWriteCallUpdatedFieldPart2Option2(ToolModel):
+    model_config = ConfigDict(extra="forbid")
+    name: JsonStr = Field(description="The project field name. Matching is case-insensitive.")
+    value: JsonValue = Field(
+        description="The value to apply. Any JSON value is accepted; use null to clear the field."
+    )
 
 
 class PullRequestReadCall(ToolCall):
