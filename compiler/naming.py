@@ -22,6 +22,8 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 
+import toolbind.runtime.types as runtime_types
+
 # Attributes of pydantic.BaseModel (v2) and RootModel: a field with one of these names would
 # shadow a method the runtime relies on.
 _BASEMODEL_ATTRS = frozenset(
@@ -63,7 +65,7 @@ RESERVED_IDENTIFIERS = frozenset(
 )
 
 # Names the generated modules define or import at module level.
-RESERVED_CLASS_NAMES = frozenset(
+_GENERATED_MODULE_NAMES = frozenset(
     {
         "Annotated",
         "Any",
@@ -89,37 +91,15 @@ RESERVED_CLASS_NAMES = frozenset(
         "ACTIVITY_PROTOCOLS",
         "Union",
         "Callable",
-        # toolbind.runtime names generated modules import
-        "AllOf",
-        "BoolLiteral",
-        "Bounds",
-        "Contains",
-        "DependentRequired",
-        "DependentSchemas",
-        "ExactlyOne",
-        "IfThenElse",
-        "IntLiteral",
-        "JsonBool",
-        "JsonInt",
-        "JsonNumber",
-        "JsonStr",
-        "MultipleOf",
-        "Not",
-        "Nothing",
-        "NotNull",
-        "OneOf",
-        "Pattern",
-        "PatternProperties",
-        "PrefixItems",
-        "PropertyNames",
         "ToolBinding",
-        "ToolCall",
-        "ToolModel",
-        "ToolResponse",
-        "UniqueItems",
     }
 )
-"""Names generated modules define or import; a class named after a spec never takes one."""
+"""Names generated modules define or import; a class named after a spec never takes one.
+
+Every public name of ``toolbind.runtime.types`` (the building blocks generated code imports)
+is reserved too, through ``RESERVED_CLASS_NAMES`` below."""
+
+RESERVED_CLASS_NAMES = _GENERATED_MODULE_NAMES | frozenset(runtime_types.__all__)
 
 _PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import jinja2
 
+import toolbind.runtime.types as runtime_types
 from toolbind.runtime import compose
 
 from .. import naming
@@ -93,37 +94,7 @@ _IMPORT_SOURCES: dict[str, str] = {
     **dict.fromkeys(("ConfigDict", "Field", "JsonValue", "RootModel", "TypeAdapter"), "pydantic"),
     **dict.fromkeys(("ToolBinding", "load_bindings"), "toolbind.runtime"),
     "TypeAliasType": "typing_extensions",
-    **dict.fromkeys(
-        (
-            "AllOf",
-            "BoolLiteral",
-            "Bounds",
-            "Contains",
-            "DependentRequired",
-            "DependentSchemas",
-            "ExactlyOne",
-            "IfThenElse",
-            "IntLiteral",
-            "JsonBool",
-            "JsonInt",
-            "JsonNumber",
-            "JsonStr",
-            "MultipleOf",
-            "Not",
-            "Nothing",
-            "NotNull",
-            "OneOf",
-            "Pattern",
-            "PatternProperties",
-            "PrefixItems",
-            "PropertyNames",
-            "ToolCall",
-            "ToolModel",
-            "ToolResponse",
-            "UniqueItems",
-        ),
-        "toolbind.runtime.types",
-    ),
+    **dict.fromkeys(runtime_types.__all__, "toolbind.runtime.types"),
 }
 
 
