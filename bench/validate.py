@@ -1,0 +1,247 @@
+"""Validation-throughput benchmark: toolbind's generated models vs peers, in the same run.
+
+What is timed (``timeit``, ``--repeat`` rounds of ``--number`` calls, best round kept, reported
+as calls/second) is validating one realistic tool call that arrives as a JSON string:
+
+* toolbind: the tool spec is compiled with ``toolbind.compiler.compile_to_directory`` into a
+  temporary directory and imported with ``load_package``; the tool's Call model
+  (``next(t for t in pkg.TOOLS if t.name == NAME).call_model``) runs
+  ``model_validate_json(payload)``, the payload carrying ``"_tool": NAME`` (the Call model's
+  discriminator).
+* jsonschema: ``validator_for(schema)(schema)`` built once (untimed), then
+  ``validator.is_valid(json.loads(payload))`` — the JSON parse is inside the timed call, for
+  parity with ``model_validate_json``.
+* fastjsonschema (when importable): ``fastjsonschema.compile(schema)`` once (untimed), then
+  ``validate(json.loads(payload))``.
+* datamodel-code-generator: a Pydantic v2 model generated in-process (``generate(...,
+  class_name="Model")``) into a temporary ``.py`` and imported (untimed), then
+  ``Model.model_validate_json(payload)``.
+
+The peers get the tool's plain parameters schema (an MCP tool's ``inputSchema``; a seeds tool's
+schema without its ``_``-meta properties) and the payload without ``_tool``. Every payload is
+first checked to be valid against that schema with jsonschema, and every implementation is
+checked to accept it, before anything is timed.
+
+Workloads: ``issue_write`` and ``create_pull_request`` from the shared github-mcp-server corpus,
+and ``weatherCheck`` from ``specs/seeds.yaml`` (which compiles to one package of 4 tools).
+
+Issue 3's targets, printed per workload as met or MISSED: toolbind ≥ 1.0× datamodel-codegen and
+≥ 10× jsonschema.
+
+Run: ``.venv/bin/python bench/validate.py`` (``--corpus`` to point at another shared corpus).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import tempfile
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from datamodel_code_generator import DataModelType, Formatter, InputFileType, generate
+
+from toolbind.compiler import compile_to_directory, load_package
+
+try:
+    import fastjsonschema
+except ImportError:  # optional peer
+    fastjsonschema = None
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
+
+TARGET_VS_DMCG = 1.0
+TARGET_VS_JSONSCHEMA = 10.0
+
+
+@dataclass
+class Workload:
+    name: str  # the tool's name
+    spec: Path  # the spec file toolbind compiles
+    schema: dict[str, Any]  # the plain parameters schema the peers get
+    payload: dict[str, Any]  # a valid call, without ``_tool``
+
+
+def mcp_schema(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())["inputSchema"]
+
+
+def seeds_schema(path: Path, name: str) -> dict[str, Any]:
+    schema = dict(yaml.safe_load(path.read_text())[name])
+    schema["properties"] = {k: v for k, v in schema["properties"].items() if not k.startswith("_")}
+    return schema
+
+
+def workloads(corpus: Path) -> list[Workload]:
+    mcp = corpus / "tools" / "github-mcp-server"
+    seeds = ROOT / "specs" / "seeds.yaml"
+    return [
+        Workload(
+            "issue_write",
+            mcp / "issue_write.json",
+            mcp_schema(mcp / "issue_write.json"),
+            {
+                "method": "update",
+                "owner": "octo-org",
+                "repo": "toolbind",
+                "issue_number": 42,
+                "title": "Validation benchmark regresses on nested arrays",
+                "body": "Steps to reproduce:\n1. Compile the corpus\n2. Run bench/validate.py\n",
+                "assignees": ["alice", "bob"],
+                "labels": ["bug", "performance", "needs-triage"],
+                "milestone": 3,
+                "state": "closed",
+                "state_reason": "duplicate",
+                "duplicate_of": 17,
+                "type": "Bug",
+                "issue_fields": [
+                    {"field_name": "Priority", "field_option_name": "P1"},
+                    {"field_name": "Estimate", "value": 5},
+                    {"field_name": "Due date", "value": "2025-07-01"},
+                    {"field_name": "Blocked", "delete": True},
+                ],
+            },
+        ),
+        Workload(
+            "create_pull_request",
+            mcp / "create_pull_request.json",
+            mcp_schema(mcp / "create_pull_request.json"),
+            {
+                "owner": "octo-org",
+                "repo": "toolbind",
+                "title": "Speed up Call model validation",
+                "head": "perf/validate-json",
+                "base": "main",
+                "body": "Closes #3.\n\n- strict JSON types\n- fewer wrappers\n",
+                "draft": True,
+                "maintainer_can_modify": False,
+                "reviewers": ["alice", "octo-org/core-team"],
+            },
+        ),
+        Workload(
+            "weatherCheck",
+            seeds,
+            seeds_schema(seeds, "weatherCheck"),
+            {"location": "Paris"},
+        ),
+    ]
+
+
+def toolbind_validators(items: list[Workload], tmp: Path) -> dict[str, Callable[[str], Any]]:
+    specs = sorted({w.spec for w in items})
+    tree = compile_to_directory(specs, tmp / "toolbind")
+    by_spec = {Path(src).resolve(): pkg for pkg, src in tree.packages.items()}
+    result = {}
+    for w in items:
+        pkg = load_package(tmp / "toolbind", by_spec[w.spec.resolve()])
+        model = next(t for t in pkg.TOOLS if t.name == w.name).call_model
+        result[w.name] = model.model_validate_json
+    return result
+
+
+def dmcg_validator(w: Workload, tmp: Path) -> Callable[[str], Any]:
+    out = tmp / f"dmcg_{w.name}.py"
+    generate(
+        json.dumps(w.schema),
+        input_file_type=InputFileType.JsonSchema,
+        output=out,
+        output_model_type=DataModelType.PydanticV2BaseModel,
+        class_name="Model",
+        formatters=[Formatter.BLACK, Formatter.ISORT],  # 0.89's default set, explicitly
+    )
+    module_name = f"_bench_dmcg_{w.name}"
+    spec = importlib.util.spec_from_file_location(module_name, out)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    model = module.Model
+    model.model_rebuild()
+    return model.model_validate_json
+
+
+def best_rate(fn: Callable[[str], Any], payload: str, number: int, repeat: int) -> float:
+    times = timeit.repeat(lambda: fn(payload), number=number, repeat=repeat)
+    return number / min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--number", type=int, default=20_000, help="calls per timed round")
+    parser.add_argument("--repeat", type=int, default=5, help="timed rounds (best is kept)")
+    args = parser.parse_args()
+
+    items = workloads(args.corpus)
+    impls = ["toolbind", "datamodel-codegen", "jsonschema"]
+    if fastjsonschema is not None:
+        impls.append("fastjsonschema")
+
+    rates: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="toolbind-bench-validate-") as d:
+        tmp = Path(d)
+        tb = toolbind_validators(items, tmp)
+        for w in items:
+            jsonschema.validators.validator_for(w.schema).check_schema(w.schema)
+            jsonschema.validate(w.payload, w.schema)  # the payload is valid, checked first
+            plain = json.dumps(w.payload)
+            tagged = json.dumps({"_tool": w.name, **w.payload})
+
+            validator = jsonschema.validators.validator_for(w.schema)(w.schema)
+            fns: dict[str, tuple[Callable[[str], Any], str]] = {
+                "toolbind": (tb[w.name], tagged),
+                "datamodel-codegen": (dmcg_validator(w, tmp), plain),
+                "jsonschema": (lambda s, v=validator: v.is_valid(json.loads(s)), plain),
+            }
+            if fastjsonschema is not None:
+                fast = fastjsonschema.compile(w.schema)
+                fns["fastjsonschema"] = (lambda s, f=fast: f(json.loads(s)), plain)
+
+            for impl, (fn, payload) in fns.items():  # every implementation accepts the call
+                ok = fn(payload)
+                if ok is False:
+                    raise SystemExit(f"{impl} rejects the {w.name} payload")
+            rates[w.name] = {
+                impl: best_rate(fn, payload, args.number, args.repeat)
+                for impl, (fn, payload) in fns.items()
+            }
+
+    print(f"Validation throughput, calls/s (best of {args.repeat} × {args.number} calls)")
+    print(f"python {sys.version.split()[0]}")
+    width = max(len(w.name) for w in items)
+    print(f"{'workload':<{width}}  " + "  ".join(f"{i:>18}" for i in impls))
+    for w in items:
+        row = "  ".join(f"{rates[w.name][i]:>18,.0f}" for i in impls)
+        print(f"{w.name:<{width}}  {row}")
+
+    print()
+    print("Ratios (toolbind / peer) against issue 3's targets")
+    misses = 0
+    for w in items:
+        r = rates[w.name]
+        for peer, target in (
+            ("datamodel-codegen", TARGET_VS_DMCG),
+            ("jsonschema", TARGET_VS_JSONSCHEMA),
+        ):
+            ratio = r["toolbind"] / r[peer]
+            met = ratio >= target
+            misses += not met
+            verdict = "met" if met else "MISSED"
+            print(
+                f"{w.name:<{width}}  toolbind/{peer:<17} {ratio:6.2f}×"
+                f"  (target ≥ {target:g}×: {verdict})"
+            )
+    print()
+    print("all targets met" if misses == 0 else f"{misses} target(s) missed")
+
+
+if __name__ == "__main__":
+    main()
