@@ -187,18 +187,18 @@ __all__ = [
     "ProjectsListOutput",
     "ProjectsWriteCall",
     "ProjectsWriteCallItemsItemAllOf2",
-    "ProjectsWriteCallItemsItemPart2OneOf1",
-    "ProjectsWriteCallItemsItemPart2OneOf2",
-    "ProjectsWriteCallItemsItemPart2OneOf3",
-    "ProjectsWriteCallItemsItemPart2Option1",
-    "ProjectsWriteCallItemsItemPart2Option2",
-    "ProjectsWriteCallItemsItemPart2Option3",
+    "ProjectsWriteCallItemsItemAllOf2ValueOneOf1",
+    "ProjectsWriteCallItemsItemAllOf2ValueOneOf2",
+    "ProjectsWriteCallItemsItemAllOf2ValueOneOf3",
+    "ProjectsWriteCallItemsItemAllOf2ValueOption1",
+    "ProjectsWriteCallItemsItemAllOf2ValueOption2",
+    "ProjectsWriteCallItemsItemAllOf2ValueOption3",
     "ProjectsWriteCallIterationsItem",
     "ProjectsWriteCallUpdatedFieldAllOf2",
-    "ProjectsWriteCallUpdatedFieldPart2OneOf1",
-    "ProjectsWriteCallUpdatedFieldPart2OneOf2",
-    "ProjectsWriteCallUpdatedFieldPart2Option1",
-    "ProjectsWriteCallUpdatedFieldPart2Option2",
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf1",
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf2",
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOption1",
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOption2",
     "ProjectsWriteOutput",
     "PullRequestReadCall",
     "PullRequestReadOutput",
@@ -281,40 +281,42 @@ __all__ = [
 ]
 
 
-ProjectsWriteCallItemsItemPart2OneOf1 = TypeAliasType(
-    "ProjectsWriteCallItemsItemPart2OneOf1", "ProjectsWriteCallItemsItemPart2Option1"
+ProjectsWriteCallItemsItemAllOf2ValueOneOf1 = TypeAliasType(
+    "ProjectsWriteCallItemsItemAllOf2ValueOneOf1", "ProjectsWriteCallItemsItemAllOf2ValueOption1"
 )
 
 
-ProjectsWriteCallItemsItemPart2OneOf2 = TypeAliasType(
-    "ProjectsWriteCallItemsItemPart2OneOf2", "ProjectsWriteCallItemsItemPart2Option2"
+ProjectsWriteCallItemsItemAllOf2ValueOneOf2 = TypeAliasType(
+    "ProjectsWriteCallItemsItemAllOf2ValueOneOf2", "ProjectsWriteCallItemsItemAllOf2ValueOption2"
 )
 
 
-ProjectsWriteCallItemsItemPart2OneOf3 = TypeAliasType(
-    "ProjectsWriteCallItemsItemPart2OneOf3", "ProjectsWriteCallItemsItemPart2Option3"
+ProjectsWriteCallItemsItemAllOf2ValueOneOf3 = TypeAliasType(
+    "ProjectsWriteCallItemsItemAllOf2ValueOneOf3", "ProjectsWriteCallItemsItemAllOf2ValueOption3"
 )
 
 
 ProjectsWriteCallItemsItemAllOf2 = TypeAliasType(
     "ProjectsWriteCallItemsItemAllOf2",
-    "Annotated[ProjectsWriteCallItemsItemPart2Option1 | ProjectsWriteCallItemsItemPart2Option2 | ProjectsWriteCallItemsItemPart2Option3, ExactlyOne(ProjectsWriteCallItemsItemPart2OneOf1, ProjectsWriteCallItemsItemPart2OneOf2, ProjectsWriteCallItemsItemPart2OneOf3)]",
+    "Annotated[ProjectsWriteCallItemsItemAllOf2ValueOption1 | ProjectsWriteCallItemsItemAllOf2ValueOption2 | ProjectsWriteCallItemsItemAllOf2ValueOption3, ExactlyOne(ProjectsWriteCallItemsItemAllOf2ValueOneOf1, ProjectsWriteCallItemsItemAllOf2ValueOneOf2, ProjectsWriteCallItemsItemAllOf2ValueOneOf3)]",
 )
 
 
-ProjectsWriteCallUpdatedFieldPart2OneOf1 = TypeAliasType(
-    "ProjectsWriteCallUpdatedFieldPart2OneOf1", "ProjectsWriteCallUpdatedFieldPart2Option1"
+ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf1 = TypeAliasType(
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf1",
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOption1",
 )
 
 
-ProjectsWriteCallUpdatedFieldPart2OneOf2 = TypeAliasType(
-    "ProjectsWriteCallUpdatedFieldPart2OneOf2", "ProjectsWriteCallUpdatedFieldPart2Option2"
+ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf2 = TypeAliasType(
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf2",
+    "ProjectsWriteCallUpdatedFieldAllOf2ValueOption2",
 )
 
 
 ProjectsWriteCallUpdatedFieldAllOf2 = TypeAliasType(
     "ProjectsWriteCallUpdatedFieldAllOf2",
-    "Annotated[ProjectsWriteCallUpdatedFieldPart2Option1 | ProjectsWriteCallUpdatedFieldPart2Option2, ExactlyOne(ProjectsWriteCallUpdatedFieldPart2OneOf1, ProjectsWriteCallUpdatedFieldPart2OneOf2)]",
+    "Annotated[ProjectsWriteCallUpdatedFieldAllOf2ValueOption1 | ProjectsWriteCallUpdatedFieldAllOf2ValueOption2, ExactlyOne(ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf1, ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf2)]",
 )
 
 
@@ -2708,19 +2710,19 @@ class ProjectsWriteCall(ToolCall):
     )
 
 
-class ProjectsWriteCallItemsItemPart2Option1(ToolModel):
+class ProjectsWriteCallItemsItemAllOf2ValueOption1(ToolModel):
     model_config = ConfigDict(extra="forbid")
     node_id: JsonStr = Field(
         description="The project item's GraphQL node ID, as returned by 'list_project_items' or 'add_project_item'."
     )
 
 
-class ProjectsWriteCallItemsItemPart2Option2(ToolModel):
+class ProjectsWriteCallItemsItemAllOf2ValueOption2(ToolModel):
     model_config = ConfigDict(extra="forbid")
     item_id: JsonInt = Field(description="The numeric project item ID.")
 
 
-class ProjectsWriteCallItemsItemPart2Option3(ToolModel):
+class ProjectsWriteCallItemsItemAllOf2ValueOption3(ToolModel):
     model_config = ConfigDict(extra="forbid")
     issue_number: JsonInt = Field(description="Issue number used to resolve the project item.")
     item_owner: JsonStr = Field(description="Owner of the repository containing the issue.")
@@ -2734,7 +2736,7 @@ class ProjectsWriteCallIterationsItem(ToolModel):
     title: JsonStr = Field(description="Iteration title (e.g. 'Sprint 1')")
 
 
-class ProjectsWriteCallUpdatedFieldPart2Option1(ToolModel):
+class ProjectsWriteCallUpdatedFieldAllOf2ValueOption1(ToolModel):
     model_config = ConfigDict(extra="forbid")
     id_: JsonInt = Field(alias="id", description="The numeric project field ID.")
     value: JsonValue = Field(
@@ -2742,7 +2744,7 @@ class ProjectsWriteCallUpdatedFieldPart2Option1(ToolModel):
     )
 
 
-class ProjectsWriteCallUpdatedFieldPart2Option2(ToolModel):
+class ProjectsWriteCallUpdatedFieldAllOf2ValueOption2(ToolModel):
     model_config = ConfigDict(extra="forbid")
     name: JsonStr = Field(description="The project field name. Matching is case-insensitive.")
     value: JsonValue = Field(
