@@ -5,10 +5,12 @@ Imports pydantic and the standard library; never ``toolbind.compiler``.
 
 from ._binding import ToolBinding, load_bindings
 from ._compose import ComposableTool, compose, nullable, resolve_activity, tool_schema
+from ._result import ToolResult
 
 __all__ = [
     "ComposableTool",
     "ToolBinding",
+    "ToolResult",
     "compose",
     "load_bindings",
     "nullable",

@@ -25,6 +25,7 @@ def test_runtime_surface() -> None:
     assert toolbind.runtime.__all__ == [
         "ComposableTool",
         "ToolBinding",
+        "ToolResult",
         "compose",
         "load_bindings",
         "nullable",

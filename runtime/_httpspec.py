@@ -1,0 +1,202 @@
+"""Runtime layer: how one OpenAPI operation is called over HTTP — plain, frozen data. Stdlib only.
+
+The OpenAPI frontend reads Swagger 2.0 / OpenAPI 3.0 / 3.1 and the backend writes these values into
+a generated package (``API = HttpApi(...)``); ``toolbind.runtime.http`` turns a validated Call
+plus these values into a request. Nothing here is an OpenAPI object model: only what a client
+needs at run time, already normalised (Swagger's ``host``/``basePath``/``schemes`` become
+servers, ``in: body``/``formData`` become an ``HttpBody``, ``$ref``s are resolved).
+
+Call fields are named by their JSON names (the Call model's aliases): ``HttpParameter.field`` is
+the key of the Call's JSON dump that holds the parameter's value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+ParameterLocation = Literal["path", "query", "header", "cookie"]
+ParameterStyle = Literal[
+    "form", "simple", "label", "matrix", "deepObject", "spaceDelimited", "pipeDelimited"
+]
+BodyKind = Literal["json", "form", "multipart", "text", "binary"]
+SchemeType = Literal["apiKey", "http", "oauth2", "openIdConnect"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpParameter:
+    """One path/query/header/cookie parameter.
+
+    Attributes:
+        name: the parameter's name on the wire (``{name}`` in the path template).
+        field: the Call field (JSON name) holding its value; differs from ``name`` when the
+            compiler renamed it to resolve a collision.
+        location: where it goes.
+        style: OpenAPI 3 serialisation style (Swagger's ``collectionFormat`` mapped: csv→form
+            with explode false, ssv→spaceDelimited, pipes→pipeDelimited, multi→form explode).
+        explode: OpenAPI ``explode``.
+        allow_reserved: OpenAPI ``allowReserved`` (query only).
+        required: whether the operation requires it.
+        content_type: set when the parameter uses ``content`` instead of ``schema`` (the value
+            is serialised with that media type, e.g. JSON).
+    """
+
+    name: str
+    field: str
+    location: ParameterLocation
+    style: ParameterStyle
+    explode: bool
+    allow_reserved: bool = False
+    required: bool = False
+    content_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BodyPart:
+    """How one property of a multipart or form body is sent.
+
+    Attributes:
+        property: the body property's name on the wire.
+        content_type: the part's media type (OpenAPI ``encoding.contentType``), if given.
+        is_file: the property is binary (``format: binary``/``type: file``): its Call value is
+            file content (base64 ``bytes`` in JSON) or a local path, see ``toolbind.runtime.http``.
+    """
+
+    property: str
+    content_type: str | None = None
+    is_file: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpBody:
+    """The request body.
+
+    Exactly one of ``fields`` and ``wrapped`` describes where the body comes from:
+
+    Attributes:
+        media_type: the content type sent (the first the operation accepts, JSON preferred).
+        kind: how ``media_type`` is encoded.
+        required: whether the operation requires a body.
+        fields: (Call field JSON name, body property name) pairs — the body object's properties
+            flattened into the Call; empty when ``wrapped`` is set.
+        wrapped: the one Call field holding the whole body (non-object bodies, or object bodies
+            that could not be flattened); None when ``fields`` is used.
+        parts: per-property encoding for ``form``/``multipart`` bodies.
+    """
+
+    media_type: str
+    kind: BodyKind
+    required: bool = False
+    fields: tuple[tuple[str, str], ...] = ()
+    wrapped: str | None = None
+    parts: tuple[BodyPart, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpResponse:
+    """One declared response.
+
+    Attributes:
+        status: ``"200"``, ``"2XX"`` or ``"default"``.
+        media_type: the content type the Output model describes, or None (no content).
+        is_output: this is the response the tool's Output model was made from.
+    """
+
+    status: str
+    media_type: str | None = None
+    is_output: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SecurityRequirement:
+    """One scheme of a requirement object (all schemes of one requirement apply together)."""
+
+    scheme: str
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SecurityScheme:
+    """A ``securitySchemes`` (Swagger: ``securityDefinitions``) entry.
+
+    Attributes:
+        key: its name in the spec's components (what configuration and requirements refer to).
+        type: apiKey, http, oauth2 or openIdConnect.
+        name: apiKey only: the header/query/cookie name.
+        location: apiKey only: where the key goes.
+        scheme: http only: ``bearer`` or ``basic`` (lower case).
+        token_url: oauth2 client-credentials flow only.
+        scopes: oauth2: the scopes the flow declares.
+        openid_url: openIdConnect only: the discovery URL (the token is sent as bearer).
+    """
+
+    key: str
+    type: SchemeType
+    name: str | None = None
+    location: Literal["header", "query", "cookie"] | None = None
+    scheme: str | None = None
+    token_url: str | None = None
+    scopes: tuple[str, ...] = ()
+    openid_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpServer:
+    """A server URL template with its variables' defaults (and allowed values, if listed)."""
+
+    url: str
+    variables: Mapping[str, str] = field(default_factory=dict[str, str])
+    enums: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpOperation:
+    """One operation, bound to one tool.
+
+    Attributes:
+        tool: the tool's wire name (``_tool``).
+        operation_id: the spec's ``operationId``, if any.
+        method: upper-case HTTP method.
+        path: the path template (``/pets/{petId}``), appended to the server URL.
+        parameters: every parameter (path-level and operation-level merged, overrides applied).
+        body: the request body, if the operation takes one.
+        responses: the declared responses.
+        security: alternatives (OR) of requirements (AND); None = the API's default; ``()`` =
+            explicitly no auth.
+        servers: operation-level servers overriding the API's, if any.
+        deprecated: the spec marks the operation deprecated.
+    """
+
+    tool: str
+    operation_id: str | None
+    method: str
+    path: str
+    parameters: tuple[HttpParameter, ...] = ()
+    body: HttpBody | None = None
+    responses: tuple[HttpResponse, ...] = ()
+    security: tuple[tuple[SecurityRequirement, ...], ...] | None = None
+    servers: tuple[HttpServer, ...] = ()
+    deprecated: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpApi:
+    """Everything the runtime needs to call one spec's operations.
+
+    Attributes:
+        title: the spec's ``info.title``.
+        servers: the API's servers, in spec order (the first is the default base URL).
+        security_schemes: by key.
+        security: the default security (alternatives of requirements).
+        operations: by tool wire name.
+    """
+
+    title: str
+    servers: tuple[HttpServer, ...] = ()
+    security_schemes: Mapping[str, SecurityScheme] = field(
+        default_factory=dict[str, SecurityScheme]
+    )
+    security: tuple[tuple[SecurityRequirement, ...], ...] = ()
+    operations: Mapping[str, HttpOperation] = field(default_factory=dict[str, HttpOperation])

@@ -1,0 +1,43 @@
+"""Runtime layer: the result envelope of every tool execution. Imports pydantic.
+
+AgentB's ``IToolResult`` (agentb-tools.md): ``success``, ``data`` (what goes back to the LLM),
+``error`` (a message when ``success`` is false) and ``metadata`` (e.g. an HTTP status and selected
+headers). Explicit Activities, HTTP Activities and latent outputs all end up in this shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DataT = TypeVar("DataT")
+
+
+class ToolResult(BaseModel, Generic[DataT]):
+    """The outcome of one tool call.
+
+    Attributes:
+        success: True when the tool ran and produced ``data``.
+        data: the tool's output (typed by its Output model when there is one), or None.
+        error: what went wrong, for the LLM and the logs, when ``success`` is False. Never holds
+            a secret.
+        metadata: extra facts about the execution (HTTP status, selected headers, timing).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    success: bool
+    data: DataT | None = None
+    error: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
+
+    @classmethod
+    def ok(cls, data: DataT, **metadata: Any) -> ToolResult[DataT]:
+        """A successful result."""
+        return cls(success=True, data=data, metadata=metadata)
+
+    @classmethod
+    def fail(cls, error: str, *, data: DataT | None = None, **metadata: Any) -> ToolResult[DataT]:
+        """A failed result; ``data`` may carry e.g. a non-2xx response body."""
+        return cls(success=False, data=data, error=error, metadata=metadata)
