@@ -1,0 +1,51 @@
+"""Test support: serve a real ASGI app with uvicorn on 127.0.0.1 for the duration of a test.
+
+Every test that talks HTTP (the OpenAPI test API, the scripted OpenAI-protocol server, the
+pending-results endpoint) uses a real socket and a real server, so the real client code runs.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+
+def free_port() -> int:
+    """An ephemeral TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serve_asgi(app: Any, *, startup_timeout: float = 20.0) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a background thread; yield its base URL (no trailing slash).
+
+    The server is shut down (and its thread joined) when the block exits, even on error.
+    """
+    port = free_port()
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"uvicorn:{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError(f"uvicorn on 127.0.0.1:{port} exited during startup")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn on 127.0.0.1:{port} did not start in time")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
