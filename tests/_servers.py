@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,7 +25,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_asgi(app: Any, *, startup_timeout: float = 20.0) -> Iterator[str]:
+def serve_asgi(app: Any, *, startup_timeout: float = 20.0) -> Generator[str]:
     """Serve ``app`` with uvicorn in a background thread; yield its base URL (no trailing slash).
 
     The server is shut down (and its thread joined) when the block exits, even on error.
