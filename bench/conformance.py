@@ -255,6 +255,7 @@ class Toolbind:
         found = [p for p in ASSERTION_PARAMETERS if p in parameters]
         self.assertion_kwargs: dict[str, Any] | None = {found[0]: True} if found else None
         self.mode_sensitive = self.assertion_kwargs is not None
+        self.takes_draft = "draft" in parameters
         unknown = [p for p in parameters if "format" in p and p not in ASSERTION_PARAMETERS]
         self.note = (
             f"assertion mode via {found[0]}=True"
@@ -270,6 +271,8 @@ class Toolbind:
         kwargs = (self.assertion_kwargs or {}) if mode == "assertion" else {}
         schema = copy.deepcopy(group.schema)
         try:
+            if self.takes_draft:
+                kwargs = {**kwargs, "draft": group.draft}
             model = self._compile(schema, remotes=self._remotes, **kwargs)
         except self._spec_error as exc:
             raise NotCompiledError(f"SpecError: {exc}".splitlines()[0][:200]) from exc

@@ -11,7 +11,7 @@ import itertools
 import sys
 import types
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
@@ -24,12 +24,30 @@ from .ir import SourceLocation, SpecPackage
 
 _counter = itertools.count()
 
+Draft = Literal["draft4", "draft6", "draft7", "draft2019-09", "draft2020-12"]
+_LEGACY_REF_DRAFTS = frozenset({"draft4", "draft6", "draft7"})
+
+
+def _draft_of(schema: Any) -> Draft:
+    """The draft a schema's ``$schema`` names (2020-12 when it names none we know)."""
+    uri = (as_object(schema) or {}).get("$schema")
+    if isinstance(uri, str):
+        for marker, draft in (
+            ("draft-04", "draft4"),
+            ("draft-06", "draft6"),
+            ("draft-07", "draft7"),
+        ):
+            if marker in uri:
+                return draft
+    return "draft2020-12"
+
 
 def model_from_schema(
     schema: Any,
     *,
     name: str | None = None,
     remotes: Mapping[str, Any] | None = None,
+    draft: Draft | None = None,
 ) -> type[BaseModel]:
     """Compile any JSON Schema to a pydantic model class.
 
@@ -39,13 +57,22 @@ def model_from_schema(
         name: the class name (made a safe identifier); default: the schema's ``title`` or
             ``Model``.
         remotes: documents ``$ref``s may name by absolute URI (nothing is fetched).
+        draft: the JSON Schema draft the schema is written in; default: the one its
+            ``$schema`` names, else 2020-12. Drafts 4-7 differ in ``$ref`` (it replaces its
+            siblings); the draft 7 spellings (``definitions``, ``dependencies``, array
+            ``items``/``additionalItems``) are read in every draft.
 
     Raises:
         SpecError: the schema has errors; ``.diagnostics`` locates each (``<schema>#/pointer``).
     """
     source = "<schema>"
     diags = Diagnostics()
-    lowerer = SchemaLowerer(diags=diags, allow_remote_files=False, remotes=dict(remotes or {}))
+    lowerer = SchemaLowerer(
+        diags=diags,
+        allow_remote_files=False,
+        remotes=dict(remotes or {}),
+        legacy_ref=(draft or _draft_of(schema)) in _LEGACY_REF_DRAFTS,
+    )
     root = lowerer.lower_root(schema, SourceLocation(file=source), root=schema, path=None)
     if diags.has_errors:
         raise SpecError(diags.items)

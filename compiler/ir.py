@@ -248,6 +248,40 @@ class PatternPropertiesCheck:
     additional: SchemaNode | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalPlan:
+    """Which properties / items one schema *evaluates* (JSON Schema annotations), for
+    ``unevaluatedProperties`` / ``unevaluatedItems``.
+
+    Only in-place applicators are followed (``allOf``, ``$ref``, ``anyOf``/``oneOf``,
+    ``if``/``then``/``else``, ``dependentSchemas``): they look at the same instance. A branch
+    (``anyOf``/``oneOf`` variant, ``if``) contributes only when the instance matches it.
+    """
+
+    properties: tuple[str, ...] = ()  # ``properties`` names
+    patterns: tuple[str, ...] = ()  # ``patternProperties`` regexes
+    all_properties: bool = False  # ``additionalProperties`` / ``unevaluatedProperties``
+    prefix: int = 0  # ``prefixItems`` (draft 7: array ``items``) length
+    all_items: bool = False  # ``items`` / ``additionalItems`` / ``unevaluatedItems``
+    contains: SchemaNode | None = None  # items matching ``contains`` are evaluated
+    always: tuple[EvalPlan, ...] = ()  # ``allOf`` parts and ``$ref`` targets
+    branches: tuple[tuple[SchemaNode, EvalPlan], ...] = ()  # ``anyOf``/``oneOf`` variants
+    if_: tuple[SchemaNode, EvalPlan] | None = None
+    then: EvalPlan | None = None
+    else_: EvalPlan | None = None
+    dependent: tuple[tuple[str, EvalPlan], ...] = ()  # ``dependentSchemas``
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnevaluatedCheck:
+    """``unevaluatedProperties`` / ``unevaluatedItems``: what ``plan`` leaves unevaluated
+    must match ``schema``."""
+
+    kind: Literal["properties", "items"]
+    schema: SchemaNode
+    plan: EvalPlan
+
+
 Check = (
     NotCheck
     | PatternPropertiesCheck
@@ -256,6 +290,7 @@ Check = (
     | DependentRequiredCheck
     | DependentSchemasCheck
     | PropertyNamesCheck
+    | UnevaluatedCheck
 )
 
 

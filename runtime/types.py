@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Generic, Self, TypeVar, cast
 
@@ -48,11 +49,13 @@ __all__ = [
     "OneOf",
     "Pattern",
     "PatternProperties",
+    "Plan",
     "PrefixItems",
     "PropertyNames",
     "ToolCall",
     "ToolModel",
     "ToolResponse",
+    "Unevaluated",
     "UniqueItems",
     "json_equal",
 ]
@@ -432,6 +435,101 @@ def PropertyNames(tp: Any) -> BeforeValidator:
             for key in cast("dict[str, Any]", plain):
                 if not sub.matches(key):
                     raise ValueError(f"property name {key!r} does not match 'propertyNames'")
+        return value
+
+    return BeforeValidator(check)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """Which properties / items a schema evaluates, for ``Unevaluated`` (JSON Schema
+    annotations). Sub-schemas (``contains``, branch and ``if`` schemas) are types, as in the
+    other checks; a branch contributes only when the instance matches it."""
+
+    properties: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    all_properties: bool = False
+    prefix: int = 0
+    all_items: bool = False
+    contains: Any = None
+    always: tuple[Plan, ...] = ()
+    branches: tuple[tuple[Any, Plan], ...] = ()
+    if_: tuple[Any, Plan] | None = None
+    then: Plan | None = None
+    else_: Plan | None = None
+    dependent: tuple[tuple[str, Plan], ...] = ()
+
+
+class _Evaluator:
+    """``Plan`` with its sub-schema types made ``_Sub``s once."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.patterns = [_compile(p) for p in plan.patterns]
+        self.contains = _Sub(plan.contains) if plan.contains is not None else None
+        self.always = [_Evaluator(p) for p in plan.always]
+        self.branches = [(_Sub(tp), _Evaluator(p)) for tp, p in plan.branches]
+        self.if_ = (_Sub(plan.if_[0]), _Evaluator(plan.if_[1])) if plan.if_ else None
+        self.then = _Evaluator(plan.then) if plan.then is not None else None
+        self.else_ = _Evaluator(plan.else_) if plan.else_ is not None else None
+        self.dependent = [(k, _Evaluator(p)) for k, p in plan.dependent]
+
+    def _applied(self, value: Any) -> list[_Evaluator]:
+        """The in-place sub-schemas whose annotations count for ``value``."""
+        out = list(self.always)
+        out.extend(ev for sub, ev in self.branches if sub.matches(value))
+        if self.if_ is not None:
+            cond, ev = self.if_
+            if cond.matches(value):
+                out.append(ev)
+                if self.then is not None:
+                    out.append(self.then)
+            elif self.else_ is not None:
+                out.append(self.else_)
+        if isinstance(value, dict):
+            out.extend(ev for key, ev in self.dependent if key in value)
+        return out
+
+    def properties(self, value: dict[str, Any]) -> Collection[str]:
+        if self.plan.all_properties:
+            return value.keys()
+        done = {k for k in self.plan.properties if k in value}
+        done.update(k for k in value if any(r.search(k) for r in self.patterns))
+        for ev in self._applied(value):
+            done.update(ev.properties(value))
+        return done
+
+    def items(self, value: list[Any]) -> Collection[int]:
+        if self.plan.all_items:
+            return range(len(value))
+        done = set(range(min(self.plan.prefix, len(value))))
+        if self.contains is not None:
+            done.update(i for i, item in enumerate(value) if self.contains.matches(item))
+        for ev in self._applied(value):
+            done.update(ev.items(value))
+        return done
+
+
+def Unevaluated(kind: str, tp: Any, plan: Plan) -> BeforeValidator:
+    """``unevaluatedProperties`` / ``unevaluatedItems``: what ``plan`` does not evaluate must
+    match ``tp``."""
+    sub = _Sub(tp)
+    evaluator = _Evaluator(plan)
+
+    def check(value: Any) -> Any:
+        plain = _plain(value)
+        if kind == "properties" and isinstance(plain, dict):
+            obj = cast("dict[str, Any]", plain)
+            done = evaluator.properties(obj)
+            for key, item in obj.items():
+                if key not in done and not sub.matches(item):
+                    raise ValueError(f"property {key!r} is not allowed (unevaluatedProperties)")
+        elif kind == "items" and isinstance(plain, list):
+            arr = cast("list[Any]", plain)
+            done = evaluator.items(arr)
+            for i, item in enumerate(arr):
+                if i not in done and not sub.matches(item):
+                    raise ValueError(f"item {i} is not allowed (unevaluatedItems)")
         return value
 
     return BeforeValidator(check)

@@ -38,6 +38,7 @@ from ..ir import (
     Definition,
     DependentRequiredCheck,
     DependentSchemasCheck,
+    EvalPlan,
     IntegerNode,
     LiteralNode,
     NeverNode,
@@ -54,6 +55,7 @@ from ..ir import (
     SpecPackage,
     StringNode,
     ToolSpec,
+    UnevaluatedCheck,
     UnionNode,
     freeze,
     thaw,
@@ -827,6 +829,41 @@ class PythonBackend:
         """The type a check validates a sub-schema against, named through ``_alias``."""
         return self._alias(self._type(node, hint + "Value")[0], hint)
 
+    def _plan(self, plan: EvalPlan, hint: str) -> str:
+        """``EvalPlan`` as a ``Plan(...)`` expression, sub-schemas named through ``_alias``."""
+        args: list[str] = []
+        if plan.properties:
+            args.append(f"properties=({''.join(py_str(p) + ', ' for p in plan.properties)})")
+        if plan.patterns:
+            args.append(f"patterns=({''.join(py_str(p) + ', ' for p in plan.patterns)})")
+        if plan.all_properties:
+            args.append("all_properties=True")
+        if plan.prefix:
+            args.append(f"prefix={plan.prefix!r}")
+        if plan.all_items:
+            args.append("all_items=True")
+        if plan.contains is not None:
+            args.append(f"contains={self._sub_schema(plan.contains, hint + 'Contains')}")
+        if plan.always:
+            args.append(f"always=({''.join(self._plan(p, hint) + ', ' for p in plan.always)})")
+        if plan.branches:
+            pairs = "".join(
+                f"({self._sub_schema(node, hint + 'Branch')}, {self._plan(p, hint)}), "
+                for node, p in plan.branches
+            )
+            args.append(f"branches=({pairs})")
+        if plan.if_ is not None:
+            node, p = plan.if_
+            args.append(f"if_=({self._sub_schema(node, hint + 'If')}, {self._plan(p, hint)})")
+        if plan.then is not None:
+            args.append(f"then={self._plan(plan.then, hint)}")
+        if plan.else_ is not None:
+            args.append(f"else_={self._plan(plan.else_, hint)}")
+        if plan.dependent:
+            pairs = "".join(f"({py_str(k)}, {self._plan(p, hint)}), " for k, p in plan.dependent)
+            args.append(f"dependent=({pairs})")
+        return f"Plan({', '.join(args)})"
+
     def _check(self, check: Any, hint: str) -> str:
         match check:
             case NotCheck():
@@ -867,6 +904,10 @@ class PythonBackend:
                 return f"PatternProperties({{{table}}}, declared=({declared}), additional={additional})"
             case PropertyNamesCheck():
                 return f"PropertyNames({self._sub_schema(check.schema, hint + 'Names')})"
+            case UnevaluatedCheck():
+                what = "Unevaluated" + check.kind.capitalize()
+                sub = self._sub_schema(check.schema, hint + what)
+                return f"Unevaluated({check.kind!r}, {sub}, {self._plan(check.plan, hint)})"
             case _:  # pragma: no cover - the Check union is closed
                 raise AssertionError(check)
 

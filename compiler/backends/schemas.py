@@ -34,6 +34,7 @@ from ..ir import (
     RefNode,
     SchemaNode,
     StringNode,
+    UnevaluatedCheck,
     UnionNode,
     thaw,
 )
@@ -178,6 +179,10 @@ class SchemaEmitter:
                                 checked["additionalProperties"] = self.emit(check.additional)
                         case PropertyNamesCheck():
                             checked["propertyNames"] = self.emit(check.schema)
+                        case UnevaluatedCheck():
+                            checked[f"unevaluated{check.kind.capitalize()}"] = self.emit(
+                                check.schema
+                            )
                 return checked
 
     def object_body(self, node: ObjectNode) -> dict[str, Any]:

@@ -97,6 +97,8 @@ class ToolReader:
                 hint="wrap the value in an object property",
             )
             return ObjectNode(meta=Meta(loc=loc))
+        if declared is None and not obj.keys() & {"$ref", "anyOf", "oneOf", "allOf"}:
+            obj = {**obj, "type": "object"}  # tool parameters are an object by contract
         node = self.lowerer.lower_root(obj, loc, root=self.root, path=self.path, resource=resource)
         node = self._through_refs(node)
         if isinstance(node, ObjectNode):

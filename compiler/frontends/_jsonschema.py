@@ -33,6 +33,7 @@ from ..ir import (
     Definition,
     DependentRequiredCheck,
     DependentSchemasCheck,
+    EvalPlan,
     IntegerNode,
     LiteralNode,
     Meta,
@@ -49,6 +50,7 @@ from ..ir import (
     SchemaNode,
     SourceLocation,
     StringNode,
+    UnevaluatedCheck,
     UnionNode,
     escape_pointer_token,
     freeze,
@@ -121,6 +123,8 @@ _CHECK_KEYS = frozenset(
         "dependencies",
         "propertyNames",
         "patternProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
     }
 )
 _CONSUMED = (
@@ -197,6 +201,9 @@ class SchemaLowerer:
     diags: Diagnostics
     dialect: Dialect = "jsonschema"
     allow_remote_files: bool = True
+    # Drafts 4-7: a ``$ref`` replaces the schema object it sits in (siblings, ``$id`` included,
+    # are ignored). Draft 2019-09 on: ``$ref`` is an applicator beside its siblings.
+    legacy_ref: bool = False
     # Documents that ``$ref``s may name by absolute URI (``model_from_schema(remotes=...)``);
     # nothing is ever fetched.
     remotes: Mapping[str, Any] = field(default_factory=lambda: {})
@@ -403,6 +410,8 @@ class SchemaLowerer:
             if obj is None:
                 continue
             ident = obj.get("$id", obj.get("id") if self.dialect == "openapi30" else None)
+            if self.legacy_ref and "$ref" in obj:
+                ident = None  # draft 7: a $ref's sibling $id is ignored
             if isinstance(ident, str):
                 absolute, fragment = urldefrag(urljoin(uri, ident))
                 if absolute and not fragment:
@@ -454,6 +463,8 @@ class SchemaLowerer:
             resource=found.value,
             base=found.pointer,
             uri=uri,
+            # the resource's own ``$id`` made ``uri``: lowering its root must not apply it again
+            entered=str(SourceLocation(file=found.file, pointer=found.pointer)),
         )
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):
@@ -507,14 +518,9 @@ class SchemaLowerer:
                 loc, f"schema is {describe(schema)}", "a JSON Schema object or boolean"
             )
             return AnyNode(meta=Meta(loc=loc))
-        ident = s.get("$id")
-        if isinstance(ident, str) and ctx.entered != str(loc):
-            absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
-            if absolute and not fragment:
-                ctx = replace(ctx, uri=absolute, resource=s, base=loc.pointer, entered=str(loc))
-        if "$dynamicRef" in s and "$ref" not in s:
-            # Resolved statically, like $ref: right whenever the dynamic scope adds nothing.
-            s = {("$ref" if k == "$dynamicRef" else k): v for k, v in s.items()}
+        if self.legacy_ref and "$ref" in s:
+            s = {"$ref": s["$ref"]}
+        s, ctx = self._enter(s, loc, ctx)
         if s.keys() & _CHECK_KEYS:
             return self._checked(s, loc, ctx, depth)
         if "$ref" in s:
@@ -549,6 +555,82 @@ class SchemaLowerer:
             return self._typed(types[0], s, loc, ctx, depth)
         variants = tuple(self._typed(t, s, loc, ctx, depth, annotate=False) for t in types)
         return UnionNode(meta=self._meta(s, loc), variants=variants, form="type")
+
+    def _enter(
+        self, s: dict[str, Any], loc: SourceLocation, ctx: _Context
+    ) -> tuple[dict[str, Any], _Context]:
+        """The context a schema object's keywords are read in (its ``$id`` starts a resource)."""
+        ident = s.get("$id")
+        if isinstance(ident, str) and ctx.entered != str(loc):
+            absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
+            if absolute and not fragment:
+                ctx = replace(ctx, uri=absolute, resource=s, base=loc.pointer, entered=str(loc))
+        if "$dynamicRef" in s and "$ref" not in s:
+            # Resolved statically, like $ref: right whenever the dynamic scope adds nothing.
+            s = {("$ref" if k == "$dynamicRef" else k): v for k, v in s.items()}
+        return s, ctx
+
+    def _plan(
+        self,
+        schema: Any,
+        loc: SourceLocation,
+        ctx: _Context,
+        depth: int,
+        seen: frozenset[str] = frozenset(),
+    ) -> EvalPlan:
+        """What ``schema`` evaluates of an instance, for ``unevaluated*`` (see ``EvalPlan``)."""
+        s = as_object(schema)
+        if s is None or depth > _MAX_DEPTH:
+            return EvalPlan()
+        s, ctx = self._enter(s, loc, ctx)
+
+        def plan(value: Any, *tokens: str | int) -> EvalPlan:
+            return self._plan(value, loc.child(*tokens), ctx, depth + 1, seen)
+
+        def lower(value: Any, *tokens: str | int) -> SchemaNode:
+            return self._lower(value, loc.child(*tokens), ctx, depth + 1)
+
+        def listed(key: str) -> list[Any]:
+            return as_array(s.get(key)) or []
+
+        always = [plan(part, "allOf", i) for i, part in enumerate(listed("allOf"))]
+        ref = s.get("$ref")
+        if isinstance(ref, str):
+            before = len(self.diags.items)
+            resolved = self._resolve(ref, loc, ctx)
+            del self.diags.items[before:]  # reported once, where the $ref is lowered
+            if resolved is not None and resolved[0] not in seen:
+                key, _, target, target_ctx, target_loc = resolved
+                always.append(self._plan(target, target_loc, target_ctx, depth + 1, seen | {key}))
+        branches = [
+            (lower(v, key, i), plan(v, key, i))
+            for key in ("anyOf", "oneOf")
+            for i, v in enumerate(listed(key))
+        ]
+        dependent = [
+            (name, plan(v, key, name))
+            for key in ("dependentSchemas", "dependencies")
+            for name, v in (as_object(s.get(key)) or {}).items()
+            if as_array(v) is None
+        ]
+        tuple_items = as_array(s.get("items"))
+        prefix = len(tuple_items) if tuple_items is not None else len(listed("prefixItems"))
+        return EvalPlan(
+            properties=tuple(as_object(s.get("properties")) or {}),
+            patterns=tuple(as_object(s.get("patternProperties")) or {}),
+            all_properties="additionalProperties" in s or "unevaluatedProperties" in s,
+            prefix=prefix,
+            all_items=("items" in s and tuple_items is None)
+            or (tuple_items is not None and "additionalItems" in s)
+            or "unevaluatedItems" in s,
+            contains=lower(s["contains"], "contains") if "contains" in s else None,
+            always=tuple(always),
+            branches=tuple(branches),
+            if_=(lower(s["if"], "if"), plan(s["if"], "if")) if "if" in s else None,
+            then=plan(s["then"], "then") if "if" in s and "then" in s else None,
+            else_=plan(s["else"], "else") if "if" in s and "else" in s else None,
+            dependent=tuple(dependent),
+        )
 
     def _checked(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
@@ -634,6 +716,15 @@ class SchemaLowerer:
                     additional=sub("additionalProperties") if "additionalProperties" in s else None,
                 )
             )
+        for kind in ("properties", "items"):
+            key = "unevaluatedProperties" if kind == "properties" else "unevaluatedItems"
+            if key in s:
+                rest = {k: v for k, v in s.items() if k != key}
+                checks.append(
+                    UnevaluatedCheck(
+                        kind=kind, schema=sub(key), plan=self._plan(rest, loc, ctx, depth + 1)
+                    )
+                )
         if not checks:
             return base
         return CheckedNode(meta=base.meta, base=base, checks=tuple(checks))
@@ -676,15 +767,11 @@ class SchemaLowerer:
     def _untyped(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
     ) -> SchemaNode:
-        keys = set(s)
-        if keys & _OBJECT_KEYS:
-            return self._typed("object", s, loc, ctx, depth)
-        if keys & _ARRAY_KEYS:
-            return self._typed("array", s, loc, ctx, depth)
-        if keys & ((_STRING_KEYS | _NUMBER_KEYS) - {"format"}):
-            # Without ``type``, string and number keywords constrain only strings and numbers:
-            # every other JSON value passes. (Object and array keywords above are read as
-            # implying their type — the reading tool specs mean; issue 3 decides the rest.)
+        if set(s) & (_OBJECT_KEYS | _ARRAY_KEYS | _STRING_KEYS | _NUMBER_KEYS) - {"format"}:
+            # Without ``type``, each keyword constrains only the instances of its own type
+            # (``properties`` says nothing about a string): every JSON type stays allowed, each
+            # with the keywords that apply to it. Tool parameter roots are objects by contract
+            # and are read with ``type: object`` by the frontends.
             variants = tuple(
                 self._typed(t, s, loc, ctx, depth, annotate=False)
                 for t in ("null", "boolean", "object", "array", "number", "string")
@@ -1135,7 +1222,7 @@ def _find_anchor(root: Any, anchor: str, pointer: str = "") -> tuple[Any, str] |
     obj = as_object(root)
     array = as_array(root)
     if obj is not None:
-        if obj.get("$anchor") == anchor:
+        if obj.get("$anchor") == anchor or obj.get("$id") == "#" + anchor:  # draft 7: "$id": "#a"
             return obj, pointer
         for k, v in obj.items():
             found = _find_anchor(v, anchor, f"{pointer}/{escape_pointer_token(str(k))}")
