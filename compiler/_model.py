@@ -32,11 +32,12 @@ def _draft_of(schema: Any) -> Draft:
     """The draft a schema's ``$schema`` names (2020-12 when it names none we know)."""
     uri = (as_object(schema) or {}).get("$schema")
     if isinstance(uri, str):
-        for marker, draft in (
+        markers: tuple[tuple[str, Draft], ...] = (
             ("draft-04", "draft4"),
             ("draft-06", "draft6"),
             ("draft-07", "draft7"),
-        ):
+        )
+        for marker, draft in markers:
             if marker in uri:
                 return draft
     return "draft2020-12"

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Annotated, Any, Generic, Self, TypeVar, cast
 
 from pydantic import (
@@ -27,6 +25,8 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+
+from ._ecma import compile_pattern as _compile
 
 __all__ = [
     "AllOf",
@@ -201,20 +201,12 @@ def OneOf(*json_texts: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-@lru_cache(maxsize=4096)
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def Pattern(pattern: str) -> AfterValidator:
-    """ECMA-262-style unanchored ``pattern`` match (a search, not a full match)."""
-    try:
-        compiled: re.Pattern[str] | None = _compile(pattern)
-    except re.error:
-        compiled = None
+    """ECMA-262 unanchored ``pattern`` match (a search, not a full match)."""
+    compiled = _compile(pattern)
 
     def check(value: str) -> str:
-        if compiled is not None and compiled.search(value) is None:
+        if compiled.search(value) is None:
             raise ValueError(f"string does not match pattern {pattern!r}")
         return value
 

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from toolbind.compiler import compile_to_directory, load_package
+from toolbind.runtime._ecma import translate
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus"))
@@ -110,6 +111,13 @@ def to_draft7(schema: Any) -> Any:
         if "items" in out:
             out["additionalItems"] = out.pop("items")
         out["items"] = prefix
+    # Patterns are ECMA-262 (``\d`` is ASCII, ``$`` is the very end); hypothesis reads them
+    # with Python's ``re``, so they are handed over in toolbind's translation.
+    if isinstance(out.get("pattern"), str):
+        out["pattern"] = translate(out["pattern"])
+    if isinstance(out.get("patternProperties"), dict):
+        patterns = cast("dict[str, Any]", out["patternProperties"])
+        out["patternProperties"] = {translate(k): v for k, v in patterns.items()}
     dependencies: dict[str, Any] = {}
     dependencies.update(out.pop("dependentRequired", {}))
     dependencies.update(out.pop("dependentSchemas", {}))

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+import regex
+
+from toolbind.runtime._ecma import compile_pattern
 
 from .._load import Document, as_array, as_object, load_document
 from ..diagnostics import Diagnostic, Diagnostics, describe
@@ -136,14 +140,6 @@ _CONSUMED = (
     | {"title", "description", "default", "deprecated"}
 )
 _MAX_DEPTH = 200
-_REGEX_ERRORS_IN_BOTH_DIALECTS = (
-    "missing ), unterminated subpattern",
-    "unbalanced parenthesis",
-    "unterminated character set",
-    "nothing to repeat",
-    "multiple repeat",
-    "bad character range",
-)
 
 
 @dataclass
@@ -158,6 +154,15 @@ class _Context:
     # The resource's absolute base URI (from ``$id``s or a remote's URI); "" when it has none.
     uri: str = ""
     entered: str = ""  # the location whose ``$id`` set ``uri`` (a schema is lowered in parts)
+    # The dynamic scope: the base URIs of the resources entered to get here, outermost first
+    # (``$dynamicRef`` resolves to the outermost ``$dynamicAnchor`` of that name among them).
+    dynamic: tuple[str, ...] = ()
+
+
+class _DynamicRef(str):
+    """A ``$dynamicRef`` value, carried under ``$ref`` so that every reader of ``$ref`` sees it."""
+
+    __slots__ = ()
 
 
 # Where subschemas sit, so that indexing ``$id``/``$anchor`` never reads an enum or const value.
@@ -217,6 +222,7 @@ class SchemaLowerer:
     # Absolute URI → schema resource, and (URI, anchor) → (schema, pointer), from ``$id``s.
     _resources: dict[str, _Resource] = field(default_factory=lambda: {})
     _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
+    _dynamic_anchors: set[tuple[str, str]] = field(default_factory=lambda: set())
     load: Callable[[Path, str], Document | Diagnostic] = load_document
 
     # -- public -----------------------------------------------------------------------------
@@ -306,7 +312,7 @@ class SchemaLowerer:
                 loc.child("$ref"), f"$ref is {describe(ref)}", "a URI reference string"
             )
             return AnyNode(meta=meta)
-        resolved = self._resolve(ref, loc, ctx)
+        resolved = self._resolve_ref(ref, loc, ctx)
         if resolved is None:
             return AnyNode(meta=meta)
         key, hint, target, target_ctx, target_loc = resolved
@@ -314,6 +320,40 @@ class SchemaLowerer:
             self._reserved.add(key)
             self._pending.append((key, hint, target, target_ctx, target_loc))
         return RefNode(meta=meta, target=key)
+
+    def _resolve_ref(
+        self, ref: str, loc: SourceLocation, ctx: _Context
+    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
+        """``_resolve`` plus the dynamic scope: a ``$dynamicRef`` whose static target is a
+        ``$dynamicAnchor`` goes to the outermost resource in scope with that anchor, and a
+        definition lowered under a scope that binds dynamic anchors is keyed by that binding
+        (the same schema reached through different scopes can mean different things)."""
+        resolved = self._resolve(ref, loc, ctx)
+        if resolved is None:
+            return None
+        fragment = urldefrag(ref)[1]
+        if (
+            isinstance(ref, _DynamicRef)
+            and fragment
+            and (resolved[3].uri, fragment) in self._dynamic_anchors
+        ):
+            outer = next((u for u in ctx.dynamic if (u, fragment) in self._dynamic_anchors), None)
+            if outer is not None and outer != resolved[3].uri:
+                resolved = self._resolve_uri(f"{outer}#{fragment}", loc, ctx) or resolved
+        key, hint, target, target_ctx, target_loc = resolved
+        scope = _pushed(ctx.dynamic, target_ctx.uri) if target_ctx.uri else ctx.dynamic
+        target_ctx = replace(target_ctx, dynamic=scope)
+        binding = sorted(
+            {
+                name: uri
+                for uri in reversed(scope)
+                for (u, name) in self._dynamic_anchors
+                if u == uri
+            }.items()
+        )
+        if binding:
+            key += "@" + ",".join(f"{name}={uri}" for name, uri in binding)
+        return key, hint, target, target_ctx, target_loc
 
     def _resolve(
         self, ref: str, loc: SourceLocation, ctx: _Context
@@ -399,7 +439,34 @@ class SchemaLowerer:
         key = f"{target_ctx.file}#{full}"
         hint = _name_hint(full, target_ctx.file)
         target_loc = SourceLocation(file=target_ctx.file, pointer=full)
-        return key, hint, target_value, target_ctx, target_loc
+        return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
+
+    def _scope_along(self, ctx: _Context, pointer: str) -> _Context:
+        """The context at ``pointer`` inside ``ctx.resource``: the ``$id``s of the schemas a
+        pointer passes through (not the target's own: lowering it applies that) set the base
+        URI and the resource, as if the schema had been entered from the top."""
+        if not ctx.uri or not pointer.startswith("/"):
+            return ctx
+        node: Any = ctx.resource
+        here = ctx.base
+        for raw in pointer[1:].split("/")[:-1]:
+            node = _walk(node, "/" + raw)
+            here += "/" + raw
+            obj = as_object(node)
+            if obj is None:
+                continue
+            ident = obj.get("$id")
+            if isinstance(ident, str) and not (self.legacy_ref and "$ref" in obj):
+                absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
+                if absolute and not fragment:
+                    ctx = replace(
+                        ctx,
+                        uri=absolute,
+                        resource=obj,
+                        base=here,
+                        entered=str(SourceLocation(file=ctx.file, pointer=here)),
+                    )
+        return ctx
 
     def _index(self, value: Any, where: _Resource, base: str) -> None:
         """Record the ``$id``-named resources and anchors below ``value`` (iteratively)."""
@@ -432,6 +499,8 @@ class SchemaLowerer:
                 name = obj.get(key)
                 if isinstance(name, str):
                     self._anchors.setdefault((uri, name), (obj, pointer))
+                    if key == "$dynamicAnchor":
+                        self._dynamic_anchors.add((uri, name))
             for key in _SCHEMA_MAPS:
                 for name, sub in (as_object(obj.get(key)) or {}).items():
                     stack.append((sub, f"{pointer}/{key}/{escape_pointer_token(name)}", uri))
@@ -447,8 +516,8 @@ class SchemaLowerer:
     ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
         """Resolve ``ref`` against the base URI, through ``$id``-named resources and remotes."""
         uri, fragment = urldefrag(urljoin(ctx.uri, ref))
-        if uri in self.remotes and uri not in self._resources:
-            remote = self.remotes[uri]
+        if uri not in self._resources and (uri in self.remotes or uri in _metaschemas()):
+            remote = self.remotes[uri] if uri in self.remotes else _metaschemas()[uri]
             self._resources[uri] = _Resource(
                 value=remote, file=uri, path=None, root=remote, pointer=""
             )
@@ -488,6 +557,7 @@ class SchemaLowerer:
                 )
                 return None
             full = found.pointer + pointer
+            target_ctx = self._scope_along(target_ctx, pointer)
         key = f"{found.file}#{full}"
         return (
             key,
@@ -564,10 +634,17 @@ class SchemaLowerer:
         if isinstance(ident, str) and ctx.entered != str(loc):
             absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
             if absolute and not fragment:
-                ctx = replace(ctx, uri=absolute, resource=s, base=loc.pointer, entered=str(loc))
-        if "$dynamicRef" in s and "$ref" not in s:
-            # Resolved statically, like $ref: right whenever the dynamic scope adds nothing.
-            s = {("$ref" if k == "$dynamicRef" else k): v for k, v in s.items()}
+                ctx = replace(
+                    ctx,
+                    uri=absolute,
+                    resource=s,
+                    base=loc.pointer,
+                    entered=str(loc),
+                    dynamic=_pushed(ctx.dynamic, absolute),
+                )
+        ref = s.get("$dynamicRef")
+        if isinstance(ref, str) and "$ref" not in s:
+            s = {k: v for k, v in s.items() if k != "$dynamicRef"} | {"$ref": _DynamicRef(ref)}
         return s, ctx
 
     def _plan(
@@ -597,7 +674,7 @@ class SchemaLowerer:
         ref = s.get("$ref")
         if isinstance(ref, str):
             before = len(self.diags.items)
-            resolved = self._resolve(ref, loc, ctx)
+            resolved = self._resolve_ref(ref, loc, ctx)
             del self.diags.items[before:]  # reported once, where the $ref is lowered
             if resolved is not None and resolved[0] not in seen:
                 key, _, target, target_ctx, target_loc = resolved
@@ -709,6 +786,8 @@ class SchemaLowerer:
             )
         elif patterns is not None:
             declared = tuple(as_object(s.get("properties")) or {})
+            for p in patterns:
+                self._valid_regex(p, loc.child("patternProperties", p), "patternProperties key")
             checks.append(
                 PatternPropertiesCheck(
                     patterns=tuple((p, sub("patternProperties", p)) for p in patterns),
@@ -1039,20 +1118,23 @@ class SchemaLowerer:
         pattern = self._string(s, "pattern", loc)
         if pattern is None:
             return None
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            # Python's ``re`` is not ECMA-262: report only the mistakes both dialects reject,
-            # and leave the rest (``\p{L}``, ``(?<name>…)``) to the runtime's own translation.
-            if exc.msg.startswith(_REGEX_ERRORS_IN_BOTH_DIALECTS):
-                where = f" at position {exc.pos}" if exc.pos is not None else ""
-                self.diags.error(
-                    loc.child("pattern"),
-                    f"pattern {pattern!r} is not a valid regular expression ({exc.msg}{where})",
-                    "an ECMA-262 regular expression",
-                )
-                return None
+        if not self._valid_regex(pattern, loc.child("pattern"), "pattern"):
+            return None
         return pattern
+
+    def _valid_regex(self, pattern: str, loc: SourceLocation, what: str) -> bool:
+        """Whether ``pattern`` is an ECMA-262 regex the runtime can use; reports it if not."""
+        try:
+            regex.compile(pattern)  # as written: error positions are the user's
+            compile_pattern(pattern)
+        except regex.error as exc:
+            self.diags.error(
+                loc,
+                f"{what} {pattern!r} is not a valid regular expression ({exc})",
+                "an ECMA-262 regular expression",
+            )
+            return False
+        return True
 
     def _number(self, s: dict[str, Any], key: str, loc: SourceLocation) -> int | float | None:
         if key not in s:
@@ -1103,6 +1185,20 @@ class _Missing:
 
 
 _MISSING: Any = _Missing()
+
+
+def _pushed(scope: tuple[str, ...], uri: str) -> tuple[str, ...]:
+    """``scope`` with the resource ``uri`` entered (re-entering the innermost adds nothing)."""
+    return scope if scope and scope[-1] == uri else (*scope, uri)
+
+
+@cache
+def _metaschemas() -> dict[str, Any]:
+    """The JSON Schema meta-schemas by URI (drafts 3 to 2020-12, from jsonschema-specifications):
+    ``$ref``s to them resolve offline, like ``remotes``."""
+    from jsonschema_specifications import REGISTRY  # pyright: ignore[reportMissingTypeStubs]
+
+    return {str(uri): REGISTRY.contents(uri) for uri in REGISTRY}
 
 
 def _walk(root: Any, pointer: str) -> Any:
