@@ -49,6 +49,7 @@ def model_from_schema(
     name: str | None = None,
     remotes: Mapping[str, Any] | None = None,
     draft: Draft | None = None,
+    format_assertion: bool = False,
 ) -> type[BaseModel]:
     """Compile any JSON Schema to a pydantic model class.
 
@@ -62,6 +63,9 @@ def model_from_schema(
             ``$schema`` names, else 2020-12. Drafts 4-7 differ in ``$ref`` (it replaces its
             siblings); the draft 7 spellings (``definitions``, ``dependencies``, array
             ``items``/``additionalItems``) are read in every draft.
+        format_assertion: check ``format`` (date, time, date-time, duration, email, hostname,
+            ipv4, ipv6, uuid, regex, uri, uri-reference, json-pointer, relative-json-pointer)
+            instead of treating it as an annotation (the 2020-12 default).
 
     Raises:
         SpecError: the schema has errors; ``.diagnostics`` locates each (``<schema>#/pointer``).
@@ -83,9 +87,9 @@ def model_from_schema(
         source=source, format="jsonschema", tools=(), definitions=lowerer.sorted_definitions()
     )
     module_name = f"toolbind_models_{next(_counter)}"
-    code, cls_name = PythonBackend(pkg, module_name, diags, version=VERSION).render_model(
-        root, wanted
-    )
+    code, cls_name = PythonBackend(
+        pkg, module_name, diags, version=VERSION, format_assertion=format_assertion
+    ).render_model(root, wanted)
     if diags.has_errors:
         raise SpecError(diags.items)
     module = types.ModuleType(module_name)

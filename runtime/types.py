@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from ._ecma import compile_pattern as _compile
+from ._formats import FORMATS
 
 __all__ = [
     "AllOf",
@@ -36,6 +37,7 @@ __all__ = [
     "DependentRequired",
     "DependentSchemas",
     "ExactlyOne",
+    "Format",
     "IfThenElse",
     "IntLiteral",
     "JsonBool",
@@ -197,6 +199,18 @@ def OneOf(*json_texts: str) -> AfterValidator:
         if any(json_equal(plain, a) for a in allowed):
             return value
         raise ValueError(f"value is not one of the allowed values {list(json_texts)}")
+
+    return AfterValidator(check)
+
+
+def Format(name: str) -> AfterValidator:
+    """``format`` asserted (models compiled with format assertion on; see ``_formats``)."""
+    test = FORMATS[name]
+
+    def check(value: str) -> str:
+        if not test(value):
+            raise ValueError(f"string is not a valid {name!r} (format)")
+        return value
 
     return AfterValidator(check)
 

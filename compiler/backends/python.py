@@ -24,6 +24,7 @@ import jinja2
 
 import toolbind.runtime.types as runtime_types
 from toolbind.runtime import compose
+from toolbind.runtime._formats import FORMATS
 
 from .. import naming
 from ..diagnostics import Diagnostics
@@ -296,8 +297,17 @@ class _Namer:
 class PythonBackend:
     """Renders one ``SpecPackage`` to the files of its package."""
 
-    def __init__(self, pkg: SpecPackage, package: str, diags: Diagnostics, *, version: str) -> None:
+    def __init__(
+        self,
+        pkg: SpecPackage,
+        package: str,
+        diags: Diagnostics,
+        *,
+        version: str,
+        format_assertion: bool = False,
+    ) -> None:
         self.pkg = pkg
+        self.format_assertion = format_assertion
         self.package = package
         self.diags = diags
         self.version = version
@@ -695,6 +705,8 @@ class PythonBackend:
                 meta = [f"Field({', '.join(args)})"] if args else []
                 if node.pattern is not None:
                     meta.append(f"Pattern({py_str(node.pattern)})")
+                if self.format_assertion and node.format in FORMATS:
+                    meta.append(f"Format({py_str(node.format)})")
                 return (f"Annotated[JsonStr, {', '.join(meta)}]" if meta else "JsonStr"), False
             case ArrayNode():
                 if node.prefix_items or node.items is None:

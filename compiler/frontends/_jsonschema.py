@@ -846,7 +846,7 @@ class SchemaLowerer:
     def _untyped(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
     ) -> SchemaNode:
-        if set(s) & (_OBJECT_KEYS | _ARRAY_KEYS | _STRING_KEYS | _NUMBER_KEYS) - {"format"}:
+        if set(s) & (_OBJECT_KEYS | _ARRAY_KEYS | _STRING_KEYS | _NUMBER_KEYS):
             # Without ``type``, each keyword constrains only the instances of its own type
             # (``properties`` says nothing about a string): every JSON type stays allowed, each
             # with the keywords that apply to it. Tool parameter roots are objects by contract
