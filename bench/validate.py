@@ -17,10 +17,15 @@ as calls/second) is validating one realistic tool call that arrives as a JSON st
   class_name="Model")``) into a temporary ``.py`` and imported (untimed), then
   ``Model.model_validate_json(payload)``.
 
-The peers get the tool's plain parameters schema (an MCP tool's ``inputSchema``; a seeds tool's
-schema without its ``_``-meta properties) and the payload without ``_tool``. Every payload is
-first checked to be valid against that schema with jsonschema, and every implementation is
-checked to accept it, before anything is timed.
+Every implementation validates the same contract: the tool's schema as the LLM is asked to fill
+it (``toolbind.runtime.tool_schema(binding)``, with the package's ``$defs``: ``_tool`` const,
+``_activity``, ``_reasoningForCall``, ``_output`` for latent tools, then the parameters), which
+is exactly what the Call model implements, and the same payload (the call with ``"_tool"``).
+Comparing against the bare parameters schema would time the peers on less work (they would
+not read ``_tool`` nor know the meta fields). Every payload is first checked to be valid against
+that schema with jsonschema, and every implementation is checked to accept it, before anything
+is timed. Rounds are timed in process CPU time, which a busy machine disturbs less than wall
+time.
 
 Workloads: ``issue_write`` and ``create_pull_request`` from the shared github-mcp-server corpus,
 and ``weatherCheck`` from ``specs/seeds.yaml`` (which compiles to one package of 4 tools).
@@ -38,6 +43,7 @@ import importlib.util
 import json
 import sys
 import tempfile
+import time
 import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +55,7 @@ import yaml
 from datamodel_code_generator import DataModelType, Formatter, InputFileType, generate
 
 from toolbind.compiler import compile_to_directory, load_package
+from toolbind.runtime import tool_schema
 
 try:
     import fastjsonschema
@@ -66,7 +73,7 @@ TARGET_VS_JSONSCHEMA = 10.0
 class Workload:
     name: str  # the tool's name
     spec: Path  # the spec file toolbind compiles
-    schema: dict[str, Any]  # the plain parameters schema the peers get
+    schema: dict[str, Any]  # the spec's own parameters schema (the payload is checked on it)
     payload: dict[str, Any]  # a valid call, without ``_tool``
 
 
@@ -135,22 +142,28 @@ def workloads(corpus: Path) -> list[Workload]:
     ]
 
 
-def toolbind_validators(items: list[Workload], tmp: Path) -> dict[str, Callable[[str], Any]]:
+def toolbind_validators(
+    items: list[Workload], tmp: Path
+) -> dict[str, tuple[Callable[[str], Any], dict[str, Any]]]:
+    """Each tool's Call ``model_validate_json`` and the composed schema it implements."""
     specs = sorted({w.spec for w in items})
     tree = compile_to_directory(specs, tmp / "toolbind")
     by_spec = {Path(src).resolve(): pkg for pkg, src in tree.packages.items()}
-    result = {}
+    result: dict[str, tuple[Callable[[str], Any], dict[str, Any]]] = {}
     for w in items:
         pkg = load_package(tmp / "toolbind", by_spec[w.spec.resolve()])
-        model = next(t for t in pkg.TOOLS if t.name == w.name).call_model
-        result[w.name] = model.model_validate_json
+        binding = next(t for t in pkg.TOOLS if t.name == w.name)
+        schema = tool_schema(binding)
+        if binding.defs:
+            schema["$defs"] = dict(binding.defs)
+        result[w.name] = (binding.call_model.model_validate_json, schema)
     return result
 
 
-def dmcg_validator(w: Workload, tmp: Path) -> Callable[[str], Any]:
+def dmcg_validator(w: Workload, schema: dict[str, Any], tmp: Path) -> Callable[[str], Any]:
     out = tmp / f"dmcg_{w.name}.py"
     generate(
-        json.dumps(w.schema),
+        json.dumps(schema),
         input_file_type=InputFileType.JsonSchema,
         output=out,
         output_model_type=DataModelType.PydanticV2BaseModel,
@@ -169,7 +182,9 @@ def dmcg_validator(w: Workload, tmp: Path) -> Callable[[str], Any]:
 
 
 def best_rate(fn: Callable[[str], Any], payload: str, number: int, repeat: int) -> float:
-    times = timeit.repeat(lambda: fn(payload), number=number, repeat=repeat)
+    times = timeit.repeat(
+        lambda: fn(payload), number=number, repeat=repeat, timer=time.process_time
+    )
     return number / min(times)
 
 
@@ -190,20 +205,22 @@ def main() -> None:
         tmp = Path(d)
         tb = toolbind_validators(items, tmp)
         for w in items:
-            jsonschema.validators.validator_for(w.schema).check_schema(w.schema)
-            jsonschema.validate(w.payload, w.schema)  # the payload is valid, checked first
-            plain = json.dumps(w.payload)
-            tagged = json.dumps({"_tool": w.name, **w.payload})
+            toolbind_fn, schema = tb[w.name]
+            call = {"_tool": w.name, **w.payload}
+            jsonschema.validate(w.payload, w.schema)  # valid against the spec's own schema …
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+            jsonschema.validate(call, schema)  # … and against the composed one, checked first
+            tagged = json.dumps(call)
 
-            validator = jsonschema.validators.validator_for(w.schema)(w.schema)
+            validator = jsonschema.validators.validator_for(schema)(schema)
             fns: dict[str, tuple[Callable[[str], Any], str]] = {
-                "toolbind": (tb[w.name], tagged),
-                "datamodel-codegen": (dmcg_validator(w, tmp), plain),
-                "jsonschema": (lambda s, v=validator: v.is_valid(json.loads(s)), plain),
+                "toolbind": (toolbind_fn, tagged),
+                "datamodel-codegen": (dmcg_validator(w, schema, tmp), tagged),
+                "jsonschema": (lambda s, v=validator: v.is_valid(json.loads(s)), tagged),
             }
             if fastjsonschema is not None:
-                fast = fastjsonschema.compile(w.schema)
-                fns["fastjsonschema"] = (lambda s, f=fast: f(json.loads(s)), plain)
+                fast = fastjsonschema.compile(schema)
+                fns["fastjsonschema"] = (lambda s, f=fast: f(json.loads(s)), tagged)
 
             for impl, (fn, payload) in fns.items():  # every implementation accepts the call
                 ok = fn(payload)

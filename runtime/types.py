@@ -18,6 +18,9 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetPydanticSchema,
     JsonValue,
     ModelWrapValidatorHandler,
     Strict,
@@ -25,6 +28,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic_core import core_schema
 
 from ._ecma import compile_pattern as _compile
 from ._formats import FORMATS
@@ -44,6 +48,7 @@ __all__ = [
     "JsonInt",
     "JsonNumber",
     "JsonStr",
+    "KeepExtrasApart",
     "MultipleOf",
     "Not",
     "NotNull",
@@ -83,12 +88,21 @@ class ToolModel(BaseModel):
         protected_namespaces=(),
     )
 
+
+class KeepExtrasApart(BaseModel):
+    """Mixed into generated classes that allow extra properties and rename an optional field
+    whose absence can't be told from its value (nullable, or with a default).
+
+    pydantic records an *extra* key in ``model_fields_set`` by its name, so an extra property
+    that happens to equal such a field's Python name (``{"user_name": ...}`` beside the
+    ``user-name`` field) would mark that field as set and put it into every ``exclude_unset``
+    dump. This validator undoes that; it runs in Python, so only the classes that need it carry
+    it (``NotNull`` fields are left out of dumps by value instead).
+    """
+
     @model_validator(mode="wrap")
     @classmethod
     def _extras_are_not_fields(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
-        # pydantic records an extra key in ``model_fields_set`` by its name, so an extra property
-        # that happens to equal a field's Python name (``{"output": ...}`` beside the ``_output``
-        # field) would mark that field as set and put it into every ``exclude_unset`` dump.
         model = handler(data)
         extra = model.__pydantic_extra__
         if extra and isinstance(data, dict):
@@ -114,12 +128,35 @@ class ToolResponse(ToolModel, Generic[CallT, OutputT]):
     output: OutputT | None
     calls: list[CallT]
 
+    def _mark_calls(self) -> None:
+        for call in self.calls:
+            if isinstance(call, ToolCall):
+                call.__pydantic_fields_set__.add("tool")
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        self._mark_calls()
+        return super().model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        self._mark_calls()
+        return super().model_dump_json(**kwargs)
+
 
 class ToolCall(ToolModel):
-    """Base of every generated Call model: ``_tool`` is always part of the dump."""
+    """Base of every generated Call model: ``_tool`` is part of every dump, also of a Call made
+    in Python without it (``WeatherCheckCall(location="Paris")``).
 
-    def model_post_init(self, context: Any, /) -> None:
+    The field is marked set when a dump starts rather than by a validation hook, which would
+    run Python on every validation and halve the throughput of small models.
+    """
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
         self.__pydantic_fields_set__.add("tool")
+        return super().model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        self.__pydantic_fields_set__.add("tool")
+        return super().model_dump_json(**kwargs)
 
 
 def _integral(value: Any) -> Any:
@@ -140,6 +177,19 @@ def _not_null(value: Any) -> Any:
     if value is None:
         raise ValueError("null is not allowed here (leave the property out instead)")
     return value
+
+
+def _without_null(source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    # ``X | None`` with the ``None`` taken out again, in the core schema: absent keeps the
+    # default (None, never validated), an explicit null is refused, and no Python runs.
+    schema = handler(source)
+    if schema["type"] == "nullable":
+        return schema["schema"]
+    return core_schema.no_info_before_validator_function(_not_null, schema)
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
 
 
 def _nothing(value: Any) -> Any:
@@ -163,8 +213,10 @@ BoolLiteral = BeforeValidator(_bool_literal)
 """Makes ``Literal[...]`` with booleans refuse numbers, as JSON equality does."""
 IntLiteral = BeforeValidator(_int_literal)
 """Makes ``Literal[...]`` with integers compare as JSON does (no booleans, 1.0 == 1)."""
-NotNull = BeforeValidator(_not_null)
-"""Marks an optional, non-nullable property: absent is fine, an explicit null is not."""
+NotNull = Field(exclude_if=_is_none)
+NotNull.metadata.append(GetPydanticSchema(_without_null))
+"""Marks an optional, non-nullable property (``Annotated[X | None, NotNull] = None``): absent
+is fine, an explicit null is not, and since None can only mean absent, dumps leave it out."""
 Nothing = Annotated[JsonValue, BeforeValidator(_nothing)]
 
 

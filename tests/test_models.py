@@ -71,7 +71,7 @@ def test_absent_is_not_null(compile_spec: CompileSpec) -> None:
     )
     cls = module.TCall
     assert dump(cls.model_validate({"_tool": "t"})) == {"_tool": "t"}
-    with pytest.raises(ValidationError, match="null is not allowed"):
+    with pytest.raises(ValidationError, match="valid string"):
         cls.model_validate({"_tool": "t", "a": None})
     assert dump(cls.model_validate({"_tool": "t", "b": None})) == {"_tool": "t", "b": None}
     call = cls.model_validate({"_tool": "t"})

@@ -590,8 +590,11 @@ class PythonBackend:
         for f in meta_fields or []:
             scope.claim(f.name)
             view.fields.append(f)
+        apart = False  # see KeepExtrasApart
         for prop in obj.properties:
-            view.fields.append(self._field(name, prop, scope))
+            field, renamed_optional = self._field(name, prop, scope)
+            view.fields.append(field)
+            apart = apart or renamed_optional
         for r in scope.renames:
             self.diags.note(
                 obj.meta.loc,
@@ -599,7 +602,9 @@ class PythonBackend:
             )
         if isinstance(obj.additional, NeverNode):
             view.config = 'extra="forbid"'
-        elif obj.additional is not None:
+        elif apart:
+            view.bases += ", KeepExtrasApart"
+        if obj.additional is not None and not isinstance(obj.additional, NeverNode):
             extra_type, _ = self._type(obj.additional, name + "Extra")
             view.extra_type = f"dict[str, {extra_type}]"
 
@@ -615,25 +620,30 @@ class PythonBackend:
                 additional = part.additional if part.additional is not None else additional
         return parents, ObjectNode(meta=node.meta, properties=tuple(props), additional=additional)
 
-    def _field(self, owner: str, prop: Property, scope: naming.Scope) -> FieldView:
+    def _field(self, owner: str, prop: Property, scope: naming.Scope) -> tuple[FieldView, bool]:
+        """The field, and whether it is renamed and optional with a value that doesn't tell
+        absence (nullable or defaulted): such a class needs ``KeepExtrasApart``."""
         fname = scope.claim(naming.field_name(prop.name), original=prop.name)
         expr, nullable = self._type(prop.schema, owner + naming.pascal_case(prop.name))
         args: list[str] = []
         default = self._default(prop) if not prop.required else None
+        ambiguous = False
         if not prop.required:
             if default is not None:
                 args.append(f"default={default}")
+                ambiguous = True
             else:
                 args.append("default=None")
                 if not nullable:
                     expr = f"Annotated[{expr} | None, NotNull]"
+                ambiguous = nullable
         if fname != prop.name:
             args.append(f"alias={py_str(prop.name)}")
         desc = prop.schema.meta.description
         if desc:
             args.append(f"description={py_str(desc)}")
         rhs = f"Field({', '.join(args)})" if args else None
-        return FieldView(fname, expr, rhs)
+        return FieldView(fname, expr, rhs), ambiguous and fname != prop.name
 
     def _default(self, prop: Property) -> str | None:
         """A Python default for a scalar JSON default that already fits the field's type."""

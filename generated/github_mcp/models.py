@@ -15,6 +15,7 @@ from toolbind.runtime.types import (
     JsonInt,
     JsonNumber,
     JsonStr,
+    KeepExtrasApart,
     NotNull,
     ToolCall,
     ToolModel,
@@ -1563,7 +1564,7 @@ class IssueReadCall(ToolCall):
     repo: JsonStr = Field(description="The name of the repository")
 
 
-class IssueWriteCall(ToolCall):
+class IssueWriteCall(ToolCall, KeepExtrasApart):
     """Create a new or update an existing issue in a GitHub repository."""
 
     tool: Literal["issue_write"] = Field(default="issue_write", alias="_tool")
@@ -1872,7 +1873,7 @@ class ListGistsCall(ToolCall):
     )
 
 
-class ListGlobalSecurityAdvisoriesCall(ToolCall):
+class ListGlobalSecurityAdvisoriesCall(ToolCall, KeepExtrasApart):
     """List global security advisories from GitHub."""
 
     tool: Literal["list_global_security_advisories"] = Field(
@@ -2586,7 +2587,7 @@ class ProjectsListCall(ToolCall):
     )
 
 
-class ProjectsWriteCall(ToolCall):
+class ProjectsWriteCall(ToolCall, KeepExtrasApart):
     """Create and manage GitHub Projects: create projects, add/update/delete items, bulk-update many items at once, manage views, create status updates, and add iteration fields."""
 
     tool: Literal["projects_write"] = Field(default="projects_write", alias="_tool")

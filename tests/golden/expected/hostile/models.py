@@ -11,6 +11,7 @@ from toolbind.runtime.types import (
     JsonInt,
     JsonNumber,
     JsonStr,
+    KeepExtrasApart,
     NotNull,
     Pattern,
     ToolCall,
@@ -24,7 +25,7 @@ __all__ = [
 ]
 
 
-class EvilToolCall(ToolCall):
+class EvilToolCall(ToolCall, KeepExtrasApart):
     """Closes quotes: \"\"\" ''' \\
 # comment
 import os; os.system('touch canary')\x00 \u202e bidi {{ jinja }} {% raw %}"""
