@@ -250,6 +250,7 @@ class AuthParts:
 class _Token:
     value: str
     expires_at: float
+    skew: float
 
 
 class TokenCache:
@@ -264,7 +265,7 @@ class TokenCache:
     def get(self, key: tuple[str, tuple[str, ...]]) -> str | None:
         with self._lock:
             token = self._tokens.get(key)
-        if token is None or time.monotonic() >= token.expires_at - _EXPIRY_SKEW:
+        if token is None or time.monotonic() >= token.expires_at - token.skew:
             return None
         return token.value
 
@@ -319,7 +320,9 @@ class TokenCache:
         expires_in = body.get("expires_in")
         lifetime = float(expires_in) if isinstance(expires_in, int | float) else 3600.0
         with self._lock:
-            self._tokens[key] = _Token(value, time.monotonic() + lifetime)
+            # Refresh a little early (30 s, or a tenth of a short lifetime).
+            skew = min(_EXPIRY_SKEW, lifetime / 10)
+            self._tokens[key] = _Token(value, time.monotonic() + lifetime, skew)
         return value
 
 

@@ -19,7 +19,7 @@ import email.utils
 import json
 import logging
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -377,9 +377,13 @@ class Exchange:
         auth: Authenticator | None,
         output_model: type[BaseModel] | None,
         *,
-        adapt: Callable[[Any], Any] | None = None,
+        bases: Sequence[tuple[str, str, int | None, str]] | None = None,
     ) -> Generator[Action, Any, ToolResult[Any]]:
-        """The whole exchange for ``out`` as I/O actions; returns the ToolResult."""
+        """The whole exchange for ``out`` as I/O actions; returns the ToolResult.
+
+        ``bases``: where this request (and its redirects) may go; default: all of ``self.bases``.
+        """
+        allowed = self.bases if bases is None else bases
         retry = self.retry
         method, url, content = out.method, out.url, out.content
         headers = list(out.headers)
@@ -402,7 +406,7 @@ class Exchange:
             log.info("%s", text)
             return ToolResult[Any].fail(text, **meta)
 
-        if not is_under(url, self.bases):
+        if not is_under(url, allowed):
             return fail(f"{origin(url)}{url.path} is outside the configured servers", "refused_url")
 
         while True:
@@ -443,7 +447,7 @@ class Exchange:
                     return fail(
                         f"redirect to an invalid URL ({status})", "redirect_refused", status=status
                     )
-                if not is_under(target, self.bases):
+                if not is_under(target, allowed):
                     return fail(
                         f"redirect ({status}) to {origin(target)}{target.path} refused: outside "
                         "the configured servers",
@@ -515,7 +519,7 @@ class Exchange:
                 meta["retries"] = retries
             if redirects:
                 meta["redirects"] = redirects
-            return self._result(out, url, response, body, output_model, meta, adapt)
+            return self._result(out, url, response, body, output_model, meta)
 
     def _backoff(self, attempt: int) -> float:
         return min(self.retry.backoff * (2 ** (attempt - 1)), self.retry.max_backoff)
@@ -528,7 +532,6 @@ class Exchange:
         body: bytes,
         output_model: type[BaseModel] | None,
         meta: dict[str, Any],
-        adapt: Callable[[Any], Any] | None,
     ) -> ToolResult[Any]:
         media = _media(response.headers)
         status = response.status_code
@@ -563,8 +566,6 @@ class Exchange:
             value = _text(response, body)
         else:
             return ToolResult[Any].ok(body, **meta)  # binary: bytes, not validated
-        if adapt is not None:
-            value = adapt(value)
         if output_model is not None and value is not None:
             try:
                 value = output_model.model_validate(value)

@@ -27,6 +27,7 @@ tool, credentials missing for every security alternative, a bad server variable)
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Generator, Mapping
@@ -145,7 +146,7 @@ def _dumps(call: BaseModel | Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
         raw = call.model_dump(by_alias=True, exclude_unset=True)
         try:
             dump = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        except PydanticSerializationError:  # e.g. non-UTF-8 bytes: JSON carries them as base64
+        except (PydanticSerializationError, UnicodeDecodeError):  # non-UTF-8 bytes: base64 in JSON
             dump = cast("dict[str, Any]", to_jsonable_python(raw, bytes_mode="base64"))
         return dump, raw
     mapping = dict(call)
@@ -175,7 +176,9 @@ class _Base:
         self.api = api
         self._redact = Redactor()
         variables = dict(server_variables or {})
-        self._op_bases: dict[str, httpx.URL] = {}
+        # Each operation may reach its own servers (op-level ``servers``, else the API's); the
+        # generic tool, the API's. Redirects are followed only within the same set.
+        self._op_servers: dict[str, list[httpx.URL]] = {}
         if base_url is not None:
             self._default = _absolute(expand_env(base_url, where="base_url", env=env), "base_url")
             allowed = [self._default]
@@ -191,15 +194,17 @@ class _Base:
             self._default = allowed[0]
             for name, op in api.operations.items():
                 if op.servers:
-                    urls = [
+                    self._op_servers[name] = [
                         _absolute(resolve_server(s, variables), f"{name}: servers[{i}]")
                         for i, s in enumerate(op.servers)
                     ]
-                    self._op_bases[name] = urls[0]
-                    allowed.extend(urls)
         self._credentials: dict[str, Credential] = parse_credentials(
             api.security_schemes, credentials or {}, env=env, redact=self._redact
         )
+        for key, cred in list(self._credentials.items()):
+            if cred.token_url is not None:  # a relative tokenUrl is relative to the server
+                joined = str(self._default.join(cred.token_url))
+                self._credentials[key] = dataclasses.replace(cred, token_url=joined)
         self._headers: list[tuple[str, str]] = []
         for name, value in (headers or {}).items():
             expanded = expand_env(value, where=f"headers[{name!r}]", env=env)
@@ -361,7 +366,9 @@ class HttpClient(_Base):
             out = self._prepare(op, call)
         except ParameterError as exc:
             return _invalid(tool, str(exc))
-        return (yield from self._exchange.steps(out, auth, output_model))
+        servers = self._op_servers.get(tool)
+        bases = [base_of(u) for u in servers] if servers else None
+        return (yield from self._exchange.steps(out, auth, output_model, bases=bases))
 
     def _prepare(self, op: HttpOperation, call: BaseModel | Mapping[str, Any]) -> Outgoing:
         dump, raw = _dumps(call)
@@ -390,7 +397,8 @@ class HttpClient(_Base):
         path = render_path(op.path, path_params)
         if "{" in path:
             raise ParameterError(f"path {op.path!r} has a parameter the operation does not list")
-        base = self._op_bases.get(op.tool, self._default)
+        servers = self._op_servers.get(op.tool)
+        base = servers[0] if servers else self._default
         text = str(base).rstrip("/") + path
         if query:
             text += ("&" if "?" in text else "?") + "&".join(query)
