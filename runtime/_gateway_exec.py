@@ -145,6 +145,8 @@ class HttpExecution:
         rest = rest.split("#", 1)[0]
         self._path, _, self._query = rest.partition("?")
         body = config.get("body")
+        if body is None and "webhookUrl" in config and "url" not in config:
+            body = "{{input}}"  # a webhook receives the tool's input
         self._body = body
         method = config.get("method")
         if method is None:

@@ -223,9 +223,13 @@ def choose_requirement(
     """
     if not alternatives:
         return ()
+    # An empty alternative (``{}``) makes auth optional: credentials are still used when some
+    # other alternative is configured.
     for alternative in alternatives:
-        if all(req.scheme in credentials for req in alternative):
+        if alternative and all(req.scheme in credentials for req in alternative):
             return alternative
+    if any(not alternative for alternative in alternatives):
+        return ()
     options = " or ".join(
         "[" + " and ".join(req.scheme for req in alt) + "]" for alt in alternatives
     )

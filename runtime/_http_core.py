@@ -306,8 +306,18 @@ class Exchange:
         if action.kind == "token":
             return client.send(action.arg)
         if action.kind == "read":
-            response = cast("httpx.Response", action.arg)
-            return self._bounded(response, response.iter_bytes())
+            response, deadline = cast("tuple[httpx.Response, float]", action.arg)
+            self._check_length(response)
+            parts: list[bytes] = []
+            total = 0
+            for chunk in response.iter_bytes():
+                total += len(chunk)
+                if total > self.max_response_bytes:
+                    raise ResponseTooLarge
+                if time.monotonic() > deadline:  # a server dripping bytes under the read timeout
+                    raise httpx.ReadTimeout("response took longer than the timeout")
+                parts.append(chunk)
+            return b"".join(parts)
         if action.kind == "close":
             cast("httpx.Response", action.arg).close()
             client.cookies.clear()  # no state carried from one call to the next
@@ -337,7 +347,7 @@ class Exchange:
         if action.kind == "token":
             return await client.send(action.arg)
         if action.kind == "read":
-            response = cast("httpx.Response", action.arg)
+            response, deadline = cast("tuple[httpx.Response, float]", action.arg)
             chunks: list[bytes] = []
             total = 0
             self._check_length(response)
@@ -345,6 +355,8 @@ class Exchange:
                 total += len(chunk)
                 if total > self.max_response_bytes:
                     raise ResponseTooLarge
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("response took longer than the timeout")
                 chunks.append(chunk)
             return b"".join(chunks)
         if action.kind == "close":
@@ -358,17 +370,6 @@ class Exchange:
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_response_bytes:
             raise ResponseTooLarge
-
-    def _bounded(self, response: httpx.Response, chunks: Iterable[bytes]) -> bytes:
-        self._check_length(response)
-        parts: list[bytes] = []
-        total = 0
-        for chunk in chunks:
-            total += len(chunk)
-            if total > self.max_response_bytes:
-                raise ResponseTooLarge
-            parts.append(chunk)
-        return b"".join(parts)
 
     # -- the exchange ----------------------------------------------------------------------
     def steps(
@@ -396,7 +397,7 @@ class Exchange:
             meta: dict[str, Any] = {
                 "error_type": kind,
                 "method": method,
-                "url": origin(url) + url.path,
+                "url": self.redact(origin(url) + url.path),
             }
             meta["attempts"] = attempts
             if retries:
@@ -417,8 +418,9 @@ class Exchange:
             except TokenError as exc:
                 return fail(str(exc), "auth")
             request = _build(method, url, headers, out.cookies, content, parts)
-            log.debug("%s attempt %d", _where(out, url), attempts)
+            log.debug("%s attempt %d", self.redact(_where(out, url)), attempts)
             try:
+                started = time.monotonic()
                 response = cast("httpx.Response", (yield Action("send", request)))
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # Nothing was sent: safe to retry whatever the method.
@@ -483,11 +485,13 @@ class Exchange:
                 )
                 retries.append({"status": status, "delay": delay})
                 yield Action("close", response)
-                log.info("%s: HTTP %d, retrying in %.2f s", _where(out, url), status, delay)
+                log.info(
+                    "%s: HTTP %d, retrying in %.2f s", self.redact(_where(out, url)), status, delay
+                )
                 yield Action("sleep", delay)
                 continue
             try:
-                body = cast("bytes", (yield Action("read", response)))
+                body = cast("bytes", (yield Action("read", (response, started + self.timeout))))
             except ResponseTooLarge:
                 yield Action("close", response)
                 return fail(
@@ -511,7 +515,7 @@ class Exchange:
             meta: dict[str, Any] = {
                 "status": status,
                 "method": method,
-                "url": origin(url) + url.path,
+                "url": self.redact(origin(url) + url.path),
                 "headers": selected_headers(response.headers, self.redact),
                 "attempts": attempts,
             }

@@ -70,7 +70,7 @@ def _as_items(value: Any) -> tuple[str, list[Any] | dict[str, Any] | None]:
     return "primitive", None
 
 
-def _content_value(param: HttpParameter, value: Any) -> str:
+def _content_value(value: Any) -> str:
     # ``content``-typed parameters: serialised with their media type; JSON for every JSON type.
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -78,7 +78,7 @@ def _content_value(param: HttpParameter, value: Any) -> str:
 def path_value(param: HttpParameter, value: Any) -> str:
     """The text that replaces ``{name}`` in the path template (already percent-encoded)."""
     if param.content_type is not None:
-        return _enc_path(_content_value(param, value))
+        return _enc_path(_content_value(value))
     kind, items = _as_items(value)
     name = _enc_path(param.name)
     style = param.style if param.style in ("simple", "label", "matrix") else "simple"
@@ -135,7 +135,7 @@ def query_pairs(param: HttpParameter, value: Any) -> list[str]:
     allow = param.allow_reserved
     name = _enc_query(param.name, False)
     if param.content_type is not None:
-        return [f"{name}={_enc_query(_content_value(param, value), allow)}"]
+        return [f"{name}={_enc_query(_content_value(value), allow)}"]
     kind, items = _as_items(value)
     if kind == "primitive":
         return [f"{name}={_enc_query(primitive(value), allow)}"]
@@ -218,7 +218,7 @@ def cookie_pairs(param: HttpParameter, value: Any) -> list[str]:
     """``name=value`` cookie strings (values percent-encoded: no ``;``, ``,`` or CR/LF escape)."""
     name = _enc_cookie(param.name)
     if param.content_type is not None:
-        return [f"{name}={_enc_cookie(_content_value(param, value))}"]
+        return [f"{name}={_enc_cookie(_content_value(value))}"]
     kind, items = _as_items(value)
     if kind == "primitive":
         return [f"{name}={_enc_cookie(primitive(value))}"]

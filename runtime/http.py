@@ -210,7 +210,10 @@ class _Base:
             expanded = expand_env(value, where=f"headers[{name!r}]", env=env)
             if expanded != value:  # it held ${env.X}: treat as a secret
                 self._redact.add(expanded)
-            self._headers.append((name, check_header_value(name, expanded)))
+            try:
+                self._headers.append((name, check_header_value(name, expanded)))
+            except ParameterError as exc:
+                raise HttpConfigurationError(f"headers: {exc}") from None
         self._tokens = TokenCache(self._redact)
         self._file_root = Path(file_root) if file_root is not None else None
         self._exchange = Exchange(

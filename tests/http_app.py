@@ -497,6 +497,18 @@ async def huge(size: int, stream: bool = False) -> Response:
     return StreamingResponse(chunks(), media_type="application/octet-stream")
 
 
+@app.get("/drip", operation_id="drip")
+async def drip(chunks: int = 10, interval: float = 0.1) -> StreamingResponse:
+    """Bytes trickling in, each well within a read timeout, the whole far beyond it."""
+
+    async def body() -> AsyncIterator[bytes]:
+        for _ in range(chunks):
+            yield b"x"
+            await asyncio.sleep(interval)
+
+    return StreamingResponse(body(), media_type="text/plain")
+
+
 @app.get("/plain", operation_id="plain", response_class=PlainTextResponse)
 async def plain(request: Request) -> PlainTextResponse:
     return PlainTextResponse(

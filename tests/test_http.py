@@ -284,6 +284,8 @@ def make_api(base: str, foreign: str = "http://127.0.0.1:9") -> HttpApi:
             media="application/octet-stream",
         ),
         op("plain", "GET", "/plain", media="text/plain"),
+        op("drip", "GET", "/drip", q("chunks", "query"), q("interval", "query")),
+        op("optionalAuth", "GET", "/auth/or", security=((), req("Basic"))),
         op("foreignPing", "GET", "/ping", servers=(HttpServer(url=foreign),)),
     ]
     ops = [
@@ -797,6 +799,24 @@ def test_timeout_is_a_failed_result(base: str, foreign: str, mode: str) -> None:
     assert "timed out after 0.1 s" in (result.error or "")
 
 
+def test_timeout_bounds_the_whole_response(base: str, foreign: str, mode: str) -> None:
+    api = make_api(base, foreign)
+    with HttpClient(api, credentials=CREDENTIALS, timeout=0.3, retry=FAST) as c:
+        quick = run(c, mode, "drip", {"chunks": 2, "interval": 0.01})
+        dripping = run(c, mode, "drip", {"chunks": 10, "interval": 0.1})
+    assert quick.success and quick.data == "xx"
+    assert not dripping.success and dripping.metadata["error_type"] == "timeout"
+
+
+def test_optional_auth_uses_credentials_when_configured(base: str, foreign: str, mode: str) -> None:
+    api = make_api(base, foreign)
+    with HttpClient(api, credentials={"Basic": CREDENTIALS["Basic"]}) as c:
+        assert d(run(c, mode, "optionalAuth", {})) == {"who": "basic"}
+    with HttpClient(api) as c:  # anonymous is allowed: the request goes out without auth
+        result = run(c, mode, "optionalAuth", {})
+    assert result.metadata["status"] == 401
+
+
 def test_connection_refused_is_a_failed_result(mode: str) -> None:
     from tests._servers import free_port
 
@@ -1031,6 +1051,28 @@ def test_gateway_execution_timeout_and_config_errors(base: str, mode: str) -> No
         HttpExecution({"url": base, "timeout": "soon"}, tool="t")
     with pytest.raises(HttpConfigurationError, match="no 'url'"):
         HttpExecution({"agentConfig": {}}, tool="t")
+
+
+def test_gateway_webhook_posts_the_input(base: str, mode: str) -> None:
+    ex = HttpExecution(
+        {"webhookUrl": base + "/echo", "headers": {"X-Extra": "${env.TB_HOOK}"}},
+        tool="hook",
+        env={"TB_HOOK": "hook-secret-123"},
+    )
+    result = erun(ex, mode, {"_tool": "hook", "job": 1, "tags": ["a"]}, Echo)
+    assert result.success, result.error
+    assert json.loads(d(result).body) == {"job": 1, "tags": ["a"]}
+    assert d(result).headers["x-extra"] == "hook-secret-123"
+    failed = erun(
+        HttpExecution(
+            {"url": base + "/status/500", "headers": {"X-Extra": "${env.TB_HOOK}"}},
+            tool="hook",
+            env={"TB_HOOK": "hook-secret-123"},
+        ),
+        mode,
+        {},
+    )
+    assert not failed.success and "hook-secret-123" not in str(failed)
 
 
 def test_gateway_execution_from_binding(base: str, mode: str) -> None:
