@@ -35,7 +35,7 @@ import os
 import re
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, cast
-from urllib.parse import quote, unquote, urlencode
+from urllib.parse import quote, urlencode
 
 import httpx
 from pydantic import BaseModel
@@ -43,7 +43,7 @@ from pydantic import BaseModel
 from ._binding import ToolBinding
 from ._http_auth import HttpConfigurationError, Redactor, expand_env
 from ._http_core import Action, Exchange, Outgoing, RetryPolicy, base_of
-from ._http_params import ParameterError, check_header_value, primitive
+from ._http_params import ParameterError, check_header_value, has_dot_segment, primitive
 from ._result import ToolResult
 
 _TEMPLATE = re.compile(r"\{\{\s*input((?:\.[A-Za-z0-9_$@-]+)*)\s*\}\}")
@@ -242,9 +242,8 @@ class HttpExecution:
             data = dict(input)
         data = {k: v for k, v in cast("dict[str, Any]", data).items() if k not in _META}
         path = _render_text(self._path, data, lambda s: quote(s, safe=""))
-        for segment in path.split("/"):
-            if unquote(segment) in (".", ".."):
-                raise ParameterError("a value would form a '.' or '..' path segment; refused")
+        if has_dot_segment(path):
+            raise ParameterError("a value would form a '.' or '..' path segment; refused")
         query = _render_text(self._query, data, lambda s: quote(s, safe=""))
         extra: list[tuple[str, str]] = []
         for key, template in self._query_map.items():

@@ -13,6 +13,7 @@ writes them (``true``, ``1.5``), arrays and objects per the style table of OpenA
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote, unquote
@@ -115,18 +116,35 @@ def path_value(param: HttpParameter, value: Any) -> str:
     return flat
 
 
+def has_dot_segment(path: str) -> bool:
+    """Whether ``path`` holds a ``.``/``..`` segment — also once or twice percent-decoded, and
+    with ``\\`` read as ``/`` — i.e. whether some server or proxy on the way could read it as a
+    step out of the intended path."""
+    text = path
+    for _ in range(3):
+        if any(part in (".", "..") for part in re.split(r"[/\\]", text)):
+            return True
+        decoded = unquote(text)
+        if decoded == text:
+            return False
+        text = decoded
+    return True  # still encoded after three rounds: refuse rather than guess
+
+
 def render_path(template: str, params: Sequence[tuple[HttpParameter, Any]]) -> str:
-    """``template`` with every ``{name}`` replaced; refuses values that would form a dot segment."""
+    """``template`` with every ``{name}`` replaced (percent-encoded); refuses a value that any
+    decoding would turn into a ``.``/``..`` segment."""
     path = template
     for param, value in params:
         if value is None:
             raise ParameterError(f"path parameter {param.name!r} is required and cannot be null")
-        path = path.replace("{" + param.name + "}", path_value(param, value))
-    for segment in path.split("/"):
-        if unquote(segment) in (".", ".."):
+        rendered = path_value(param, value)
+        if has_dot_segment(rendered):
             raise ParameterError(
-                f"path parameter value {segment!r} is a dot segment; it would change the path"
+                f"path parameter {param.name!r}: a value with '.' or '..' segments would change "
+                "the path; refused"
             )
+        path = path.replace("{" + param.name + "}", rendered)
     return path
 
 

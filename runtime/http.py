@@ -65,6 +65,7 @@ from ._http_params import (
     ParameterError,
     check_header_value,
     cookie_pairs,
+    has_dot_segment,
     header_value,
     query_pairs,
     render_path,
@@ -576,6 +577,8 @@ class GenericHttpTool(_Base):
             raise ParameterError(f"invalid path: {exc}") from None
         if url.userinfo:
             raise ParameterError("URLs with user information are refused")
+        if has_dot_segment(url.path):
+            raise ParameterError("'path' has '.' or '..' segments (encoded or not); refused")
         query: Any = request.get("query") or {}
         if not isinstance(query, Mapping):
             raise ParameterError("'query' must be an object")

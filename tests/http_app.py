@@ -102,7 +102,16 @@ class Echo(BaseModel):
     body: str
 
 
-_ECHO_HEADERS = ("x-trace", "x-list", "x-obj", "x-json", "content-type", "x-extra", "accept")
+_ECHO_HEADERS = (
+    "authorization",
+    "x-trace",
+    "x-list",
+    "x-obj",
+    "x-json",
+    "content-type",
+    "x-extra",
+    "accept",
+)
 
 
 async def _echo(request: Request) -> Echo:

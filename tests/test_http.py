@@ -469,6 +469,7 @@ def test_header_styles_and_cookie(client: HttpClient, mode: str) -> None:
     assert echo.headers["x-list"] == "1,2"
     assert echo.headers["x-obj"] == "role=admin,first=Alex"
     assert echo.cookies == {"session": "s1"}
+    assert "authorization" not in echo.headers  # the model cannot set credentials
 
 
 @pytest.mark.parametrize(
@@ -840,18 +841,26 @@ def test_response_size_is_bounded(base: str, foreign: str, mode: str, stream: bo
 # -- the LLM fills parameters, never the host -----------------------------------------------------
 
 
-def test_path_traversal_stays_a_single_segment(client: HttpClient, mode: str) -> None:
-    result = run(client, mode, "getFile", {"name": "../admin"}, Echo)
-    # Sent as one encoded segment; the server does not route it to /admin.
-    assert result.metadata.get("status") == 404
-    for name, raw in [("%2e%2e", "/files/%252e%252e"), ("x?admin=1#f", "/files/x%3Fadmin%3D1%23f")]:
+def test_path_parameters_cannot_leave_their_segment(client: HttpClient, mode: str) -> None:
+    for name, raw in [
+        ("x?admin=1#f", "/files/x%3Fadmin%3D1%23f"),
+        ("a/b", "/files/a%2Fb"),
+        ("v1.2..3", "/files/v1.2..3"),
+    ]:
         ok = run(client, mode, "getFile", {"name": name}, Echo)
+        if name == "a/b":  # one encoded segment: the server (decoding %2F) routes it nowhere
+            assert ok.metadata["status"] == 404
+            continue
         assert ok.success, ok.error
         assert d(ok).raw_path == raw and d(ok).query_string == ""
-    for dots in ("..", "."):
-        refused = run(client, mode, "getFile", {"name": dots})
-        assert not refused.success and refused.metadata["error_type"] == "invalid_input"
+    # Anything a server or proxy could read as a step up is refused before sending.
+    attacks = ["..", ".", "../admin", "..%2Fadmin", "%2e%2e", "%252e%252e/x", "..\\admin"]
+    for attack in attacks:
+        refused = run(client, mode, "getFile", {"name": attack})
+        assert not refused.success, attack
+        assert refused.metadata["error_type"] == "invalid_input"
     assert http_app.STATE["admin_hits"] == 0
+    assert http_app.STATE["echo_hits"] == 2
 
 
 def test_header_crlf_is_refused(client: HttpClient, mode: str) -> None:
@@ -955,6 +964,9 @@ def test_generic_tool_reaches_only_the_api(base: str, foreign: str, mode: str) -
         assert inside.success and d(inside)["raw_path"] == "/styles/header"
         out = grun(tool, mode, {"method": "GET", "path": "/../admin"})
         assert not out.success and out.metadata["error_type"] == "refused_url"
+        for sneaky in ("/%2e%2e/admin", "/..%2Fadmin", "/%252e%252e/admin"):
+            out = grun(tool, mode, {"method": "GET", "path": sneaky})
+            assert not out.success and out.metadata["error_type"] == "invalid_input", sneaky
     assert http_app.STATE["admin_hits"] == 0
 
 
@@ -988,9 +1000,10 @@ def test_gateway_execution_templates(base: str, mode: str) -> None:
         env=env,
     )
     assert ex.timeout == 30.0
-    # One encoded segment: the server does not route it anywhere else.
-    result = erun(ex, mode, {"id": "../admin", "q": "x"}, ItemOut)
-    assert result.metadata["status"] == 404 and http_app.STATE["admin_hits"] == 0
+    for attack in ("../admin", "%2e%2e", "a/../../admin"):
+        result = erun(ex, mode, {"id": attack, "q": "x"}, ItemOut)
+        assert result.metadata["error_type"] == "invalid_input", attack
+    assert http_app.STATE["admin_hits"] == 0
     ok = erun(ex, mode, {"id": "a b", "q": "x&y"}, ItemOut)
     assert ok.data == ItemOut(
         item_id="a b", q="x&y", trace="trace-from-env", session=None, raw_path="/items/a%20b"
