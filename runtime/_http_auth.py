@@ -19,10 +19,12 @@ Credential shapes, per scheme type (strings may contain ``${env.NAME}``):
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -63,11 +65,16 @@ class Secret:
 
 
 class Redactor:
-    """Scrubs known secret values out of text that may reach a user, the model or a log."""
+    """Scrubs known secret values out of text that may reach a user, the model or a log.
+
+    Every live Redactor also scrubs the records of httpx's and httpcore's own loggers (httpx logs
+    each request URL at INFO, and an apiKey may travel in the query).
+    """
 
     def __init__(self) -> None:
         self._values: set[str] = set()
         self._lock = threading.Lock()
+        _LIVE.add(self)
 
     def add(self, value: str) -> None:
         """Remember ``value`` (and its common encodings) as secret."""
@@ -85,6 +92,32 @@ class Redactor:
             if value in text:
                 text = text.replace(value, "***")
         return text
+
+
+_LIVE: weakref.WeakSet[Redactor] = weakref.WeakSet()
+
+
+class _LibraryLogFilter(logging.Filter):
+    """Rewrites httpx/httpcore log records with every live Redactor applied."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: leave it to logging's own error handling
+            return True
+        scrubbed = message
+        for redactor in list(_LIVE):
+            scrubbed = redactor(scrubbed)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+        return True
+
+
+_FILTER = _LibraryLogFilter()
+# Filters are not inherited by child loggers: name the ones httpcore logs through.
+for _name in ("httpx", "httpcore", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
+    if _FILTER not in logging.getLogger(_name).filters:
+        logging.getLogger(_name).addFilter(_FILTER)
 
 
 def expand_env(text: str, *, where: str, env: Mapping[str, str] | None = None) -> str:

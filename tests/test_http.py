@@ -725,7 +725,7 @@ def test_env_expansion_of_credentials(base: str, foreign: str, mode: str) -> Non
 def test_secrets_never_in_errors_logs_metadata_or_repr(
     client: HttpClient, base: str, foreign: str, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="toolbind")
+    caplog.set_level(logging.DEBUG)  # every logger, httpx's and httpcore's included
     results = [
         run(client, mode, "authLeaky", {}),  # the API repeats the key in its error body
         run(client, mode, "authApiKeyQuery", {}),
