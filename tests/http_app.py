@@ -69,7 +69,12 @@ def _hit(key: str) -> int:
     return hits[key]
 
 
-app = FastAPI(title="toolbind test API", version="1.0.0")
+app = FastAPI(
+    title="toolbind test API",
+    version="1.0.0",
+    # The port is chosen when the test server starts: pass it as a server variable.
+    servers=[{"url": "http://127.0.0.1:{port}", "variables": {"port": {"default": "8000"}}}],
+)
 
 api_key_header = APIKeyHeader(name="X-API-Key", scheme_name="ApiKeyHeader", auto_error=False)
 api_key_query = APIKeyQuery(name="api_key", scheme_name="ApiKeyQuery", auto_error=False)
@@ -491,7 +496,18 @@ async def slow(delay: float = 1.0) -> dict[str, float]:
     return {"slept": delay}
 
 
-@app.get("/huge", operation_id="huge")
+@app.get(
+    "/huge",
+    operation_id="huge",
+    response_class=Response,
+    responses={
+        200: {
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+            }
+        }
+    },
+)
 async def huge(size: int, stream: bool = False) -> Response:
     if not stream:
         return Response(b"x" * size, media_type="application/octet-stream")
