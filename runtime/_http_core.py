@@ -18,6 +18,7 @@ import contextlib
 import email.utils
 import json
 import logging
+import threading
 import time
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -246,10 +247,15 @@ class Exchange:
         self._async_transport = async_transport
         self._client: httpx.Client | None = None
         self._aclient: httpx.AsyncClient | None = None
+        self._lock = threading.Lock()  # clients are made on first use, maybe from two threads
 
     # -- clients ---------------------------------------------------------------------------
     @property
     def client(self) -> httpx.Client:
+        with self._lock:
+            return self._make_client()
+
+    def _make_client(self) -> httpx.Client:
         if self._client is None:
             # trust_env=False: proxies/netrc from the environment would add credentials or hosts
             # the configuration did not name.
@@ -263,6 +269,10 @@ class Exchange:
 
     @property
     def aclient(self) -> httpx.AsyncClient:
+        with self._lock:
+            return self._make_aclient()
+
+    def _make_aclient(self) -> httpx.AsyncClient:
         if self._aclient is None:
             self._aclient = httpx.AsyncClient(
                 timeout=self.timeout,

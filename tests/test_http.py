@@ -14,10 +14,10 @@ import logging
 import re
 from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 import toolbind.runtime.http as http_module
 from tests import http_app
@@ -423,6 +423,25 @@ def test_pydantic_call_model(client: HttpClient, mode: str) -> None:
     assert result.success, result.error
     assert result.data == PetOut(id=7, name="Rex", tags=["good"])
     assert result.metadata["status"] == 201
+
+
+def test_call_model_with_aliases_and_meta_fields(client: HttpClient, mode: str) -> None:
+    """Generated Call models: Python names, JSON aliases, ``_tool``/``_reasoningForCall``."""
+
+    class GetItemCall(BaseModel):
+        model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+        tool: Literal["getItem"] = Field("getItem", alias="_tool")
+        reasoning: str | None = Field(None, alias="_reasoningForCall")
+        item_id: str
+        x_trace: str | None = Field(None, alias="xTrace")
+        q: str | None = None
+
+    call = GetItemCall.model_validate(
+        {"_tool": "getItem", "_reasoningForCall": "why", "item_id": "z", "xTrace": "tt"}
+    )
+    result = run(client, mode, "getItem", call, ItemOut)
+    assert result.success, result.error
+    assert d(result) == ItemOut(item_id="z", q=None, trace="tt", session=None, raw_path="/items/z")
 
 
 def test_path_styles(client: HttpClient, mode: str) -> None:
