@@ -70,6 +70,15 @@ class RetryPolicy:
     statuses: frozenset[int] = frozenset({429, 502, 503, 504})
     retry_non_idempotent: bool = False
 
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(
+                f"RetryPolicy.max_attempts must be at least 1, got {self.max_attempts}"
+            )
+        for name in ("backoff", "max_backoff", "max_retry_after"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"RetryPolicy.{name} must not be negative")
+
 
 @dataclass(slots=True)
 class Outgoing:

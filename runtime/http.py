@@ -296,7 +296,9 @@ class HttpClient(_Base):
         max_response_bytes: a larger response becomes a failed result, unread (default 10 MiB).
         max_redirects: redirects followed per call (within the servers only).
         env: the environment for ``${env.NAME}`` (default ``os.environ``).
-        transport: an httpx transport for the sync client (tests, proxies).
+        transport: an httpx transport for the sync client (tests, proxies). Proxy settings
+            and ``.netrc`` from the environment are not used (they would add hosts or
+            credentials the configuration did not name): pass a transport to use a proxy.
         async_transport: an httpx transport for the async client.
 
     Raises:
