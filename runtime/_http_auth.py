@@ -1,0 +1,404 @@
+"""Runtime layer: credentials, ``${env.NAME}`` expansion and security requirements. Imports httpx.
+
+Secrets come only from configuration (a mapping keyed by security-scheme key), never from a Call.
+They are held in ``Secret`` objects whose ``repr``/``str`` never show the value, and every secret
+(plus each OAuth2 access token fetched) is registered with a ``Redactor`` that scrubs error
+messages before they leave the runtime.
+
+Credential shapes, per scheme type (strings may contain ``${env.NAME}``):
+
+- ``apiKey``: ``"the-key"`` or ``{"value": "the-key"}``
+- ``http`` bearer, ``openIdConnect``: ``"token"`` or ``{"token": "token"}``
+- ``http`` basic: ``{"username": "u", "password": "p"}`` or ``("u", "p")``
+- ``oauth2`` (client credentials): ``{"client_id": ..., "client_secret": ..., "scopes": [...],
+  "token_url": ..., "client_auth": "basic" | "post"}`` (``token_url`` defaults to the spec's,
+  ``client_auth`` to HTTP Basic as RFC 6749 §2.3.1 requires servers to support), or
+  ``{"access_token": "..."}`` for a token obtained elsewhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import re
+import threading
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import httpx
+
+from ._httpspec import SecurityRequirement, SecurityScheme
+
+_ENV = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}")
+# An OAuth2 token is refreshed this many seconds before it expires.
+_EXPIRY_SKEW = 30.0
+
+
+class HttpConfigurationError(ValueError):
+    """A mistake in how the HTTP runtime was configured (unknown tool, bad credentials, bad server
+    variable, a missing environment variable, a bad gateway execution config).
+
+    Raised to the developer, never sent to the model. Messages never contain secret values.
+    """
+
+
+class Secret:
+    """A configured secret; its ``repr``/``str`` never show the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The secret's value, for the one place that writes it on the wire."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+
+class Redactor:
+    """Scrubs known secret values out of text that may reach a user, the model or a log.
+
+    Every live Redactor also scrubs the records of httpx's and httpcore's own loggers (httpx logs
+    each request URL at INFO, and an apiKey may travel in the query).
+    """
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+        self._lock = threading.Lock()
+        _LIVE.add(self)
+
+    def add(self, value: str) -> None:
+        """Remember ``value`` (and its common encodings) as secret."""
+        if len(value) < 4:  # too short to scrub without mangling ordinary text
+            return
+        from urllib.parse import quote
+
+        with self._lock:
+            self._values.update({value, quote(value, safe=""), quote(value)})
+
+    def __call__(self, text: str) -> str:
+        with self._lock:
+            values = sorted(self._values, key=len, reverse=True)
+        for value in values:
+            if value in text:
+                text = text.replace(value, "***")
+        return text
+
+
+_LIVE: weakref.WeakSet[Redactor] = weakref.WeakSet()
+
+
+class _LibraryLogFilter(logging.Filter):
+    """Rewrites httpx/httpcore log records with every live Redactor applied."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: leave it to logging's own error handling
+            return True
+        scrubbed = message
+        for redactor in list(_LIVE):
+            scrubbed = redactor(scrubbed)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+        return True
+
+
+_FILTER = _LibraryLogFilter()
+# Filters are not inherited by child loggers: name the ones httpcore logs through.
+for _name in ("httpx", "httpcore", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
+    if _FILTER not in logging.getLogger(_name).filters:
+        logging.getLogger(_name).addFilter(_FILTER)
+
+
+def expand_env(text: str, *, where: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with every ``${env.NAME}`` replaced by the environment variable's value.
+
+    Raises:
+        HttpConfigurationError: a variable is not set (the message names it, not a value).
+    """
+    source = os.environ if env is None else env
+
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in source:
+            raise HttpConfigurationError(f"{where}: environment variable {name} is not set")
+        return source[name]
+
+    return _ENV.sub(sub, text)
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """One scheme's configured credential (values already env-expanded)."""
+
+    scheme: SecurityScheme
+    secret: Secret | None = None
+    username: Secret | None = None
+    password: Secret | None = None
+    client_id: Secret | None = None
+    client_secret: Secret | None = None
+    token_url: str | None = None
+    scopes: tuple[str, ...] | None = None
+    client_auth: str = "basic"
+
+
+def _secret(value: Any, *, where: str, env: Mapping[str, str] | None, redact: Redactor) -> Secret:
+    if not isinstance(value, str):
+        raise HttpConfigurationError(f"{where}: expected a string, got {type(value).__name__}")
+    text = expand_env(value, where=where, env=env)
+    redact.add(text)
+    return Secret(text)
+
+
+def parse_credentials(
+    schemes: Mapping[str, SecurityScheme],
+    credentials: Mapping[str, Any],
+    *,
+    env: Mapping[str, str] | None,
+    redact: Redactor,
+) -> dict[str, Credential]:
+    """Validate ``credentials`` against the spec's schemes; expand ``${env.NAME}``.
+
+    Raises:
+        HttpConfigurationError: an unknown scheme key or a credential of the wrong shape.
+    """
+    out: dict[str, Credential] = {}
+    for key, raw in credentials.items():
+        where = f"credentials[{key!r}]"
+        scheme = schemes.get(key)
+        if scheme is None:
+            known = ", ".join(sorted(schemes)) or "none"
+            raise HttpConfigurationError(f"{where}: no security scheme {key!r} (known: {known})")
+
+        def sec(value: Any, sub: str, where: str = where) -> Secret:
+            return _secret(value, where=f"{where}.{sub}", env=env, redact=redact)
+
+        if scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
+            if isinstance(raw, Mapping):
+                data = cast("Mapping[str, Any]", raw)
+                user, password = data.get("username"), data.get("password")
+            elif (
+                isinstance(raw, Sequence)
+                and not isinstance(raw, str)
+                and len(pair := cast("Sequence[Any]", raw)) == 2
+            ):
+                user, password = pair[0], pair[1]
+            else:
+                raise HttpConfigurationError(
+                    f"{where}: basic auth needs {{'username': ..., 'password': ...}}"
+                )
+            u, p = sec(user, "username"), sec(password, "password")
+            redact.add(base64.b64encode(f"{u.reveal()}:{p.reveal()}".encode()).decode())
+            out[key] = Credential(scheme=scheme, username=u, password=p)
+        elif scheme.type == "oauth2":
+            if not isinstance(raw, Mapping):
+                raise HttpConfigurationError(
+                    f"{where}: oauth2 needs {{'client_id', 'client_secret'}} or {{'access_token'}}"
+                )
+            data = cast("Mapping[str, Any]", raw)
+            if "access_token" in data:
+                out[key] = Credential(
+                    scheme=scheme, secret=sec(data["access_token"], "access_token")
+                )
+                continue
+            token_url = data.get("token_url", scheme.token_url)
+            if not isinstance(token_url, str) or not token_url:
+                raise HttpConfigurationError(
+                    f"{where}: scheme {key!r} has no client-credentials token URL; give token_url"
+                )
+            scopes_raw = data.get("scopes")
+            scopes = (
+                tuple(str(s) for s in cast("Sequence[Any]", scopes_raw))
+                if isinstance(scopes_raw, list | tuple)
+                else None
+            )
+            client_auth = data.get("client_auth", "basic")
+            if client_auth not in ("basic", "post"):
+                raise HttpConfigurationError(f"{where}.client_auth: expected 'basic' or 'post'")
+            out[key] = Credential(
+                scheme=scheme,
+                client_id=sec(data.get("client_id"), "client_id"),
+                client_secret=sec(data.get("client_secret"), "client_secret"),
+                token_url=expand_env(token_url, where=f"{where}.token_url", env=env),
+                scopes=scopes,
+                client_auth=str(client_auth),
+            )
+        else:
+            if isinstance(raw, Mapping):
+                data = cast("Mapping[str, Any]", raw)
+                value = data.get("value", data.get("token"))
+            else:
+                value = raw
+            out[key] = Credential(scheme=scheme, secret=sec(value, "value"))
+    return out
+
+
+def choose_requirement(
+    alternatives: Sequence[Sequence[SecurityRequirement]],
+    credentials: Mapping[str, Credential],
+    *,
+    tool: str,
+) -> Sequence[SecurityRequirement]:
+    """The first alternative whose schemes all have credentials (OR of ANDs).
+
+    Raises:
+        HttpConfigurationError: none can be satisfied; the message names what is missing.
+    """
+    if not alternatives:
+        return ()
+    # An empty alternative (``{}``) makes auth optional: credentials are still used when some
+    # other alternative is configured.
+    for alternative in alternatives:
+        if alternative and all(req.scheme in credentials for req in alternative):
+            return alternative
+    if any(not alternative for alternative in alternatives):
+        return ()
+    options = " or ".join(
+        "[" + " and ".join(req.scheme for req in alt) + "]" for alt in alternatives
+    )
+    missing = sorted(
+        {req.scheme for alt in alternatives for req in alt if req.scheme not in credentials}
+    )
+    raise HttpConfigurationError(
+        f"tool {tool!r} needs credentials for {options}; missing: {', '.join(missing)}"
+    )
+
+
+@dataclass(slots=True)
+class AuthParts:
+    """What authentication adds to one request."""
+
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+    query: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    cookies: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+
+
+@dataclass(slots=True)
+class _Token:
+    value: str
+    expires_at: float
+    skew: float
+
+
+class TokenCache:
+    """OAuth2 client-credentials tokens by (scheme, scopes): fetched once, reused until expiry."""
+
+    def __init__(self, redact: Redactor) -> None:
+        self._tokens: dict[tuple[str, tuple[str, ...]], _Token] = {}
+        self._lock = threading.Lock()
+        self._redact = redact
+        self.fetches = 0
+
+    def get(self, key: tuple[str, tuple[str, ...]]) -> str | None:
+        with self._lock:
+            token = self._tokens.get(key)
+        if token is None or time.monotonic() >= token.expires_at - token.skew:
+            return None
+        return token.value
+
+    def invalidate(self, keys: Sequence[tuple[str, tuple[str, ...]]]) -> None:
+        with self._lock:
+            for key in keys:
+                self._tokens.pop(key, None)
+
+    def token_request(self, cred: Credential, scopes: tuple[str, ...]) -> httpx.Request:
+        assert cred.client_id is not None and cred.client_secret is not None
+        assert cred.token_url is not None
+        form: dict[str, str] = {"grant_type": "client_credentials"}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        headers = {"Accept": "application/json"}
+        if cred.client_auth == "post":
+            form["client_id"] = cred.client_id.reveal()
+            form["client_secret"] = cred.client_secret.reveal()
+        else:
+            # RFC 6749 §2.3.1: client id and secret are form-urlencoded before Basic encoding.
+            from urllib.parse import quote_plus
+
+            pair = (
+                f"{quote_plus(cred.client_id.reveal())}:{quote_plus(cred.client_secret.reveal())}"
+            )
+            encoded = base64.b64encode(pair.encode()).decode()
+            self._redact.add(encoded)
+            headers["Authorization"] = f"Basic {encoded}"
+        return httpx.Request("POST", cred.token_url, data=form, headers=headers)
+
+    def store(
+        self, key: tuple[str, tuple[str, ...]], response: httpx.Response, *, scheme: str
+    ) -> str:
+        """Read a token response; raise HttpTokenError (no secrets in it) when it is unusable."""
+        with self._lock:
+            self.fetches += 1
+        if response.status_code != 200:
+            raise TokenError(
+                f"oauth2 token request for scheme {scheme!r} failed: HTTP {response.status_code}"
+            )
+        try:
+            data: Any = response.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or not isinstance(
+            cast("dict[str, Any]", data).get("access_token"), str
+        ):
+            raise TokenError(f"oauth2 token response for scheme {scheme!r} has no access_token")
+        body = cast("dict[str, Any]", data)
+        value: str = body["access_token"]
+        self._redact.add(value)
+        expires_in = body.get("expires_in")
+        lifetime = float(expires_in) if isinstance(expires_in, int | float) else 3600.0
+        with self._lock:
+            # Refresh a little early (30 s, or a tenth of a short lifetime).
+            skew = min(_EXPIRY_SKEW, lifetime / 10)
+            self._tokens[key] = _Token(value, time.monotonic() + lifetime, skew)
+        return value
+
+
+class TokenError(Exception):
+    """The OAuth2 token endpoint did not give a token (a run-time failure, no secret inside)."""
+
+
+def token_key(cred: Credential, req: SecurityRequirement) -> tuple[str, tuple[str, ...]]:
+    scopes = cred.scopes if cred.scopes is not None else tuple(sorted(req.scopes))
+    return (cred.scheme.key, scopes)
+
+
+def static_parts(
+    requirement: Sequence[SecurityRequirement],
+    credentials: Mapping[str, Credential],
+    tokens: Mapping[str, str],
+) -> AuthParts:
+    """The headers/query/cookies for ``requirement``; OAuth2 tokens come from ``tokens``."""
+    parts = AuthParts()
+    for req in requirement:
+        cred = credentials[req.scheme]
+        scheme = cred.scheme
+        if scheme.type == "apiKey":
+            assert cred.secret is not None
+            name = scheme.name or req.scheme
+            if scheme.location == "query":
+                parts.query.append((name, cred.secret.reveal()))
+            elif scheme.location == "cookie":
+                parts.cookies.append((name, cred.secret.reveal()))
+            else:
+                parts.headers[name] = cred.secret.reveal()
+        elif scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
+            assert cred.username is not None and cred.password is not None
+            pair = f"{cred.username.reveal()}:{cred.password.reveal()}"
+            parts.headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        elif scheme.type == "oauth2" and cred.secret is None:
+            parts.headers["Authorization"] = f"Bearer {tokens[req.scheme]}"
+        else:  # http bearer (or another http scheme taking a token), openIdConnect, static oauth2
+            assert cred.secret is not None
+            prefix = "Bearer" if scheme.type != "http" else (scheme.scheme or "bearer").title()
+            parts.headers["Authorization"] = f"{prefix} {cred.secret.reveal()}"
+    return parts

@@ -1,0 +1,150 @@
+"""Runtime layer: request bodies (JSON, form, multipart, text, binary) from a Call. Imports httpx.
+
+File content (``BodyPart.is_file`` and ``binary`` bodies) is taken as:
+
+- ``bytes`` (what a Call model holds in Python), sent as is;
+- a string: base64 of the content (what ``bytes`` look like in JSON, so what an LLM writes);
+- a local path — only when the client was configured with ``file_root``: then a string (or
+  ``os.PathLike``) value is a path resolved inside ``file_root`` (symlinks resolved; ``..``,
+  absolute paths and links leading outside are refused). Without ``file_root`` no value ever
+  reads a local file: an LLM must not be able to upload ``/etc/passwd`` or ``~/.ssh/id_rsa``.
+
+A file part's filename is the path's base name, else the property name; its content type is the
+part's ``encoding.contentType`` (first listed), else guessed from the filename, else
+``application/octet-stream``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import mimetypes
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import urlencode
+
+import httpx
+
+from ._http_params import ParameterError, primitive
+from ._httpspec import BodyPart, HttpBody
+
+_MISSING = object()
+
+
+def body_value(body: HttpBody, dump: Mapping[str, Any]) -> Any:
+    """The body's JSON value taken from the Call dump, or ``_MISSING`` when nothing is sent."""
+    if body.wrapped is not None:
+        if body.wrapped in dump:
+            return dump[body.wrapped]
+        return {} if body.required and body.kind in ("json", "form", "multipart") else _MISSING
+    value = {prop: dump[name] for name, prop in body.fields if name in dump}
+    if not value and not body.required:
+        return _MISSING
+    return value
+
+
+def _file(value: Any, prop: str, file_root: Path | None) -> tuple[str, bytes]:
+    """(filename, content) of a file value; see the module docstring for the accepted forms."""
+    if isinstance(value, bytes | bytearray):
+        return prop, bytes(cast("bytes", value))
+    if file_root is not None and isinstance(value, str | os.PathLike):
+        raw = Path(cast("str", value))
+        root = file_root.resolve()
+        target = (root / raw).resolve()
+        if not target.is_relative_to(root):
+            raise ParameterError(f"{prop!r}: file path is outside the allowed directory")
+        if not target.is_file():
+            raise ParameterError(f"{prop!r}: no such file in the allowed directory: {raw}")
+        return target.name, target.read_bytes()
+    if isinstance(value, str):
+        try:
+            return prop, base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ParameterError(
+                f"{prop!r}: expected base64-encoded file content (local paths are not accepted)"
+            ) from None
+    raise ParameterError(f"{prop!r}: expected file content (base64), got {type(value).__name__}")
+
+
+def _content_type(part: BodyPart | None, filename: str | None) -> str | None:
+    if part is not None and part.content_type:
+        return part.content_type.split(",")[0].strip()
+    if filename is not None:
+        return mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    return None
+
+
+def encode_body(
+    body: HttpBody,
+    dump: Mapping[str, Any],
+    raw: Mapping[str, Any],
+    *,
+    file_root: Path | None,
+) -> tuple[bytes | None, str | None]:
+    """(content, Content-Type) for the body; ``(None, None)`` when no body is sent.
+
+    Args:
+        body: the operation's body description.
+        dump: the Call's JSON dump (JSON names).
+        raw: the Call's Python dump (same keys; ``bytes`` stay bytes).
+        file_root: the directory file paths may be read from, or None (no paths).
+    """
+    value = body_value(body, dump)
+    if value is _MISSING:
+        return None, None
+    raw_value = body_value(body, raw)
+    if body.kind == "json":
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8"), body.media_type
+    if body.kind == "text":
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        return text.encode("utf-8"), body.media_type
+    if body.kind == "binary":
+        _, content = _file(raw_value, body.wrapped or "body", file_root)
+        return content, body.media_type
+    if not isinstance(value, dict):
+        raise ParameterError(f"a {body.media_type} body must be an object")
+    obj = cast("dict[str, Any]", value)
+    raw_obj = cast("dict[str, Any]", raw_value) if isinstance(raw_value, dict) else obj
+    parts = {p.property: p for p in body.parts}
+    if body.kind == "form":
+        pairs: list[tuple[str, str]] = []
+        for prop, item in obj.items():
+            part = parts.get(prop)
+            if part is not None and part.content_type and "json" in part.content_type:
+                pairs.append((prop, json.dumps(item, separators=(",", ":"))))
+            elif isinstance(item, list):
+                pairs.extend((prop, primitive(v)) for v in cast("list[Any]", item))
+            elif isinstance(item, dict):  # style form, explode: the object's own properties
+                pairs.extend((k, primitive(v)) for k, v in cast("dict[str, Any]", item).items())
+            else:
+                pairs.append((prop, primitive(item)))
+        return urlencode(pairs).encode("ascii"), body.media_type
+    files: list[tuple[str, tuple[str | None, bytes, str | None]]] = []
+    for prop, item in obj.items():
+        part = parts.get(prop)
+        raw_item = raw_obj.get(prop, item)
+        if part is not None and part.is_file:
+            items = (
+                cast("list[Any]", raw_item) if isinstance(raw_item, list | tuple) else [raw_item]
+            )
+            for one in items:
+                filename, content = _file(one, prop, file_root)
+                files.append((prop, (filename, content, _content_type(part, filename))))
+        elif isinstance(item, dict) or (
+            isinstance(item, list) and part is not None and part.content_type
+        ):
+            ctype = _content_type(part, None) or "application/json"
+            files.append((prop, (None, json.dumps(item).encode("utf-8"), ctype)))
+        elif isinstance(item, list):
+            for one in cast("list[Any]", item):
+                files.append((prop, (None, primitive(one).encode("utf-8"), None)))
+        else:
+            files.append((prop, (None, primitive(item).encode("utf-8"), _content_type(part, None))))
+    # httpx writes the multipart framing (boundary, quoting of names and filenames).
+    request = httpx.Request("POST", "http://multipart.invalid/", files=files)
+    content = request.read()
+    return content, request.headers["content-type"]

@@ -1,0 +1,636 @@
+"""Runtime layer: send one prepared request — auth, retries, redirects, bounds, the ToolResult.
+
+Imports httpx and pydantic. Shared by ``HttpClient`` (OpenAPI operations), ``GenericHttpTool`` and
+``HttpExecution`` (gateway configs). The exchange is written once, as a generator that yields
+I/O actions (send, read, sleep, fetch a token); a sync and an async driver perform them, so the
+sync and async clients cannot drift apart.
+
+Invariants: only URLs under the configured servers are requested (redirects included); secrets
+are scrubbed from every error, metadata value and log line; every wait is bounded (timeouts,
+``Retry-After`` capped, a bounded number of attempts and redirects); a response body is read
+up to ``max_response_bytes`` and no further.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import logging
+import threading
+import time
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from ._http_auth import (
+    AuthParts,
+    Credential,
+    Redactor,
+    TokenCache,
+    TokenError,
+    static_parts,
+    token_key,
+)
+from ._httpspec import SecurityRequirement
+from ._result import ToolResult
+
+log = logging.getLogger("toolbind.runtime.http")
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# How much of a failed response's body is kept (in ``data`` and, shorter, in ``error``).
+_ERROR_BODY_CHARS = 4000
+_ERROR_SNIPPET_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryPolicy:
+    """When and how long to retry.
+
+    Attributes:
+        max_attempts: total attempts including the first (1 = never retry).
+        backoff: the first delay in seconds; doubled on each further retry.
+        max_backoff: the longest computed backoff delay.
+        max_retry_after: the longest a server's ``Retry-After`` is honoured (longer values wait
+            this long).
+        statuses: response statuses that are retried.
+        retry_non_idempotent: also retry POST/PATCH after a retryable status or a failure after
+            the request was sent (connection failures before sending are always retried).
+    """
+
+    max_attempts: int = 3
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    max_retry_after: float = 30.0
+    statuses: frozenset[int] = frozenset({429, 502, 503, 504})
+    retry_non_idempotent: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(
+                f"RetryPolicy.max_attempts must be at least 1, got {self.max_attempts}"
+            )
+        for name in ("backoff", "max_backoff", "max_retry_after"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"RetryPolicy.{name} must not be negative")
+
+
+@dataclass(slots=True)
+class Outgoing:
+    """One request before authentication: the URL holds no secret."""
+
+    method: str
+    url: httpx.URL
+    headers: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    cookies: list[str] = field(default_factory=list[str])
+    content: bytes | None = None
+    label: str = ""  # the tool's name, for messages
+
+
+class Authenticator:
+    """Applies one chosen security requirement; fetches OAuth2 tokens through the exchange."""
+
+    def __init__(
+        self,
+        requirement: Sequence[SecurityRequirement],
+        credentials: Mapping[str, Credential],
+        tokens: TokenCache,
+    ) -> None:
+        self._requirement = tuple(requirement)
+        self._credentials = credentials
+        self._tokens = tokens
+        self._oauth = [
+            (req, credentials[req.scheme])
+            for req in self._requirement
+            if credentials[req.scheme].scheme.type == "oauth2"
+            and credentials[req.scheme].secret is None
+        ]
+
+    @property
+    def refreshable(self) -> bool:
+        """Whether a 401 may be cured by fetching new tokens."""
+        return bool(self._oauth)
+
+    def invalidate(self) -> None:
+        self._tokens.invalidate([token_key(cred, req) for req, cred in self._oauth])
+
+    def parts(self) -> Generator[Action, Any, AuthParts]:
+        tokens: dict[str, str] = {}
+        for req, cred in self._oauth:
+            key = token_key(cred, req)
+            value = self._tokens.get(key)
+            if value is None:
+                try:
+                    response = yield Action("token", self._tokens.token_request(cred, key[1]))
+                except httpx.HTTPError as exc:
+                    raise TokenError(
+                        f"oauth2 token request for scheme {req.scheme!r} failed: "
+                        f"{type(exc).__name__}"
+                    ) from None
+                value = self._tokens.store(key, cast("httpx.Response", response), scheme=req.scheme)
+            tokens[req.scheme] = value
+        return static_parts(self._requirement, self._credentials, tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One I/O step the drivers perform: ``send``/``token`` a request, ``read``/``close`` a
+    response, ``sleep`` seconds."""
+
+    kind: str
+    arg: Any
+
+
+class ResponseTooLarge(Exception):
+    """The response body passed ``max_response_bytes``."""
+
+
+def base_of(url: httpx.URL) -> tuple[str, str, int | None, str]:
+    """(scheme, host, port, path prefix) of a server URL; what 'under this server' means."""
+    return (url.scheme, url.host, url.port, url.path.rstrip("/"))
+
+
+def is_under(url: httpx.URL, bases: Iterable[tuple[str, str, int | None, str]]) -> bool:
+    """Whether ``url`` lies under one of ``bases`` (same scheme, host and port; path prefix)."""
+    for scheme, host, port, prefix in bases:
+        if (url.scheme, url.host, url.port) != (scheme, host, port):
+            continue
+        if not prefix or url.path == prefix or url.path.startswith(prefix + "/"):
+            return True
+    return False
+
+
+def origin(url: httpx.URL) -> str:
+    """``scheme://host[:port]`` — how a URL is named in messages (no path, query or userinfo)."""
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+def _where(out: Outgoing, url: httpx.URL) -> str:
+    # Messages name the origin and path, never the query (which may carry an API key).
+    return f"{out.method} {origin(url)}{url.path}"
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header (delta-seconds or HTTP-date) as seconds from now, or None."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_SELECTED = ("content-type", "etag", "location", "retry-after", "traceparent")
+_SELECTED_PARTS = ("request-id", "requestid", "correlation-id", "trace-id", "ratelimit")
+
+
+def selected_headers(headers: httpx.Headers, redact: Redactor) -> dict[str, str]:
+    """The response headers worth reporting: content type, request ids, rate limits, retry."""
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower in _SELECTED or any(part in lower for part in _SELECTED_PARTS):
+            out[lower] = redact(value)
+    return out
+
+
+def _media(headers: httpx.Headers) -> str:
+    return headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def _is_json(media: str) -> bool:
+    return media == "application/json" or media.endswith("+json")
+
+
+def _is_text(media: str) -> bool:
+    return (
+        media.startswith("text/")
+        or media.endswith("+xml")
+        or media
+        in ("application/xml", "application/javascript", "application/x-www-form-urlencoded")
+    )
+
+
+def _text(response: httpx.Response, body: bytes) -> str:
+    encoding = response.charset_encoding or "utf-8"
+    try:
+        return body.decode(encoding, errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+class Exchange:
+    """Sends Outgoing requests within a set of allowed base URLs; turns responses into results."""
+
+    def __init__(
+        self,
+        *,
+        bases: Sequence[tuple[str, str, int | None, str]],
+        timeout: float,
+        retry: RetryPolicy,
+        max_response_bytes: int,
+        max_redirects: int,
+        redact: Redactor,
+        transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.bases = list(bases)
+        self.timeout = timeout
+        self.retry = retry
+        self.max_response_bytes = max_response_bytes
+        self.max_redirects = max_redirects
+        self.redact = redact
+        self._transport = transport
+        self._async_transport = async_transport
+        self._client: httpx.Client | None = None
+        self._aclient: httpx.AsyncClient | None = None
+        self._lock = threading.Lock()  # clients are made on first use, maybe from two threads
+
+    # -- clients ---------------------------------------------------------------------------
+    @property
+    def client(self) -> httpx.Client:
+        with self._lock:
+            return self._make_client()
+
+    def _make_client(self) -> httpx.Client:
+        if self._client is None:
+            # trust_env=False: proxies/netrc from the environment would add credentials or hosts
+            # the configuration did not name.
+            self._client = httpx.Client(
+                timeout=self.timeout,
+                follow_redirects=False,
+                trust_env=False,
+                transport=self._transport,
+            )
+        return self._client
+
+    @property
+    def aclient(self) -> httpx.AsyncClient:
+        with self._lock:
+            return self._make_aclient()
+
+    def _make_aclient(self) -> httpx.AsyncClient:
+        if self._aclient is None:
+            self._aclient = httpx.AsyncClient(
+                timeout=self.timeout,
+                follow_redirects=False,
+                trust_env=False,
+                transport=self._async_transport,
+            )
+        return self._aclient
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        if self._aclient is not None:
+            await self._aclient.aclose()
+            self._aclient = None
+        self.close()
+
+    # -- drivers ---------------------------------------------------------------------------
+    def run(self, steps: Generator[Action, Any, ToolResult[Any]]) -> ToolResult[Any]:
+        """Drive ``steps`` with the sync client."""
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                action = steps.send(value) if error is None else steps.throw(error)
+            except StopIteration as stop:
+                return cast("ToolResult[Any]", stop.value)
+            value, error = None, None
+            try:
+                value = self._perform(action)
+            except Exception as exc:
+                error = exc
+
+    def _perform(self, action: Action) -> Any:
+        client = self.client
+        if action.kind == "send":
+            return client.send(action.arg, stream=True)
+        if action.kind == "token":
+            return client.send(action.arg)
+        if action.kind == "read":
+            response, deadline = cast("tuple[httpx.Response, float]", action.arg)
+            self._check_length(response)
+            parts: list[bytes] = []
+            total = 0
+            for chunk in response.iter_bytes():
+                total += len(chunk)
+                if total > self.max_response_bytes:
+                    raise ResponseTooLarge
+                if time.monotonic() > deadline:  # a server dripping bytes under the read timeout
+                    raise httpx.ReadTimeout("response took longer than the timeout")
+                parts.append(chunk)
+            return b"".join(parts)
+        if action.kind == "close":
+            cast("httpx.Response", action.arg).close()
+            client.cookies.clear()  # no state carried from one call to the next
+            return None
+        time.sleep(cast("float", action.arg))
+        return None
+
+    async def arun(self, steps: Generator[Action, Any, ToolResult[Any]]) -> ToolResult[Any]:
+        """Drive ``steps`` with the async client."""
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                action = steps.send(value) if error is None else steps.throw(error)
+            except StopIteration as stop:
+                return cast("ToolResult[Any]", stop.value)
+            value, error = None, None
+            try:
+                value = await self._aperform(action)
+            except Exception as exc:
+                error = exc
+
+    async def _aperform(self, action: Action) -> Any:
+        client = self.aclient
+        if action.kind == "send":
+            return await client.send(action.arg, stream=True)
+        if action.kind == "token":
+            return await client.send(action.arg)
+        if action.kind == "read":
+            response, deadline = cast("tuple[httpx.Response, float]", action.arg)
+            chunks: list[bytes] = []
+            total = 0
+            self._check_length(response)
+            async for chunk in response.aiter_bytes():
+                total += len(chunk)
+                if total > self.max_response_bytes:
+                    raise ResponseTooLarge
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("response took longer than the timeout")
+                chunks.append(chunk)
+            return b"".join(chunks)
+        if action.kind == "close":
+            await cast("httpx.Response", action.arg).aclose()
+            client.cookies.clear()
+            return None
+        await asyncio.sleep(cast("float", action.arg))
+        return None
+
+    def _check_length(self, response: httpx.Response) -> None:
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.max_response_bytes:
+            raise ResponseTooLarge
+
+    # -- the exchange ----------------------------------------------------------------------
+    def steps(
+        self,
+        out: Outgoing,
+        auth: Authenticator | None,
+        output_model: type[BaseModel] | None,
+        *,
+        bases: Sequence[tuple[str, str, int | None, str]] | None = None,
+    ) -> Generator[Action, Any, ToolResult[Any]]:
+        """The whole exchange for ``out`` as I/O actions; returns the ToolResult.
+
+        ``bases``: where this request (and its redirects) may go; default: all of ``self.bases``.
+        """
+        allowed = self.bases if bases is None else bases
+        retry = self.retry
+        method, url, content = out.method, out.url, out.content
+        headers = list(out.headers)
+        attempts = 0
+        redirects = 0
+        refreshed = False
+        retries: list[dict[str, Any]] = []
+
+        def fail(message: str, kind: str, **extra: Any) -> ToolResult[Any]:
+            meta: dict[str, Any] = {
+                "error_type": kind,
+                "method": method,
+                "url": self.redact(origin(url) + url.path),
+            }
+            meta["attempts"] = attempts
+            if retries:
+                meta["retries"] = retries
+            meta.update(extra)
+            text = self.redact(f"{out.label}: {message}" if out.label else message)
+            log.info("%s", text)
+            return ToolResult[Any].fail(text, **meta)
+
+        if not is_under(url, allowed):
+            return fail(f"{origin(url)}{url.path} is outside the configured servers", "refused_url")
+
+        while True:
+            attempts += 1
+            idempotent = method in IDEMPOTENT or retry.retry_non_idempotent
+            try:
+                parts = AuthParts() if auth is None else (yield from auth.parts())
+            except TokenError as exc:
+                return fail(str(exc), "auth")
+            request = _build(method, url, headers, out.cookies, content, parts)
+            log.debug("%s attempt %d", self.redact(_where(out, url)), attempts)
+            try:
+                started = time.monotonic()
+                response = cast("httpx.Response", (yield Action("send", request)))
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                # Nothing was sent: safe to retry whatever the method.
+                if attempts < retry.max_attempts:
+                    delay = self._backoff(attempts)
+                    retries.append({"error": type(exc).__name__, "delay": delay})
+                    yield Action("sleep", delay)
+                    continue
+                return fail(f"cannot connect to {origin(url)} ({type(exc).__name__})", "connection")
+            except httpx.TimeoutException as exc:
+                if idempotent and attempts < retry.max_attempts:
+                    delay = self._backoff(attempts)
+                    retries.append({"error": type(exc).__name__, "delay": delay})
+                    yield Action("sleep", delay)
+                    continue
+                return fail(f"{_where(out, url)} timed out after {self.timeout:g} s", "timeout")
+            except httpx.HTTPError as exc:
+                return fail(f"{_where(out, url)} failed: {type(exc).__name__}", "connection")
+
+            status = response.status_code
+            if status in _REDIRECTS and "location" in response.headers:
+                yield Action("close", response)
+                try:
+                    target = url.join(response.headers["location"])
+                except httpx.InvalidURL:
+                    return fail(
+                        f"redirect to an invalid URL ({status})", "redirect_refused", status=status
+                    )
+                if not is_under(target, allowed):
+                    return fail(
+                        f"redirect ({status}) to {origin(target)}{target.path} refused: outside "
+                        "the configured servers",
+                        "redirect_refused",
+                        status=status,
+                    )
+                if redirects >= self.max_redirects:
+                    return fail(
+                        f"more than {self.max_redirects} redirects",
+                        "redirect_refused",
+                        status=status,
+                    )
+                redirects += 1
+                attempts -= 1
+                if status == 303 or (status in (301, 302) and method not in ("GET", "HEAD")):
+                    method = "GET" if method != "HEAD" else "HEAD"
+                    content = None
+                    headers = [(k, v) for k, v in headers if k.lower() != "content-type"]
+                url = target
+                continue
+            if status == 401 and auth is not None and auth.refreshable and not refreshed:
+                yield Action("close", response)
+                refreshed = True
+                attempts -= 1
+                auth.invalidate()
+                continue
+            if status in retry.statuses and idempotent and attempts < retry.max_attempts:
+                after = retry_after_seconds(response.headers.get("retry-after"))
+                delay = (
+                    min(after, retry.max_retry_after)
+                    if after is not None
+                    else self._backoff(attempts)
+                )
+                retries.append({"status": status, "delay": delay})
+                yield Action("close", response)
+                log.info(
+                    "%s: HTTP %d, retrying in %.2f s", self.redact(_where(out, url)), status, delay
+                )
+                yield Action("sleep", delay)
+                continue
+            try:
+                body = cast("bytes", (yield Action("read", (response, started + self.timeout))))
+            except ResponseTooLarge:
+                yield Action("close", response)
+                return fail(
+                    f"response larger than {self.max_response_bytes} bytes; not read",
+                    "response_too_large",
+                    status=status,
+                )
+            except httpx.TimeoutException:
+                yield Action("close", response)
+                return fail(
+                    f"{_where(out, url)} timed out reading the response", "timeout", status=status
+                )
+            except httpx.HTTPError as exc:
+                yield Action("close", response)
+                return fail(
+                    f"{_where(out, url)} failed reading: {type(exc).__name__}",
+                    "connection",
+                    status=status,
+                )
+            yield Action("close", response)
+            meta: dict[str, Any] = {
+                "status": status,
+                "method": method,
+                "url": self.redact(origin(url) + url.path),
+                "headers": selected_headers(response.headers, self.redact),
+                "attempts": attempts,
+            }
+            if retries:
+                meta["retries"] = retries
+            if redirects:
+                meta["redirects"] = redirects
+            return self._result(out, url, response, body, output_model, meta)
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.retry.backoff * (2 ** (attempt - 1)), self.retry.max_backoff)
+
+    def _result(
+        self,
+        out: Outgoing,
+        url: httpx.URL,
+        response: httpx.Response,
+        body: bytes,
+        output_model: type[BaseModel] | None,
+        meta: dict[str, Any],
+    ) -> ToolResult[Any]:
+        media = _media(response.headers)
+        status = response.status_code
+        prefix = f"{out.label}: " if out.label else ""
+        if not 200 <= status < 300:
+            text = self.redact(_text(response, body))
+            data: Any = text[:_ERROR_BODY_CHARS]
+            if _is_json(media) and len(text) <= _ERROR_BODY_CHARS:
+                with contextlib.suppress(ValueError):
+                    data = json.loads(text)
+            snippet = " ".join(text[:_ERROR_SNIPPET_CHARS].split())
+            reason = response.reason_phrase
+            message = f"{prefix}HTTP {status} {reason} from {_where(out, url)}"
+            if snippet:
+                message += f": {snippet}"
+            meta["error_type"] = "http_status"
+            log.info("%s", message)
+            return ToolResult[Any].fail(message, data=data, **meta)
+        if not body:
+            value: Any = None
+        elif _is_json(media):
+            try:
+                value = json.loads(body)
+            except ValueError:
+                meta["error_type"] = "invalid_response"
+                return ToolResult[Any].fail(
+                    f"{prefix}{_where(out, url)} returned invalid JSON",
+                    data=self.redact(_text(response, body))[:_ERROR_BODY_CHARS],
+                    **meta,
+                )
+        elif _is_text(media) or not media:
+            value = _text(response, body)
+        else:
+            return ToolResult[Any].ok(body, **meta)  # binary: bytes, not validated
+        if output_model is not None and value is not None:
+            try:
+                value = output_model.model_validate(value)
+            except ValidationError as exc:
+                meta["error_type"] = "invalid_output"
+                problems = "; ".join(
+                    f"{'/'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+                    for err in exc.errors()[:5]
+                )
+                return ToolResult[Any].fail(
+                    f"{prefix}response of {_where(out, url)} does not match "
+                    f"{output_model.__name__}: {problems}",
+                    data=value,
+                    **meta,
+                )
+        return ToolResult[Any].ok(value, **meta)
+
+
+def _build(
+    method: str,
+    url: httpx.URL,
+    headers: Sequence[tuple[str, str]],
+    cookies: Sequence[str],
+    content: bytes | None,
+    parts: AuthParts,
+) -> httpx.Request:
+    from urllib.parse import quote
+
+    final = url
+    if parts.query:
+        extra = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in parts.query)
+        query = url.query.decode("ascii")
+        final = url.copy_with(query=(f"{query}&{extra}" if query else extra).encode("ascii"))
+    merged: list[tuple[str, str]] = [
+        (k, v) for k, v in headers if k.lower() not in {n.lower() for n in parts.headers}
+    ]
+    merged.extend(parts.headers.items())
+    cookie_list = list(cookies) + [
+        f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in parts.cookies
+    ]
+    if cookie_list:
+        merged = [(k, v) for k, v in merged if k.lower() != "cookie"]
+        merged.append(("Cookie", "; ".join(cookie_list)))
+    encoded = [(k.encode("ascii"), v.encode("utf-8")) for k, v in merged]
+    return httpx.Request(method, final, headers=encoded, content=content)
