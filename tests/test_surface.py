@@ -23,12 +23,19 @@ def test_compiler_surface() -> None:
 
 def test_runtime_surface() -> None:
     assert toolbind.runtime.__all__ == [
+        "AlreadyResolved",
         "ComposableTool",
+        "PendingError",
+        "PendingExpired",
+        "PendingStore",
+        "PendingToolCall",
         "ToolBinding",
         "ToolResult",
+        "UnknownPendingCall",
         "compose",
         "load_bindings",
         "nullable",
+        "pending_app",
         "resolve_activity",
         "tool_schema",
     ]
