@@ -9,6 +9,9 @@ responses (generated from the strict schemas) map back to valid faithful Calls.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from types import ModuleType
@@ -561,3 +564,61 @@ def test_gemini_inlines_definitions_and_cuts_recursion(compile_spec: CompileSpec
     (note,) = [n for n in export.notes if n.kind == "recursion"]
     assert note.pointer == "/properties/root/properties/children/items/properties/children/items"
     check_gemini(declaration["parameters"])
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def toolbind(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "300"},
+    )
+
+
+def test_schema_command_prints_each_format() -> None:
+    seeds = "specs/seeds.yaml"
+    strict = toolbind("schema", seeds, "--format", "openai-strict")
+    assert strict.returncode == 0, strict.stderr
+    tools = json.loads(strict.stdout)
+    assert [t["function"]["name"] for t in tools] == [
+        "sentimentAnalysis",
+        "weatherCheck",
+        "sendEmail",
+    ]
+    assert all(strict_violations(t["function"]["parameters"]) == [] for t in tools)
+    assert (
+        "specs/seeds.yaml#/greetUser: warning: tool 'greetUser' cannot be made strict:"
+        " at #/properties/_output of its composed schema" in strict.stderr
+    )
+    assert "3 tool(s) strict, 1 refused" in strict.stderr
+
+    explicit = toolbind("schema", seeds, "--format", "openai-strict", "--explicit")
+    assert len(json.loads(explicit.stdout)) == 4 and "0 refused" in explicit.stderr
+
+    printed: dict[str, Any] = {}
+    for fmt in ("openai", "anthropic", "gemini", "mcp"):
+        result = toolbind("schema", seeds, "--format", fmt, "--tool", "weatherCheck")
+        assert result.returncode == 0, result.stderr
+        printed[fmt] = json.loads(result.stdout)
+    assert printed["openai"][0]["function"]["name"] == "weatherCheck"
+    assert printed["anthropic"][0]["input_schema"]["properties"]["location"]["type"] == "string"
+    gemini = printed["gemini"]["functionDeclarations"][0]["parameters"]
+    assert gemini["properties"]["location"]["type"] == "STRING"
+    (mcp,) = printed["mcp"]["tools"]
+    assert mcp["name"] == "weatherCheck" and mcp["outputSchema"]["type"] == "object"
+
+
+def test_schema_command_usage_errors() -> None:
+    bad = toolbind("schema", "specs/seeds.yaml", "--format", "yaml")
+    assert bad.returncode == 2 and "--format 'yaml'" in bad.stderr and "Traceback" not in bad.stderr
+    mixed = toolbind(
+        "schema", "specs/seeds.yaml", "--format", "openai", "--output-schema", "x.json"
+    )
+    assert mixed.returncode == 2
+    missing = toolbind("schema", "specs/seeds.yaml", "--format", "mcp", "--tool", "nope")
+    assert missing.returncode == 1 and "no tool named 'nope'" in missing.stderr
