@@ -811,6 +811,10 @@ _GEMINI_KEEP = frozenset(
 )
 
 
+# Gemini's Schema.format: float/double for NUMBER, int32/int64 for INTEGER, enum/date-time for STRING.
+_GEMINI_FORMATS = frozenset({"float", "double", "int32", "int64", "enum", "date-time"})
+
+
 class _Gemini:
     def __init__(self, tool: str, defs: Mapping[str, Any], recursion: int) -> None:
         self.tool = tool
@@ -882,6 +886,9 @@ class _Gemini:
                 continue
             else:
                 dropped.append(key)
+        if "format" in out and out["format"] not in _GEMINI_FORMATS:
+            dropped.append("format")
+            del out["format"]
         if len(types) == 1:
             out["type"] = types[0].upper()
         elif len(types) > 1:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, cast
+from urllib.parse import unquote
 
 PendingStatus = Literal["pending", "resolved", "expired", "delivered"]
 
@@ -491,7 +492,10 @@ def pending_app(store: PendingStore, *, max_body: int = MAX_BODY) -> ASGIApp:
         if scope["type"] != "http":
             return
         path: str = scope.get("path", "")
-        parts = path.strip("/").split("/")
+        raw: bytes | None = scope.get("raw_path")
+        # split the raw path, then decode each segment: a run id may hold an encoded '/'
+        segments = raw.decode("latin-1").split("?")[0] if raw else path
+        parts = [unquote(p) for p in segments.strip("/").split("/")]
         headers: list[tuple[bytes, bytes]] = []
         try:
             if len(parts) != 3 or parts[0] != "runs" or parts[2] != "tool-results" or not parts[1]:

@@ -494,6 +494,8 @@ def check_gemini(node: Any, pointer: str = "") -> None:
         assert all(isinstance(v, str) for v in n["enum"]), pointer
     if "nullable" in n:
         assert n["nullable"] is True
+    if "format" in n:
+        assert n["format"] in {"float", "double", "int32", "int64", "enum", "date-time"}, pointer
     for name, sub in n.get("properties", {}).items():
         check_gemini(sub, f"{pointer}/properties/{name}")
     for name in n.get("required", []):

@@ -240,8 +240,8 @@ def test_http_endpoint(store: PendingStore) -> None:
 
         not_json = http.post(url, content=b"{nope", headers={"content-type": "application/json"})
         assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]["message"]
-        deep = http.post(url, content=b"[" * 3000 + b"]" * 3000)
-        assert deep.status_code in (400, 413)
+        deep = http.post(url, content=b"[" * 2000 + b"]" * 2000)
+        assert deep.status_code == 400 and "nested" in deep.json()["error"]["message"]
         for bad, fragment in [
             ([1, 2], "JSON object"),
             ({"result": 1}, "call_id"),
@@ -253,7 +253,9 @@ def test_http_endpoint(store: PendingStore) -> None:
             assert response.status_code == 422, bad
             assert fragment in response.json()["error"]["message"]
         nan = http.post(url, content=b'{"call_id": "c1", "result": NaN}')
-        assert nan.status_code in (409, 422)
+        assert nan.status_code == 422 and "JSON value" in nan.json()["error"]["message"]
+        slash = http.post("/runs/a%2Fb/tool-results", json={"call_id": "c"})
+        assert slash.status_code == 404 and "'a/b'" in slash.json()["error"]["message"]
 
         big = http.post(url, json={"call_id": "c1", "result": "x" * 5000})
         assert big.status_code == 413
@@ -413,3 +415,41 @@ def test_concurrent_collectors_never_share_a_result(
         assert proc.returncode == 0, err
         seen.extend(json.loads(out))
     assert sorted(seen) == [f"c{i:02}" for i in range(40)]  # every one, none twice
+
+
+def _thread_race(store: PendingStore, db: Path, call_id: str, shared: bool) -> list[str]:
+    import threading
+
+    barrier = threading.Barrier(6)
+    outcomes: list[str] = []
+
+    def submit(i: int) -> None:
+        own = store if shared else PendingStore(db)
+        barrier.wait()
+        try:
+            own.submit("race", call_id, i)
+            outcomes.append(f"won:{i}")
+        except AlreadyResolved:
+            outcomes.append("lost")
+        finally:
+            if not shared:
+                own.close()
+
+    threads = [threading.Thread(target=submit, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return outcomes
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["one-store", "store-per-thread"])
+def test_concurrent_submissions_from_threads_exactly_one_wins(
+    store: PendingStore, db: Path, shared: bool
+) -> None:
+    store.add(run_id="race", call_id="c", tool="t", arguments={})
+    outcomes = _thread_race(store, db, "c", shared)
+    winners = [o for o in outcomes if o.startswith("won")]
+    assert len(winners) == 1 and outcomes.count("lost") == 5, outcomes
+    record = store.get("race", "c")
+    assert record is not None and f"won:{record.result}" == winners[0]
