@@ -544,6 +544,14 @@ def _strict_node(node: Any, pointer: str, issues: list[ExportIssue]) -> dict[str
         if key not in _STRICT_KEYWORDS:
             continue  # an unknown keyword constrains nothing in JSON Schema
         out[key] = value
+    if "enum" in out and (
+        not isinstance(out["enum"], list)
+        or not out["enum"]
+        or any(isinstance(v, (dict, list)) for v in cast("list[Any]", out["enum"]))
+    ):
+        return _refuse(
+            issues, pointer, "enum", "enum needs a non-empty list of strings, numbers, booleans"
+        )
     if "format" in out and out["format"] not in STRICT_FORMATS:
         # An annotation in JSON Schema 2020-12; the faithful model still checks what it can.
         del out["format"]

@@ -299,6 +299,26 @@ def test_refusal_reasons_are_located(compile_spec: CompileSpec) -> None:
     assert "setMeta: #/properties/labels:" in str(caught.value)
 
 
+def test_enum_of_objects_is_refused(compile_spec: CompileSpec) -> None:
+    pkg = compile_spec(
+        {
+            "tools": [
+                {
+                    "name": "pick",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"p": {"enum": [{"x": 1}, "y"]}},
+                        "required": ["p"],
+                    },
+                }
+            ]
+        }
+    )
+    with pytest.raises(NotStrictable) as caught:
+        openai_strict_schema(pkg.TOOLS[0], {"pick"})
+    assert [(i.pointer, i.kind) for i in caught.value.issues] == [("/properties/p", "enum")]
+
+
 def seeds_tools() -> list[ToolBinding]:
     import importlib
 
