@@ -18,6 +18,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ._api import composed_schema, generate_tree
 from ._driver import OutputError, diff_tree, scaffold, write_tree
+from ._export import EXPORT_FORMATS, provider_export
 from ._load import Document, load_document
 from ._version import VERSION
 from .diagnostics import Diagnostic, SpecError
@@ -154,8 +155,44 @@ def schema(
             "--output-schema", help="A JSON/YAML file with the final output's JSON Schema."
         ),
     ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="composed ({output, calls}), or the tools for a provider: "
+            + ", ".join(EXPORT_FORMATS)
+            + ".",
+        ),
+    ] = "composed",
+    explicit: Annotated[
+        bool,
+        typer.Option(
+            "--explicit",
+            help="Provider formats: compose every tool as explicit (an Activity of its name "
+            "runs it), so the model is not asked for `_output`.",
+        ),
+    ] = False,
 ) -> None:
-    """Print the composed LLM-facing schema ({output, calls}) of SPEC as JSON."""
+    """Print the composed LLM-facing schema ({output, calls}) of SPEC, or its tools in a
+    provider's format (--format), as JSON."""
+    if fmt != "composed":
+        if fmt not in EXPORT_FORMATS:  # narrows fmt to ExportFormat
+            raise _usage(f"--format {fmt!r}: expected composed, {', '.join(EXPORT_FORMATS)}")
+        if output is not None:
+            raise _usage("--output-schema goes with --format composed only")
+        try:
+            value, diagnostics = provider_export(spec, fmt, tool=tool, explicit=explicit)
+        except SpecError as exc:
+            _render(exc.diagnostics)
+            raise typer.Exit(1) from None
+        _render(diagnostics, notes=True)
+        if fmt == "openai-strict":
+            refused = len({d.loc for d in diagnostics if d.severity == "warning"})
+            _err.print(f"{len(value)} tool(s) strict, {refused} refused", markup=False, style="dim")
+        sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+        return
+    if explicit:
+        raise _usage("--explicit goes with a provider --format")
     out_schema: dict[str, Any] | None = None
     if output is not None:
         doc = load_document(output)

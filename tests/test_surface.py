@@ -23,13 +23,32 @@ def test_compiler_surface() -> None:
 
 def test_runtime_surface() -> None:
     assert toolbind.runtime.__all__ == [
+        "AlreadyResolved",
         "ComposableTool",
+        "ExportIssue",
+        "GeminiExport",
+        "NotStrictable",
+        "PendingError",
+        "PendingExpired",
+        "PendingStore",
+        "PendingToolCall",
+        "StrictExport",
         "ToolBinding",
         "ToolResult",
+        "UnknownPendingCall",
+        "anthropic_tools",
+        "call_from_strict",
         "compose",
+        "gemini_tools",
         "load_bindings",
+        "mcp_tools",
         "nullable",
+        "openai_strict_schema",
+        "openai_strict_tools",
+        "openai_tools",
+        "pending_app",
         "resolve_activity",
+        "strict_violations",
         "tool_schema",
     ]
 

@@ -1,0 +1,59 @@
+"""Integration: a real local model (SmolLM2-135M-Instruct via llama.cpp) fills the seeds' weatherCheck.
+
+The server is ``python -m llama_cpp.server`` started by ``demo/llm_server.py`` on 127.0.0.1; the
+request is the shape instructor's TOOLS mode sends (``tools`` + a named ``tool_choice``, which the
+server turns into a grammar), through the real ``openai`` client. Checks are loose on content (a
+135M model) and strict on shape: the arguments must validate as the faithful ``WeatherCheckCall``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from demo.llm_server import llama_cpp_installed, llama_server
+from generated.seeds import TOOLS, WeatherCheckCall
+from toolbind.runtime import call_from_strict, openai_strict_tools, openai_tools
+
+pytestmark = pytest.mark.skipif(
+    not llama_cpp_installed(),
+    reason="llama-cpp-python[server] is not installed — `make llm` builds it (~10 min on 2 cores)",
+)
+
+
+def test_smollm2_fills_weather_check_through_a_named_tool_choice() -> None:
+    from openai import OpenAI
+
+    weather = next(t for t in TOOLS if t.name == "weatherCheck")
+    faithful = openai_tools([weather], {"weatherCheck"})
+    strict = openai_strict_tools([weather], {"weatherCheck"})
+    assert not strict.refused
+    choice: Any = {"type": "function", "function": {"name": "weatherCheck"}}
+
+    with llama_server() as server:
+        client = OpenAI(base_url=server.base_url, api_key="local", max_retries=0, timeout=300)
+        for tools, from_strict in [(faithful, False), (strict.tools, True)]:
+            completion = client.chat.completions.create(
+                model=server.model,
+                messages=[{"role": "user", "content": "What is the weather in Paris right now?"}],
+                tools=tools,  # pyright: ignore[reportArgumentType]
+                tool_choice=choice,
+                max_tokens=128,
+                temperature=0,
+            )
+            calls = completion.choices[0].message.tool_calls or []
+            assert len(calls) == 1, completion
+            call = calls[0]
+            assert call.type == "function"
+            assert call.function.name == "weatherCheck"
+            arguments: dict[str, Any] = json.loads(call.function.arguments)
+            if from_strict:
+                model = call_from_strict(weather, arguments, {"weatherCheck"})
+            else:
+                model = WeatherCheckCall.model_validate(arguments)
+            assert isinstance(model, WeatherCheckCall)
+            assert model.tool == "weatherCheck"
+            assert isinstance(model.location, str) and model.location.strip()
+    assert server.process.poll() is not None  # stopped on the way out
