@@ -1,0 +1,162 @@
+"""Runtime layer: ``compose`` — the composed ``{output, calls}`` schema and its Response type.
+
+Imports ``_compose`` (the seeds' composition rules), ``_binding``, ``types`` and pydantic.
+
+The Response type is a ``ToolResponse`` over the discriminated union (on ``_tool``) of the tools'
+Call models, ``output`` typed by the output model (or ``str``). It validates what the LLM sent and
+additionally requires ``_output`` on every call of a latent tool (the LLM is the executor, so the
+output is part of its answer). Its JSON Schema, the one sent to the LLM, is exactly the composed
+schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import Annotated, Any, Union, cast
+
+from pydantic import BaseModel, Field, create_model, model_validator
+
+from ._binding import ToolBinding
+from ._compose import ComposableTool, resolve_activity
+from ._compose import compose as compose_schema
+from .types import Nothing, ToolResponse
+
+__all__ = ["Composition", "compose"]
+
+OutputSpec = type[BaseModel] | Mapping[str, Any] | None
+
+
+class Composition(dict[str, Any]):
+    """The composed schema (a plain dict, exactly the seeds' JSON) that also knows its Response.
+
+    Attributes:
+        tools: the tools, in the order the LLM sees them.
+        activities: each tool's resolved ``_activity`` (``''`` for latent).
+    """
+
+    def __init__(
+        self,
+        schema: dict[str, Any],
+        tools: list[ComposableTool],
+        output: OutputSpec,
+        activities: Collection[str],
+        response_name: str,
+    ) -> None:
+        super().__init__(schema)
+        self.tools = tools
+        self.output = output
+        self.activities = {t.name: resolve_activity(t, activities) for t in tools}
+        self._response_name = response_name
+        self._response: type[ToolResponse[Any, Any]] | None = None
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The composed JSON Schema as a plain dict (a copy)."""
+        return dict(self)
+
+    @property
+    def response(self) -> type[ToolResponse[Any, Any]]:
+        """The pydantic Response model matching this schema (built on first use).
+
+        Raises:
+            TypeError: a tool has no Call model (only ``ToolBinding``s and registered tools do).
+        """
+        if self._response is None:
+            latent = frozenset(n for n, a in self.activities.items() if not a)
+            self._response = response_model(
+                self.tools, self.output, latent=latent, schema=dict(self), name=self._response_name
+            )
+        return self._response
+
+
+def compose(
+    tools: Iterable[ComposableTool],
+    output: OutputSpec = None,
+    *,
+    activities: Collection[str] = (),
+    response_name: str = "Response",
+) -> Composition:
+    """Compose tools (and an output schema) for the LLM, as the seeds specify.
+
+    Args:
+        tools: the tools offered (``ToolBinding``s, a ``ToolRegistry``, a package's ``TOOLS``).
+        output: the final output: a pydantic model, a JSON Schema dict, or None for free text.
+        activities: names of registered Activities (zero-config matching: explicit
+            ``_activity`` > same-name Activity > latent ``''``).
+        response_name: the Response model's class name (the function name the LLM calls).
+
+    Returns:
+        The composed schema (a dict equal to the seeds' JSON) with ``.response``, the pydantic
+        Response type that validates what the LLM fills.
+    """
+    tool_list = list(tools)
+    schema = compose_schema(tool_list, output, activities=activities)
+    return Composition(schema, tool_list, output, activities, response_name)
+
+
+def _output_type(output: OutputSpec) -> Any:
+    if output is None:
+        return str
+    if isinstance(output, Mapping):
+        # a raw JSON Schema: compiled to the same faithful model a generated one would be (the
+        # compiler is imported here only, when an output is given as a dict)
+        from toolbind.compiler import model_from_schema
+
+        return model_from_schema(dict(cast("Mapping[str, Any]", output)), name="Output")
+    return output
+
+
+def response_model(
+    tools: Iterable[ComposableTool],
+    output: OutputSpec,
+    *,
+    latent: Collection[str],
+    schema: Mapping[str, Any],
+    name: str = "Response",
+) -> type[ToolResponse[Any, Any]]:
+    """The Response model over the tools' Call models (see the module docstring)."""
+    calls: list[type[BaseModel]] = []
+    for tool in tools:
+        model = getattr(tool, "call_model", None)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise TypeError(f"tool {tool.name!r} has no Call model (register it as a tool first)")
+        calls.append(model)
+    call_type: Any
+    if not calls:
+        call_type = Nothing
+    elif len(calls) == 1:
+        call_type = calls[0]
+    else:
+        call_type = Annotated[Union[tuple(calls)], Field(discriminator="tool")]  # noqa: UP007
+    base = cast("type[ToolResponse[Any, Any]]", ToolResponse[call_type, _output_type(output)])
+    latent_names = frozenset(latent)
+    frozen_schema = dict(schema)
+
+    def require_latent_output(self: Any) -> Any:
+        problems: list[str] = []
+        for index, call in enumerate(cast("list[Any]", self.calls)):
+            tool = getattr(call, "tool", None)
+            if tool in latent_names and getattr(call, "output", None) is None:
+                problems.append(
+                    f"calls.{index} ({tool}): _output is required (keyword: required) — "
+                    f"{tool} has no Activity, so you produce its output yourself in _output"
+                )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        # what instructor sends as the function's parameters: exactly the composed schema
+        return {"title": name, **frozen_schema}
+
+    model = create_model(
+        name,
+        __base__=base,
+        __validators__={"require_latent_output": model_validator(mode="after")(require_latent_output)},
+        __doc__=(
+            "Answer with `calls` (tools to run now) and/or `output` (the final answer, or null "
+            "while you still need tool results)."
+        ),
+    )
+    model.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign, assignment]
+    return model
