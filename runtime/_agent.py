@@ -369,7 +369,9 @@ class Agent:
         routed = {t.name: self._route(t)[0] for t in tools}
         not_latent = frozenset(n for n, r in routed.items() if r != "latent")
         out_key: Any = (
-            json.dumps(output, sort_keys=True, default=str) if isinstance(output, Mapping) else output
+            json.dumps(output, sort_keys=True, default=str)
+            if isinstance(output, Mapping)
+            else output
         )
         key = (tuple(id(t) for t in tools), not_latent, out_key)
         found = self._compositions.get(key)
@@ -575,9 +577,9 @@ class Agent:
         for item in self.pending.collect(run_id):
             ok = item.status in ("resolved", "delivered") and item.error is None
             envelope: ToolResult[Any] = (
-                ToolResult.ok(item.result, execution="async")
+                ToolResult[Any].ok(item.result, execution="async")
                 if ok
-                else ToolResult.fail(
+                else ToolResult[Any].fail(
                     item.error or f"the call {item.status} before a result arrived",
                     execution="async",
                 )
@@ -679,7 +681,7 @@ class Agent:
             tool=tool,
             route=route,
             arguments=arguments,
-            result=ToolResult.ok(None),
+            result=ToolResult[Any].ok(None),
             visible=visible,
         )
 
@@ -700,10 +702,12 @@ class Agent:
         event("tool-input-delta", {"delta": json.dumps(arguments)})
         value: Any
         if route == "latent":
-            value = ToolResult.ok(dumped.get("_output"), execution="latent")
+            value = ToolResult[Any].ok(dumped.get("_output"), execution="latent")
         elif route == "missing":
             name = (binding.activity if binding else None) or tool
-            value = ToolResult.fail(f"no Activity named {name!r} is registered for tool {tool!r}")
+            value = ToolResult[Any].fail(
+                f"no Activity named {name!r} is registered for tool {tool!r}"
+            )
         elif route == "async" or activity is None:
             value = Pending()
         else:
@@ -717,11 +721,11 @@ class Agent:
             try:
                 value = await asyncio.wait_for(_invoke(activity.fn, call, progress), timeout)
             except TimeoutError:
-                value = ToolResult.fail(
+                value = ToolResult[Any].fail(
                     f"activity for {tool!r} timed out after {timeout:g}s", execution="explicit"
                 )
             except Exception as exc:  # an Activity's failure is a result, never a crash
-                value = ToolResult.fail(f"{type(exc).__name__}: {exc}", execution="explicit")
+                value = ToolResult[Any].fail(f"{type(exc).__name__}: {exc}", execution="explicit")
         if isinstance(value, Pending):
             record.result = self._make_pending(run_id, call_id, tool, arguments, value)
             record.pending = record.result.success
@@ -746,7 +750,7 @@ class Agent:
         marker: Pending,
     ) -> ToolResult[Any]:
         if self.pending is None:
-            return ToolResult.fail(
+            return ToolResult[Any].fail(
                 f"tool {tool!r} answers asynchronously but the Agent has no pending store "
                 "(Agent(pending=PendingStore(...)))",
                 execution="async",
@@ -756,8 +760,10 @@ class Agent:
                 run_id=run_id, call_id=call_id, tool=tool, arguments=arguments, ttl=marker.ttl
             )
         except Exception as exc:
-            return ToolResult.fail(f"could not record the pending call: {exc}", execution="async")
-        return ToolResult.ok(
+            return ToolResult[Any].fail(
+                f"could not record the pending call: {exc}", execution="async"
+            )
+        return ToolResult[Any].ok(
             {"status": "pending", "pendingToolCallId": call_id, "message": marker.message},
             execution="async",
         )
@@ -792,22 +798,24 @@ def _to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:
         return cast("ToolResult[Any]", value)
     if isinstance(value, BaseModel):
         data = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return ToolResult.ok(data, execution="explicit")
+        return ToolResult[Any].ok(data, execution="explicit")
     try:
         data = to_jsonable_python(value, by_alias=True)
     except Exception as exc:
-        return ToolResult.fail(f"the Activity returned a non-JSON value: {exc}")
+        return ToolResult[Any].fail(f"the Activity returned a non-JSON value: {exc}")
     if binding is not None and binding.output_schema is not None:
         try:
             binding.output_model.model_validate(data)
         except ValidationError as exc:
-            return ToolResult.fail(
+            return ToolResult[Any].fail(
                 f"the Activity's output does not match {binding.name!r}'s output schema: "
-                + "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()),
+                + "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
+                ),
                 data=data,
                 execution="explicit",
             )
-    return ToolResult.ok(data, execution="explicit")
+    return ToolResult[Any].ok(data, execution="explicit")
 
 
 def _dump(response: Any) -> dict[str, Any]:

@@ -98,7 +98,9 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
     params: dict[str, Any] = {k: v for k, v in schema.items() if k not in ("description", "title")}
     params["properties"] = {k: v for k, v in props.items() if not k.startswith("_")}
     required_raw: Any = schema.get("required", [])
-    required: list[Any] = list(cast("list[Any]", required_raw)) if isinstance(required_raw, list) else []
+    required: list[Any] = (
+        list(cast("list[Any]", required_raw)) if isinstance(required_raw, list) else []
+    )
     params["required"] = [r for r in required if not (isinstance(r, str) and r.startswith("_"))]
     defs: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
@@ -138,7 +140,9 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
         call_model=call_model,
         output_model=output_model,
         parameters=params,
-        output_schema=cast("Mapping[str, Any]", output_raw) if isinstance(output_raw, dict) else None,
+        output_schema=cast("Mapping[str, Any]", output_raw)
+        if isinstance(output_raw, dict)
+        else None,
         defs=hoisted,
         description=description if isinstance(description, str) else None,
         title=title if isinstance(title, str) else None,
@@ -215,9 +219,7 @@ class ToolRegistry:
         self, name: str, spec: Mapping[str, Any] | type[BaseModel] | ToolBinding, /
     ) -> ToolBinding: ...
     @overload
-    def register(
-        self, name: str, /
-    ) -> Callable[[type[BaseModel]], type[BaseModel]]: ...
+    def register(self, name: str, /) -> Callable[[type[BaseModel]], type[BaseModel]]: ...
     def register(
         self, name: str, spec: Mapping[str, Any] | type[BaseModel] | ToolBinding | None = None, /
     ) -> ToolBinding | Callable[[type[BaseModel]], type[BaseModel]]:
@@ -238,17 +240,17 @@ class ToolRegistry:
             return decorate
         if isinstance(spec, ToolBinding):
             binding = spec if spec.name == name else replace(spec, name=name, provider_name=name)
-        elif inspect.isclass(spec) and issubclass(spec, BaseModel):
+        elif isinstance(spec, type):
             binding = binding_from_model(name, spec)
-        elif isinstance(spec, Mapping):
-            binding = binding_from_schema(name, cast("Mapping[str, Any]", spec))
-        else:
+        elif isinstance(spec, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+            binding = binding_from_schema(name, spec)
+        else:  # a caller without a type checker
             raise RegistrationError(
                 f"Tool.register({name!r}, ...): expected a JSON Schema dict, a pydantic model or a "
                 f"ToolBinding, found {type(spec).__name__}"
             )
         self._tools[name] = binding
-        self._origin[name] = binding.source or name
+        self._origin.pop(name, None)  # a single registration is no toolset: anything may replace it
         return binding
 
     def register_bindings(

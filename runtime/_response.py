@@ -16,7 +16,6 @@ from typing import Annotated, Any, Union, cast
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
-from ._binding import ToolBinding
 from ._compose import ComposableTool, resolve_activity
 from ._compose import compose as compose_schema
 from .types import Nothing, ToolResponse
@@ -102,7 +101,7 @@ def _output_type(output: OutputSpec) -> Any:
         # compiler is imported here only, when an output is given as a dict)
         from toolbind.compiler import model_from_schema
 
-        return model_from_schema(dict(cast("Mapping[str, Any]", output)), name="Output")
+        return model_from_schema(dict(output), name="Output")
     return output
 
 
@@ -117,10 +116,10 @@ def response_model(
     """The Response model over the tools' Call models (see the module docstring)."""
     calls: list[type[BaseModel]] = []
     for tool in tools:
-        model = getattr(tool, "call_model", None)
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        found: Any = getattr(tool, "call_model", None)
+        if not (isinstance(found, type) and issubclass(found, BaseModel)):
             raise TypeError(f"tool {tool.name!r} has no Call model (register it as a tool first)")
-        calls.append(model)
+        calls.append(found)
     call_type: Any
     if not calls:
         call_type = Nothing
@@ -128,7 +127,7 @@ def response_model(
         call_type = calls[0]
     else:
         call_type = Annotated[Union[tuple(calls)], Field(discriminator="tool")]  # noqa: UP007
-    base = cast("type[ToolResponse[Any, Any]]", ToolResponse[call_type, _output_type(output)])
+    base: type[ToolResponse[Any, Any]] = ToolResponse[call_type, _output_type(output)]
     latent_names = frozenset(latent)
     frozen_schema = dict(schema)
 
@@ -149,10 +148,13 @@ def response_model(
         # what instructor sends as the function's parameters: exactly the composed schema
         return {"title": name, **frozen_schema}
 
-    model = create_model(
+    validators: dict[str, Any] = {
+        "require_latent_output": model_validator(mode="after")(require_latent_output)
+    }
+    model: type[ToolResponse[Any, Any]] = create_model(
         name,
         __base__=base,
-        __validators__={"require_latent_output": model_validator(mode="after")(require_latent_output)},
+        __validators__=validators,
         __doc__=(
             "Answer with `calls` (tools to run now) and/or `output` (the final answer, or null "
             "while you still need tool results)."

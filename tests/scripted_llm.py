@@ -14,7 +14,7 @@ import itertools
 import json
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -76,15 +76,21 @@ class ScriptedLLM:
         n = next(self._ids)
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.text is None:
-            forced = body.get("tool_choice")
-            name = reply.name or (
-                forced["function"]["name"] if isinstance(forced, dict) else "Response"
+            forced: Any = body.get("tool_choice")
+            name: str = reply.name or (
+                str(cast("Any", forced)["function"]["name"])
+                if isinstance(forced, dict)
+                else "Response"
             )
             args = (
                 reply.arguments if isinstance(reply.arguments, str) else json.dumps(reply.arguments)
             )
             message["tool_calls"] = [
-                {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": args}}
+                {
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": args},
+                }
             ]
         return JSONResponse(
             {
