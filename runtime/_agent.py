@@ -374,8 +374,11 @@ class Agent:
             else output
         )
         key = (tuple(id(t) for t in tools), not_latent, out_key)
+        # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
         if found is None:
+            if len(self._compositions) >= 64:
+                self._compositions.clear()
             found = compose(tools, output, activities=not_latent)
             self._compositions[key] = found
         return found
@@ -392,8 +395,14 @@ class Agent:
         hooks = Hooks()
 
         def on_kwargs(*args: Any, **kwargs: Any) -> None:
-            sent = kwargs.get("messages")
-            step.requests.append({"messages": copy.deepcopy(sent) if sent is not None else None})
+            # what went to the model (never the client's credentials: they are not kwargs)
+            step.requests.append(
+                {
+                    k: copy.deepcopy(kwargs[k])
+                    for k in ("model", "messages", "tool_choice")
+                    if k in kwargs
+                }
+            )
 
         def on_response(response: Any) -> None:
             step.raw_responses.append(_dump(response))

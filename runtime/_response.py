@@ -14,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Annotated, Any, Union, cast
 
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    create_model,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
 from ._compose import ComposableTool, resolve_activity
 from ._compose import compose as compose_schema
@@ -137,19 +145,30 @@ def response_model(
             tool = getattr(call, "tool", None)
             if tool in latent_names and getattr(call, "output", None) is None:
                 problems.append(
-                    f"calls.{index} ({tool}): _output is required (keyword: required) — "
-                    f"{tool} has no Activity, so you produce its output yourself in _output"
+                    f"- calls[{index}] (tool {tool!r}) field _output: missing — {tool} has no "
+                    "Activity, so you produce its output yourself (keyword: required)"
                 )
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError(_HEADER + "\n".join(problems))
         return self
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         # what instructor sends as the function's parameters: exactly the composed schema
         return {"title": name, **frozen_schema}
 
+    def explain(cls: Any, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            errors = exc.errors()
+            own = [e for e in errors if _HEADER in e["msg"]]
+            if own and len(own) == len(errors):
+                raise ValueError(own[0]["msg"].removeprefix("Value error, ")) from None
+            raise ValueError(explain_errors(errors, data)) from None
+
     validators: dict[str, Any] = {
-        "require_latent_output": model_validator(mode="after")(require_latent_output)
+        "require_latent_output": model_validator(mode="after")(require_latent_output),
+        "explain_errors": model_validator(mode="wrap")(explain),
     }
     model: type[ToolResponse[Any, Any]] = create_model(
         name,
@@ -162,3 +181,73 @@ def response_model(
     )
     model.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign, assignment]
     return model
+
+
+_HEADER = "Invalid response (fix each and answer again):\n"
+
+# pydantic error type → the JSON Schema keyword the value broke (what the model can act on)
+_KEYWORDS = {
+    "missing": "required",
+    "extra_forbidden": "additionalProperties",
+    "literal_error": "const/enum",
+    "enum": "enum",
+    "union_tag_invalid": "_tool (no such tool)",
+    "union_tag_not_found": "_tool (missing)",
+    "string_too_short": "minLength",
+    "string_too_long": "maxLength",
+    "string_pattern_mismatch": "pattern",
+    "greater_than_equal": "minimum",
+    "greater_than": "exclusiveMinimum",
+    "less_than_equal": "maximum",
+    "less_than": "exclusiveMaximum",
+    "multiple_of": "multipleOf",
+    "too_short": "minItems/minProperties",
+    "too_long": "maxItems/maxProperties",
+}
+_SCHEMA_KEYWORDS = (
+    "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "uniqueItems", "allOf",
+    "oneOf", "dependentRequired", "propertyNames", "multipleOf", "contains", "pattern",
+)  # fmt: skip
+
+
+def _keyword(error: ErrorDetails) -> str:
+    kind = error["type"]
+    if kind in _KEYWORDS:
+        return _KEYWORDS[kind]
+    if kind.endswith("_type") or kind in ("model_attributes_type", "is_instance_of"):
+        return "type"
+    message = error["msg"]
+    for keyword in _SCHEMA_KEYWORDS:
+        if f"({keyword})" in message or f"'{keyword}'" in message:
+            return keyword
+    if "null is not allowed" in message:
+        return "type"
+    return kind
+
+
+def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
+    """One line per error: which call (and tool), which field, what was wrong, which keyword."""
+    calls: Any = data.get("calls") if isinstance(data, dict) else None
+    lines: list[str] = []
+    for error in errors:
+        loc = list(error["loc"])
+        where: str
+        if len(loc) >= 2 and loc[0] == "calls" and isinstance(loc[1], int):
+            index = loc[1]
+            rest = loc[2:]
+            item: Any = calls[index] if isinstance(calls, list) and index < len(calls) else None
+            tool: Any = item.get("_tool") if isinstance(item, dict) else None
+            if rest and isinstance(tool, str) and rest[0] == tool:
+                rest = rest[1:]
+            where = (
+                f"calls[{index}] (tool {tool!r})" if isinstance(tool, str) else f"calls[{index}]"
+            )
+            if rest:
+                where += " field " + ".".join(str(p) for p in rest)
+        elif loc:
+            where = "field " + ".".join(str(p) for p in loc)
+        else:
+            where = "response"
+        message = error["msg"].removeprefix("Value error, ")
+        lines.append(f"- {where}: {message} (keyword: {_keyword(error)})")
+    return _HEADER + "\n".join(lines)

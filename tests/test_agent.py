@@ -205,11 +205,13 @@ def test_compose_returns_the_seeds_schema_and_its_response(tools: ToolRegistry) 
     )
     assert isinstance(parsed.output, Summary)
     assert [type(c).__name__ for c in parsed.calls] == ["WeatherCheckCall", "SentimentAnalysisCall"]
-    with pytest.raises(ValueError, match=r"sentimentAnalysis.*_output is required"):
+    with pytest.raises(
+        ValueError, match=r"calls\[0\] \(tool 'sentimentAnalysis'\) field _output: missing"
+    ):
         response.model_validate(
             {"output": None, "calls": [{"_tool": "sentimentAnalysis", "text": "x"}]}
         )
-    with pytest.raises(ValueError, match="union_tag_invalid"):
+    with pytest.raises(ValueError, match=r"calls\[0\] \(tool 'nope'\).*keyword: _tool"):
         response.model_validate({"output": None, "calls": [{"_tool": "nope"}]})
     assert response.model_json_schema()["properties"] == composition["properties"]
 
@@ -290,14 +292,18 @@ def test_arun_with_a_typed_output_and_max_steps(
     ("bad", "expected"),
     [
         ('{"output": null, "calls": [{"_tool": "weatherCheck", "loc', "json_invalid"),
-        (json.dumps({"output": None, "calls": [{"_tool": "fetchStock"}]}), "fetchStock"),
+        (
+            json.dumps({"output": None, "calls": [{"_tool": "fetchStock"}]}),
+            "calls[0] (tool 'fetchStock'): Input tag 'fetchStock'",
+        ),
         (
             json.dumps({"output": None, "calls": [{"_tool": "weatherCheck", "location": 7}]}),
-            "calls.0.weatherCheck.location",
+            "calls[0] (tool 'weatherCheck') field location: Input should be a valid string "
+            "(keyword: type)",
         ),
         (
             json.dumps({"output": None, "calls": [{"_tool": "sentimentAnalysis", "text": "x"}]}),
-            "_output is required",
+            "calls[0] (tool 'sentimentAnalysis') field _output: missing",
         ),
     ],
     ids=["invalid-json", "unknown-tool", "wrong-type", "latent-without-output"],
@@ -326,8 +332,11 @@ def test_wrong_types_feedback_names_tool_field_and_keyword(
     server.add(answer({"_tool": "sendEmail", "recipient": 5}), answer(output="ok"))
     Agent(url, model="scripted", tools=tools, activities=activities).run("mail")
     text = server.tool_messages(1)[0]["content"]
-    assert "calls.0.sendEmail.recipient" in text and "string_type" in text
-    assert "calls.0.sendEmail.subject" in text and "missing" in text
+    assert (
+        "- calls[0] (tool 'sendEmail') field recipient: Input should be a valid string (keyword: type)"
+        in text
+    )
+    assert "- calls[0] (tool 'sendEmail') field subject: Field required (keyword: required)" in text
 
 
 def test_retries_exhausted_end_with_a_clear_error(
@@ -341,7 +350,8 @@ def test_retries_exhausted_end_with_a_clear_error(
         agent.run("go")
     assert len(server.requests) == 3  # 1 + max_retries
     err = info.value
-    assert err.attempts == 3 and "location" in err.errors and "missing" in err.errors
+    assert err.attempts == 3
+    assert "calls[0] (tool 'weatherCheck') field location: Field required" in err.errors
     assert err.last_response is not None
     raw = err.last_response["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(raw) == bad
@@ -725,3 +735,25 @@ def test_results_never_carry_the_api_key(
     )
     assert secret not in repr(result) and secret not in json.dumps(server.requests)
     assert ToolResult[Any].ok(1).success
+
+
+def test_any_openai_or_instructor_client_works(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, activities: ActivityRegistry
+) -> None:
+    import instructor
+    import openai
+
+    server, url = llm
+    clients: list[Any] = [
+        openai.OpenAI(base_url=url, api_key="unused"),
+        openai.AsyncOpenAI(base_url=url, api_key="unused"),
+        instructor.from_openai(openai.OpenAI(base_url=url, api_key="unused")),
+    ]
+    for client in clients:
+        server.add(answer(WEATHER), answer(output="ok"))
+        result = Agent(client, model="scripted", tools=tools, activities=activities).run("go")
+        assert result.output == "ok" and result.steps[0].calls[0].result.success
+        assert result.steps[0].requests[0]["model"] == "scripted"
+    assert len(server.requests) == 6
+    with pytest.raises(TypeError, match="expected a base URL"):
+        Agent(42, model="x")
