@@ -227,7 +227,9 @@ def _keyword(error: ErrorDetails) -> str:
 
 def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
     """One line per error: which call (and tool), which field, what was wrong, which keyword."""
-    calls: Any = data.get("calls") if isinstance(data, dict) else None
+    plain: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
+    raw_calls: Any = plain.get("calls")
+    calls: list[Any] = cast("list[Any]", raw_calls) if isinstance(raw_calls, list) else []
     lines: list[str] = []
     for error in errors:
         loc = list(error["loc"])
@@ -235,8 +237,10 @@ def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
         if len(loc) >= 2 and loc[0] == "calls" and isinstance(loc[1], int):
             index = loc[1]
             rest = loc[2:]
-            item: Any = calls[index] if isinstance(calls, list) and index < len(calls) else None
-            tool: Any = item.get("_tool") if isinstance(item, dict) else None
+            item: Any = calls[index] if index < len(calls) else None
+            tool: Any = (
+                cast("dict[str, Any]", item).get("_tool") if isinstance(item, dict) else None
+            )
             if rest and isinstance(tool, str) and rest[0] == tool:
                 rest = rest[1:]
             where = (
