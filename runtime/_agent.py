@@ -72,6 +72,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+_Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
 META_FIELDS = ("_tool", "_activity", "_output", "_reasoningForCall")
 DEFAULT_ACTIVITY_TIMEOUT = 30.0
 
@@ -586,9 +587,9 @@ class Agent:
         for item in self.pending.collect(run_id):
             ok = item.status in ("resolved", "delivered") and item.error is None
             envelope: ToolResult[Any] = (
-                ToolResult[Any].ok(item.result, execution="async")
+                _Result.ok(item.result, execution="async")
                 if ok
-                else ToolResult[Any].fail(
+                else _Result.fail(
                     item.error or f"the call {item.status} before a result arrived",
                     execution="async",
                 )
@@ -632,6 +633,8 @@ class Agent:
         return events
 
     def _binding(self, name: str) -> ToolBinding | None:
+        if isinstance(self.tools, ToolRegistry):
+            return self.tools.get(name)
         for tool in self.tools:
             if tool.name == name:
                 return tool
@@ -690,7 +693,7 @@ class Agent:
             tool=tool,
             route=route,
             arguments=arguments,
-            result=ToolResult[Any].ok(None),
+            result=_Result.ok(None),
             visible=visible,
         )
 
@@ -711,12 +714,10 @@ class Agent:
         event("tool-input-delta", {"delta": json.dumps(arguments)})
         value: Any
         if route == "latent":
-            value = ToolResult[Any].ok(dumped.get("_output"), execution="latent")
+            value = _Result.ok(dumped.get("_output"), execution="latent")
         elif route == "missing":
             name = (binding.activity if binding else None) or tool
-            value = ToolResult[Any].fail(
-                f"no Activity named {name!r} is registered for tool {tool!r}"
-            )
+            value = _Result.fail(f"no Activity named {name!r} is registered for tool {tool!r}")
         elif route == "async" or activity is None:
             value = Pending()
         else:
@@ -730,11 +731,11 @@ class Agent:
             try:
                 value = await asyncio.wait_for(_invoke(activity.fn, call, progress), timeout)
             except TimeoutError:
-                value = ToolResult[Any].fail(
+                value = _Result.fail(
                     f"activity for {tool!r} timed out after {timeout:g}s", execution="explicit"
                 )
             except Exception as exc:  # an Activity's failure is a result, never a crash
-                value = ToolResult[Any].fail(f"{type(exc).__name__}: {exc}", execution="explicit")
+                value = _Result.fail(f"{type(exc).__name__}: {exc}", execution="explicit")
         if isinstance(value, Pending):
             record.result = self._make_pending(run_id, call_id, tool, arguments, value)
             record.pending = record.result.success
@@ -759,7 +760,7 @@ class Agent:
         marker: Pending,
     ) -> ToolResult[Any]:
         if self.pending is None:
-            return ToolResult[Any].fail(
+            return _Result.fail(
                 f"tool {tool!r} answers asynchronously but the Agent has no pending store "
                 "(Agent(pending=PendingStore(...)))",
                 execution="async",
@@ -769,10 +770,8 @@ class Agent:
                 run_id=run_id, call_id=call_id, tool=tool, arguments=arguments, ttl=marker.ttl
             )
         except Exception as exc:
-            return ToolResult[Any].fail(
-                f"could not record the pending call: {exc}", execution="async"
-            )
-        return ToolResult[Any].ok(
+            return _Result.fail(f"could not record the pending call: {exc}", execution="async")
+        return _Result.ok(
             {"status": "pending", "pendingToolCallId": call_id, "message": marker.message},
             execution="async",
         )
@@ -807,16 +806,16 @@ def _to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:
         return cast("ToolResult[Any]", value)
     if isinstance(value, BaseModel):
         data = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return ToolResult[Any].ok(data, execution="explicit")
+        return _Result.ok(data, execution="explicit")
     try:
         data = to_jsonable_python(value, by_alias=True)
     except Exception as exc:
-        return ToolResult[Any].fail(f"the Activity returned a non-JSON value: {exc}")
+        return _Result.fail(f"the Activity returned a non-JSON value: {exc}")
     if binding is not None and binding.output_schema is not None:
         try:
             binding.output_model.model_validate(data)
         except ValidationError as exc:
-            return ToolResult[Any].fail(
+            return _Result.fail(
                 f"the Activity's output does not match {binding.name!r}'s output schema: "
                 + "; ".join(
                     f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
@@ -824,7 +823,7 @@ def _to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:
                 data=data,
                 execution="explicit",
             )
-    return ToolResult[Any].ok(data, execution="explicit")
+    return _Result.ok(data, execution="explicit")
 
 
 def _dump(response: Any) -> dict[str, Any]:
