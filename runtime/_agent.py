@@ -92,7 +92,17 @@ EventType = Literal[
 
 
 class AgentError(Exception):
-    """Base of the Agent's run-time failures."""
+    """Base of the Agent's run-time failures.
+
+    Attributes:
+        steps: the transcript of the run up to the failure (empty for ``request``).
+    """
+
+    steps: list[Step]
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.steps = []
 
 
 class LLMError(AgentError):
@@ -542,20 +552,30 @@ class Agent:
             steps.append(step)
             for event in self._deliver_pending(rid, step, convo, outstanding):
                 yield event
-            response = await self._ask(convo, output, step)
+            try:
+                response = await self._ask(convo, output, step)
+            except AgentError as exc:
+                exc.steps = steps  # the transcript so far, for the caller's diagnosis
+                raise
             step.response = response
             queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
             task = asyncio.create_task(self._execute(rid, index, response, queue.put_nowait))
-            while True:
-                getter = asyncio.create_task(queue.get())
-                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield getter.result()
-                    continue
-                getter.cancel()
-                break
-            while not queue.empty():
-                yield queue.get_nowait()
+            try:
+                while True:
+                    getter = asyncio.create_task(queue.get())
+                    done, _ = await asyncio.wait(
+                        {getter, task}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if getter in done:
+                        yield getter.result()
+                        continue
+                    getter.cancel()
+                    break
+                while not queue.empty():
+                    yield queue.get_nowait()
+            finally:
+                if not task.done():  # the consumer stopped listening: stop the calls too
+                    task.cancel()
             step.calls = task.result()
             for record in step.calls:
                 if record.pending:

@@ -210,6 +210,18 @@ _SCHEMA_KEYWORDS = (
 )  # fmt: skip
 
 
+# what the faithful validators of ``types`` say → the keyword they enforce
+_PHRASES = (
+    ("does not match pattern", "pattern"),
+    ("not one of the allowed", "enum/const"),
+    ("null is not allowed", "type"),
+    ("the schema is false", "false schema"),
+    ("additional property", "additionalProperties"),
+    ("not a multiple of", "multipleOf"),
+    ("does not match its schema", "prefixItems/items"),
+)
+
+
 def _keyword(error: ErrorDetails) -> str:
     kind = error["type"]
     if kind in _KEYWORDS:
@@ -220,8 +232,9 @@ def _keyword(error: ErrorDetails) -> str:
     for keyword in _SCHEMA_KEYWORDS:
         if f"({keyword})" in message or f"'{keyword}'" in message:
             return keyword
-    if "null is not allowed" in message:
-        return "type"
+    for phrase, keyword in _PHRASES:
+        if phrase in message:
+            return keyword
     return kind
 
 

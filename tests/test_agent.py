@@ -757,3 +757,58 @@ def test_any_openai_or_instructor_client_works(
     assert len(server.requests) == 6
     with pytest.raises(TypeError, match="expected a base URL"):
         Agent(42, model="x")
+
+
+def test_raw_schema_tools_and_outputs_run_end_to_end(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    registry = ToolRegistry()
+    registry.register(
+        "lookup",
+        {
+            "type": "object",
+            "properties": {
+                "_tool": {"const": "lookup"},
+                "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                "_output": {"type": "object", "properties": {"name": {"type": "string"}}},
+            },
+            "required": ["code"],
+            "additionalProperties": False,
+        },
+    )
+    summary = {
+        "type": "object",
+        "properties": {"summary": {"type": "string"}},
+        "required": ["summary"],
+    }
+    server.add(
+        answer({"_tool": "lookup", "code": "cdg", "_output": {"name": "x"}}),  # pattern
+        answer({"_tool": "lookup", "code": "CDG", "_output": {"name": "Charles de Gaulle"}}),
+        answer(output={"summary": 3}),  # wrong type in the output
+        answer(output={"summary": "CDG is Charles de Gaulle"}),
+    )
+    agent = Agent(url, model="scripted", tools=registry, activities={}, max_retries=1)
+    result = agent.run("What is CDG?", summary)
+    assert result.output.summary == "CDG is Charles de Gaulle"
+    assert result.output.model_dump() == {"summary": "CDG is Charles de Gaulle"}
+    assert len(server.requests) == 4
+    assert "field code: string does not match pattern" in server.tool_messages(1)[0]["content"]
+    assert "(keyword: pattern)" in server.tool_messages(1)[0]["content"]
+    last = server.tool_messages(3)[-1]["content"]
+    assert "field output.summary: Input should be a valid string (keyword: type)" in last
+    sent = server.requests[0]["tools"][0]["function"]["parameters"]
+    assert sent["properties"]["output"]["additionalProperties"] is False
+    assert sent["properties"]["calls"]["items"]["additionalProperties"] is False
+
+
+def test_a_failed_run_keeps_its_transcript(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, activities: ActivityRegistry
+) -> None:
+    server, url = llm
+    server.add(answer(WEATHER), call("not json at all"), call("{}"))
+    agent = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=1)
+    with pytest.raises(ResponseValidationError) as info:
+        agent.run("go")
+    steps = info.value.steps
+    assert len(steps) == 2 and steps[0].calls[0].result.success
+    assert len(steps[1].raw_responses) == 2 and steps[1].response is None
+    assert len(server.requests) == 3
