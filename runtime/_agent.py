@@ -211,7 +211,8 @@ class CallRecord:
     """One call of a step and what became of it.
 
     Attributes:
-        call_id: unique within the run (``call-<step>-<index>``).
+        call_id: unique within the run, also across resumed invocations
+            (``call-<invocation>-<step>-<index>``).
         route: ``explicit``, ``latent``, ``async`` or ``missing`` (``_activity`` names no Activity).
         result: the envelope; for a pending call, ``data`` is ``{"status": "pending"}`` until the
             delivered result is recorded in a later step's ``delivered``.
@@ -525,14 +526,15 @@ class Agent:
                 yield event
 
     def _conversation(self, messages: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        convo: list[dict[str, Any]] = []
-        if self.instructions:
-            convo.append({"role": "system", "content": self.instructions})
-        if isinstance(messages, str):
-            convo.append({"role": "user", "content": messages})
-        else:
-            convo.extend(dict(m) for m in messages)
-        return convo
+        given = (
+            [{"role": "user", "content": messages}]
+            if isinstance(messages, str)
+            else [dict(m) for m in messages]
+        )
+        system = {"role": "system", "content": self.instructions}
+        if self.instructions and (not given or given[0] != system):  # not again on a resume
+            given.insert(0, system)
+        return given
 
     async def _events(
         self,
@@ -542,6 +544,8 @@ class Agent:
         run_id: str | None,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
+        # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
+        prefix = f"call-{uuid.uuid4().hex[:8]}"
         convo = self._conversation(messages)
         steps: list[Step] = []
         outstanding: dict[str, CallRecord] = {}
@@ -559,7 +563,9 @@ class Agent:
                 raise
             step.response = response
             queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
-            task = asyncio.create_task(self._execute(rid, index, response, queue.put_nowait))
+            task = asyncio.create_task(
+                self._execute(rid, f"{prefix}-{index}", response, queue.put_nowait)
+            )
             try:
                 while True:
                     getter = asyncio.create_task(queue.get())
@@ -665,7 +671,7 @@ class Agent:
     async def _execute(
         self,
         run_id: str,
-        step: int,
+        step_key: str,
         response: ToolResponse[Any, Any],
         emit: Callable[[AgentEvent], None],
     ) -> list[CallRecord]:
@@ -675,7 +681,7 @@ class Agent:
 
         async def flush() -> None:
             done = await asyncio.gather(
-                *(self._execute_one(run_id, step, i, c, emit) for i, c in batch)
+                *(self._execute_one(run_id, step_key, i, c, emit) for i, c in batch)
             )
             for (i, _), record in zip(batch, done, strict=True):
                 records[i] = record
@@ -687,7 +693,7 @@ class Agent:
             if activity is not None and not activity.concurrent and route == "explicit":
                 # opted out: runs alone, after the calls before it and before those after it
                 await flush()
-                records[index] = await self._execute_one(run_id, step, index, call, emit)
+                records[index] = await self._execute_one(run_id, step_key, index, call, emit)
             else:
                 batch.append((index, call))
         await flush()
@@ -696,12 +702,13 @@ class Agent:
     async def _execute_one(
         self,
         run_id: str,
-        step: int,
+        step_key: str,
         index: int,
         call: Any,
         emit: Callable[[AgentEvent], None],
     ) -> CallRecord:
-        call_id = f"call-{step}-{index}"
+        call_id = f"{step_key}-{index}"
+        step = int(step_key.rpartition("-")[2])
         tool: str = call.tool
         binding = self._binding(tool)
         dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)

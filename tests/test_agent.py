@@ -695,11 +695,12 @@ def test_pending_results_arrive_as_events_on_a_later_step(
     delivered = result.steps[1].delivered
     assert [(d.tool, d.result.data) for d in delivered] == [("sendEmail", {"sent": True})]
     assert result.steps[2].delivered == []  # delivered exactly once
-    assert result.pending == ["call-0-1"]  # weatherCheck never answered
+    assert result.pending == [first.calls[1].call_id]  # weatherCheck never answered
+    assert first.calls[1].call_id.endswith("-0-1")
     inbox = [m for m in server.requests[1]["messages"] if m["role"] == "user"][-1]
     assert json.loads(inbox["content"]) == {
         "event": "tool_result",
-        "call_id": "call-0-0",
+        "call_id": first.calls[0].call_id,
         "tool": "sendEmail",
         "result": {
             "success": True,
@@ -812,3 +813,27 @@ def test_a_failed_run_keeps_its_transcript(
     assert len(steps) == 2 and steps[0].calls[0].result.success
     assert len(steps[1].raw_responses) == 2 and steps[1].response is None
     assert len(server.requests) == 3
+
+
+def test_a_run_resumes_with_its_run_id_and_gets_its_pending_result(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry
+) -> None:
+    server, url = llm
+    store = MemoryPending()
+    space_email = replace(tools["sendEmail"], execution_type="space")
+    email = {"_tool": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
+    server.add(answer(email))
+    first = Agent(url, model="scripted", tools=[space_email], activities={}, pending=store).run(
+        "mail", max_steps=1
+    )
+    assert not first.finished and len(first.pending) == 1
+    store.submit(first.run_id, first.pending[0], {"sent": True})  # while no run is going
+    server.add(answer(email), answer(output="sent twice"))
+    again = Agent(url, model="scripted", tools=[space_email], activities={}, pending=store)
+    resumed = again.run(first.messages, run_id=first.run_id)
+    assert resumed.output == "sent twice" and resumed.run_id == first.run_id
+    (delivered,) = resumed.steps[0].delivered
+    assert delivered.call_id == first.pending[0] and delivered.result.data == {"sent": True}
+    new_id = resumed.steps[0].calls[0].call_id
+    assert new_id != first.pending[0] and len(store.calls) == 2  # no id collision
+    assert resumed.pending == [new_id]
