@@ -526,12 +526,12 @@ class Agent:
                 yield event
 
     def _conversation(self, messages: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        given = (
+        given: list[dict[str, Any]] = (
             [{"role": "user", "content": messages}]
             if isinstance(messages, str)
             else [dict(m) for m in messages]
         )
-        system = {"role": "system", "content": self.instructions}
+        system: dict[str, Any] = {"role": "system", "content": self.instructions}
         if self.instructions and (not given or given[0] != system):  # not again on a resume
             given.insert(0, system)
         return given
