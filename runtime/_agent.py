@@ -491,6 +491,8 @@ class Agent:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
         """
         result: RunResult | None = None
+        if max_steps < 1:
+            raise ValueError("arun(max_steps=...) must be >= 1")
         async for event in self._events(messages, output, max_steps, run_id):
             if event.type == "run.complete":
                 result = event.result
@@ -808,9 +810,9 @@ class Agent:
 
 
 def _visible(binding: ToolBinding) -> bool:
-    if binding.visible is not None:
-        return binding.visible
-    return binding.execution_type != "internal"
+    if binding.execution_type == "internal":  # gateway-v3: internal results are never shown
+        return False
+    return binding.visible if binding.visible is not None else True
 
 
 async def _invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) -> Any:

@@ -560,7 +560,7 @@ def test_astream_yields_progress_and_respects_visibility(
         await asyncio.sleep(0.01)
         yield {"temperature": 3, "conditions": "snow"}
 
-    hidden = replace(tools["sendEmail"], execution_type="internal")
+    hidden = replace(tools["sendEmail"], execution_type="internal", visible=True)
 
     def send(call: Any) -> dict[str, Any]:
         return {"sent": True}
