@@ -282,6 +282,9 @@ class Agent:
         execution_activity: builds Activities for tools with a declarative ``execution`` config
             (the HTTP executor plugs in here).
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
+
+    A client built from a URL is closed after each sync ``run``/``request``; async users close it
+    with ``await agent.aclose()`` or ``async with agent:``.
     """
 
     def __init__(
@@ -306,21 +309,27 @@ class Agent:
         import openai
 
         chosen = mode if mode is not None else _instructor.Mode.TOOLS
+        self._mode = chosen
         raw: Any = client
+        # a client the Agent builds from a URL is its own: made in the event loop that uses it
+        # (httpx connections belong to one loop) and closed by ``aclose`` / after each sync call
+        self._owned: dict[str, Any] | None = None
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._async = True
         if isinstance(raw, str):
-            raw = openai.AsyncOpenAI(
-                base_url=raw,
-                api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
-                timeout=timeout,
-                max_retries=http_retries,
-            )
-        if isinstance(raw, _instructor.AsyncInstructor):
-            self._client: Any = raw
-            self._async = True
+            self._owned = {
+                "base_url": raw,
+                "api_key": api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+                "timeout": timeout,
+                "max_retries": http_retries,
+            }
+        elif isinstance(raw, _instructor.AsyncInstructor):
+            self._client = raw
         elif isinstance(raw, _instructor.Instructor):
             self._client, self._async = raw, False
         elif isinstance(raw, openai.AsyncOpenAI):
-            self._client, self._async = _instructor.from_openai(raw, mode=chosen), True
+            self._client = _instructor.from_openai(raw, mode=chosen)
         elif isinstance(raw, openai.OpenAI):
             self._client, self._async = _instructor.from_openai(raw, mode=chosen), False
         else:
@@ -395,6 +404,51 @@ class Agent:
             self._compositions[key] = found
         return found
 
+    # -- the client
+
+    def _instructor(self) -> Any:
+        if self._owned is None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import instructor as _instructor
+            import openai
+
+            raw = openai.AsyncOpenAI(**self._owned)
+            self._client, self._client_loop = _instructor.from_openai(raw, mode=self._mode), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client the Agent built from a URL (a no-op for clients passed in)."""
+        if self._owned is not None and self._client is not None:
+            client, self._client, self._client_loop = self._client, None, None
+            await client.client.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _sync(self, coro: Awaitable[T]) -> T:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            cast("Any", coro).close()
+            raise RuntimeError(
+                "Agent.run/request called inside an event loop: use arun/arequest instead"
+            )
+
+        async def main() -> T:
+            try:
+                return await coro
+            finally:
+                await self.aclose()
+
+        return _run_sync(main())
+
     # -- one LLM step
 
     async def _ask(
@@ -421,7 +475,7 @@ class Agent:
 
         hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
         hooks.on(HookName.COMPLETION_RESPONSE, on_response)
-        create: Callable[..., Any] = self._client.create
+        create: Callable[..., Any] = self._instructor().create
         kwargs: dict[str, Any] = {
             "messages": messages,
             "response_model": response_model,
@@ -467,7 +521,7 @@ class Agent:
         self, messages: str | Sequence[Mapping[str, Any]], output: OutputSpec = None
     ) -> ToolResponse[Any, Any]:
         """``arequest`` for synchronous code (not from inside a running event loop)."""
-        return _run_sync(self.arequest(messages, output))
+        return self._sync(self.arequest(messages, output))
 
     # -- the loop
 
@@ -508,7 +562,7 @@ class Agent:
         run_id: str | None = None,
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
-        return _run_sync(self.arun(messages, output, max_steps=max_steps, run_id=run_id))
+        return self._sync(self.arun(messages, output, max_steps=max_steps, run_id=run_id))
 
     async def astream(
         self,

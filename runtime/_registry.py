@@ -18,9 +18,9 @@ import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
-from typing import Any, cast, overload
+from typing import Any, Literal, cast, overload
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, JsonValue, create_model
 
 from ._binding import ToolBinding
 
@@ -156,7 +156,12 @@ def binding_from_model(name: str, model: type[BaseModel]) -> ToolBinding:
 
     The model's JSON Schema (by alias) is the tool's parameters; meta fields (``_tool``, ...) in
     it are dropped from the parameters. Its ``_output`` field's type, when it has one, is the
-    Output model; otherwise any JSON value.
+    Output model; otherwise any JSON value. A model without the meta fields gets a subclass that
+    has them (``tool``: ``Literal[name]`` by alias ``_tool``, ``activity``, ``reasoning_for_call``,
+    ``output``), so it joins the Response union like a generated Call model.
+
+    Raises:
+        RegistrationError: the model uses a meta field's Python name for something else.
     """
     schema = model.model_json_schema(by_alias=True)
     props = _as_dict(schema.get("properties")) or {}
@@ -166,17 +171,20 @@ def binding_from_model(name: str, model: type[BaseModel]) -> ToolBinding:
     params["required"] = [r for r in schema.get("required", []) if not str(r).startswith("_")]
     output_model: type[BaseModel] = _AnyOutput
     output_schema: Mapping[str, Any] | None = None
-    for field in model.model_fields.values():
-        if field.alias == "_output":
-            for candidate in _model_types(field.annotation):
-                output_model = candidate
-                output_schema = _as_dict(props.get("_output"))
-                break
+    by_alias = {f.alias or key: key for key, f in model.model_fields.items()}
+    if "_output" in by_alias:
+        annotation = model.model_fields[by_alias["_output"]].annotation
+        for candidate in _model_types(annotation):
+            output_model = candidate
+            out = dict(candidate.model_json_schema(by_alias=True))
+            defs.update(_as_dict(out.pop("$defs", None)) or {})
+            output_schema = out
+            break
     description = schema.get("description") or model.__doc__
     return ToolBinding(
         name=name,
         provider_name=name,
-        call_model=model,
+        call_model=_with_meta_fields(name, model, by_alias),
         output_model=output_model,
         parameters=params,
         output_schema=output_schema,
@@ -184,6 +192,33 @@ def binding_from_model(name: str, model: type[BaseModel]) -> ToolBinding:
         description=description.strip() if isinstance(description, str) else None,
         source=f"{model.__module__}.{model.__qualname__}",
     )
+
+
+def _with_meta_fields(
+    name: str, model: type[BaseModel], by_alias: Mapping[str, str]
+) -> type[BaseModel]:
+    wanted: dict[str, tuple[str, Any]] = {
+        "_tool": ("tool", (Literal[name], Field(default=name, alias="_tool"))),
+        "_activity": ("activity", (str | None, Field(default=None, alias="_activity"))),
+        "_reasoningForCall": (
+            "reasoning_for_call",
+            (str | None, Field(default=None, alias="_reasoningForCall")),
+        ),
+        "_output": ("output", (JsonValue | None, Field(default=None, alias="_output"))),
+    }
+    fields: dict[str, Any] = {}
+    for alias, (attr, spec) in wanted.items():
+        if alias in by_alias:
+            continue
+        if attr in model.model_fields:
+            raise RegistrationError(
+                f"Tool.register({name!r}, {model.__name__}): field {attr!r} is reserved for the "
+                f"meta field {alias!r} (rename it, or give it alias {alias!r})"
+            )
+        fields[attr] = spec
+    if not fields:
+        return model
+    return create_model(model.__name__, __base__=model, __module__=model.__module__, **fields)
 
 
 def _model_types(annotation: Any) -> Iterator[type[BaseModel]]:
@@ -241,6 +276,10 @@ class ToolRegistry:
         if isinstance(spec, ToolBinding):
             binding = spec if spec.name == name else replace(spec, name=name, provider_name=name)
         elif isinstance(spec, type):
+            if not issubclass(spec, BaseModel):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise RegistrationError(
+                    f"Tool.register({name!r}, {spec.__name__}): a class must be a pydantic model"
+                )
             binding = binding_from_model(name, spec)
         elif isinstance(spec, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
             binding = binding_from_schema(name, spec)

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from toolbind.compiler import load_package
 from toolbind.runtime import (
@@ -160,7 +160,8 @@ def test_decorators_and_module_defaults() -> None:
             return {"echo": call.text}
 
         binding = Tool["echoTool"]
-        assert binding.call_model is EchoCall and binding.description == "Echoes text."
+        assert issubclass(binding.call_model, EchoCall) and binding.description == "Echoes text."
+        assert binding.parameters["properties"] == {"text": {"title": "Text", "type": "string"}}
         entry = Activity.get("echoTool")
         assert entry is not None and entry.fn is echo and entry.timeout == 2
         assert not entry.concurrent
@@ -837,3 +838,66 @@ def test_a_run_resumes_with_its_run_id_and_gets_its_pending_result(
     new_id = resumed.steps[0].calls[0].call_id
     assert new_id != first.pending[0] and len(store.calls) == 2  # no id collision
     assert resumed.pending == [new_id]
+
+
+def test_a_pydantic_model_tool_joins_generated_ones(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, activities: ActivityRegistry
+) -> None:
+    server, url = llm
+
+    class Forecast(BaseModel):
+        high: int
+
+    class ForecastCall(BaseModel):
+        """Forecast for a day."""
+
+        city: str
+        day: int
+        output: Forecast | None = Field(default=None, alias="_output")
+
+    tools.register("forecast", ForecastCall)
+    with pytest.raises(RegistrationError, match="reserved for the meta field '_tool'"):
+
+        class Bad(BaseModel):
+            tool: str
+
+        tools.register("bad", Bad)
+    server.add(
+        answer({"_tool": "forecast", "city": "Oslo", "day": 1}),  # latent: _output missing
+        answer(WEATHER, {"_tool": "forecast", "city": "Oslo", "day": 1, "_output": {"high": 3}}),
+        answer(output="ok"),
+    )
+    result = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=1).run(
+        "go"
+    )
+    assert result.output == "ok" and len(server.requests) == 3
+    assert (
+        "calls[0] (tool 'forecast') field _output: missing" in server.tool_messages(1)[0]["content"]
+    )
+    weather_, forecast = result.steps[0].calls
+    assert weather_.route == "explicit" and forecast.route == "latent"
+    assert forecast.arguments == {"city": "Oslo", "day": 1}
+    assert forecast.result.data == {"high": 3}
+    item = [
+        i
+        for i in server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["calls"][
+            "items"
+        ]["anyOf"]
+        if i["properties"]["_tool"] == {"const": "forecast"}
+    ]
+    assert item[0]["properties"]["_output"]["properties"] == {
+        "high": {"title": "High", "type": "integer"}
+    }
+
+
+def test_sync_calls_inside_an_event_loop_are_refused(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry
+) -> None:
+    _, url = llm
+
+    async def main() -> None:
+        async with Agent(url, model="scripted", tools=tools) as agent:
+            with pytest.raises(RuntimeError, match="use arun/arequest"):
+                agent.run("go")
+
+    asyncio.run(main())
