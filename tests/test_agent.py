@@ -901,3 +901,16 @@ def test_sync_calls_inside_an_event_loop_are_refused(
                 agent.run("go")
 
     asyncio.run(main())
+
+
+def test_a_plain_text_reply_is_fed_back_and_recovered(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, activities: ActivityRegistry
+) -> None:
+    server, url = llm
+    server.add(Reply(text="Sure! The weather is nice."), answer(output="fine"))
+    result = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=1).run(
+        "go"
+    )
+    assert result.output == "fine" and len(server.requests) == 2
+    feedback = [m for m in server.requests[1]["messages"] if m["role"] == "user"][-1]
+    assert "No tool calls" in feedback["content"]
