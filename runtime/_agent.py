@@ -363,6 +363,7 @@ class Agent:
         self.execution_activity = execution_activity
         self.request_kwargs = dict(request_kwargs or {})
         self._compositions: dict[Any, Composition] = {}
+        self._executors: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
     # -- composition and routing
 
@@ -371,11 +372,15 @@ class Agent:
         if name and (found := self.activities.get(name)) is not None:
             return "explicit", found
         if tool.execution and self.execution_activity is not None:
-            fn = self.execution_activity(tool)
-            if fn is not None:
+            made = self._executors.get(id(tool))
+            if made is None or made[0] is not tool:  # built once per tool (and kept with it)
+                fn = self.execution_activity(tool)
                 raw_timeout = tool.execution.get("timeout")
                 seconds = raw_timeout / 1000 if isinstance(raw_timeout, int | float) else None
-                return "explicit", RegisteredActivity(fn, seconds)
+                made = (tool, RegisteredActivity(fn, seconds) if fn is not None else None)
+                self._executors[id(tool)] = made
+            if made[1] is not None:
+                return "explicit", made[1]
         execution = tool.execution or {}
         has_url = bool(execution.get("url") or execution.get("webhookUrl"))
         if tool.execution_type == "space" or (tool.execution_type == "external" and not has_url):

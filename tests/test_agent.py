@@ -539,7 +539,7 @@ def test_execution_configs_go_through_the_injected_executor(
     }
     result = agent.run("go")
     assert result.steps[0].calls[0].result.data == {"conditions": "via https://api.example/weather"}
-    assert "weatherCheck" in seen
+    assert seen == ["weatherCheck"]  # the executor is built once per tool
 
 
 # -- events: visibility and progress ------------------------------------------------------------
