@@ -53,6 +53,7 @@ bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/compile.py
 	$(PY) bench/validate.py
 	$(PY) bench/http_runtime.py
+	$(PY) bench/runtime.py
 
 conformance: ## JSON-Schema-Test-Suite: toolbind vs datamodel-codegen vs jsonschema
 	$(PY) bench/conformance.py

@@ -1,0 +1,971 @@
+"""Runtime layer: ``Agent`` — the instructor request loop, execution routing, events, pending tools.
+
+Imports ``_registry``, ``_response``, ``_compose``, ``_result``, pydantic; ``instructor`` and
+``openai`` are imported when an Agent is built (so ``import toolbind.runtime`` stays light).
+
+One step: compose the registered tools (and the output) into the seeds' ``{output, calls}``
+schema, ask the LLM through instructor (TOOLS mode by default: the Response schema is one function
+the model is made to call), validate the answer against the Response model — an invalid answer
+goes back to the model with the validation errors (tool, field, keyword) for ``max_retries``
+retries, then ``ResponseValidationError`` carries the last raw response — then route each Call:
+
+* explicit (an Activity resolved by ``_activity`` > same-name > none): run the Activity (sync,
+  async or async generator; per-call timeout; calls run concurrently unless an Activity opts out);
+  an exception or timeout becomes a failed ``ToolResult``, never a crash of the loop;
+* latent (no Activity): the ``_output`` the model produced is the result (the Response model
+  refuses a latent call without ``_output``, so a missing one is fed back like any error);
+* async (gateway-v3 ``space``, ``external`` without a URL, or an Activity that returns
+  ``Pending``): the call is added to the pending store and its result, once submitted, is
+  delivered to the model as an event at a later step of the same run.
+
+Results go back as a tool message (AgentB's envelope per call); ``run`` loops until ``output`` is
+set or ``max_steps`` is reached and returns the transcript. ``astream`` yields the user-facing
+events (gateway-v3 names; only tools whose ``visible`` flag is on) while the run goes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from ._binding import ToolBinding
+from ._compose import resolve_activity
+from ._registry import (
+    Activity,
+    ActivityFn,
+    ActivityRegistry,
+    RegisteredActivity,
+    Tool,
+    ToolRegistry,
+)
+from ._response import Composition, OutputSpec, compose
+from ._result import ToolResult
+from .types import ToolResponse
+
+if TYPE_CHECKING:
+    import instructor
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AgentEvent",
+    "CallRecord",
+    "ExecutionFactory",
+    "LLMError",
+    "Pending",
+    "PendingCall",
+    "PendingSink",
+    "ResponseValidationError",
+    "RunResult",
+    "Step",
+]
+
+T = TypeVar("T")
+_Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
+META_FIELDS = ("_tool", "_activity", "_output", "_reasoningForCall")
+DEFAULT_ACTIVITY_TIMEOUT = 30.0
+
+Route = Literal["explicit", "latent", "async", "missing"]
+EventType = Literal[
+    "tool-call.start",
+    "tool-input-delta",
+    "tool-result",
+    "tool-call.pending",
+    "tool-call.complete",
+    "tool-call.error",
+    "run.complete",
+]
+
+
+# -- errors (by audience: run-time failures of the LLM side) -------------------------------------
+
+
+class AgentError(Exception):
+    """Base of the Agent's run-time failures.
+
+    Attributes:
+        steps: the transcript of the run up to the failure (empty for ``request``).
+    """
+
+    steps: list[Step]
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.steps = []
+
+
+class LLMError(AgentError):
+    """The LLM request itself failed (HTTP error, timeout, connection) after the client's retries."""
+
+
+class ResponseValidationError(AgentError):
+    """The model's answers stayed invalid after every retry.
+
+    Attributes:
+        errors: the validation errors of the last attempt (as fed back to the model).
+        attempts: how many answers were tried.
+        last_response: the last raw completion (JSON-ready dict), or None.
+    """
+
+    def __init__(
+        self, message: str, *, errors: str, attempts: int, last_response: dict[str, Any] | None
+    ) -> None:
+        super().__init__(message)
+        self.errors = errors
+        self.attempts = attempts
+        self.last_response = last_response
+
+
+# -- async pending tools -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What an Activity returns to say "the result comes later" (gateway-v3 async tools).
+
+    Attributes:
+        ttl: seconds the call may stay pending (None: the store's default).
+        message: what the model is told meanwhile.
+    """
+
+    ttl: float | None = None
+    message: str = "The result will arrive later as a tool_result event; continue meanwhile."
+
+
+class PendingCall(Protocol):
+    """A pending tool call as the store reports it (``runtime._pending.PendingToolCall``)."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def call_id(self) -> str: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def arguments(self) -> Mapping[str, Any]: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def result(self) -> Any: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+class PendingSink(Protocol):
+    """The pending store the Agent needs (``runtime._pending.PendingStore`` satisfies it)."""
+
+    def add(
+        self,
+        *,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        ttl: float | None = None,
+    ) -> Any: ...
+
+    def collect(self, run_id: str) -> Sequence[PendingCall]: ...
+
+
+ExecutionFactory = Callable[[ToolBinding], ActivityFn | None]
+"""Makes the Activity of a tool with a declarative ``execution`` config (e.g. gateway HTTP), or
+None when it cannot; the Agent calls it for tools that have no registered Activity."""
+
+
+# -- events and transcript -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentEvent:
+    """One event of a run (gateway-v3 names).
+
+    ``tool-call.start`` → ``tool-input-delta`` (the call's arguments, whole) → ``tool-result``
+    (a progress yield of an async-generator Activity; zero or more) → ``tool-call.complete`` or
+    ``tool-call.error`` (or ``tool-call.pending``, then complete/error when the result arrives).
+    The last event of ``astream`` is ``run.complete`` with the ``RunResult``.
+    """
+
+    type: EventType
+    run_id: str
+    step: int
+    call_id: str | None = None
+    tool: str | None = None
+    data: Any = None
+    visible: bool = True
+    result: RunResult | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class CallRecord:
+    """One call of a step and what became of it.
+
+    Attributes:
+        call_id: unique within the run, also across resumed invocations
+            (``call-<invocation>-<step>-<index>``).
+        route: ``explicit``, ``latent``, ``async`` or ``missing`` (``_activity`` names no Activity).
+        result: the envelope; for a pending call, ``data`` is ``{"status": "pending"}`` until the
+            delivered result is recorded in a later step's ``delivered``.
+        progress: what an async-generator Activity yielded along the way.
+    """
+
+    call_id: str
+    tool: str
+    route: Route
+    arguments: dict[str, Any]
+    result: ToolResult[Any]
+    visible: bool
+    pending: bool = False
+    progress: list[Any] = field(default_factory=list[Any])
+
+
+@dataclass(slots=True, kw_only=True)
+class Step:
+    """One LLM step: every request attempt, raw response, the validated response, the calls."""
+
+    index: int
+    requests: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    raw_responses: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    response: ToolResponse[Any, Any] | None = None
+    calls: list[CallRecord] = field(default_factory=list[CallRecord])
+    delivered: list[CallRecord] = field(default_factory=list[CallRecord])
+
+
+@dataclass(slots=True, kw_only=True)
+class RunResult:
+    """The outcome of ``run``: the final output (None when ``max_steps`` ran out) and transcript."""
+
+    run_id: str
+    output: Any
+    finished: bool
+    steps: list[Step]
+    messages: list[dict[str, Any]]
+    pending: list[str]
+
+
+# -- the agent -----------------------------------------------------------------------------------
+
+
+class Agent:
+    """An LLM agent over registered tools, through instructor.
+
+    Args:
+        client: an OpenAI-compatible base URL (the Agent builds an ``openai.AsyncOpenAI``), an
+            ``openai.OpenAI``/``AsyncOpenAI`` client, or any instructor client
+            (``instructor.from_provider(...)``).
+        model: the model name sent with each request.
+        tools: a ``ToolRegistry`` (default: the global ``Tool``), a generated package, or
+            ``ToolBinding``s.
+        activities: an ``ActivityRegistry`` (default: the global ``Activity``) or a name → function
+            mapping.
+        max_retries: how many times an invalid answer is sent back with its errors.
+        mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
+            ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
+        instructions: a system message put first in every conversation.
+        timeout: seconds per LLM HTTP request (only when the Agent builds the client).
+        http_retries: the OpenAI client's own retries of 5xx/connection errors (same condition).
+        api_key: API key for a client built from a URL (default ``$OPENAI_API_KEY``); never
+            recorded anywhere.
+        activity_timeout: default seconds one Activity call may take.
+        pending: the store of async pending calls (``PendingStore``); without one, an async tool
+            call fails with a clear error.
+        execution_activity: builds Activities for tools with a declarative ``execution`` config
+            (the HTTP executor plugs in here).
+        request_kwargs: extra arguments for each completion request (``temperature``, ...).
+
+    A client built from a URL is closed after each sync ``run``/``request``; async users close it
+    with ``await agent.aclose()`` or ``async with agent:``.
+    """
+
+    def __init__(
+        self,
+        client: str | Any,
+        *,
+        model: str,
+        tools: ToolRegistry | ModuleType | Iterable[ToolBinding] | None = None,
+        activities: ActivityRegistry | Mapping[str, ActivityFn] | None = None,
+        max_retries: int = 2,
+        mode: instructor.Mode | None = None,
+        instructions: str | None = None,
+        timeout: float = 60.0,
+        http_retries: int = 2,
+        api_key: str | None = None,
+        activity_timeout: float = DEFAULT_ACTIVITY_TIMEOUT,
+        pending: PendingSink | None = None,
+        execution_activity: ExecutionFactory | None = None,
+        request_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        import instructor as _instructor
+        import openai
+
+        chosen = mode if mode is not None else _instructor.Mode.TOOLS
+        self._mode = chosen
+        raw: Any = client
+        # a client the Agent builds from a URL is its own: made in the event loop that uses it
+        # (httpx connections belong to one loop) and closed by ``aclose`` / after each sync call
+        self._owned: dict[str, Any] | None = None
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._async = True
+        if isinstance(raw, str):
+            self._owned = {
+                "base_url": raw,
+                "api_key": api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+                "timeout": timeout,
+                "max_retries": http_retries,
+            }
+        elif isinstance(raw, _instructor.AsyncInstructor):
+            self._client = raw
+        elif isinstance(raw, _instructor.Instructor):
+            self._client, self._async = raw, False
+        elif isinstance(raw, openai.AsyncOpenAI):
+            self._client = _instructor.from_openai(raw, mode=chosen)
+        elif isinstance(raw, openai.OpenAI):
+            self._client, self._async = _instructor.from_openai(raw, mode=chosen), False
+        else:
+            raise TypeError(
+                "Agent(client=...): expected a base URL, an openai client or an instructor "
+                f"client, found {type(raw).__name__}"
+            )
+        if max_retries < 0:
+            raise ValueError("Agent(max_retries=...) must be >= 0")
+        self.model = model
+        if tools is None:
+            self.tools: ToolRegistry | list[ToolBinding] = Tool
+        elif isinstance(tools, ToolRegistry):
+            self.tools = tools
+        elif isinstance(tools, ModuleType):
+            registry = ToolRegistry()
+            registry.register_package(tools)
+            self.tools = registry
+        else:
+            self.tools = list(tools)
+        if activities is None:
+            self.activities = Activity
+        elif isinstance(activities, ActivityRegistry):
+            self.activities = activities
+        else:
+            self.activities = ActivityRegistry(activities)
+        self.max_retries = max_retries
+        self.instructions = instructions
+        self.activity_timeout = activity_timeout
+        self.pending = pending
+        self.execution_activity = execution_activity
+        self.request_kwargs = dict(request_kwargs or {})
+        self._compositions: dict[Any, Composition] = {}
+        self._executors: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
+
+    # -- composition and routing
+
+    def _route(self, tool: ToolBinding) -> tuple[Route, RegisteredActivity | None]:
+        name = resolve_activity(tool, self.activities.names)
+        if name and (found := self.activities.get(name)) is not None:
+            return "explicit", found
+        if tool.execution and self.execution_activity is not None:
+            made = self._executors.get(id(tool))
+            if made is None or made[0] is not tool:  # built once per tool (and kept with it)
+                fn = self.execution_activity(tool)
+                raw_timeout = tool.execution.get("timeout")
+                seconds = raw_timeout / 1000 if isinstance(raw_timeout, int | float) else None
+                made = (tool, RegisteredActivity(fn, seconds) if fn is not None else None)
+                self._executors[id(tool)] = made
+            if made[1] is not None:
+                return "explicit", made[1]
+        execution = tool.execution or {}
+        has_url = bool(execution.get("url") or execution.get("webhookUrl"))
+        if tool.execution_type == "space" or (tool.execution_type == "external" and not has_url):
+            return "async", None
+        if name:
+            return "missing", None
+        return "latent", None
+
+    def composition(self, output: OutputSpec = None) -> Composition:
+        """The composed schema (and ``.response`` type) the next request will use."""
+        tools = list(self.tools)
+        routed = {t.name: self._route(t)[0] for t in tools}
+        not_latent = frozenset(n for n, r in routed.items() if r != "latent")
+        out_key: Any = (
+            json.dumps(output, sort_keys=True, default=str)
+            if isinstance(output, Mapping)
+            else output
+        )
+        key = (tuple(id(t) for t in tools), not_latent, out_key)
+        # the cached Composition holds the tools, so their ids stay unique while the key lives
+        found = self._compositions.get(key)
+        if found is None:
+            if len(self._compositions) >= 64:
+                self._compositions.clear()
+            found = compose(tools, output, activities=not_latent)
+            self._compositions[key] = found
+        return found
+
+    # -- the client
+
+    def _instructor(self) -> Any:
+        if self._owned is None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import instructor as _instructor
+            import openai
+
+            raw = openai.AsyncOpenAI(**self._owned)
+            self._client, self._client_loop = _instructor.from_openai(raw, mode=self._mode), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client the Agent built from a URL (a no-op for clients passed in)."""
+        if self._owned is not None and self._client is not None:
+            client, self._client, self._client_loop = self._client, None, None
+            await client.client.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _sync(self, coro: Awaitable[T]) -> T:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            cast("Any", coro).close()
+            raise RuntimeError(
+                "Agent.run/request called inside an event loop: use arun/arequest instead"
+            )
+
+        async def main() -> T:
+            try:
+                return await coro
+            finally:
+                await self.aclose()
+
+        return _run_sync(main())
+
+    # -- one LLM step
+
+    async def _ask(
+        self, messages: list[dict[str, Any]], output: OutputSpec, step: Step
+    ) -> ToolResponse[Any, Any]:
+        from instructor.core.exceptions import InstructorRetryException
+        from instructor.core.hooks import HookName, Hooks
+
+        response_model = self.composition(output).response
+        hooks = Hooks()
+
+        def on_kwargs(*args: Any, **kwargs: Any) -> None:
+            # what went to the model (never the client's credentials: they are not kwargs)
+            step.requests.append(
+                {
+                    k: copy.deepcopy(kwargs[k])
+                    for k in ("model", "messages", "tool_choice")
+                    if k in kwargs
+                }
+            )
+
+        def on_response(response: Any) -> None:
+            step.raw_responses.append(_dump(response))
+
+        hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
+        hooks.on(HookName.COMPLETION_RESPONSE, on_response)
+        create: Callable[..., Any] = self._instructor().create
+        kwargs: dict[str, Any] = {
+            "messages": messages,
+            "response_model": response_model,
+            "max_retries": self.max_retries,
+            "strict": False,  # the generated models are exactly as strict as their schemas
+            "hooks": hooks,
+            "model": self.model,
+            **self.request_kwargs,
+        }
+        try:
+            if self._async:
+                result = await cast("Awaitable[Any]", create(**kwargs))
+            else:
+                result = await asyncio.to_thread(create, **kwargs)
+        except InstructorRetryException as exc:
+            failed = list(exc.failed_attempts or [])
+            if not failed:
+                cause = exc.__cause__ or exc
+                raise LLMError(f"the LLM request failed: {type(cause).__name__}: {cause}") from None
+            last = failed[-1]
+            errors = str(last.exception)
+            raise ResponseValidationError(
+                f"the model's answer was still invalid after {len(failed)} attempt(s) "
+                f"(max_retries={self.max_retries}); last errors:\n{errors}",
+                errors=errors,
+                attempts=len(failed),
+                last_response=_dump(last.completion) if last.completion is not None else None,
+            ) from None
+        return cast("ToolResponse[Any, Any]", result)
+
+    async def arequest(
+        self, messages: str | Sequence[Mapping[str, Any]], output: OutputSpec = None
+    ) -> ToolResponse[Any, Any]:
+        """One LLM step: the validated Response (``.calls`` typed per tool, ``.output``).
+
+        Raises:
+            ResponseValidationError: the answers stayed invalid after ``max_retries`` retries.
+            LLMError: the request failed (HTTP error, timeout).
+        """
+        return await self._ask(self._conversation(messages), output, Step(index=0))
+
+    def request(
+        self, messages: str | Sequence[Mapping[str, Any]], output: OutputSpec = None
+    ) -> ToolResponse[Any, Any]:
+        """``arequest`` for synchronous code (not from inside a running event loop)."""
+        return self._sync(self.arequest(messages, output))
+
+    # -- the loop
+
+    async def arun(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: OutputSpec = None,
+        *,
+        max_steps: int = 8,
+        run_id: str | None = None,
+    ) -> RunResult:
+        """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
+
+        Args:
+            messages: the conversation so far (a string is one user message).
+            output: the final output's type (pydantic model or JSON Schema); None for text.
+            max_steps: the most LLM steps to make.
+            run_id: resume a run (its pending results get delivered); a new id by default.
+
+        Raises:
+            ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
+        """
+        result: RunResult | None = None
+        if max_steps < 1:
+            raise ValueError("arun(max_steps=...) must be >= 1")
+        async for event in self._events(messages, output, max_steps, run_id):
+            if event.type == "run.complete":
+                result = event.result
+        assert result is not None
+        return result
+
+    def run(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: OutputSpec = None,
+        *,
+        max_steps: int = 8,
+        run_id: str | None = None,
+    ) -> RunResult:
+        """``arun`` for synchronous code (not from inside a running event loop)."""
+        return self._sync(self.arun(messages, output, max_steps=max_steps, run_id=run_id))
+
+    async def astream(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: OutputSpec = None,
+        *,
+        max_steps: int = 8,
+        run_id: str | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run the loop, yielding the user-facing events as they happen.
+
+        Only calls of visible tools (``visible`` flag; default: every execution type but
+        ``internal``) appear; the last event is ``run.complete`` with ``.result``.
+        """
+        async for event in self._events(messages, output, max_steps, run_id):
+            if event.visible:
+                yield event
+
+    def _conversation(self, messages: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        given: list[dict[str, Any]] = (
+            [{"role": "user", "content": messages}]
+            if isinstance(messages, str)
+            else [dict(m) for m in messages]
+        )
+        system: dict[str, Any] = {"role": "system", "content": self.instructions}
+        if self.instructions and (not given or given[0] != system):  # not again on a resume
+            given.insert(0, system)
+        return given
+
+    async def _events(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: OutputSpec,
+        max_steps: int,
+        run_id: str | None,
+    ) -> AsyncIterator[AgentEvent]:
+        rid = run_id or uuid.uuid4().hex
+        # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
+        prefix = f"call-{uuid.uuid4().hex[:8]}"
+        convo = self._conversation(messages)
+        steps: list[Step] = []
+        outstanding: dict[str, CallRecord] = {}
+        final: Any = None
+        finished = False
+        for index in range(max_steps):
+            step = Step(index=index)
+            steps.append(step)
+            for event in self._deliver_pending(rid, step, convo, outstanding):
+                yield event
+            try:
+                response = await self._ask(convo, output, step)
+            except AgentError as exc:
+                exc.steps = steps  # the transcript so far, for the caller's diagnosis
+                raise
+            step.response = response
+            queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+            task = asyncio.create_task(
+                self._execute(rid, f"{prefix}-{index}", response, queue.put_nowait)
+            )
+            try:
+                while True:
+                    getter = asyncio.create_task(queue.get())
+                    done, _ = await asyncio.wait(
+                        {getter, task}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if getter in done:
+                        yield getter.result()
+                        continue
+                    getter.cancel()
+                    break
+                while not queue.empty():
+                    yield queue.get_nowait()
+            finally:
+                if not task.done():  # the consumer stopped listening: stop the calls too
+                    task.cancel()
+            step.calls = task.result()
+            for record in step.calls:
+                if record.pending:
+                    outstanding[record.call_id] = record
+            _feed_back(convo, response, step, self.composition(output).response.__name__)
+            if response.output is not None:
+                final, finished = response.output, True
+                break
+        result = RunResult(
+            run_id=rid,
+            output=final,
+            finished=finished,
+            steps=steps,
+            messages=convo,
+            pending=sorted(outstanding),
+        )
+        yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
+
+    def _deliver_pending(
+        self,
+        run_id: str,
+        step: Step,
+        convo: list[dict[str, Any]],
+        outstanding: dict[str, CallRecord],
+    ) -> list[AgentEvent]:
+        if self.pending is None:
+            return []
+        events: list[AgentEvent] = []
+        for item in self.pending.collect(run_id):
+            ok = item.status in ("resolved", "delivered") and item.error is None
+            envelope: ToolResult[Any] = (
+                _Result.ok(item.result, execution="async")
+                if ok
+                else _Result.fail(
+                    item.error or f"the call {item.status} before a result arrived",
+                    execution="async",
+                )
+            )
+            known = outstanding.pop(item.call_id, None)
+            binding = self._binding(item.tool)
+            visible = known.visible if known else _visible(binding) if binding else True
+            record = CallRecord(
+                call_id=item.call_id,
+                tool=item.tool,
+                route="async",
+                arguments=dict(item.arguments),
+                result=envelope,
+                visible=visible,
+            )
+            step.delivered.append(record)
+            convo.append(
+                {
+                    "role": "user",
+                    "content": json.dumps(
+                        {
+                            "event": "tool_result",
+                            "call_id": item.call_id,
+                            "tool": item.tool,
+                            "result": envelope.model_dump(mode="json"),
+                        }
+                    ),
+                }
+            )
+            events.append(
+                AgentEvent(
+                    type="tool-call.complete" if ok else "tool-call.error",
+                    run_id=run_id,
+                    step=step.index,
+                    call_id=item.call_id,
+                    tool=item.tool,
+                    data=envelope.model_dump(mode="json"),
+                    visible=visible,
+                )
+            )
+        return events
+
+    def _binding(self, name: str) -> ToolBinding | None:
+        if isinstance(self.tools, ToolRegistry):
+            return self.tools.get(name)
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        return None
+
+    # -- execution
+
+    async def _execute(
+        self,
+        run_id: str,
+        step_key: str,
+        response: ToolResponse[Any, Any],
+        emit: Callable[[AgentEvent], None],
+    ) -> list[CallRecord]:
+        calls = list(response.calls)
+        records: list[CallRecord | None] = [None] * len(calls)
+        batch: list[tuple[int, Any]] = []
+
+        async def flush() -> None:
+            done = await asyncio.gather(
+                *(self._execute_one(run_id, step_key, i, c, emit) for i, c in batch)
+            )
+            for (i, _), record in zip(batch, done, strict=True):
+                records[i] = record
+            batch.clear()
+
+        for index, call in enumerate(calls):
+            binding = self._binding(call.tool)
+            route, activity = self._route(binding) if binding else ("missing", None)
+            if activity is not None and not activity.concurrent and route == "explicit":
+                # opted out: runs alone, after the calls before it and before those after it
+                await flush()
+                records[index] = await self._execute_one(run_id, step_key, index, call, emit)
+            else:
+                batch.append((index, call))
+        await flush()
+        return [r for r in records if r is not None]
+
+    async def _execute_one(
+        self,
+        run_id: str,
+        step_key: str,
+        index: int,
+        call: Any,
+        emit: Callable[[AgentEvent], None],
+    ) -> CallRecord:
+        call_id = f"{step_key}-{index}"
+        step = int(step_key.rpartition("-")[2])
+        tool: str = call.tool
+        binding = self._binding(tool)
+        dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        arguments = {k: v for k, v in dumped.items() if k not in META_FIELDS}
+        visible = _visible(binding) if binding else True
+        route, activity = self._route(binding) if binding else ("missing", None)
+        record = CallRecord(
+            call_id=call_id,
+            tool=tool,
+            route=route,
+            arguments=arguments,
+            result=_Result.ok(None),
+            visible=visible,
+        )
+
+        def event(kind: EventType, data: Any = None) -> None:
+            emit(
+                AgentEvent(
+                    type=kind,
+                    run_id=run_id,
+                    step=step,
+                    call_id=call_id,
+                    tool=tool,
+                    data=data,
+                    visible=visible,
+                )
+            )
+
+        event("tool-call.start", {"reasoning": dumped.get("_reasoningForCall")})
+        event("tool-input-delta", {"delta": json.dumps(arguments)})
+        value: Any
+        if route == "latent":
+            value = _Result.ok(dumped.get("_output"), execution="latent")
+        elif route == "missing":
+            name = (binding.activity if binding else None) or tool
+            value = _Result.fail(f"no Activity named {name!r} is registered for tool {tool!r}")
+        elif route == "async" or activity is None:
+            value = Pending()
+        else:
+            timeout = activity.timeout or self.activity_timeout
+
+            def progress(item: Any) -> None:
+                plain = to_jsonable_python(item, by_alias=True)
+                record.progress.append(plain)
+                event("tool-result", {"preliminary": True, "output": plain})
+
+            try:
+                value = await asyncio.wait_for(_invoke(activity.fn, call, progress), timeout)
+            except TimeoutError:
+                value = _Result.fail(
+                    f"activity for {tool!r} timed out after {timeout:g}s", execution="explicit"
+                )
+            except Exception as exc:  # an Activity's failure is a result, never a crash
+                value = _Result.fail(f"{type(exc).__name__}: {exc}", execution="explicit")
+        if isinstance(value, Pending):
+            record.result = self._make_pending(run_id, call_id, tool, arguments, value)
+            record.pending = record.result.success
+        else:
+            record.result = _to_result(value, binding)
+        kind: EventType = (
+            "tool-call.pending"
+            if record.pending
+            else "tool-call.complete"
+            if record.result.success
+            else "tool-call.error"
+        )
+        event(kind, record.result.model_dump(mode="json"))
+        return record
+
+    def _make_pending(
+        self,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        arguments: dict[str, Any],
+        marker: Pending,
+    ) -> ToolResult[Any]:
+        if self.pending is None:
+            return _Result.fail(
+                f"tool {tool!r} answers asynchronously but the Agent has no pending store "
+                "(Agent(pending=PendingStore(...)))",
+                execution="async",
+            )
+        try:
+            self.pending.add(
+                run_id=run_id, call_id=call_id, tool=tool, arguments=arguments, ttl=marker.ttl
+            )
+        except Exception as exc:
+            return _Result.fail(f"could not record the pending call: {exc}", execution="async")
+        return _Result.ok(
+            {"status": "pending", "pendingToolCallId": call_id, "message": marker.message},
+            execution="async",
+        )
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _visible(binding: ToolBinding) -> bool:
+    if binding.execution_type == "internal":  # gateway-v3: internal results are never shown
+        return False
+    return binding.visible if binding.visible is not None else True
+
+
+async def _invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) -> Any:
+    if inspect.isasyncgenfunction(fn):
+        last: Any = None
+        async for item in fn(call):
+            progress(item)
+            last = item
+        return last
+    if inspect.iscoroutinefunction(fn):
+        return await fn(call)
+    value = await asyncio.to_thread(fn, call)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def _to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:
+    if isinstance(value, ToolResult):
+        return cast("ToolResult[Any]", value)
+    if isinstance(value, BaseModel):
+        data = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return _Result.ok(data, execution="explicit")
+    try:
+        data = to_jsonable_python(value, by_alias=True)
+    except Exception as exc:
+        return _Result.fail(f"the Activity returned a non-JSON value: {exc}")
+    if binding is not None and binding.output_schema is not None:
+        try:
+            binding.output_model.model_validate(data)
+        except ValidationError as exc:
+            return _Result.fail(
+                f"the Activity's output does not match {binding.name!r}'s output schema: "
+                + "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
+                ),
+                data=data,
+                execution="explicit",
+            )
+    return _Result.ok(data, execution="explicit")
+
+
+def _dump(response: Any) -> dict[str, Any]:
+    dump = getattr(response, "model_dump", None)
+    if callable(dump):
+        return cast("dict[str, Any]", dump(mode="json"))
+    return {"repr": repr(response)}
+
+
+def _feed_back(
+    convo: list[dict[str, Any]], response: ToolResponse[Any, Any], step: Step, function: str
+) -> None:
+    """Append the step's answer and its results (one tool message) to the conversation."""
+    call_id = f"step-{step.index}"
+    if step.raw_responses:
+        try:
+            tool_calls = step.raw_responses[-1]["choices"][0]["message"]["tool_calls"]
+            call_id = tool_calls[0]["id"] or call_id
+        except (KeyError, IndexError, TypeError):
+            pass
+    convo.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {
+                        "name": function,
+                        "arguments": response.model_dump_json(by_alias=True, exclude_unset=True),
+                    },
+                }
+            ],
+        }
+    )
+    if step.calls:
+        content: Any = {
+            "results": [
+                {"call_id": r.call_id, "tool": r.tool, **r.result.model_dump(mode="json")}
+                for r in step.calls
+            ]
+        }
+    elif response.output is None:
+        content = {"results": [], "note": "No calls and no output: call tools or give the output."}
+    else:
+        content = {"results": []}
+    convo.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(content)})
+
+
+def _run_sync(coro: Awaitable[T]) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(cast("Any", coro))
+    cast("Any", coro).close()
+    raise RuntimeError("Agent.run/request called inside an event loop: use arun/arequest instead")
