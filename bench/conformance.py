@@ -129,6 +129,19 @@ REFERENCE = "jsonschema"
 #: Names of a ``model_from_schema`` keyword that switches format assertion on (passed ``True``).
 ASSERTION_PARAMETERS = ("format_assertion", "assert_formats", "assert_format")
 
+#: Every main-suite test toolbind is known to get wrong, with the reason: (draft, file, group,
+#: test) → why. ``tests/test_conformance.py`` fails on a miss that is not listed here and on an
+#: entry that no longer misses, so this table is always the exact list.
+XFAIL: dict[tuple[str, str, str, str], str] = {
+    (
+        "draft2020-12",
+        "vocabulary.json",
+        "schema that uses custom metaschema with with no validation vocabulary",
+        "no validation: invalid number, but it still validates",
+    ): "$vocabulary is not read: a custom meta-schema that leaves out the validation vocabulary "
+    "cannot switch `minimum` off; toolbind always applies the whole 2020-12 vocabulary set",
+}
+
 #: Tests of the main suite whose expected value holds only when formats are annotations.
 ANNOTATION_ONLY_MARK = "only an annotation by default"
 
@@ -681,6 +694,10 @@ class Runner:
 # --- reporting --------------------------------------------------------------------------------
 
 
+def xfail_key(miss: Miss) -> tuple[str, str, str, str]:
+    return (miss.draft, miss.file, miss.group, miss.test)
+
+
 def pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:5.1f}%" if whole else "    -"
 
@@ -927,6 +944,13 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     own = [m for m in results.misses if m.implementation == TOOLBIND]
+    known = [m for m in own if m.suite == "main" and xfail_key(m) in XFAIL]
+    print(f"\ntoolbind known misses (XFAIL table, main suite): {len(known)}")
+    for key, reason in XFAIL.items():
+        hits = sum(1 for m in known if xfail_key(m) == key)
+        print(f"  {key[0]}/{key[1]}: {key[2]} / {key[3]} — {hits} mode(s)\n      why: {reason}")
+    unexpected = [m for m in own if m.suite == "main" and xfail_key(m) not in XFAIL]
+    print(f"toolbind unexpected misses (main suite): {len(unexpected)}")
     shown = own if args.misses else own[:MISSES_SHOWN]
     print(
         f"\ntoolbind disagreements: {len(own)}"
