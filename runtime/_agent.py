@@ -961,6 +961,7 @@ def _feed_back(
 ) -> None:
     """Append the step's answer and its results (one tool message) to the conversation."""
     call_id = f"step-{step.index}"
+    arguments = response.model_dump_json(by_alias=True, exclude_unset=True)
     if step.raw_responses:
         try:
             tool_calls = step.raw_responses[-1]["choices"][0]["message"]["tool_calls"]
@@ -970,14 +971,17 @@ def _feed_back(
     convo.append(
         {
             "role": "assistant",
-            "content": None,
+            # the answer as text too: chat templates that ignore tool_calls (SmolLM2's, among
+            # others) show the model its own answer; and an empty content would not do — instructor
+            # turns a falsy content into [], which llama.cpp's server refuses for an assistant
+            "content": arguments,
             "tool_calls": [
                 {
                     "id": call_id,
                     "type": "function",
                     "function": {
                         "name": function,
-                        "arguments": response.model_dump_json(by_alias=True, exclude_unset=True),
+                        "arguments": arguments,
                     },
                 }
             ],
