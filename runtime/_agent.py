@@ -1,7 +1,8 @@
 """Runtime layer: ``Agent`` — the instructor request loop, execution routing, events, pending tools.
 
 Imports ``_registry``, ``_response``, ``_compose``, ``_result``, pydantic; ``instructor`` and
-``openai`` are imported when an Agent is built (so ``import toolbind.runtime`` stays light).
+``openai`` are imported when an Agent is built (so ``import toolbind.runtime`` stays light), and
+``_gateway_exec`` (the HTTP executor) when a tool with an HTTP ``execution`` config is first routed.
 
 One step: compose the registered tools (and the output) into the seeds' ``{output, calls}``
 schema, ask the LLM through instructor (TOOLS mode by default: the Response schema is one function
@@ -279,8 +280,10 @@ class Agent:
         activity_timeout: default seconds one Activity call may take.
         pending: the store of async pending calls (``PendingStore``); without one, an async tool
             call fails with a clear error.
-        execution_activity: builds Activities for tools with a declarative ``execution`` config
-            (the HTTP executor plugs in here).
+        execution_activity: builds Activities for tools with a declarative ``execution`` config.
+            Default: the gateway HTTP executor (``HttpExecution``) for every config with a
+            ``url``/``webhookUrl`` (``space`` tools and configs without a URL stay async); a
+            config error (e.g. an unset ``${env.NAME}``) becomes that tool's failed result.
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
 
     A client built from a URL is closed after each sync ``run``/``request``; async users close it
@@ -360,7 +363,8 @@ class Agent:
         self.instructions = instructions
         self.activity_timeout = activity_timeout
         self.pending = pending
-        self.execution_activity = execution_activity
+        self.execution_activity: ExecutionFactory = execution_activity or self._http_execution
+        self._http_executions: list[Any] = []  # HttpExecution objects the default factory made
         self.request_kwargs = dict(request_kwargs or {})
         self._compositions: dict[Any, Composition] = {}
         self._executors: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
@@ -371,7 +375,7 @@ class Agent:
         name = resolve_activity(tool, self.activities.names)
         if name and (found := self.activities.get(name)) is not None:
             return "explicit", found
-        if tool.execution and self.execution_activity is not None:
+        if tool.execution:
             made = self._executors.get(id(tool))
             if made is None or made[0] is not tool:  # built once per tool (and kept with it)
                 fn = self.execution_activity(tool)
@@ -423,11 +427,43 @@ class Agent:
             self._client, self._client_loop = _instructor.from_openai(raw, mode=self._mode), loop
         return self._client
 
+    def _http_execution(self, binding: ToolBinding) -> ActivityFn | None:
+        """The default ``execution_activity``: the gateway's HTTP executor, run in a thread."""
+        execution = binding.execution or {}
+        if binding.execution_type == "space" or not (
+            execution.get("url") or execution.get("webhookUrl")
+        ):
+            return None  # async: the result is submitted later
+        from ._gateway_exec import HttpExecution
+        from ._http_auth import HttpConfigurationError
+
+        try:
+            executor = HttpExecution.from_binding(binding)
+        except HttpConfigurationError as exc:
+            message = str(exc)  # never holds a secret value
+
+            def misconfigured(call: Any) -> ToolResult[Any]:
+                return _Result.fail(message, error_type="configuration", execution="explicit")
+
+            return misconfigured
+        self._http_executions.append(executor)
+        output_model = binding.output_model if binding.output_schema is not None else None
+
+        def via_http(call: Any) -> ToolResult[Any]:
+            # the sync client, in the worker thread ``_invoke`` gives sync Activities: it is not
+            # tied to one event loop (each sync ``run`` has its own)
+            return executor.call(call, output_model)
+
+        return via_http
+
     async def aclose(self) -> None:
-        """Close the HTTP client the Agent built from a URL (a no-op for clients passed in)."""
+        """Close the HTTP clients the Agent made: the LLM client built from a URL (a no-op for
+        clients passed in) and the connection pools of the default HTTP executors."""
         if self._owned is not None and self._client is not None:
             client, self._client, self._client_loop = self._client, None, None
             await client.client.close()
+        for executor in self._http_executions:
+            await asyncio.to_thread(executor.close)
 
     async def __aenter__(self) -> Agent:
         return self
@@ -926,6 +962,7 @@ def _feed_back(
 ) -> None:
     """Append the step's answer and its results (one tool message) to the conversation."""
     call_id = f"step-{step.index}"
+    arguments = response.model_dump_json(by_alias=True, exclude_unset=True)
     if step.raw_responses:
         try:
             tool_calls = step.raw_responses[-1]["choices"][0]["message"]["tool_calls"]
@@ -935,14 +972,17 @@ def _feed_back(
     convo.append(
         {
             "role": "assistant",
-            "content": None,
+            # the answer as text too: chat templates that ignore tool_calls (SmolLM2's, among
+            # others) show the model its own answer; and an empty content would not do — instructor
+            # turns a falsy content into [], which llama.cpp's server refuses for an assistant
+            "content": arguments,
             "tool_calls": [
                 {
                     "id": call_id,
                     "type": "function",
                     "function": {
                         "name": function,
-                        "arguments": response.model_dump_json(by_alias=True, exclude_unset=True),
+                        "arguments": arguments,
                     },
                 }
             ],

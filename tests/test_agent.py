@@ -10,12 +10,15 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import httpx
 import pytest
+from fastapi import FastAPI, Request
 from pydantic import BaseModel, Field
 
 from toolbind.compiler import load_package
@@ -26,6 +29,7 @@ from toolbind.runtime import (
     AgentEvent,
     LLMError,
     Pending,
+    PendingStore,
     RegistrationError,
     ResponseValidationError,
     Tool,
@@ -33,6 +37,7 @@ from toolbind.runtime import (
     ToolRegistry,
     ToolResult,
     compose,
+    pending_app,
 )
 from toolbind.runtime._compose import compose as compose_schema
 
@@ -542,6 +547,65 @@ def test_execution_configs_go_through_the_injected_executor(
     assert seen == ["weatherCheck"]  # the executor is built once per tool
 
 
+def test_execution_configs_run_over_http_by_default(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``execution_activity``: the gateway's HTTP executor runs the config against a real app."""
+    server, url = llm
+    app = FastAPI()
+    seen: list[tuple[str, str | None, str | None]] = []
+
+    @app.get("/weather/{city}")
+    def weather_api(city: str, request: Request) -> dict[str, Any]:
+        seen.append((city, request.query_params.get("units"), request.headers.get("x-key")))
+        return {"temperature": 18.5, "conditions": f"rain in {city}"}
+
+    monkeypatch.setenv("TOOLBIND_TEST_WEATHER_KEY", "k-SECRET-42")
+    monkeypatch.delenv("TOOLBIND_TEST_UNSET", raising=False)
+    with serve_asgi(app) as base:
+        http_weather = replace(
+            tools["weatherCheck"],
+            execution_type="gateway",
+            execution={
+                "url": base + "/weather/{{input.location}}?units=metric",
+                "method": "GET",
+                "headers": {"X-Key": "${env.TOOLBIND_TEST_WEATHER_KEY}"},
+                "timeout": 5000,
+            },
+        )
+        misconfigured = replace(
+            tools["sendEmail"],
+            execution_type="external",
+            execution={
+                "url": base + "/mail",
+                "headers": {"Authorization": "Bearer ${env.TOOLBIND_TEST_UNSET}"},
+            },
+        )
+        email = {"_tool": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
+        city = {"_tool": "weatherCheck", "location": "Saint-Denis & co?"}
+        server.add(answer(city, email), answer(output="ok"))
+        agent = Agent(url, model="scripted", tools=[http_weather, misconfigured], activities={})
+        items = agent.composition()["properties"]["calls"]["items"]
+        variants = items.get("anyOf") or items.get("oneOf") or [items]
+        assert [v["properties"]["_activity"] for v in variants] == [  # routed as explicit
+            {"const": "weatherCheck"},
+            {"const": "sendEmail"},
+        ]
+        result = agent.run("weather and mail")
+    assert result.output == "ok"
+    weather_call, email_call = result.steps[0].calls
+    assert weather_call.route == "explicit" and weather_call.result.success
+    assert weather_call.result.model_dump(mode="json")["data"] == {  # the typed output, dumped
+        "temperature": 18.5,
+        "conditions": "rain in Saint-Denis & co?",
+    }
+    assert seen == [("Saint-Denis & co?", "metric", "k-SECRET-42")]  # encoded, never split
+    assert email_call.route == "explicit" and not email_call.result.success
+    assert "TOOLBIND_TEST_UNSET" in (email_call.result.error or "")
+    assert "k-SECRET-42" not in json.dumps(server.requests) + repr(result)
+    assert len(server.requests) == 2
+
+
 # -- events: visibility and progress ------------------------------------------------------------
 
 
@@ -610,53 +674,17 @@ def test_the_visible_flag_overrides_the_default(
 # -- async pending tools ------------------------------------------------------------------------
 
 
-@dataclass
-class Stored:
-    run_id: str
-    call_id: str
-    tool: str
-    arguments: Mapping[str, Any]
-    status: str = "pending"
-    result: Any = None
-    error: str | None = None
-
-
-class MemoryPending:
-    """A PendingSink for these tests (``runtime._pending.PendingStore`` is built in parallel)."""
-
-    def __init__(self) -> None:
-        self.calls: dict[tuple[str, str], Stored] = {}
-
-    def add(
-        self,
-        *,
-        run_id: str,
-        call_id: str,
-        tool: str,
-        arguments: Mapping[str, Any],
-        ttl: float | None = None,
-    ) -> Stored:
-        item = Stored(run_id, call_id, tool, dict(arguments))
-        self.calls[(run_id, call_id)] = item
-        return item
-
-    def submit(self, run_id: str, call_id: str, result: Any) -> None:
-        item = self.calls[(run_id, call_id)]
-        assert item.status == "pending"
-        item.status, item.result = "resolved", result
-
-    def collect(self, run_id: str) -> list[Stored]:
-        out = [c for c in self.calls.values() if c.run_id == run_id and c.status == "resolved"]
-        for item in out:
-            item.status = "delivered"
-        return out
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[PendingStore]:
+    with PendingStore(tmp_path / "pending.sqlite3", ttl=60) as real:
+        yield real
 
 
 def test_pending_results_arrive_as_events_on_a_later_step(
-    llm: tuple[ScriptedLLM, str], tools: ToolRegistry
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, store: PendingStore
 ) -> None:
+    """The real SQLite store as the Agent's sink; the result is POSTed to the real endpoint."""
     server, url = llm
-    store = MemoryPending()
     space_email = replace(tools["sendEmail"], execution_type="space")
     registry = ActivityRegistry()
 
@@ -673,31 +701,44 @@ def test_pending_results_arrive_as_events_on_a_later_step(
         activities=registry,
         pending=store,
     )
+    answers: list[tuple[int, Any]] = []
 
-    async def main() -> list[AgentEvent]:
+    async def main(endpoint: str) -> list[AgentEvent]:
         events: list[AgentEvent] = []
-        async for event in agent.astream("mail and weather"):
-            events.append(event)
-            if event.type == "tool-call.pending" and event.tool == "sendEmail":
-                store.submit(event.run_id, event.call_id or "", {"sent": True})
+        async with httpx.AsyncClient(base_url=endpoint) as client:
+            async for event in agent.astream("mail and weather"):
+                events.append(event)
+                if event.type == "tool-call.pending" and event.tool == "sendEmail":
+                    path = f"/runs/{event.run_id}/tool-results"
+                    body = {"call_id": event.call_id, "result": {"sent": True}}
+                    for _ in range(2):  # the second submission is refused
+                        reply = await client.post(path, json=body)
+                        answers.append((reply.status_code, reply.json()))
         return events
 
-    events = asyncio.run(main())
+    with serve_asgi(pending_app(store)) as endpoint:
+        events = asyncio.run(main(endpoint))
     result = events[-1].result
     assert result is not None and result.output == "all done"
-    assert {(c.run_id, c.tool) for c in store.calls.values()} == {
-        (result.run_id, "sendEmail"),
-        (result.run_id, "weatherCheck"),
-    }
     first = result.steps[0]
     assert [c.pending for c in first.calls] == [True, True]
     assert first.calls[0].result.data is not None
     assert first.calls[0].result.data["status"] == "pending"
+    assert [status for status, _ in answers] == [200, 409]
+    assert answers[0][1]["status"] == "resolved" and answers[0][1]["result"] == {"sent": True}
     delivered = result.steps[1].delivered
     assert [(d.tool, d.result.data) for d in delivered] == [("sendEmail", {"sent": True})]
     assert result.steps[2].delivered == []  # delivered exactly once
     assert result.pending == [first.calls[1].call_id]  # weatherCheck never answered
     assert first.calls[1].call_id.endswith("-0-1")
+    stored_email = store.get(result.run_id, first.calls[0].call_id)
+    assert stored_email is not None and stored_email.status == "delivered"
+    assert stored_email.tool == "sendEmail"
+    assert dict(stored_email.arguments) == {"recipient": "a@b.c", "subject": "hi"}
+    assert [(p.call_id, p.tool) for p in store.pending(result.run_id)] == [
+        (first.calls[1].call_id, "weatherCheck")
+    ]
+    assert store.collect(result.run_id) == []  # nothing left to hand over
     inbox = [m for m in server.requests[1]["messages"] if m["role"] == "user"][-1]
     assert json.loads(inbox["content"]) == {
         "event": "tool_result",
@@ -817,10 +858,9 @@ def test_a_failed_run_keeps_its_transcript(
 
 
 def test_a_run_resumes_with_its_run_id_and_gets_its_pending_result(
-    llm: tuple[ScriptedLLM, str], tools: ToolRegistry
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, store: PendingStore
 ) -> None:
     server, url = llm
-    store = MemoryPending()
     space_email = replace(tools["sendEmail"], execution_type="space")
     email = {"_tool": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
     server.add(answer(email))
@@ -836,7 +876,10 @@ def test_a_run_resumes_with_its_run_id_and_gets_its_pending_result(
     (delivered,) = resumed.steps[0].delivered
     assert delivered.call_id == first.pending[0] and delivered.result.data == {"sent": True}
     new_id = resumed.steps[0].calls[0].call_id
-    assert new_id != first.pending[0] and len(store.calls) == 2  # no id collision
+    assert new_id != first.pending[0]  # no id collision: both calls are stored
+    old, new = store.get(first.run_id, first.pending[0]), store.get(first.run_id, new_id)
+    assert old is not None and old.status == "delivered"
+    assert new is not None and new.status == "pending"
     assert resumed.pending == [new_id]
 
 
