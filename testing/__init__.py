@@ -42,11 +42,24 @@ __all__ = [
     "check_contract",
     "check_rejects_invalid",
     "check_roundtrip",
+    "contract_schema",
     "invalid_instances_for",
     "strategies_for",
 ]
 
 Target = ToolBinding | type[BaseModel] | Mapping[str, Any] | bool
+
+
+def contract_schema(
+    target: Target, *, schema: Mapping[str, Any] | bool | None = None
+) -> Mapping[str, Any] | bool:
+    """The JSON Schema the checks hold ``target`` to (same ``target`` as ``strategies_for``).
+
+    For a Call model that is the tool's composed call schema with ``_activity`` any string and
+    ``_output`` allowed (the model serves every Activity registration); for an Output model, the
+    output schema (``{}`` when the spec declares none); ``$defs`` included.
+    """
+    return contract_for(target, schema).schema
 
 
 def strategies_for(
