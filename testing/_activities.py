@@ -97,6 +97,16 @@ class ActivityCheck:
         except Exception as exc:
             return self._violation(f"has annotations that cannot be resolved ({exc})")
         accepted = _accepts(hints.get(first.name, Any), self.binding.call_model)
+        stale = [
+            m
+            for m in _members(hints.get(first.name, Any))
+            if isinstance(m, type) and m.__name__ == self.binding.call_model.__name__
+        ]
+        if accepted is None and stale:
+            return self._violation(
+                f"takes a {stale[0].__name__} from {stale[0].__module__} whose schema differs "
+                "from the spec's — regenerate that package (`toolbind generate`)"
+            )
         if accepted is None:
             return self._violation(
                 f"does not accept the Call: parameter `{first.name}: {_type_name(hints[first.name])}` "

@@ -134,6 +134,18 @@ def test_an_activity_returning_what_the_output_schema_forbids_fails_readably(
     assert "Traceback" not in out + result.stderr
 
 
+def test_an_activity_typed_with_a_stale_package_is_told_to_regenerate(tmp_path: Path) -> None:
+    root = project(tmp_path, GOOD_ACTIVITIES)
+    spec = root / "specs" / "scoring.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("maxLength: 8", "maxLength: 9"))
+    result = toolbind("test", "specs", "--activities", "acts", "--examples", "10", cwd=root)
+    assert result.returncode == 1
+    assert "echo Activity echo: takes a EchoCall from generated.scoring.models whose schema" in (
+        result.stdout
+    )
+    assert "regenerate that package" in result.stdout
+
+
 def test_an_activity_whose_signature_does_not_take_the_call_fails(tmp_path: Path) -> None:
     root = project(
         tmp_path,
@@ -198,6 +210,21 @@ def test_spec_errors_are_reported_like_generate(tmp_path: Path) -> None:
 
 
 # --- the library ---------------------------------------------------------------------------------
+
+
+def test_the_plugin_loads_without_the_testing_extra() -> None:
+    """pytest loads the plugin in every run: it must not import hypothesis or jsonschema."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolbind.testing.pytest_plugin, toolbind.testing; "
+        "print(sorted(m for m in ('hypothesis', 'jsonschema', 'hypothesis_jsonschema') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
 
 
 def test_public_surface() -> None:
