@@ -127,9 +127,7 @@ def _report(
     unknown_activities: list[str],
     out: Console,
 ) -> int:
-    sources = sorted(
-        {r.source for r in reports}, key=lambda s: [r.source for r in reports].index(s)
-    )
+    sources = list(dict.fromkeys(r.source for r in reports))
     with_activities = activities is not None
     for source in sources:
         table = Table(title=f"{source}", title_justify="left", show_lines=False)

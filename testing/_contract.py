@@ -73,16 +73,16 @@ def call_schema(binding: ToolBinding) -> dict[str, Any]:
     properties["_output"] = dict(binding.output_schema) if binding.output_schema is not None else {}
     ordered = {k: properties.pop(k) for k in ("_tool", "_activity", "_reasoningForCall", "_output")}
     schema["properties"] = {**ordered, **properties}
-    return _with_defs(schema, binding)
+    return with_defs(schema, binding)
 
 
 def output_schema(binding: ToolBinding) -> dict[str, Any]:
     """The JSON Schema a tool's Output model implements (``{}``: any JSON, when none is declared)."""
     base = dict(binding.output_schema) if binding.output_schema is not None else {}
-    return _with_defs(base, binding)
+    return with_defs(base, binding)
 
 
-def _with_defs(schema: dict[str, Any], binding: ToolBinding) -> dict[str, Any]:
+def with_defs(schema: dict[str, Any], binding: ToolBinding) -> dict[str, Any]:
     if binding.defs:
         return {**schema, "$defs": {**dict(binding.defs), **schema.get("$defs", {})}}
     return schema

@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -85,7 +85,6 @@ class ToolReport:
     output: PartResult
     activity: PartResult | None = None
     activity_name: str | None = None
-    notes: list[str] = field(default_factory=lambda: [])
 
     @property
     def parts(self) -> list[PartResult]:
