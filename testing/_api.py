@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from toolbind.runtime import ToolBinding
 
-from ._checks import PartResult, RunSettings, run_activity, run_model
+from ._checks import PartResult, RunSettings, run_activity, run_model, run_tool_models
 from ._contract import Contract, ContractError, contract_for, contracts_of
 from ._errors import ContractViolation
 from ._strategies import invalid_instances, json_instances
@@ -73,7 +73,9 @@ def invalid_instances_for(
 
 def _contracts(target: Target, schema: Mapping[str, Any] | bool | None) -> list[Contract]:
     if isinstance(target, ToolBinding) and schema is None:
-        return list(contracts_of(target))
+        # without an output schema the Output model is any JSON value: nothing tool-specific
+        call, output = contracts_of(target)
+        return [call] if target.output_schema is None else [call, output]
     contract = contract_for(target, schema)
     if contract.model is None:
         raise ContractError("a JSON Schema alone has no model to check: pass the model class")
@@ -97,7 +99,8 @@ def check_roundtrip(
     """Valid instances validate in ``model_validate`` and ``model_validate_json`` and dump back
     (``mode="json", by_alias=True, exclude_unset=True``) equal to the input.
 
-    A ``ToolBinding`` checks its Call and its Output model; a model class checks itself (see
+    A ``ToolBinding`` checks its Call and its Output model (unless the spec declares no output
+    schema: then the Output model is any JSON value); a model class checks itself (see
     ``strategies_for`` for where its schema comes from).
 
     Returns:
@@ -170,7 +173,7 @@ def check_contract(
         ContractViolation: the first broken property, with its shrunk counterexample.
     """
     how = RunSettings(max_examples, seed)
-    results = [run_model(c, how) for c in contracts_of(binding)]
+    results = list(run_tool_models(binding, how))
     if activity is not None:
         results.append(run_activity(binding, activity, how))
     return _finish(results)

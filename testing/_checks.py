@@ -24,7 +24,7 @@ from toolbind.runtime import ToolBinding, tool_schema
 from toolbind.runtime.types import json_equal
 
 from ._activities import ActivityCheck
-from ._contract import Contract, with_defs
+from ._contract import Contract, contracts_of, with_defs
 from ._errors import ContractViolation, from_pydantic_error, from_schema_error, schema_error, show
 from ._strategies import Mutator, describe, json_instances
 
@@ -70,6 +70,7 @@ class RunSettings:
 
 
 _NO_INSTANCE = "no instance satisfies the schema"
+NO_OUTPUT_SCHEMA = "the spec declares no output schema (the Output model is any JSON value)"
 # big or slow-to-generate instances are the norm for real tool schemas, not a test smell
 _HEALTH_CHECKS = [
     HealthCheck.too_slow,
@@ -229,6 +230,18 @@ def run_model(
     result.examples = counts[0] if valid else 0
     result.invalid = counts[1]
     return result
+
+
+def run_tool_models(binding: ToolBinding, how: RunSettings) -> tuple[PartResult, PartResult]:
+    """``run_model`` for a tool's Call and Output models.
+
+    An Output model without an output schema is ``RootModel[JsonValue]``, the same for every
+    such tool: there is nothing tool-specific to check, so that part is skipped.
+    """
+    call, output = contracts_of(binding)
+    if binding.output_schema is None:
+        return run_model(call, how), PartResult("Output", skipped=NO_OUTPUT_SCHEMA)
+    return run_model(call, how), run_model(output, how)
 
 
 def activity_contract(binding: ToolBinding) -> Contract:

@@ -18,7 +18,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ._activities import activities_in, load_activities
-from ._checks import PartResult, RunSettings
+from ._checks import NO_OUTPUT_SCHEMA, PartResult, RunSettings
 from ._contract import ContractError
 from ._runner import ToolReport, check_tool, compile_specs
 
@@ -110,6 +110,8 @@ def _cell(part: PartResult | None, invalid: bool = False) -> str:
         failed_invalid = part.failure.check == "rejects invalid"
         if failed_invalid == invalid or part.part == "Activity":
             return "[bold red]✗ FAIL[/bold red]"
+    if part.skipped == NO_OUTPUT_SCHEMA:
+        return "[dim]any JSON[/dim]"
     if part.skipped:
         return "[yellow]skipped[/yellow]"
     count = part.invalid if invalid else part.examples
@@ -160,7 +162,9 @@ def _report(
         out.print(
             f"FAIL {r.source} · {part.failure.render()}{flaky}", markup=False, highlight=False
         )
-    skipped = [(r, p) for r in reports for p in r.parts if p.skipped]
+    skipped = [
+        (r, p) for r in reports for p in r.parts if p.skipped not in (None, NO_OUTPUT_SCHEMA)
+    ]
     for r, part in skipped:
         out.print(
             f"skipped {r.tool.name} {part.part}: {part.skipped}", style="yellow", markup=False

@@ -23,8 +23,7 @@ from toolbind.compiler import compile_to_directory
 from toolbind.compiler.diagnostics import Diagnostic
 from toolbind.runtime import ToolBinding
 
-from ._checks import PartResult, RunSettings, run_activity, run_model
-from ._contract import contracts_of
+from ._checks import PartResult, RunSettings, run_activity, run_tool_models
 
 _counter = itertools.count()
 
@@ -102,8 +101,7 @@ def check_tool(
     activity: Callable[..., Any] | None = None,
 ) -> ToolReport:
     """Round-trip and invalid-rejection for the Call and Output models, then the Activity."""
-    call, output = contracts_of(tool)
-    report = ToolReport(source, tool, run_model(call, how), run_model(output, how))
+    report = ToolReport(source, tool, *run_tool_models(tool, how))
     if activity is not None:
         report.activity = run_activity(tool, activity, how)
         report.activity_name = getattr(activity, "__name__", None) or type(activity).__name__

@@ -38,5 +38,7 @@ def test_specs_hold_the_seed_and_mcp_tools() -> None:
 
 @pytest.mark.parametrize("tool", spec_tools(), ids=lambda t: t.name)
 def test_models_accept_exactly_their_schemas(tool: ToolBinding) -> None:
-    # valid + invalid for the Call, valid (+ invalid, unless any JSON is valid) for the Output
-    assert check_contract(tool, max_examples=EXAMPLES) >= 3 * EXAMPLES
+    # valid + invalid instances for the Call model, and for the Output model when the spec gives
+    # an output schema (without one it is RootModel[JsonValue], the same for every tool)
+    parts = 1 if tool.output_schema is None else 2
+    assert check_contract(tool, max_examples=EXAMPLES) >= 2 * parts * EXAMPLES
