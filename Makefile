@@ -39,11 +39,11 @@ test-deep: ## The property tests with 1000 examples per schema
 	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -n 2 -q
 
 lint: ## ruff lint + format check
-	$(BIN)/ruff check compiler runtime tests bench
-	$(BIN)/ruff format --check compiler runtime tests bench
+	$(BIN)/ruff check compiler runtime testing tests bench
+	$(BIN)/ruff format --check compiler runtime testing tests bench
 
 format: ## ruff format the sources
-	$(BIN)/ruff format compiler runtime tests bench
+	$(BIN)/ruff format compiler runtime testing tests bench
 
 typecheck: ## pyright (strict) over compiler/, runtime/, tests/, generated/
 	$(BIN)/pyright

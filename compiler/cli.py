@@ -1,6 +1,7 @@
 """Compiler layer: the ``toolbind`` command. Thin: parse, call the library, render, exit code.
 
-Exit codes: 0 success, 1 spec errors (or a stale tree with ``--check``), 2 usage errors.
+Exit codes: 0 success, 1 spec errors (or a stale tree with ``--check``, or a broken contract
+with ``test``), 2 usage errors.
 Diagnostics go to stderr, results to stdout. A user's mistake never shows a traceback.
 """
 
@@ -249,6 +250,56 @@ def scaffold_command(
     except OSError as exc:
         raise _usage(f"{out}: cannot write ({exc.strerror or exc})") from None
     _err.print(f"{spec} → {out} (Activity functions to fill in)", markup=False)
+
+
+@app.command("test")
+def test_command(
+    specs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Spec files or directories (default: specs/).", show_default=False),
+    ] = None,
+    activities: Annotated[
+        str | None,
+        typer.Option(
+            "--activities",
+            help="Module (import path or .py file) whose Activities to check: its ACTIVITIES dict "
+            "(tool name → function), else functions named like the tools.",
+        ),
+    ] = None,
+    examples: Annotated[
+        int, typer.Option("--examples", min=1, help="Examples per property and schema.")
+    ] = 100,
+    tool: Annotated[
+        list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Hypothesis seed (same seed, same run).")] = 0,
+) -> None:
+    """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
+    invalid ones; with --activities, every Activity takes every Call and returns a valid Output."""
+    try:
+        from toolbind.testing._cli import UsageError, run
+    except ImportError as exc:
+        raise _usage(
+            f"toolbind test needs the testing extra ({exc.name or exc}): "
+            "pip install 'toolbind[testing]'"
+        ) from None
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    try:
+        code = run(
+            specs or [Path("specs")],
+            activities=activities,
+            examples=examples,
+            tools=tool or [],
+            seed=seed,
+            out=out,
+            err=_err,
+        )
+    except SpecError as exc:
+        _render(exc.diagnostics)
+        raise typer.Exit(1) from None
+    except UsageError as exc:
+        raise _usage(str(exc)) from None
+    raise typer.Exit(code)
 
 
 def main() -> None:

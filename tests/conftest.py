@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import Any
 
 import pytest
 import yaml
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime._ecma import translate
+from toolbind.testing import strategies_for
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus"))
@@ -89,38 +89,6 @@ def unload(prefix: str) -> None:
 
 
 def instances_of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
-    """Valid instances of a JSON Schema (hypothesis-jsonschema, typed for pyright).
-
-    toolbind exports draft 2020-12; hypothesis-jsonschema reads draft 7 and would silently
-    ignore the newer spellings, so they are rewritten to their draft 7 equivalents first.
-    """
-    from hypothesis_jsonschema import from_schema  # pyright: ignore[reportUnknownVariableType]
-
-    return from_schema(to_draft7(schema))  # pyright: ignore[reportUnknownVariableType]
-
-
-def to_draft7(schema: Any) -> Any:
-    """``prefixItems``/``items`` → ``items``/``additionalItems``; ``dependent*`` → ``dependencies``."""
-    if isinstance(schema, list):
-        return [to_draft7(v) for v in cast("list[Any]", schema)]
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {k: to_draft7(v) for k, v in cast("dict[str, Any]", schema).items()}
-    if "prefixItems" in out:
-        prefix = out.pop("prefixItems")
-        if "items" in out:
-            out["additionalItems"] = out.pop("items")
-        out["items"] = prefix
-    # Patterns are ECMA-262 (``\d`` is ASCII, ``$`` is the very end); hypothesis reads them
-    # with Python's ``re``, so they are handed over in toolbind's translation.
-    if isinstance(out.get("pattern"), str):
-        out["pattern"] = translate(out["pattern"])
-    if isinstance(out.get("patternProperties"), dict):
-        patterns = cast("dict[str, Any]", out["patternProperties"])
-        out["patternProperties"] = {translate(k): v for k, v in patterns.items()}
-    dependencies: dict[str, Any] = {}
-    dependencies.update(out.pop("dependentRequired", {}))
-    dependencies.update(out.pop("dependentSchemas", {}))
-    if dependencies:
-        out["dependencies"] = dependencies
-    return out
+    """Valid instances of a JSON Schema: ``toolbind.testing.strategies_for`` (2020-12 spellings
+    are rewritten for hypothesis-jsonschema there)."""
+    return strategies_for(schema)

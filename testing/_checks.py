@@ -1,0 +1,295 @@
+"""Testing layer: the contract properties, run with hypothesis. Imports the other testing modules.
+
+Each property runs as one hypothesis test; a failure is shrunk to a minimal counterexample and
+reported as a ``ContractViolation``. ``run_model`` checks a model both ways in one pass — every
+generated valid instance round-trips, then a mutation of it that the reference validator rejects
+must be rejected by the model too — so the costly valid generation is shared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, Verbosity, assume, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import FlakyFailure, InvalidArgument, Unsatisfiable
+from jsonschema.protocols import Validator
+from pydantic import ValidationError
+
+from toolbind.runtime import ToolBinding, tool_schema
+from toolbind.runtime.types import json_equal
+
+from ._activities import ActivityCheck
+from ._contract import Contract, contracts_of, with_defs
+from ._errors import ContractViolation, from_pydantic_error, from_schema_error, schema_error, show
+from ._strategies import Mutator, describe, json_instances
+
+
+@dataclass(slots=True)
+class PartResult:
+    """How one part of a tool's contract fared (``Call``, ``Output`` or ``Activity``)."""
+
+    part: str
+    examples: int = 0
+    invalid: int = 0
+    failure: ContractViolation | None = None
+    skipped: str | None = None
+    flaky: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """How many examples, which seed, and whether hypothesis may keep a database."""
+
+    max_examples: int | None = None
+    seed: int | None = None
+    database: bool = False
+
+    def settings(self) -> settings:
+        kwargs: dict[str, Any] = {}
+        if self.max_examples is not None:
+            kwargs["max_examples"] = self.max_examples
+        if not self.database:
+            kwargs["database"] = None
+        return settings(
+            deadline=None,
+            suppress_health_check=_HEALTH_CHECKS,
+            report_multiple_bugs=False,
+            verbosity=Verbosity.quiet,
+            print_blob=False,
+            **kwargs,
+        )
+
+
+_NO_INSTANCE = "no instance satisfies the schema"
+NO_OUTPUT_SCHEMA = "the spec declares no output schema (the Output model is any JSON value)"
+# big or slow-to-generate instances are the norm for real tool schemas, not a test smell
+_HEALTH_CHECKS = [
+    HealthCheck.too_slow,
+    HealthCheck.filter_too_much,
+    HealthCheck.data_too_large,
+    HealthCheck.large_base_example,
+]
+
+
+def _run(body: Callable[[st.DataObject], None], how: RunSettings, result: PartResult) -> None:
+    test = given(st.data())(how.settings()(body))
+    if how.seed is not None:
+        test = hypothesis_seed(how.seed)(test)
+    try:
+        test()
+    except ContractViolation as exc:
+        result.failure = exc
+    except FlakyFailure as exc:
+        found = _first_violation(exc)
+        if found is None:
+            raise
+        result.failure, result.flaky = found, True
+    except Unsatisfiable:
+        result.skipped = _NO_INSTANCE
+    except (InvalidArgument, RecursionError) as exc:
+        result.skipped = f"cannot generate instances: {exc}"
+    except Exception as exc:
+        if type(exc).__name__ != "HypothesisRefResolutionError":
+            raise
+        result.skipped = f"cannot generate instances: {exc}"
+
+
+def _first_violation(exc: BaseException) -> ContractViolation | None:
+    if isinstance(exc, ContractViolation):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _first_violation(inner)
+        if found is not None:
+            return found
+    return None
+
+
+def accepts_everything(schema: object) -> bool:
+    """``true``, ``{}`` or a schema of annotations only: no instance is invalid."""
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    annotations = {"title", "description", "$comment", "examples", "default", "$defs", "$schema"}
+    return set(schema) <= annotations  # pyright: ignore[reportUnknownArgumentType]
+
+
+def round_trip(contract: Contract, instance: Any) -> None:
+    """A valid instance validates in both modes and dumps back to itself."""
+    model = contract.model
+    assert model is not None
+    for mode in ("model_validate", "model_validate_json"):
+        try:
+            if mode == "model_validate":
+                parsed = model.model_validate(instance)
+            else:
+                parsed = model.model_validate_json(json.dumps(instance))
+        except ValidationError as exc:
+            raise ContractViolation(
+                contract.label,
+                f"the model rejects an instance its schema accepts ({mode})",
+                instance=instance,
+                check="round-trip",
+                **from_pydantic_error(exc, instance),
+            ) from None
+        except Exception as exc:
+            raise ContractViolation(
+                contract.label,
+                f"the model raised {type(exc).__name__} instead of validating ({mode}): {exc}",
+                instance=instance,
+                check="round-trip",
+            ) from None
+        dumped = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        if not json_equal(dumped, instance):
+            raise ContractViolation(
+                contract.label,
+                f"the dump differs from the instance it was validated from ({mode})",
+                instance=instance,
+                check="round-trip",
+                pointer=_difference(instance, dumped),
+                detail=f"dumped: {show(dumped)}",
+            )
+
+
+def rejected(
+    contract: Contract, validator: Validator, instance: Any, how: str | None = None
+) -> None:
+    """An instance the reference validator rejects is rejected by the model in both modes."""
+    model = contract.model
+    assert model is not None
+    err = schema_error(validator, instance)
+    assert err is not None, "only invalid instances are checked"
+    where = from_schema_error(err)
+    if how:
+        where["detail"] = f"{where['detail']} (mutation: {how})"
+    for mode in ("model_validate", "model_validate_json"):
+        try:
+            if mode == "model_validate":
+                model.model_validate(instance)
+            else:
+                model.model_validate_json(json.dumps(instance))
+        except ValidationError:
+            continue
+        except Exception as exc:
+            raise ContractViolation(
+                contract.label,
+                f"the model raised {type(exc).__name__} instead of a ValidationError ({mode}): {exc}",
+                instance=instance,
+                check="rejects invalid",
+            ) from None
+        raise ContractViolation(
+            contract.label,
+            f"the model accepts an instance its schema rejects ({mode})",
+            instance=instance,
+            check="rejects invalid",
+            **where,
+        )
+
+
+def run_model(
+    contract: Contract, how: RunSettings, *, valid: bool = True, invalid: bool = True
+) -> PartResult:
+    """Check a model against its schema: valid instances round-trip, mutated ones are rejected."""
+    result = PartResult(contract.side)
+    check_invalid = invalid and not accepts_everything(contract.schema)
+    mutator = Mutator(contract) if check_invalid else None
+    strategy = json_instances(contract.schema)
+    counts = [0, 0]  # valid, invalid instances checked before the first failure
+    failed = [False]
+
+    def body(data: st.DataObject) -> None:
+        instance = data.draw(strategy, label="instance")
+        try:
+            if valid:
+                round_trip(contract, instance)
+            counts[0] += not failed[0]
+            if mutator is not None:
+                found = mutator.mutate(data, instance)
+                # an example counts once it checked both ways (so ≥ max_examples of each)
+                assume(found is not None)
+                assert found is not None
+                bad, edit = found
+                rejected(contract, mutator.validator, bad, describe(edit))
+                counts[1] += not failed[0]
+        except ContractViolation:
+            failed[0] = True
+            raise
+
+    _run(body, how, result)
+    if result.skipped == _NO_INSTANCE and counts[0]:
+        result.skipped = "no mutation of a valid instance is invalid"
+    result.examples = counts[0] if valid else 0
+    result.invalid = counts[1]
+    return result
+
+
+def run_tool_models(binding: ToolBinding, how: RunSettings) -> tuple[PartResult, PartResult]:
+    """``run_model`` for a tool's Call and Output models.
+
+    An Output model without an output schema is ``RootModel[JsonValue]``, the same for every
+    such tool: there is nothing tool-specific to check, so that part is skipped.
+    """
+    call, output = contracts_of(binding)
+    if binding.output_schema is None:
+        return run_model(call, how), PartResult("Output", skipped=NO_OUTPUT_SCHEMA)
+    return run_model(call, how), run_model(output, how)
+
+
+def activity_contract(binding: ToolBinding) -> Contract:
+    """The Calls an Activity registered for the tool receives (``_activity`` resolved to it)."""
+    schema = with_defs(tool_schema(binding, (binding.name,)), binding)
+    return Contract("Call", binding.call_model, schema, binding.name)
+
+
+def run_activity(binding: ToolBinding, fn: Callable[..., Any], how: RunSettings) -> PartResult:
+    """Check an Activity: its signature takes the Call, and what it returns fits the Output."""
+    result = PartResult("Activity")
+    check = ActivityCheck(binding, fn)
+    problem = check.signature_problem()
+    if problem is not None:
+        result.failure = problem
+        return result
+    strategy = json_instances(activity_contract(binding).schema)
+    count = [0]
+    failed = [False]
+
+    def body(data: st.DataObject) -> None:
+        call = data.draw(strategy, label="call")
+        try:
+            check.check_call(call)
+        except ContractViolation:
+            failed[0] = True
+            raise
+        count[0] += not failed[0]
+
+    try:
+        _run(body, how, result)
+    finally:
+        check.close()
+    result.examples = count[0]
+    return result
+
+
+def _difference(a: Any, b: Any, path: str = "") -> str:
+    """The pointer of the first place two JSON values differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted({*a, *b}):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            step = f"{path}/{str(key).replace('~', '~0').replace('/', '~1')}"  # pyright: ignore[reportUnknownArgumentType]
+            if key not in a or key not in b:
+                return step
+            if not json_equal(a[key], b[key]):
+                return _difference(a[key], b[key], step)
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):  # pyright: ignore[reportUnknownArgumentType]
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            if not json_equal(x, y):
+                return _difference(x, y, f"{path}/{i}")
+    return path or "/"
