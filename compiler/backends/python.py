@@ -12,10 +12,12 @@ says is ever placed in a comment or evaluated.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -363,6 +365,8 @@ class PythonBackend:
             "tools.json": self._json_file(tool_data),
             "schema.json": self._schema_json(tool_data),
         }
+        if self.pkg.http is not None:
+            files["http.py"] = self._http_module(ctx, tools)
         scaffold = _ENV.get_template("scaffold.py.jinja").render(
             {**ctx, "import_path": _IMPORT_MARK}
         )
@@ -405,6 +409,51 @@ class PythonBackend:
         body = _ENV.get_template("models.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
         alias_code = "\n".join(a.expr for a in self.aliases)
         return body.replace(_IMPORTS_MARK, import_block(body, alias_code)), cls
+
+    def _http_module(self, ctx: dict[str, Any], tools: list[ToolView]) -> str:
+        """``http.py``: the ``HttpApi`` value and a typed sync + async Activity per tool."""
+        api = self.pkg.http
+        assert api is not None
+        used: set[str] = {"HttpCaller"}
+        api_expr = _py_value(api, used)
+        methods = naming.Scope(
+            taken=set(naming.RESERVED_IDENTIFIERS) | {"client", "activities", "async_activities"}
+        )
+        views: list[dict[str, Any]] = []
+        for t in tools:
+            op = api.operations[t.name]
+            method = methods.claim(naming.field_name(t.name), original=t.name)
+            amethod = methods.claim("a" + method.rstrip("_"), original=t.name)
+            doc = f"{op.method} {op.path}" + (" (deprecated)" if op.deprecated else "")
+            views.append(
+                {
+                    "name_literal": t.name_literal,
+                    "call_class": t.call_class,
+                    "output_class": t.output_class,
+                    "method": method,
+                    "amethod": amethod,
+                    "doc": docstring(f"{doc}: {t.provider_name}, sync."),
+                    "adoc": docstring(f"{doc}: {t.provider_name}, async."),
+                }
+            )
+        operations = [
+            (
+                py_str(name),
+                py_str(op.method),
+                py_str(op.path),
+                py_str(op.operation_id) if op.operation_id is not None else "None",
+            )
+            for name, op in api.operations.items()
+        ]
+        return _ENV.get_template("http.py.jinja").render(
+            {
+                **ctx,
+                "tools": views,
+                "api": api_expr,
+                "http_imports": ", ".join(sorted(used)),
+                "operations": operations,
+            }
+        )
 
     def _toolsets(self) -> list[tuple[str, list[str]]]:
         sets: dict[str, list[str]] = {}
@@ -869,6 +918,32 @@ class PythonBackend:
                 return f"PropertyNames({self._sub_schema(check.schema, hint + 'Names')})"
             case _:  # pragma: no cover - the Check union is closed
                 raise AssertionError(check)
+
+
+def _py_value(value: Any, used: set[str]) -> str:
+    """A Python expression for a frozen dataclass value of ``toolbind.runtime._httpspec``
+    (fields left at their defaults are left out); ``used`` collects the class names."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        cls = type(value)
+        used.add(cls.__name__)
+        args: list[str] = []
+        for f in dataclasses.fields(value):
+            v = getattr(value, f.name)
+            if f.default is not dataclasses.MISSING and v == f.default:
+                continue
+            if f.default_factory is not dataclasses.MISSING and v == f.default_factory():
+                continue
+            args.append(f"{f.name}={_py_value(v, used)}")
+        return f"{cls.__name__}({', '.join(args)})"
+    if isinstance(value, tuple):
+        items: tuple[Any, ...] = value
+        return "(" + "".join(_py_value(v, used) + ", " for v in items) + ")"
+    if isinstance(value, Mapping):
+        table: Mapping[Any, Any] = value
+        return "{" + ", ".join(f"{_py_value(k, used)}: {_py_value(v, used)}" for k, v in table.items()) + "}"
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return repr(value)
+    raise TypeError(f"cannot write {type(value).__name__} into generated code")  # pragma: no cover
 
 
 def _within(bounds: NumericBounds, value: float) -> bool:

@@ -211,6 +211,11 @@ class SchemaLowerer:
     _resources: dict[str, _Resource] = field(default_factory=lambda: {})
     _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
     load: Callable[[Path, str], Document | Diagnostic] = load_document
+    # Real-world API descriptions (OpenAPI) break rules that have a sensible reading: with
+    # ``lenient`` an empty ``enum`` is ignored and a ``$ref`` to nothing allows any value, each
+    # reported as a located warning instead of an error.
+    lenient: bool = False
+    _indexed: set[tuple[int, str, str]] = field(default_factory=lambda: set())
 
     # -- public -----------------------------------------------------------------------------
 
@@ -231,11 +236,15 @@ class SchemaLowerer:
         """
         value, where = resource if resource is not None else (schema, loc)
         ctx = _Context(file=loc.file, path=path, root=root, resource=value, base=where.pointer)
-        self._index(
-            value,
-            _Resource(value=value, file=loc.file, path=path, root=root, pointer=where.pointer),
-            "",
-        )
+        # A large document shared by many roots (an OpenAPI spec) is indexed once.
+        indexed = (id(value), loc.file, where.pointer)
+        if indexed not in self._indexed:
+            self._indexed.add(indexed)
+            self._index(
+                value,
+                _Resource(value=value, file=loc.file, path=path, root=root, pointer=where.pointer),
+                "",
+            )
         node = self._lower(schema, loc, ctx, 0)
         self._drain()
         self._check_cycles()
@@ -381,9 +390,11 @@ class SchemaLowerer:
                     target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
             if target_value is _MISSING:
                 why, suggestion = _explain_missing(target_ctx.resource, pointer)
-                self.diags.error(
+                report = self.diags.warning if self.lenient else self.diags.error
+                report(
                     loc.child("$ref"),
-                    f"$ref {ref!r} does not resolve: {why}",
+                    f"$ref {ref!r} does not resolve: {why}"
+                    + ("; any value is allowed there" if self.lenient else ""),
                     f"a JSON pointer into {_describe_resource(target_ctx)}",
                     hint=f"did you mean {(uri + '#' + suggestion)!r}?" if suggestion else None,
                 )
@@ -515,6 +526,14 @@ class SchemaLowerer:
         if "$dynamicRef" in s and "$ref" not in s:
             # Resolved statically, like $ref: right whenever the dynamic scope adds nothing.
             s = {("$ref" if k == "$dynamicRef" else k): v for k, v in s.items()}
+        if self.lenient and s.get("enum") == []:
+            self.diags.warning(
+                loc.child("enum"),
+                "enum is empty; it is ignored",
+                "at least one allowed value",
+                hint="remove the enum, or list the allowed values",
+            )
+            s = {k: v for k, v in s.items() if k != "enum"}
         if s.keys() & _CHECK_KEYS:
             return self._checked(s, loc, ctx, depth)
         if "$ref" in s:
