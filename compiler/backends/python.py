@@ -60,9 +60,12 @@ from ..ir import (
     freeze,
     thaw,
 )
-from .schemas import SchemaEmitter
+from .schemas import SchemaEmitter, share_repeated
 
 TEMPLATES = Path(__file__).parent / "templates"
+
+LAZY_MODELS = 300
+"""A package with more classes and aliases than this loads its models lazily (``_models/``)."""
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -193,6 +196,7 @@ class FieldView:
     name: str
     annotation: str
     default: str | None  # the right-hand side, or None for a required field without metadata
+    override: bool = False  # narrows a field of a parent class (allOf)
 
 
 @dataclass
@@ -366,6 +370,10 @@ class PythonBackend:
             "tools.json": self._json_file(tool_data),
             "schema.json": self._schema_json(tool_data),
         }
+        if len(self.classes) + len(self.aliases) > LAZY_MODELS:
+            del files["models.py"]
+            files.update(self._lazy_models(ctx))
+            files["__init__.py"] = self._lazy_init(ctx)
         if self.pkg.http is not None:
             files["http.py"] = self._http_module(ctx, tools)
         scaffold = _ENV.get_template("scaffold.py.jinja").render(
@@ -410,6 +418,118 @@ class PythonBackend:
         body = _ENV.get_template("models.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
         alias_code = "\n".join(a.expr for a in self.aliases)
         return body.replace(_IMPORTS_MARK, import_block(body, alias_code)), cls
+
+    def _lazy_models(self, ctx: dict[str, Any]) -> dict[str, str]:
+        """A large package's models, split so that a tool loads only the models it reaches.
+
+        Every class and alias is a node of the graph of the names it uses; each strongly
+        connected component becomes one module under ``_models/`` that imports the components it
+        depends on (so the modules import each other without cycles), and ``models.py`` loads
+        them on first access through a module ``__getattr__``.
+        """
+        units: dict[str, ClassView | AliasView] = {}
+        for unit in [*self.aliases, *self.classes]:
+            units[unit.name] = unit
+        uses: dict[str, list[str]] = {}
+        for name, unit in units.items():
+            text = (
+                unit.expr
+                if isinstance(unit, AliasView)
+                else " ".join(
+                    [unit.bases, unit.extra_type or "", unit.root or ""]
+                    + [f"{f.annotation} {f.default or ''}" for f in unit.fields]
+                )
+            )
+            found = {
+                t.string
+                for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                if t.type == tokenize.NAME
+            }
+            uses[name] = sorted(n for n in found if n in units and n != name)
+        # Units reached by the same set of tools share a module: a tool then loads exactly the
+        # models it reaches, and modules import each other without cycles (a unit's
+        # dependencies are reached by at least the tools that reach it).
+        order = [m for c in _strongly_connected(list(units), uses) for m in c]
+        reach: dict[str, list[int]] = {n: [] for n in units}
+        tool_views: list[ToolView] = ctx["tools"]
+        for i, t in enumerate(tool_views):
+            seen: set[str] = set()
+            stack = [n for n in (t.call_class, t.output_class) if n in units]
+            while stack:
+                n = stack.pop()
+                if n in seen:
+                    continue
+                seen.add(n)
+                reach[n].append(i)
+                stack.extend(uses[n])
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for n in order:
+            groups.setdefault(tuple(reach[n]), []).append(n)
+        first = {n: i for i, n in enumerate(units)}
+        components = sorted(groups.values(), key=lambda members: min(first[m] for m in members))
+        modules = naming.Scope(taken={"__init__"})
+        module_of: dict[str, str] = {}
+        chunk_names: list[str] = []
+        for members in components:
+            module = modules.claim("m_" + naming.snake_case(members[0])[:40])
+            chunk_names.append(module)
+            for m in members:
+                module_of[m] = module
+        files: dict[str, str] = {}
+        header = ctx["header"]
+        for members, module in zip(components, chunk_names, strict=True):
+            member_set = set(members)
+            classes = [c for c in self.classes if c.name in member_set]
+            aliases = [a for a in self.aliases if a.name in member_set]
+            imports: dict[str, list[str]] = {}
+            for m in members:
+                for used in uses[m]:
+                    if used not in member_set:
+                        imports.setdefault(module_of[used], []).append(used)
+            cross = "\n".join(
+                f"from .{mod} import {', '.join(f'{n} as {n}' for n in sorted(set(names)))}"
+                for mod, names in sorted(imports.items())
+            )
+            body = _ENV.get_template("models.py.jinja").render(
+                {
+                    **ctx,
+                    "classes": classes,
+                    "aliases": aliases,
+                    "exported": sorted(member_set),
+                    "imports": _IMPORTS_MARK,
+                }
+            )
+            alias_code = "\n".join(a.expr for a in aliases)
+            block = import_block(body, alias_code)
+            files[f"_models/{module}.py"] = body.replace(
+                _IMPORTS_MARK, f"{block}\n\n{cross}" if cross else block
+            )
+        files["_models/__init__.py"] = (
+            f'{header}\n"""The model modules of {self.package}; import them through ``models``."""\n'
+        )
+        where = sorted(module_of.items())
+        files["models.py"] = _ENV.get_template("lazy_models.py.jinja").render(
+            {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where}
+        )
+        return files
+
+    def _lazy_init(self, ctx: dict[str, Any]) -> str:
+        exported: list[str] = ctx["exported"]
+        tools: list[ToolView] = ctx["tools"]
+        origin = {n: "models" for n in exported}
+        origin.update({t.activity_class: "activities" for t in tools})
+        origin.update(dict.fromkeys(("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response"), "tools"))
+        origin["ACTIVITY_PROTOCOLS"] = "activities"
+        by_module: dict[str, list[str]] = {}
+        for n, m in sorted(origin.items()):
+            by_module.setdefault(m, []).append(n)
+        return _ENV.get_template("lazy_init.py.jinja").render(
+            {
+                **ctx,
+                "by_module": sorted(by_module.items()),
+                "origin": [(py_str(n), py_str(m)) for n, m in sorted(origin.items())],
+            }
+        )
 
     def _http_module(self, ctx: dict[str, Any], tools: list[ToolView]) -> str:
         """``http.py``: the ``HttpApi`` value and a typed sync + async Activity per tool."""
@@ -495,6 +615,19 @@ class PythonBackend:
             if tool.toolsets:
                 entry["toolsets"] = list(tool.toolsets)
             entries.append(entry)
+        # Subschemas repeated across tools (OpenAPI's pagination parameters, inline bodies)
+        # are written once, like the spec's own components.
+        roots: list[Any] = [e["parameters"] for e in entries] + [
+            e["output_schema"] for e in entries if e["output_schema"] is not None
+        ]
+        defs, roots = share_repeated(
+            defs, roots, lambda hint: self.names.inline_class(naming.class_name(hint))
+        )
+        outputs = iter(roots[len(entries) :])
+        for entry, parameters in zip(entries, roots, strict=False):
+            entry["parameters"] = parameters
+            if entry["output_schema"] is not None:
+                entry["output_schema"] = next(outputs)
         return {"$defs": defs, "tools": entries}
 
     def _json_file(self, data: dict[str, Any]) -> str:
@@ -582,8 +715,9 @@ class PythonBackend:
             self._class(name, node, base="ToolModel")
             return
         if isinstance(node, RefNode) and node.target in self.class_defs:
+            # A subclass, not an alias: the Output model is a class like every other tool's.
             target = self.names.def_names[node.target]
-            self.aliases.append(AliasView(name=name, value=py_str(target), expr=target))
+            self.classes.append(ClassView(name=name, bases=target))
             return
         expr, _ = self._type(node, name)
         doc = node.meta.description
@@ -628,8 +762,14 @@ class PythonBackend:
         for f in meta_fields or []:
             scope.claim(f.name)
             view.fields.append(f)
+        inherited = self._inherited(node) if isinstance(node, AllOfNode) else set[str]()
         for prop in obj.properties:
-            view.fields.append(self._field(name, prop, scope))
+            f = self._field(name, prop, scope)
+            if prop.name in inherited:
+                # allOf restates a parent's property: the subclass narrows it (pydantic validates
+                # the subclass's field), which pyright reports as an incompatible override.
+                f.override = True
+            view.fields.append(f)
         for r in scope.renames:
             self.diags.note(
                 obj.meta.loc,
@@ -640,6 +780,27 @@ class PythonBackend:
         elif obj.additional is not None:
             extra_type, _ = self._type(obj.additional, name + "Extra")
             view.extra_type = f"dict[str, {extra_type}]"
+
+    def _inherited(self, node: AllOfNode) -> set[str]:
+        """JSON names of the properties the parent classes of ``node`` declare (transitively)."""
+        names: set[str] = set()
+        stack = [p.target for p in node.parts if isinstance(p, RefNode)]
+        seen: set[str] = set()
+        while stack:
+            key = stack.pop()
+            if key in seen or key not in self.class_defs:
+                continue
+            seen.add(key)
+            target = self.defs[key].node
+            if isinstance(target, ObjectNode):
+                names.update(p.name for p in target.properties)
+            elif isinstance(target, AllOfNode):
+                for part in target.parts:
+                    if isinstance(part, RefNode):
+                        stack.append(part.target)
+                    elif isinstance(part, ObjectNode):
+                        names.update(p.name for p in part.properties)
+        return names
 
     def _all_of_parts(self, node: AllOfNode) -> tuple[list[str], ObjectNode]:
         parents: list[str] = []
@@ -945,6 +1106,51 @@ def _py_value(value: Any, used: set[str]) -> str:
     if value is None or isinstance(value, (str, bool, int, float)):
         return repr(value)
     raise TypeError(f"cannot write {type(value).__name__} into generated code")  # pragma: no cover
+
+
+def _strongly_connected(nodes: list[str], edges: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iterative), dependencies before dependents;
+    members keep the order of ``nodes``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    position = {n: i for i, n in enumerate(nodes)}
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            targets = edges[node]
+            if i < len(targets):
+                work.append((node, i + 1))
+                target = targets[i]
+                if target not in index:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            if low[node] == index[node]:
+                members: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    members.append(member)
+                    if member == node:
+                        break
+                out.append(sorted(members, key=position.__getitem__))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return out
 
 
 def _order_by_bases(classes: list[ClassView]) -> list[ClassView]:

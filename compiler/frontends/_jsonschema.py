@@ -215,6 +215,9 @@ class SchemaLowerer:
     # ``lenient`` an empty ``enum`` is ignored and a ``$ref`` to nothing allows any value, each
     # reported as a located warning instead of an error.
     lenient: bool = False
+    # OpenAPI vendor extensions (``x-*``) annotate schemas for a vendor's tooling, not for
+    # validation or for an LLM; with ``drop_extensions`` they are not carried into the IR.
+    drop_extensions: bool = False
     _indexed: set[tuple[int, str, str]] = field(default_factory=lambda: set())
 
     # -- public -----------------------------------------------------------------------------
@@ -937,6 +940,7 @@ class SchemaLowerer:
             if k not in _CONSUMED
             and k not in (consumed_extra or set())
             and k not in ("$defs", "definitions")
+            and not (self.drop_extensions and k.startswith("x-"))
         }
         return Meta(
             loc=loc,

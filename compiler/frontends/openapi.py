@@ -149,6 +149,7 @@ class _Reader:
             dialect="jsonschema" if self.v31 else "openapi30",
             allow_remote_files=path is not None,
             lenient=True,
+            drop_extensions=True,
         )
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
