@@ -254,5 +254,7 @@ class ToolNames:
             n += 1
         self.taken.update({chosen.lower(), class_name(chosen).lower()})
         if chosen != wanted:
-            self.renames.append(Rename(original=wanted, chosen=chosen, reason=f"{wanted!r} was taken"))
+            self.renames.append(
+                Rename(original=wanted, chosen=chosen, reason=f"{wanted!r} was taken")
+            )
         return chosen

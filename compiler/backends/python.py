@@ -20,7 +20,7 @@ import tokenize
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 
@@ -518,7 +518,11 @@ class PythonBackend:
         tools: list[ToolView] = ctx["tools"]
         origin = {n: "models" for n in exported}
         origin.update({t.activity_class: "activities" for t in tools})
-        origin.update(dict.fromkeys(("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response"), "tools"))
+        origin.update(
+            dict.fromkeys(
+                ("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response"), "tools"
+            )
+        )
         origin["ACTIVITY_PROTOCOLS"] = "activities"
         by_module: dict[str, list[str]] = {}
         for n, m in sorted(origin.items()):
@@ -1098,11 +1102,15 @@ def _py_value(value: Any, used: set[str]) -> str:
             args.append(f"{f.name}={_py_value(v, used)}")
         return f"{cls.__name__}({', '.join(args)})"
     if isinstance(value, tuple):
-        items: tuple[Any, ...] = value
+        items = cast("tuple[Any, ...]", value)
         return "(" + "".join(_py_value(v, used) + ", " for v in items) + ")"
     if isinstance(value, Mapping):
-        table: Mapping[Any, Any] = value
-        return "{" + ", ".join(f"{_py_value(k, used)}: {_py_value(v, used)}" for k, v in table.items()) + "}"
+        table = cast("Mapping[Any, Any]", value)
+        return (
+            "{"
+            + ", ".join(f"{_py_value(k, used)}: {_py_value(v, used)}" for k, v in table.items())
+            + "}"
+        )
     if value is None or isinstance(value, (str, bool, int, float)):
         return repr(value)
     raise TypeError(f"cannot write {type(value).__name__} into generated code")  # pragma: no cover

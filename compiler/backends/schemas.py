@@ -272,16 +272,29 @@ def share_repeated(
                         order.append(text)
                         hints[text] = sub_hint
                     counts[text] = counts.get(text, 0) + 1
-                stack.append((sub, sub_hint))
+                stack.append((cast("Any", sub), sub_hint))
+    # Largest first: once a subschema is shared, the copies of what it contains are gone too.
     # Shared only where the references and the definition are shorter than the copies.
     ref_cost = len('{"$ref":"#/$defs/"}')
-    shared = [
-        t
-        for t in order
-        if counts[t] > 1
-        and counts[t] * len(t)
-        > counts[t] * (ref_cost + len(hints[t]) + 2) + len(t) + len(hints[t]) + 8
-    ]
+    chosen: set[str] = set()
+    for text in sorted(order, key=len, reverse=True):
+        n = counts[text]
+        if (
+            n < 2
+            or n * len(text)
+            <= n * (ref_cost + len(hints[text]) + 2) + len(text) + len(hints[text]) + 8
+        ):
+            continue
+        chosen.add(text)
+        inner: list[Any] = [json.loads(text)]
+        while inner:
+            for sub, _ in _subschemas(inner.pop(), ""):
+                if isinstance(sub, dict) and sub:
+                    sub_text = _canonical(sub)
+                    if sub_text in counts:
+                        counts[sub_text] -= n - 1
+                    inner.append(sub)
+    shared = [t for t in order if t in chosen]
     if not shared:
         return defs, roots
     names = {t: claim(hints[t]) for t in shared}

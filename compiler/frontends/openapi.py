@@ -445,14 +445,17 @@ class _Reader:
         name = self.names.claim(wanted)
         if name != wanted:
             self.diags.note(
-                loc, f"operation {method.upper()} {route} is the tool {name!r} ({wanted!r} was taken)"
+                loc,
+                f"operation {method.upper()} {route} is the tool {name!r} ({wanted!r} was taken)",
             )
         item_obj: dict[str, Any] = item.value
         # Parameters: path-level first, operation-level overriding by (name, in).
         raw_params: dict[tuple[str, str], _Where] = {}
         for owner, oloc in ((item_obj, item.loc), (op, loc)):
             for i, raw in enumerate(as_array(owner.get("parameters")) or []):
-                p = self.deref(_Where(raw, oloc.child("parameters", i), item.root, item.path), "parameter")
+                p = self.deref(
+                    _Where(raw, oloc.child("parameters", i), item.root, item.path), "parameter"
+                )
                 pobj = as_object(p.value) if p is not None else None
                 if p is None or pobj is None:
                     continue
@@ -480,9 +483,11 @@ class _Reader:
         output, responses = self.responses(op, loc, item)
         summary = op.get("summary") if isinstance(op.get("summary"), str) else None
         description = op.get("description") if isinstance(op.get("description"), str) else None
-        text = "\n\n".join(
-            t.strip() for t in (summary, description) if t and t.strip()
-        ) if summary != description else (summary or "").strip()
+        text = (
+            "\n\n".join(t.strip() for t in (summary, description) if t and t.strip())
+            if summary != description
+            else (summary or "").strip()
+        )
         deprecated = op.get("deprecated") is True
         tool = ToolSpec(
             name=name,
@@ -641,7 +646,9 @@ class _Reader:
                 [c for c in consumes if _body_kind(c) in ("json", "text", "binary")]
                 or ["application/json"]
             )
-            node = self.schema(_Where(pobj.get("schema", {}), p.loc.child("schema"), p.root, p.path))
+            node = self.schema(
+                _Where(pobj.get("schema", {}), p.loc.child("schema"), p.root, p.path)
+            )
             node = _annotate(node, pobj)
             return self._place_body(
                 node,
@@ -670,7 +677,9 @@ class _Reader:
             node = self.schema(_Where(_file_type(schema_value), p.loc, p.root, p.path))
             node = _annotate(node, pobj)
             field_name = self._field(pname, "body", taken, tool, p.loc)
-            props.append(Property(name=field_name, schema=node, required=pobj.get("required") is True))
+            props.append(
+                Property(name=field_name, schema=node, required=pobj.get("required") is True)
+            )
             fields.append((field_name, pname))
             parts.append(BodyPart(property=pname, is_file=pobj.get("type") == "file"))
         return HttpBody(
@@ -774,7 +783,10 @@ class _Reader:
                     ]
                     media_type = _pick_media_type(produces or ["application/json"])
                     schema = _Where(
-                        _file_type(resp["schema"]), found.loc.child("schema"), found.root, found.path
+                        _file_type(resp["schema"]),
+                        found.loc.child("schema"),
+                        found.root,
+                        found.path,
                     )
             else:
                 content = as_object(resp.get("content")) or {}
@@ -909,9 +921,7 @@ def _children(node: SchemaNode) -> list[SchemaNode]:
                     case NotCheck() | PropertyNamesCheck() | ContainsCheck():
                         out.append(check.schema)
                     case ConditionalCheck():
-                        out.extend(
-                            n for n in (check.if_, check.then, check.else_) if n is not None
-                        )
+                        out.extend(n for n in (check.if_, check.then, check.else_) if n is not None)
                     case DependentSchemasCheck():
                         out.extend(s for _, s in check.schemas)
                     case PatternPropertiesCheck():
