@@ -92,6 +92,10 @@ _GENERATED_MODULE_NAMES = frozenset(
         "Union",
         "Callable",
         "ToolBinding",
+        # OpenAPI packages (http.py)
+        "API",
+        "OPERATIONS",
+        "HttpActivities",
     }
 )
 """Names generated modules define or import; a class named after a spec never takes one.

@@ -13,10 +13,9 @@ says is ever placed in a comment or evaluated.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import math
-import tokenize
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +62,9 @@ from ..ir import (
 from .schemas import SchemaEmitter, share_repeated
 
 TEMPLATES = Path(__file__).parent / "templates"
+
+HTTP_NAMES = ("API", "OPERATIONS", "HttpActivities")
+"""What an OpenAPI package's ``http.py`` exports (and its ``__init__`` re-exports)."""
 
 LAZY_MODELS = 300
 """A package with more classes and aliases than this loads its models lazily (``_models/``)."""
@@ -112,11 +114,7 @@ def import_block(*sources: str) -> str:
     """The import lines for the names ``sources`` use (names in string literals don't count)."""
     used: set[str] = set()
     for source in sources:
-        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-        try:
-            used.update(t.string for t in tokens if t.type == tokenize.NAME)
-        except (tokenize.TokenError, SyntaxError):  # pragma: no cover - sources are generated
-            raise
+        used.update(names_in(source))
     by_module: dict[str, list[str]] = {}
     for name in sorted(used & _IMPORT_SOURCES.keys()):
         by_module.setdefault(_IMPORT_SOURCES[name], []).append(name)
@@ -128,6 +126,16 @@ def import_block(*sources: str) -> str:
         "toolbind.runtime.types",
     ]
     return "\n".join(f"from {m} import {', '.join(by_module[m])}" for m in order if m in by_module)
+
+
+_STRING_LITERAL = re.compile(r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def names_in(source: str) -> set[str]:
+    """The identifiers generated ``source`` uses outside string literals (a fast tokenizer for
+    code this module writes: literals come from ``repr``/``docstring``, never raw)."""
+    return set(_NAME.findall(_STRING_LITERAL.sub(" ", source)))
 
 
 def py_str(value: str) -> str:
@@ -348,7 +356,9 @@ class PythonBackend:
                     "Response",
                 }
                 | {t.activity_class for t in tools}
+                | (set(HTTP_NAMES) if self.pkg.http is not None else set())
             ),
+            "http": self.pkg.http is not None,
             "header": header,
             "source_literal": py_str(self.pkg.source),
             "package": self.package,
@@ -431,6 +441,7 @@ class PythonBackend:
         for unit in [*self.aliases, *self.classes]:
             units[unit.name] = unit
         uses: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
         for name, unit in units.items():
             text = (
                 unit.expr
@@ -440,12 +451,28 @@ class PythonBackend:
                     + [f"{f.annotation} {f.default or ''}" for f in unit.fields]
                 )
             )
-            found = {
-                t.string
-                for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                if t.type == tokenize.NAME
-            }
+            texts[name] = text
+            found = names_in(text)
             uses[name] = sorted(n for n in found if n in units and n != name)
+        # pydantic evaluates inherited annotations in the subclass's module: a class also uses
+        # what its base classes use.
+        inherited: dict[str, str] = {}
+        for c in self.classes:
+            extra: set[str] = set()
+            stack = [b for b in c.bases.split(", ") if b in units]
+            seen_bases: set[str] = set()
+            while stack:
+                base = stack.pop()
+                if base in seen_bases:
+                    continue
+                seen_bases.add(base)
+                extra.update(uses[base])
+                unit = units[base]
+                if isinstance(unit, ClassView):
+                    stack.extend(b for b in unit.bases.split(", ") if b in units)
+            inherited[c.name] = " ".join(texts[b] for b in sorted(seen_bases))
+            if extra:
+                uses[c.name] = sorted((set(uses[c.name]) | extra) - {c.name})
         # Units reached by the same set of tools share a module: a tool then loads exactly the
         # models it reaches, and modules import each other without cycles (a unit's
         # dependencies are reached by at least the tools that reach it).
@@ -501,6 +528,16 @@ class PythonBackend:
             )
             alias_code = "\n".join(a.expr for a in aliases)
             block = import_block(body, alias_code)
+            # names only inherited annotations use (re-exported form: pyright sees them used)
+            direct = names_in(body) | names_in(alias_code)
+            only_inherited = sorted(
+                (names_in(" ".join(inherited.get(m, "") for m in members)) - direct)
+                & _IMPORT_SOURCES.keys()
+            )
+            if only_inherited:
+                block += "\n" + "\n".join(
+                    f"from {_IMPORT_SOURCES[n]} import {n} as {n}" for n in only_inherited
+                )
             files[f"_models/{module}.py"] = body.replace(
                 _IMPORTS_MARK, f"{block}\n\n{cross}" if cross else block
             )
@@ -524,6 +561,8 @@ class PythonBackend:
             )
         )
         origin["ACTIVITY_PROTOCOLS"] = "activities"
+        if self.pkg.http is not None:
+            origin.update(dict.fromkeys(HTTP_NAMES, "http"))
         by_module: dict[str, list[str]] = {}
         for n, m in sorted(origin.items()):
             by_module.setdefault(m, []).append(n)

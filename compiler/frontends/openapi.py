@@ -50,6 +50,7 @@ from ..ir import (
     Definition,
     DependentSchemasCheck,
     Meta,
+    NeverNode,
     NotCheck,
     NullNode,
     ObjectNode,
@@ -718,7 +719,7 @@ class _Reader:
         flattenable = (
             obj is not None
             and obj.properties
-            and obj.additional is None
+            and (obj.additional is None or isinstance(obj.additional, NeverNode))
             and (required or not any(p.required for p in obj.properties))
         )
         if obj is not None and flattenable:

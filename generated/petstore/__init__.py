@@ -26,9 +26,11 @@ from .models import (
     Pet,
 )
 from .tools import NAME_MAP, TOOLS, TOOLSETS, Call, CallAdapter, Response
+from .http import API, OPERATIONS, HttpActivities
 
 __all__ = [
     "ACTIVITY_PROTOCOLS",
+    "API",
     "AddPetActivity",
     "AddPetCall",
     "AddPetOutput",
@@ -43,8 +45,10 @@ __all__ = [
     "FindPetsActivity",
     "FindPetsCall",
     "FindPetsOutput",
+    "HttpActivities",
     "NAME_MAP",
     "NewPet",
+    "OPERATIONS",
     "Pet",
     "Response",
     "TOOLS",
