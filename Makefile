@@ -48,6 +48,7 @@ regen: ## Regenerate generated/ and the golden files under tests/golden/
 bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/compile.py
 	$(PY) bench/validate.py
+	$(PY) bench/openapi.py
 
 conformance: ## JSON-Schema-Test-Suite: toolbind vs datamodel-codegen vs jsonschema
 	$(PY) bench/conformance.py
