@@ -32,8 +32,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus")) / "openapi"
 BIN = Path(sys.executable).parent
@@ -77,7 +75,29 @@ def measure(argv: list[str], cwd: Path | None = None) -> Run:
 
 
 def spec_facts(spec: Path) -> tuple[str, int]:
+    """The spec's version and operation count, read in a child process: parsing a large spec
+    here would raise this process's peak RSS, which every later child inherits on Linux."""
+    code = (
+        "import json, sys\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from openapi import _facts\n"
+        "print(json.dumps(_facts(sys.argv[1])))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(spec), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    version, count = json.loads(done.stdout)
+    return str(version), int(count)
+
+
+def _facts(name: str) -> tuple[str, int]:
+    spec = Path(name)
     text = spec.read_text(encoding="utf-8")
+    import yaml
+
     doc: dict[str, Any] = (
         json.loads(text)
         if spec.suffix == ".json"

@@ -784,3 +784,49 @@ def test_corpus_packages_are_pyright_strict_clean() -> None:
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
     assert errors == [], errors[:5]
     assert report["summary"]["filesAnalyzed"] >= len(dirs) * 5
+
+
+def test_relative_refs_across_files(compile_spec: CompileSpec) -> None:
+    common = {
+        "parameters": {
+            "Limit": {"name": "limit", "in": "query", "schema": {"$ref": "#/schemas/Count"}}
+        },
+        "schemas": {
+            "Count": {"type": "integer", "minimum": 1},
+            "Pet": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}},
+            },
+        },
+    }
+    pkg = compile_spec(
+        openapi(
+            {
+                "/pets": {
+                    "get": {
+                        "operationId": "listPets",
+                        "parameters": [{"$ref": "shared/common.json#/parameters/Limit"}],
+                        "responses": ok(
+                            schema={
+                                "type": "array",
+                                "items": {"$ref": "shared/common.json#/schemas/Pet"},
+                            }
+                        ),
+                    }
+                }
+            }
+        ),
+        extra_files={"shared/common.json": common},
+    )
+    assert pkg.ListPetsCall.model_validate({"_tool": "listPets", "limit": 2}).limit == 2
+    with pytest.raises(ValidationError):
+        pkg.ListPetsCall.model_validate({"_tool": "listPets", "limit": 0})
+    assert pkg.ListPetsOutput.model_validate([{"name": "a"}]).root[0].name == "a"
+    (param,) = pkg.http.API.operations["listPets"].parameters
+    assert (param.name, param.location, param.style, param.explode) == (
+        "limit",
+        "query",
+        "form",
+        True,
+    )

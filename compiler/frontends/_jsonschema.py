@@ -218,6 +218,8 @@ class SchemaLowerer:
     # OpenAPI vendor extensions (``x-*``) annotate schemas for a vendor's tooling, not for
     # validation or for an LLM; with ``drop_extensions`` they are not carried into the IR.
     drop_extensions: bool = False
+    # YAML block scalars end descriptions with a line break that says nothing: trim them.
+    trim_descriptions: bool = False
     _indexed: set[tuple[int, str, str]] = field(default_factory=lambda: set())
 
     # -- public -----------------------------------------------------------------------------
@@ -942,6 +944,8 @@ class SchemaLowerer:
             and k not in ("$defs", "definitions")
             and not (self.drop_extensions and k.startswith("x-"))
         }
+        if isinstance(description, str) and self.trim_descriptions:
+            description = description.strip()
         return Meta(
             loc=loc,
             title=title if isinstance(title, str) else None,

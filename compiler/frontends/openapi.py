@@ -151,6 +151,7 @@ class _Reader:
             allow_remote_files=path is not None,
             lenient=True,
             drop_extensions=True,
+            trim_descriptions=True,
         )
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
@@ -864,7 +865,7 @@ def _annotate(node: SchemaNode, pobj: dict[str, Any]) -> SchemaNode:
     description = pobj.get("description")
     meta = node.meta
     if isinstance(description, str) and description.strip() and not meta.description:
-        meta = replace(meta, description=description)
+        meta = replace(meta, description=description.strip())
     if pobj.get("deprecated") is True:
         meta = replace(meta, deprecated=True)
     if meta is node.meta:
