@@ -80,8 +80,8 @@ def spec_facts(spec: Path) -> tuple[str, int]:
     code = (
         "import json, sys\n"
         "sys.path.insert(0, sys.argv[2])\n"
-        "from openapi import _facts\n"
-        "print(json.dumps(_facts(sys.argv[1])))\n"
+        "from openapi import facts\n"
+        "print(json.dumps(facts(sys.argv[1])))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(spec), str(Path(__file__).parent)],
@@ -93,7 +93,7 @@ def spec_facts(spec: Path) -> tuple[str, int]:
     return str(version), int(count)
 
 
-def _facts(name: str) -> tuple[str, int]:
+def facts(name: str) -> tuple[str, int]:
     spec = Path(name)
     text = spec.read_text(encoding="utf-8")
     import yaml
@@ -158,7 +158,7 @@ def peer(spec: Path, work: Path) -> Run:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--pyright", action="store_true", help="also time pyright over all")
     parser.add_argument("--json", type=Path, help="write the results as JSON")
     args = parser.parse_args()
