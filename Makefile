@@ -57,6 +57,7 @@ bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/validate.py
 	$(PY) bench/http_runtime.py
 	$(PY) bench/runtime.py
+	$(PY) bench/openapi.py
 
 conformance: ## JSON-Schema-Test-Suite: toolbind vs datamodel-codegen vs jsonschema
 	$(PY) bench/conformance.py

@@ -15,18 +15,28 @@ from toolbind.runtime import compose
 from ._driver import GeneratedTree, build, write_tree
 from .backends.python import ToolSchemas
 from .diagnostics import Diagnostic, SpecError
+from .frontends.openapi import OperationFilter
 from .ir import SourceLocation
 
 
 def generate_tree(
-    inputs: Sequence[Path | str], progress: Callable[[str], None] | None = None
+    inputs: Sequence[Path | str],
+    progress: Callable[[str], None] | None = None,
+    *,
+    tags: Sequence[str] = (),
+    paths: Sequence[str] = (),
+    operations: Sequence[str] = (),
 ) -> GeneratedTree:
     """Compile spec files (or directories of them) into an in-memory tree of formatted files.
+
+    ``tags``, ``paths`` (glob patterns such as ``/pets*``) and ``operations`` (operationIds or
+    tool names) keep only the matching operations of OpenAPI specs; other formats ignore them.
 
     Raises:
         SpecError: a spec has errors; ``.diagnostics`` lists every one, located.
     """
-    return build([Path(p) for p in inputs], progress)
+    select = OperationFilter(tags=tuple(tags), paths=tuple(paths), operations=tuple(operations))
+    return build([Path(p) for p in inputs], progress, select=select or None)
 
 
 def compile_to_directory(inputs: Sequence[Path | str], out: Path | str) -> GeneratedTree:

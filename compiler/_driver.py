@@ -25,6 +25,7 @@ from ._version import VERSION
 from .backends.python import PythonBackend, scaffold_for
 from .diagnostics import Diagnostic, Diagnostics, SpecError
 from .frontends import read_spec
+from .frontends.openapi import OperationFilter
 from .ir import SourceLocation, SpecPackage
 from .naming import Scope, module_name
 
@@ -77,13 +78,16 @@ def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
 
 
 def read_specs(
-    paths: list[Path], diags: Diagnostics, progress: Callable[[str], None] | None = None
+    paths: list[Path],
+    diags: Diagnostics,
+    progress: Callable[[str], None] | None = None,
+    select: OperationFilter | None = None,
 ) -> list[SpecPackage]:
     packages: list[SpecPackage] = []
     for path in paths:
         if progress:
             progress(display_path(path))
-        pkg = read_spec(path, display_path(path), diags)
+        pkg = read_spec(path, display_path(path), diags, select)
         if pkg is not None:
             packages.append(pkg)
     return packages
@@ -173,12 +177,19 @@ def format_dir(directory: Path) -> None:
 
 
 def build(
-    inputs: list[Path], progress: Callable[[str], None] | None = None, *, formatted: bool = True
+    inputs: list[Path],
+    progress: Callable[[str], None] | None = None,
+    *,
+    formatted: bool = True,
+    select: OperationFilter | None = None,
 ) -> GeneratedTree:
-    """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error."""
+    """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error.
+
+    ``select`` keeps only some operations of OpenAPI specs (by tag, path or operation).
+    """
     diags = Diagnostics()
     paths = find_specs(inputs, diags)
-    packages = read_specs(paths, diags, progress)
+    packages = read_specs(paths, diags, progress, select)
     if diags.has_errors:
         raise SpecError(diags.items)
     files = render_tree(packages, diags)

@@ -35,6 +35,16 @@ try:  # the C loader is much faster on large specs; fall back when libyaml is mi
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _YamlLoader = yaml.SafeLoader
 
+
+class _TextDatesLoader(_YamlLoader):  # type: ignore[misc,valid-type]
+    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2)."""
+
+
+_TextDatesLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _YamlLoader.yaml_implicit_resolvers.items()
+}
+
 # PyYAML's C composer recurses once per nesting level without a depth check and crashes the
 # process at a few ten thousand levels. A document with fewer indicator characters than this
 # cannot be nested that deeply; a larger one is measured with the (non-recursive) parser first.
@@ -76,8 +86,13 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def load_document(path: Path, shown: str | None = None) -> Document | Diagnostic:
-    """Read and parse one spec file, or say exactly why it cannot be read."""
+def load_document(
+    path: Path, shown: str | None = None, *, dates_as_text: bool = False
+) -> Document | Diagnostic:
+    """Read and parse one spec file, or say exactly why it cannot be read.
+
+    ``dates_as_text`` reads unquoted YAML dates as strings instead of refusing them.
+    """
     shown = shown or display_path(path)
     loc = SourceLocation(file=shown)
     try:
@@ -105,7 +120,12 @@ def load_document(path: Path, shown: str | None = None) -> Document | Diagnostic
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return _not_utf8(raw, exc, loc)
-    return parse_text(text, shown, yaml_allowed=path.suffix.lower() not in (".json", ".jsonl"))
+    return parse_text(
+        text,
+        shown,
+        yaml_allowed=path.suffix.lower() not in (".json", ".jsonl"),
+        dates_as_text=dates_as_text,
+    )
 
 
 def _not_utf8(raw: bytes, exc: UnicodeDecodeError, loc: SourceLocation) -> Diagnostic:
@@ -126,7 +146,9 @@ def _not_utf8(raw: bytes, exc: UnicodeDecodeError, loc: SourceLocation) -> Diagn
     )
 
 
-def parse_text(text: str, shown: str, *, yaml_allowed: bool = True) -> Document | Diagnostic:
+def parse_text(
+    text: str, shown: str, *, yaml_allowed: bool = True, dates_as_text: bool = False
+) -> Document | Diagnostic:
     """Parse JSON, JSON Lines or (when allowed) YAML text."""
     loc = SourceLocation(file=shown)
     stripped = text.lstrip()
@@ -148,7 +170,7 @@ def parse_text(text: str, shown: str, *, yaml_allowed: bool = True) -> Document 
                 return error
             # JSON is a subset of YAML 1.2 but not of PyYAML's 1.1 for every document;
             # report the JSON error when YAML cannot read it either.
-            result = _parse_yaml(text, shown)
+            result = _parse_yaml(text, shown, dates_as_text=dates_as_text)
             return error if isinstance(result, Diagnostic) else result
     if not yaml_allowed:
         try:
@@ -161,7 +183,7 @@ def parse_text(text: str, shown: str, *, yaml_allowed: bool = True) -> Document 
             found=f"the document is {describe(value)}",
             expected="a JSON object or array holding tool definitions",
         )
-    return _parse_yaml(text, shown)
+    return _parse_yaml(text, shown, dates_as_text=dates_as_text)
 
 
 def _too_deep(loc: SourceLocation) -> Diagnostic:
@@ -228,12 +250,13 @@ def _json_lines(text: str, loc: SourceLocation) -> list[Any] | Diagnostic | None
     return values
 
 
-def _parse_yaml(text: str, shown: str) -> Document | Diagnostic:
+def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Document | Diagnostic:
     loc = SourceLocation(file=shown)
     try:
         if _yaml_too_deep(text):
             return _too_deep(loc)
-        value = yaml.load(text, Loader=_YamlLoader)  # a safe loader: plain data only
+        loader = _TextDatesLoader if dates_as_text else _YamlLoader
+        value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         context = exc.context_mark

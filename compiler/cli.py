@@ -108,12 +108,30 @@ def generate(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Also print notes (renamed names, …).")
     ] = False,
+    tag: Annotated[
+        list[str] | None,
+        typer.Option("--tag", help="OpenAPI: only operations with this tag (repeatable)."),
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--path", help="OpenAPI: only operations whose path matches this glob (repeatable)."
+        ),
+    ] = None,
+    operation: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--operation", help="OpenAPI: only this operationId or tool name (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
     inputs = specs or [Path("specs")]
     progress = _LateProgress()
     try:
-        tree = generate_tree(inputs, progress)
+        tree = generate_tree(
+            inputs, progress, tags=tag or (), paths=path or (), operations=operation or ()
+        )
     except SpecError as exc:
         progress.stop()
         _render(exc.diagnostics, notes=verbose)

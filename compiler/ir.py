@@ -1,4 +1,6 @@
-"""Compiler layer: the intermediate representation. Imports only the standard library.
+"""Compiler layer: the intermediate representation. Imports only the standard library, and the
+frozen, stdlib-only HTTP description of ``toolbind.runtime._httpspec`` (an OpenAPI package's
+``HttpApi`` is the same value in the IR and in the generated code).
 
 Every type here is frozen: passes build new values with ``dataclasses.replace`` instead of
 mutating. Schema nodes form a closed union (``SchemaNode``) that backends match exhaustively.
@@ -14,6 +16,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from toolbind.runtime._httpspec import HttpApi
 
 JsonText = str
 """Canonical JSON text: ``json.dumps(value, sort_keys=True, separators=(",", ":"))``."""
@@ -364,3 +368,5 @@ class SpecPackage:
     format: str  # which frontend read it, e.g. "mcp", "openai", "seeds"
     tools: tuple[ToolSpec, ...]
     definitions: tuple[Definition, ...] = ()
+    # OpenAPI: how each tool's operation is called over HTTP (tools by wire name).
+    http: HttpApi | None = None

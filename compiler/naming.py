@@ -92,6 +92,10 @@ _GENERATED_MODULE_NAMES = frozenset(
         "Union",
         "Callable",
         "ToolBinding",
+        # OpenAPI packages (http.py)
+        "API",
+        "OPERATIONS",
+        "HttpActivities",
     }
 )
 """Names generated modules define or import; a class named after a spec never takes one.
@@ -208,5 +212,53 @@ class Scope:
         if chosen != wanted:
             self.renames.append(
                 Rename(original=original or wanted, chosen=chosen, reason=f"{wanted!r} was taken")
+            )
+        return chosen
+
+
+def operation_tool_name(operation_id: str | None, method: str, path: str) -> str:
+    """The tool name of an OpenAPI operation, before collision handling (provider-safe).
+
+    The ``operationId`` when there is one — without the route and method FastAPI appends to a
+    function's name (``navigate_post_navigate_post`` → ``navigate_post``) — else the method and
+    the path's words (``GET /pets/{petId}`` → ``get_pets_by_petId``).
+    """
+    method = method.lower()
+    if operation_id and has_identifier_chars(operation_id):
+        fastapi_suffix = re.sub(r"\W", "_", path) + "_" + method
+        if operation_id.endswith(fastapi_suffix):
+            stem = operation_id[: -len(fastapi_suffix)]
+            if re.fullmatch(r"[A-Za-z_]\w*", stem):
+                return provider_tool_name(stem)
+        return provider_tool_name(operation_id)
+    words = [method]
+    for segment in path.split("/"):
+        param = re.fullmatch(r"\{([^{}]+)\}", segment)
+        if param:
+            words.extend(["by", *ascii_words(param.group(1))])
+        else:
+            words.extend(w.lower() for w in ascii_words(segment))
+    return provider_tool_name("_".join(words))
+
+
+@dataclass
+class ToolNames:
+    """Hands out tool names that stay distinct as provider names and as Python class names."""
+
+    taken: set[str] = field(default_factory=lambda: set())
+    renames: list[Rename] = field(default_factory=lambda: [])
+
+    def claim(self, wanted: str) -> str:
+        """``wanted`` (provider-safe) if neither it nor its class name is taken, else ``wanted_2``…"""
+        chosen = wanted
+        n = 2
+        while chosen.lower() in self.taken or class_name(chosen).lower() in self.taken:
+            suffix = f"_{n}"
+            chosen = wanted[: 64 - len(suffix)] + suffix
+            n += 1
+        self.taken.update({chosen.lower(), class_name(chosen).lower()})
+        if chosen != wanted:
+            self.renames.append(
+                Rename(original=wanted, chosen=chosen, reason=f"{wanted!r} was taken")
             )
         return chosen

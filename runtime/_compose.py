@@ -19,7 +19,7 @@ an array whose items are the one tool schema, or ``anyOf`` the tool schemas; bot
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import BaseModel
 
@@ -135,6 +135,28 @@ def compose(
         defs.update(t.defs)
     if out_defs:
         defs.update(out_defs)
-    if defs:
-        composed["$defs"] = {k: defs[k] for k in sorted(defs)}
+    used = _reachable_defs(composed, defs)
+    if used:
+        composed["$defs"] = {k: defs[k] for k in sorted(used)}
     return composed
+
+
+def _reachable_defs(schema: Any, defs: Mapping[str, Any]) -> set[str]:
+    """The ``$defs`` names ``schema`` reaches through ``#/$defs/...`` references: a package's
+    definitions used only by tools not offered (or only by outputs of explicit tools) stay out."""
+    seen: set[str] = set()
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in cast("dict[str, Any]", node).items():
+                if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                    name = value.removeprefix("#/$defs/")
+                    if name not in seen and name in defs:
+                        seen.add(name)
+                        stack.append(defs[name])
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(cast("list[Any]", node))
+    return seen

@@ -1,4 +1,5 @@
-"""Runtime layer: how one OpenAPI operation is called over HTTP — plain, frozen data. Stdlib only.
+"""Runtime layer: how one OpenAPI operation is called over HTTP — plain, frozen data. Imports the
+standard library, and pydantic and ``_result`` for the ``HttpCaller`` protocol only.
 
 The OpenAPI frontend reads Swagger 2.0 / OpenAPI 3.0 / 3.1 and the backend writes these values into
 a generated package (``API = HttpApi(...)``); ``toolbind.runtime.http`` turns a validated Call
@@ -14,7 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel
+
+from ._result import ToolResult
 
 ParameterLocation = Literal["path", "query", "header", "cookie"]
 ParameterStyle = Literal[
@@ -200,3 +205,17 @@ class HttpApi:
     )
     security: tuple[tuple[SecurityRequirement, ...], ...] = ()
     operations: Mapping[str, HttpOperation] = field(default_factory=dict[str, HttpOperation])
+
+
+class HttpCaller(Protocol):
+    """What a generated package's HTTP Activities need of a client (``toolbind.runtime.http``'s
+    ``HttpClient`` has it): call the operation bound to ``tool`` with a validated Call, and
+    return the result typed by ``output_model``."""
+
+    def call(
+        self, tool: str, call: BaseModel, output_model: type[BaseModel] | None = None
+    ) -> ToolResult[Any]: ...
+
+    async def acall(
+        self, tool: str, call: BaseModel, output_model: type[BaseModel] | None = None
+    ) -> ToolResult[Any]: ...

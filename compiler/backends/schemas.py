@@ -7,7 +7,8 @@ written once per package instead of inlined into every tool that uses it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
 from ..ir import (
@@ -208,3 +209,123 @@ def _is_plain_typed(node: SchemaNode) -> bool:
         node,
         (NullNode, BooleanNode, IntegerNode, NumberNode, StringNode, ArrayNode, ObjectNode),
     )
+
+
+# Keywords whose value is a schema, a list of schemas, or a map of name → schema.
+_ONE_SCHEMA = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "additionalItems",
+    }
+)
+_SCHEMA_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAP = frozenset({"properties", "patternProperties", "dependentSchemas"})
+SHARE_MIN_BYTES = 32
+"""Subschemas shorter than this (compact JSON) are never shared."""
+
+
+def _canonical(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _subschemas(schema: Any, hint: str) -> Iterator[tuple[Any, str]]:
+    """The direct subschemas of ``schema`` with a name hint each (property names, else the parent's)."""
+    if not isinstance(schema, dict):
+        return
+    obj = cast("dict[str, Any]", schema)
+    for key, value in obj.items():
+        if key in _ONE_SCHEMA:
+            yield value, hint + ("Item" if key == "items" else "")
+        elif key in _SCHEMA_LIST and isinstance(value, list):
+            for sub in cast("list[Any]", value):
+                yield sub, hint
+        elif key in _SCHEMA_MAP and isinstance(value, dict):
+            for name, sub in cast("dict[str, Any]", value).items():
+                yield sub, name
+
+
+def share_repeated(
+    defs: dict[str, Any], roots: list[Any], claim: Callable[[str], str]
+) -> tuple[dict[str, Any], list[Any]]:
+    """Move subschemas repeated across ``roots`` and ``defs`` into ``$defs`` (written once).
+
+    A subschema of at least ``SHARE_MIN_BYTES`` that occurs twice or more is replaced by a
+    ``$ref`` to a new definition named by ``claim`` (from a property name); the result accepts
+    exactly the same instances. Deterministic: discovery follows document order.
+    """
+    counts: dict[str, int] = {}
+    hints: dict[str, str] = {}
+    stack: list[tuple[Any, str]] = [(r, "Shared") for r in reversed(roots)]
+    stack.extend((d, name) for name, d in reversed(list(defs.items())))
+    order: list[str] = []
+    while stack:
+        schema, hint = stack.pop()
+        for sub, sub_hint in reversed(list(_subschemas(schema, hint))):
+            if isinstance(sub, dict) and sub:
+                text = _canonical(sub)
+                if len(text) >= SHARE_MIN_BYTES:
+                    if text not in counts:
+                        order.append(text)
+                        hints[text] = sub_hint
+                    counts[text] = counts.get(text, 0) + 1
+                stack.append((cast("Any", sub), sub_hint))
+    # Largest first: once a subschema is shared, the copies of what it contains are gone too.
+    # Shared only where the references and the definition are shorter than the copies.
+    ref_cost = len('{"$ref":"#/$defs/"}')
+    chosen: set[str] = set()
+    for text in sorted(order, key=len, reverse=True):
+        n = counts[text]
+        if (
+            n < 2
+            or n * len(text)
+            <= n * (ref_cost + len(hints[text]) + 2) + len(text) + len(hints[text]) + 8
+        ):
+            continue
+        chosen.add(text)
+        inner: list[Any] = [json.loads(text)]
+        while inner:
+            for sub, _ in _subschemas(inner.pop(), ""):
+                if isinstance(sub, dict) and sub:
+                    sub_text = _canonical(sub)
+                    if sub_text in counts:
+                        counts[sub_text] -= n - 1
+                    inner.append(sub)
+    shared = [t for t in order if t in chosen]
+    if not shared:
+        return defs, roots
+    names = {t: claim(hints[t]) for t in shared}
+
+    def rewrite(schema: Any, *, top: bool) -> Any:
+        if not isinstance(schema, dict):
+            return schema
+        if not top:
+            name = names.get(_canonical(schema))
+            if name is not None:
+                return {"$ref": f"#/$defs/{name}"}
+        out: dict[str, Any] = {}
+        for key, value in cast("dict[str, Any]", schema).items():
+            if key in _ONE_SCHEMA:
+                out[key] = rewrite(value, top=False)
+            elif key in _SCHEMA_LIST and isinstance(value, list):
+                out[key] = [rewrite(v, top=False) for v in cast("list[Any]", value)]
+            elif key in _SCHEMA_MAP and isinstance(value, dict):
+                out[key] = {
+                    k: rewrite(v, top=False) for k, v in cast("dict[str, Any]", value).items()
+                }
+            else:
+                out[key] = value
+        return out
+
+    new_defs = {k: rewrite(v, top=True) for k, v in defs.items()}
+    for text, name in names.items():
+        new_defs[name] = rewrite(json.loads(text), top=True)
+    return new_defs, [rewrite(r, top=True) for r in roots]

@@ -8,6 +8,7 @@ a shape that matches none is a located error that lists the formats expected.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from .._load import Document, as_array, as_object, load_document
 from ..diagnostics import Diagnostics, describe
 from ..ir import SourceLocation, SpecPackage, ToolSpec
-from . import agentb, bfcl, gateway, mcp, openai, seeds
+from . import agentb, bfcl, gateway, mcp, openai, openapi, seeds
 from ._common import ToolReader, check_duplicates
 from ._jsonschema import Dialect, SchemaLowerer
 
@@ -27,6 +28,7 @@ FORMATS = (
     "AgentB tool definitions ([{name, parameters: [{name, type, required}]}])",
     "gateway tool configurations ([{name, inputSchema, executionType, execution}])",
     "BFCL function docs (JSON Lines of {id, question, function} or {name, parameters})",
+    "an OpenAPI 3.x or Swagger 2.0 document ({openapi: 3.x, paths: {...}})",
 )
 
 _Reader = Callable[[ToolReader, dict[str, Any], SourceLocation], ToolSpec | None]
@@ -49,14 +51,20 @@ def _tool_format(value: Any) -> tuple[str, _Reader] | None:
     return None
 
 
-def read_spec(path: Path, shown: str, diags: Diagnostics) -> SpecPackage | None:
-    """Load and lower the spec file at ``path`` (shown in diagnostics as ``shown``)."""
-    doc = load_document(path, shown)
+def read_spec(
+    path: Path, shown: str, diags: Diagnostics, select: openapi.OperationFilter | None = None
+) -> SpecPackage | None:
+    """Load and lower the spec file at ``path`` (shown in diagnostics as ``shown``).
+
+    ``select`` keeps only some operations of an OpenAPI document (other formats ignore it).
+    """
+    # OpenAPI is JSON: an unquoted YAML date (typically in an example) means its text.
+    doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path))
     if not isinstance(doc, Document):
         diags.add(doc)
         return None
     try:
-        return read_document(doc, path, diags)
+        return read_document(doc, path, diags, select)
     except RecursionError:
         # ``_load`` bounds a document's nesting and the lowerer a schema's, so this takes a
         # spec built to defeat both (e.g. $refs across files); it is still the spec's fault.
@@ -68,10 +76,30 @@ def read_spec(path: Path, shown: str, diags: Diagnostics) -> SpecPackage | None:
         return None
 
 
-def read_document(doc: Document, path: Path | None, diags: Diagnostics) -> SpecPackage | None:
+_OPENAPI_HEAD = re.compile(rb"""^\s*["']?(openapi|swagger)["']?\s*:""", re.MULTILINE)
+
+
+def _looks_like_openapi(path: Path) -> bool:
+    """Whether the file's first lines declare an OpenAPI/Swagger version (cheap, before parsing)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return _OPENAPI_HEAD.search(head) is not None
+
+
+def read_document(
+    doc: Document,
+    path: Path | None,
+    diags: Diagnostics,
+    select: openapi.OperationFilter | None = None,
+) -> SpecPackage | None:
     """Lower an already parsed document; ``path`` anchors relative ``$ref``s (None: none allowed)."""
     loc = SourceLocation(file=doc.path)
     value: Any = doc.value
+    if openapi.is_document(value):
+        return openapi.read(doc, path, diags, select)
     # Unwrap containers: a JSON-RPC response, a tools/list result, {"tools": [...]}.
     top = as_object(value)
     result = as_object(top.get("result")) if top is not None else None

@@ -224,6 +224,16 @@ class SchemaLowerer:
     _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
     _dynamic_anchors: set[tuple[str, str]] = field(default_factory=lambda: set())
     load: Callable[[Path, str], Document | Diagnostic] = load_document
+    # Real-world API descriptions (OpenAPI) break rules that have a sensible reading: with
+    # ``lenient`` an empty ``enum`` is ignored and a ``$ref`` to nothing allows any value, each
+    # reported as a located warning instead of an error.
+    lenient: bool = False
+    # OpenAPI vendor extensions (``x-*``) annotate schemas for a vendor's tooling, not for
+    # validation or for an LLM; with ``drop_extensions`` they are not carried into the IR.
+    drop_extensions: bool = False
+    # YAML block scalars end descriptions with a line break that says nothing: trim them.
+    trim_descriptions: bool = False
+    _indexed: set[tuple[int, str, str]] = field(default_factory=lambda: set())
 
     # -- public -----------------------------------------------------------------------------
 
@@ -244,11 +254,15 @@ class SchemaLowerer:
         """
         value, where = resource if resource is not None else (schema, loc)
         ctx = _Context(file=loc.file, path=path, root=root, resource=value, base=where.pointer)
-        self._index(
-            value,
-            _Resource(value=value, file=loc.file, path=path, root=root, pointer=where.pointer),
-            "",
-        )
+        # A large document shared by many roots (an OpenAPI spec) is indexed once.
+        indexed = (id(value), loc.file, where.pointer)
+        if indexed not in self._indexed:
+            self._indexed.add(indexed)
+            self._index(
+                value,
+                _Resource(value=value, file=loc.file, path=path, root=root, pointer=where.pointer),
+                "",
+            )
         node = self._lower(schema, loc, ctx, 0)
         self._drain()
         self._check_cycles()
@@ -428,9 +442,11 @@ class SchemaLowerer:
                     target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
             if target_value is _MISSING:
                 why, suggestion = _explain_missing(target_ctx.resource, pointer)
-                self.diags.error(
+                report = self.diags.warning if self.lenient else self.diags.error
+                report(
                     loc.child("$ref"),
-                    f"$ref {ref!r} does not resolve: {why}",
+                    f"$ref {ref!r} does not resolve: {why}"
+                    + ("; any value is allowed there" if self.lenient else ""),
                     f"a JSON pointer into {_describe_resource(target_ctx)}",
                     hint=f"did you mean {(uri + '#' + suggestion)!r}?" if suggestion else None,
                 )
@@ -591,6 +607,14 @@ class SchemaLowerer:
         if self.legacy_ref and "$ref" in s:
             s = {"$ref": s["$ref"]}
         s, ctx = self._enter(s, loc, ctx)
+        if self.lenient and s.get("enum") == []:
+            self.diags.warning(
+                loc.child("enum"),
+                "enum is empty; it is ignored",
+                "at least one allowed value",
+                hint="remove the enum, or list the allowed values",
+            )
+            s = {k: v for k, v in s.items() if k != "enum"}
         if s.keys() & _CHECK_KEYS:
             return self._checked(s, loc, ctx, depth)
         if "$ref" in s:
@@ -1084,7 +1108,10 @@ class SchemaLowerer:
             if k not in _CONSUMED
             and k not in (consumed_extra or set())
             and k not in ("$defs", "definitions")
+            and not (self.drop_extensions and k.startswith("x-"))
         }
+        if isinstance(description, str) and self.trim_descriptions:
+            description = description.strip()
         return Meta(
             loc=loc,
             title=title if isinstance(title, str) else None,

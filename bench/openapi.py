@@ -1,0 +1,276 @@
+"""OpenAPI benchmark: toolbind vs datamodel-code-generator on ``../shared/corpus/openapi``.
+
+For every corpus spec, toolbind's full output (``toolbind generate``: models, tools, unions,
+Activities, ``http.py``, exported schemas; ruff-formatted) is timed in a child process, and the
+generated package is measured: import time (a fresh interpreter, second run so bytecode is
+cached), first use of one tool (its Call model loaded, built and used once), and the LLM-facing
+schema bytes (``schema.json`` as compact JSON, what an LLM is sent for every tool).
+
+On the peer specs (openai, discord, both twilio, slack, netlify, stapi) datamodel-code-generator
+(models only, its defaults; a directory output where a spec needs several modules) runs in the
+same process tree, and the ratios toolbind / peer are printed for wall time and peak RSS (the
+``ru_maxrss`` of the child, from ``os.wait4``). ``--pyright`` also times pyright (strict) over
+all generated packages in one process.
+
+    .venv/bin/python bench/openapi.py [--pyright] [--json FILE]
+
+Targets (issue 4): wall time ≤ 0.25× the peer's; import of the openai package ≤ 0.3 s; first use
+≤ 50 ms; openai's LLM-facing schema ≤ 560 KB (0.25× FastMCP's 2.24 MB). Misses are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus")) / "openapi"
+BIN = Path(sys.executable).parent
+PEER_SPECS = (
+    "openai__openapi.yaml",
+    "discord__http-api.json",
+    "twilio__api-v2010.json",
+    "twilio__lookups-v2.json",
+    "slack__web-api.json",
+    "netlify__api.yaml",
+    "stapi__star-trek.json",
+)
+FASTMCP_OPENAI_BYTES = 2_240_000
+METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
+@dataclass
+class Run:
+    ok: bool
+    wall: float
+    rss: int  # bytes
+    error: str = ""
+
+
+def measure(argv: list[str], cwd: Path | None = None) -> Run:
+    """Run ``argv``; wall time and the child's peak RSS (``os.wait4``)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        err.seek(0)
+        message = err.read().decode("utf-8", "replace").strip().splitlines()
+    return Run(
+        ok=proc.returncode == 0,
+        wall=wall,
+        rss=usage.ru_maxrss * 1024,
+        error=message[-1][:160] if message and proc.returncode else "",
+    )
+
+
+def spec_facts(spec: Path) -> tuple[str, int]:
+    """The spec's version and operation count, read in a child process: parsing a large spec
+    here would raise this process's peak RSS, which every later child inherits on Linux."""
+    code = (
+        "import json, sys\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from openapi import facts\n"
+        "print(json.dumps(facts(sys.argv[1])))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(spec), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    version, count = json.loads(done.stdout)
+    return str(version), int(count)
+
+
+def facts(name: str) -> tuple[str, int]:
+    spec = Path(name)
+    text = spec.read_text(encoding="utf-8")
+    import yaml
+
+    doc: dict[str, Any] = (
+        json.loads(text)
+        if spec.suffix == ".json"
+        else yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    )
+    version = str(doc.get("openapi", doc.get("swagger", "?")))
+    paths: dict[str, Any] = doc.get("paths") or {}
+    return version, sum(1 for item in paths.values() for m in item if m in METHODS)
+
+
+_PROBE = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+t0 = time.perf_counter()
+import {package} as pkg
+t1 = time.perf_counter()
+from toolbind.compiler.naming import class_name  # not timed: names the model to use
+ops = list(__import__("{package}.http", fromlist=["OPERATIONS"]).OPERATIONS)
+t2 = time.perf_counter()
+used = None
+if ops:
+    model = getattr(pkg, class_name(ops[0]) + "Call")
+    try:
+        model.model_validate({{"_tool": ops[0]}})
+    except Exception:
+        pass
+    used = time.perf_counter() - t2
+print(json.dumps({{"import": t1 - t0, "first_use": used, "tools": len(ops)}}))
+"""
+
+
+def probe(out: Path, package: str) -> dict[str, Any]:
+    code = _PROBE.format(package=package)
+    result: dict[str, Any] = {}
+    for _ in range(2):  # the first run writes the bytecode cache
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(out)], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            return {"error": done.stderr.strip().splitlines()[-1][:160]}
+        result = json.loads(done.stdout)
+    return result
+
+
+def schema_bytes(out: Path, package: str) -> int:
+    data = json.loads((out / package / "schema.json").read_text(encoding="utf-8"))
+    data.pop("$comment", None)
+    return len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def peer(spec: Path, work: Path) -> Run:
+    exe = BIN / "datamodel-codegen"
+    base = [str(exe), "--input", str(spec), "--input-file-type", "openapi"]
+    run = measure([*base, "--output", str(work / "model.py")])
+    if not run.ok and "directory" in run.error.lower():
+        run = measure([*base, "--output", str(work / "models")])
+    return run
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--pyright", action="store_true", help="also time pyright over all")
+    parser.add_argument("--json", type=Path, help="write the results as JSON")
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        print(f"no corpus at {CORPUS}", file=sys.stderr)
+        return 2
+    specs = sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".yaml"))
+    work = Path(tempfile.mkdtemp(prefix="toolbind-bench-openapi-"))
+    rows: list[dict[str, Any]] = []
+    try:
+        for spec in specs:
+            out = work / "toolbind" / spec.stem
+            run = measure([str(BIN / "toolbind"), "generate", str(spec), "-o", str(out)])
+            version, operations = spec_facts(spec)
+            row: dict[str, Any] = {
+                "spec": spec.name,
+                "version": version,
+                "operations": operations,
+                "toolbind": asdict(run),
+            }
+            if run.ok:
+                manifest = json.loads((out / "toolbind.json").read_text(encoding="utf-8"))
+                (package,) = manifest["packages"]
+                row.update(probe(out, package))
+                row["schema_bytes"] = schema_bytes(out, package)
+            if spec.name in PEER_SPECS:
+                peer_dir = work / "peer" / spec.stem
+                peer_dir.mkdir(parents=True)
+                row["peer"] = asdict(peer(spec, peer_dir))
+            rows.append(row)
+            print(_line(row), flush=True)
+        print(_summary(rows))
+        if args.pyright:
+            dirs = [str(p) for p in sorted((work / "toolbind").glob("*/*")) if p.is_dir()]
+            config = work / "pyrightconfig.json"
+            config.write_text(
+                json.dumps(
+                    {
+                        "typeCheckingMode": "strict",
+                        "pythonVersion": "3.11",
+                        "venvPath": str(REPO),
+                        "venv": ".venv",
+                        "reportMissingTypeStubs": False,
+                    }
+                ),
+                encoding="utf-8",
+            )
+            run = measure([str(BIN / "pyright"), "-p", str(config), *dirs])
+            print(
+                f"pyright strict over {len(dirs)} packages: {'clean' if run.ok else 'ERRORS'} "
+                f"in {run.wall:.1f} s, peak RSS {run.rss / 2**20:.0f} MiB"
+            )
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _line(row: dict[str, Any]) -> str:
+    tb = row["toolbind"]
+    text = (
+        f"{row['spec']:46} {row['version']:6} ops {row['operations']:4} "
+        f"tools {row.get('tools', '-')!s:>4} "
+        f"compile {tb['wall']:6.2f}s rss {tb['rss'] / 2**20:5.0f}MiB "
+    )
+    if not tb["ok"]:
+        return text + f"FAILED: {tb['error']}"
+    first = row.get("first_use")
+    text += (
+        f"import {row.get('import', float('nan')) * 1000:6.0f}ms "
+        f"first-use {first * 1000 if first is not None else float('nan'):5.0f}ms "
+        f"schema {row['schema_bytes'] / 1000:7.1f}KB"
+    )
+    if "peer" in row:
+        p = row["peer"]
+        text += f" | peer {p['wall']:6.2f}s {p['rss'] / 2**20:4.0f}MiB " + (
+            f"ratio wall {tb['wall'] / p['wall']:.2f} rss {tb['rss'] / p['rss']:.2f}"
+            if p["ok"]
+            else f"peer FAILED ({p['error'][:60]})"
+        )
+    return text
+
+
+def _summary(rows: list[dict[str, Any]]) -> str:
+    both = [r for r in rows if "peer" in r and r["peer"]["ok"] and r["toolbind"]["ok"]]
+    ok = sum(r["toolbind"]["ok"] for r in rows)
+    lines = [f"toolbind compiled {ok}/{len(rows)} specs"]
+    peer_ok = sum(r["peer"]["ok"] for r in rows if "peer" in r)
+    lines.append(
+        f"datamodel-codegen compiled {peer_ok}/{sum('peer' in r for r in rows)} peer specs"
+    )
+    if both:
+        tb = sum(r["toolbind"]["wall"] for r in both)
+        pw = sum(r["peer"]["wall"] for r in both)
+        rss = max(r["toolbind"]["rss"] for r in both) / max(r["peer"]["rss"] for r in both)
+        ratio = tb / pw
+        lines.append(
+            f"on the {len(both)} specs both compile: wall {tb:.1f}s vs {pw:.1f}s = {ratio:.2f}× "
+            f"(target ≤ 0.25{'' if ratio <= 0.25 else ' MISSED'}); peak RSS ratio {rss:.2f}"
+        )
+    openai = next((r for r in rows if r["spec"] == "openai__openapi.yaml"), None)
+    if openai and openai["toolbind"]["ok"]:
+        imp, first, size = openai["import"], openai["first_use"], openai["schema_bytes"]
+        lines.append(
+            f"openai: import {imp:.3f}s (target ≤ 0.3{'' if imp <= 0.3 else ' MISSED'}), "
+            f"first use {first * 1000:.0f}ms (target ≤ 50{'' if first <= 0.05 else ' MISSED'}), "
+            f"LLM-facing schema {size / 1000:.0f}KB = {size / FASTMCP_OPENAI_BYTES:.3f}× FastMCP "
+            f"(target ≤ 560KB{'' if size <= 560_000 else ' MISSED'})"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,947 @@
+"""Compiler layer (frontends): Swagger 2.0, OpenAPI 3.0 and 3.1 → one tool per operation.
+
+Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``_jsonschema`` and the runtime's frozen
+HTTP description (``toolbind.runtime._httpspec``), which it fills for the backend.
+
+Each operation becomes a ``ToolSpec``: its parameters (path, query, header, cookie; path-level and
+operation-level merged, operation-level overriding) and its request body are the Call's fields —
+an object body is flattened into the Call when that is safe, any other body is wrapped under one
+field — and the first success response (2xx lowest first, then ``default``) is its output. Schemas
+go through the shared ``SchemaLowerer``, so a component referenced by many operations is one
+``Definition``; definitions no kept tool reaches are dropped. The spec's servers, security
+schemes and each operation's wire details become an ``HttpApi`` on the ``SpecPackage``.
+
+Real specs break rules: an empty ``enum``, a ``$ref`` to nothing, a parameter without a schema
+are read leniently with a located warning; only what has no sensible reading is an error.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from toolbind.runtime._httpspec import (
+    BodyKind,
+    BodyPart,
+    HttpApi,
+    HttpBody,
+    HttpOperation,
+    HttpParameter,
+    HttpResponse,
+    HttpServer,
+    ParameterLocation,
+    ParameterStyle,
+    SecurityRequirement,
+    SecurityScheme,
+)
+
+from .. import naming
+from .._load import Document, as_array, as_object, load_document
+from ..diagnostics import Diagnostic, Diagnostics, describe
+from ..ir import (
+    AllOfNode,
+    ArrayNode,
+    CheckedNode,
+    ConditionalCheck,
+    ContainsCheck,
+    Definition,
+    DependentSchemasCheck,
+    Meta,
+    NeverNode,
+    NotCheck,
+    NullNode,
+    ObjectNode,
+    PatternPropertiesCheck,
+    Property,
+    PropertyNamesCheck,
+    RefNode,
+    SchemaNode,
+    SourceLocation,
+    SpecPackage,
+    StringNode,
+    ToolSpec,
+    UnionNode,
+)
+from ._common import META_FIELDS
+from ._jsonschema import SchemaLowerer, _join_shown  # pyright: ignore[reportPrivateUsage]
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
+_STYLES = ("form", "simple", "label", "matrix", "deepObject", "spaceDelimited", "pipeDelimited")
+_DEFAULT_STYLE: dict[str, ParameterStyle] = {
+    "path": "simple",
+    "query": "form",
+    "header": "simple",
+    "cookie": "form",
+}
+# Swagger 2.0 collectionFormat → (style, explode)
+_COLLECTION_FORMATS: dict[str, tuple[ParameterStyle, bool]] = {
+    "csv": ("form", False),
+    "ssv": ("spaceDelimited", False),
+    "tsv": ("form", False),
+    "pipes": ("pipeDelimited", False),
+    "multi": ("form", True),
+}
+# Keys of a Swagger 2.0 non-body parameter that are not part of its schema.
+_SWAGGER_PARAM_KEYS = {"name", "in", "required", "collectionFormat", "allowEmptyValue"}
+# The Call field a non-object (or unflattenable) body is wrapped under.
+BODY_FIELD = "body"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperationFilter:
+    """Which operations to keep (``toolbind generate --tag/--path/--operation``).
+
+    An operation is kept when it matches every non-empty criterion: one of ``tags``; a path
+    matching one of the ``paths`` glob patterns (``/pets*``); an ``operationId`` or tool name in
+    ``operations``.
+    """
+
+    tags: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.tags or self.paths or self.operations)
+
+    def keeps(self, tags: tuple[str, ...], path: str, operation_id: str | None, name: str) -> bool:
+        if self.tags and not set(tags) & set(self.tags):
+            return False
+        if self.paths and not any(fnmatch.fnmatchcase(path, p) for p in self.paths):
+            return False
+        return not self.operations or bool({operation_id, name} & set(self.operations))
+
+
+def is_document(value: Any) -> bool:
+    """Whether ``value`` is an OpenAPI 3.x or Swagger 2.0 document."""
+    obj = as_object(value)
+    if obj is None:
+        return False
+    version = obj.get("openapi", obj.get("swagger"))
+    return isinstance(version, str) and bool(
+        obj.keys() & {"paths", "webhooks", "components", "info"}
+    )
+
+
+@dataclass
+class _Where:
+    """A raw value, where it is, and the document its ``$ref``s are relative to."""
+
+    value: Any
+    loc: SourceLocation
+    root: Any
+    path: Path | None
+
+
+class _Reader:
+    def __init__(self, doc: Document, path: Path | None, diags: Diagnostics) -> None:
+        self.doc = doc
+        self.path = path
+        self.diags = diags
+        self.spec: dict[str, Any] = doc.value
+        raw_version = str(self.spec.get("openapi", self.spec.get("swagger", "")))
+        self.swagger = "swagger" in self.spec and "openapi" not in self.spec
+        self.v31 = raw_version.startswith("3.1")
+        self.lowerer = SchemaLowerer(
+            diags=diags,
+            dialect="jsonschema" if self.v31 else "openapi30",
+            allow_remote_files=path is not None,
+            lenient=True,
+            drop_extensions=True,
+            trim_descriptions=True,
+        )
+        self.top = SourceLocation(file=doc.path)
+        self.names = naming.ToolNames()
+        self._documents: dict[Path, Document | Diagnostic] = {}
+
+    # -- references to non-schema objects (parameters, bodies, responses) -------------------
+
+    def deref(self, where: _Where, what: str) -> _Where | None:
+        """Follow ``$ref``s of a parameter/body/response object (local or relative files)."""
+        seen: set[str] = set()
+        while True:
+            obj = as_object(where.value)
+            if obj is None or "$ref" not in obj:
+                return where
+            ref = obj["$ref"]
+            rloc = where.loc.child("$ref")
+            if not isinstance(ref, str) or ref in seen:
+                self.diags.warning(
+                    rloc, f"{what} $ref is {describe(ref)}", "a resolvable reference; skipped"
+                )
+                return None
+            seen.add(ref)
+            file_part, _, fragment = ref.partition("#")
+            root, path, file = where.root, where.path, where.loc.file
+            if file_part:
+                if path is None or "://" in file_part:
+                    self.diags.warning(
+                        rloc, f"{what} $ref {ref!r} points outside the spec", "a local reference"
+                    )
+                    return None
+                target = (path.parent / file_part).resolve()
+                if target not in self._documents:
+                    self._documents[target] = load_document(target, _join_shown(file, file_part))
+                loaded = self._documents[target]
+                if not isinstance(loaded, Document):
+                    self.diags.warning(
+                        rloc, f"{what} $ref {ref!r} names a file that cannot be read", None
+                    )
+                    return None
+                root, path, file = loaded.value, target, loaded.path
+            value: Any = root
+            pointer = fragment
+            for raw in [t for t in fragment.split("/") if t]:
+                token = raw.replace("~1", "/").replace("~0", "~")
+                container = as_object(value)
+                items = as_array(value)
+                if container is not None and token in container:
+                    value = container[token]
+                elif items is not None and token.isdigit() and int(token) < len(items):
+                    value = items[int(token)]
+                else:
+                    self.diags.warning(
+                        rloc,
+                        f"{what} $ref {ref!r} does not resolve; the {what} is skipped",
+                        "a JSON pointer to an existing value",
+                    )
+                    return None
+            where = _Where(
+                value=value, loc=SourceLocation(file=file, pointer=pointer), root=root, path=path
+            )
+
+    def schema(self, where: _Where) -> SchemaNode:
+        return self.lowerer.lower_root(
+            where.value,
+            where.loc,
+            root=where.root,
+            path=where.path,
+            resource=(where.root, SourceLocation(file=where.loc.file)),
+        )
+
+    # -- the document -----------------------------------------------------------------------
+
+    def read(self, select: OperationFilter | None) -> SpecPackage | None:
+        tools: list[ToolSpec] = []
+        operations: dict[str, HttpOperation] = {}
+        paths = as_object(self.spec.get("paths", {}))
+        if paths is None:
+            self.diags.error(
+                self.top.child("paths"),
+                f"paths is {describe(self.spec.get('paths'))}",
+                "an object mapping paths to path items",
+            )
+            return None
+        webhooks = as_object(self.spec.get("webhooks"))
+        if webhooks:
+            self.diags.note(
+                self.top.child("webhooks"),
+                f"{len(webhooks)} webhook(s) skipped: webhooks are requests the API sends, not "
+                "operations a tool can call",
+            )
+        for route, raw_item in paths.items():
+            iloc = self.top.child("paths", route)
+            if route.startswith("x-"):
+                continue
+            item = self.deref(_Where(raw_item, iloc, self.spec, self.path), "path item")
+            if item is None:
+                continue
+            item_obj = as_object(item.value)
+            if item_obj is None:
+                self.diags.warning(
+                    iloc, f"path item is {describe(item.value)}", "an object; skipped"
+                )
+                continue
+            for method, raw_op in item_obj.items():
+                if method not in METHODS:
+                    continue
+                op = as_object(raw_op)
+                oloc = item.loc.child(method)
+                if op is None:
+                    self.diags.warning(
+                        oloc, f"operation is {describe(raw_op)}", "an object; skipped"
+                    )
+                    continue
+                built = self.operation(route, method, item, op, oloc, select)
+                if built is not None:
+                    tool, http = built
+                    tools.append(tool)
+                    operations[tool.name] = http
+        if not tools and not self.diags.has_errors:
+            self.diags.warning(
+                self.top.child("paths"),
+                "the spec has no operations" + (" matching the filter" if select else ""),
+                "at least one operation",
+            )
+        definitions = _reachable(tools, self.lowerer.definitions)
+        api = HttpApi(
+            title=str((as_object(self.spec.get("info")) or {}).get("title") or self.doc.path),
+            servers=self.servers(self.spec, self.top),
+            security_schemes=self.security_schemes(),
+            security=self.security(self.spec.get("security"), self.top.child("security")) or (),
+            operations=operations,
+        )
+        return SpecPackage(
+            source=self.doc.path,
+            format="swagger2" if self.swagger else "openapi31" if self.v31 else "openapi30",
+            tools=tuple(tools),
+            definitions=definitions,
+            http=api,
+        )
+
+    # -- servers and security ---------------------------------------------------------------
+
+    def servers(self, owner: dict[str, Any], loc: SourceLocation) -> tuple[HttpServer, ...]:
+        if self.swagger:
+            if owner is not self.spec:
+                return ()
+            host = self.spec.get("host")
+            base = self.spec.get("basePath") or ""
+            base = base if isinstance(base, str) else ""
+            schemes = [
+                s for s in as_array(self.spec.get("schemes")) or [] if s in ("https", "http")
+            ]
+            if not isinstance(host, str) or not host:
+                return (HttpServer(url=base or "/"),)
+            return tuple(HttpServer(url=f"{s}://{host}{base}") for s in schemes or ["https"])
+        out: list[HttpServer] = []
+        for i, raw in enumerate(as_array(owner.get("servers")) or []):
+            server = as_object(raw)
+            url = server.get("url") if server is not None else None
+            if server is None or not isinstance(url, str):
+                self.diags.warning(
+                    loc.child("servers", i), f"server is {describe(raw)}", "{url: ...}; skipped"
+                )
+                continue
+            defaults: dict[str, str] = {}
+            enums: dict[str, tuple[str, ...]] = {}
+            for name, raw_var in (as_object(server.get("variables")) or {}).items():
+                var = as_object(raw_var) or {}
+                defaults[name] = str(var.get("default", ""))
+                listed = as_array(var.get("enum"))
+                if listed:
+                    enums[name] = tuple(str(v) for v in listed)
+            description = server.get("description")
+            out.append(
+                HttpServer(
+                    url=url,
+                    variables=defaults,
+                    enums=enums,
+                    description=description if isinstance(description, str) else None,
+                )
+            )
+        if owner is self.spec and not out:
+            out.append(HttpServer(url="/"))
+        return tuple(out)
+
+    def security_schemes(self) -> dict[str, SecurityScheme]:
+        if self.swagger:
+            table = as_object(self.spec.get("securityDefinitions")) or {}
+            loc = self.top.child("securityDefinitions")
+        else:
+            table = as_object((as_object(self.spec.get("components")) or {}).get("securitySchemes"))
+            table = table or {}
+            loc = self.top.child("components", "securitySchemes")
+        out: dict[str, SecurityScheme] = {}
+        for key, raw in table.items():
+            found = self.deref(_Where(raw, loc.child(key), self.spec, self.path), "security scheme")
+            scheme = as_object(found.value) if found is not None else None
+            if scheme is None:
+                continue
+            made = self._scheme(key, scheme, loc.child(key))
+            if made is not None:
+                out[key] = made
+        return out
+
+    def _scheme(self, key: str, s: dict[str, Any], loc: SourceLocation) -> SecurityScheme | None:
+        kind = s.get("type")
+        if kind == "apiKey":
+            where = s.get("in")
+            name = s.get("name")
+            if where not in ("header", "query", "cookie") or not isinstance(name, str):
+                self.diags.warning(
+                    loc, "apiKey scheme without a valid 'name' and 'in'", "name and in; skipped"
+                )
+                return None
+            return SecurityScheme(key=key, type="apiKey", name=name, location=where)
+        if kind == "basic":  # Swagger 2.0
+            return SecurityScheme(key=key, type="http", scheme="basic")
+        if kind == "http":
+            scheme = s.get("scheme")
+            return SecurityScheme(
+                key=key, type="http", scheme=scheme.lower() if isinstance(scheme, str) else None
+            )
+        if kind == "oauth2":
+            token_url: Any = None
+            scopes: dict[str, Any] = {}
+            if self.swagger:
+                if s.get("flow") == "application":
+                    token_url = s.get("tokenUrl")
+                scopes = as_object(s.get("scopes")) or {}
+            else:
+                flows = as_object(s.get("flows")) or {}
+                flow = as_object(flows.get("clientCredentials"))
+                if flow is not None:
+                    token_url = flow.get("tokenUrl")
+                for raw_flow in flows.values():
+                    scopes.update(as_object((as_object(raw_flow) or {}).get("scopes")) or {})
+            return SecurityScheme(
+                key=key,
+                type="oauth2",
+                token_url=token_url if isinstance(token_url, str) else None,
+                scopes=tuple(sorted(scopes)),
+            )
+        if kind == "openIdConnect":
+            url = s.get("openIdConnectUrl")
+            return SecurityScheme(
+                key=key, type="openIdConnect", openid_url=url if isinstance(url, str) else None
+            )
+        self.diags.note(loc, f"security scheme type {describe(kind)} is not supported; skipped")
+        return None
+
+    def security(
+        self, raw: Any, loc: SourceLocation
+    ) -> tuple[tuple[SecurityRequirement, ...], ...] | None:
+        items = as_array(raw)
+        if items is None:
+            return None
+        out: list[tuple[SecurityRequirement, ...]] = []
+        for i, raw_req in enumerate(items):
+            req = as_object(raw_req)
+            if req is None:
+                self.diags.warning(
+                    loc.child(i), f"security requirement is {describe(raw_req)}", "an object"
+                )
+                continue
+            out.append(
+                tuple(
+                    SecurityRequirement(
+                        scheme=k,
+                        scopes=tuple(str(x) for x in as_array(v) or []),
+                    )
+                    for k, v in req.items()
+                )
+            )
+        return tuple(out)
+
+    # -- operations -------------------------------------------------------------------------
+
+    def operation(
+        self,
+        route: str,
+        method: str,
+        item: _Where,
+        op: dict[str, Any],
+        loc: SourceLocation,
+        select: OperationFilter | None,
+    ) -> tuple[ToolSpec, HttpOperation] | None:
+        raw_id = op.get("operationId")
+        operation_id = raw_id if isinstance(raw_id, str) and raw_id else None
+        tags = tuple(t for t in as_array(op.get("tags")) or [] if isinstance(t, str))
+        wanted = naming.operation_tool_name(operation_id, method, route)
+        if select and not select.keeps(tags, route, operation_id, wanted):
+            return None
+        name = self.names.claim(wanted)
+        if name != wanted:
+            self.diags.note(
+                loc,
+                f"operation {method.upper()} {route} is the tool {name!r} ({wanted!r} was taken)",
+            )
+        item_obj: dict[str, Any] = item.value
+        # Parameters: path-level first, operation-level overriding by (name, in).
+        raw_params: dict[tuple[str, str], _Where] = {}
+        for owner, oloc in ((item_obj, item.loc), (op, loc)):
+            for i, raw in enumerate(as_array(owner.get("parameters")) or []):
+                p = self.deref(
+                    _Where(raw, oloc.child("parameters", i), item.root, item.path), "parameter"
+                )
+                pobj = as_object(p.value) if p is not None else None
+                if p is None or pobj is None:
+                    continue
+                pname, pin = pobj.get("name"), pobj.get("in")
+                if not isinstance(pname, str) or pin not in (*_LOCATIONS, "body", "formData"):
+                    self.diags.warning(
+                        p.loc,
+                        f"parameter without a valid name and location ({describe(pname)}, "
+                        f"{describe(pin)})",
+                        "name and in: path, query, header or cookie; skipped",
+                    )
+                    continue
+                raw_params[(pname, pin)] = p
+        props: list[Property] = []
+        taken: set[str] = set(META_FIELDS)
+        params: list[HttpParameter] = []
+        for location in _LOCATIONS:
+            for (pname, pin), p in raw_params.items():
+                if pin != location:
+                    continue
+                made = self.parameter(pname, location, p, taken, props, name)
+                if made is not None:
+                    params.append(made)
+        body = self.body(op, loc, item, raw_params, taken, props, name)
+        output, responses = self.responses(op, loc, item)
+        summary = op.get("summary") if isinstance(op.get("summary"), str) else None
+        description = op.get("description") if isinstance(op.get("description"), str) else None
+        text = (
+            "\n\n".join(t.strip() for t in (summary, description) if t and t.strip())
+            if summary != description
+            else (summary or "").strip()
+        )
+        deprecated = op.get("deprecated") is True
+        tool = ToolSpec(
+            name=name,
+            loc=loc,
+            params=ObjectNode(meta=Meta(loc=loc), properties=tuple(props)),
+            output=output,
+            description=text or None,
+            activity=name,
+            deprecated=deprecated,
+            toolsets=tags,
+            original_name=operation_id if operation_id and operation_id != name else None,
+        )
+        http = HttpOperation(
+            tool=name,
+            operation_id=operation_id,
+            method=method.upper(),
+            path=route,
+            parameters=tuple(params),
+            body=body,
+            responses=responses,
+            security=self.security(op.get("security"), loc.child("security")),
+            servers=self.servers(op, loc) or self.servers(item_obj, item.loc),
+            deprecated=deprecated,
+        )
+        return tool, http
+
+    def _field(
+        self, wanted: str, location: str, taken: set[str], tool: str, loc: SourceLocation
+    ) -> str:
+        """A Call field (JSON name) for ``wanted``; a taken one gets its location as suffix."""
+        chosen = wanted
+        if chosen in taken:
+            chosen = f"{wanted}_{location}"
+            n = 2
+            while chosen in taken:
+                chosen = f"{wanted}_{location}{n}"
+                n += 1
+            self.diags.note(
+                loc,
+                f"{location} {wanted!r} of tool {tool!r} is the Call field {chosen!r} "
+                f"({wanted!r} was taken)",
+            )
+        taken.add(chosen)
+        return chosen
+
+    def parameter(
+        self,
+        pname: str,
+        location: ParameterLocation,
+        p: _Where,
+        taken: set[str],
+        props: list[Property],
+        tool: str,
+    ) -> HttpParameter | None:
+        pobj: dict[str, Any] = p.value
+        content_type: str | None = None
+        if self.swagger:
+            schema_value: Any = {k: v for k, v in pobj.items() if k not in _SWAGGER_PARAM_KEYS}
+            schema_loc = p.loc
+            fmt = pobj.get("collectionFormat", "csv")
+            style, explode = _COLLECTION_FORMATS.get(fmt, ("form", False))
+            if location != "query" and style == "form":
+                style = _DEFAULT_STYLE[location]
+        else:
+            schema_value = pobj.get("schema")
+            schema_loc = p.loc.child("schema")
+            content = as_object(pobj.get("content"))
+            if schema_value is None and content:
+                content_type = next(iter(content))
+                schema_value = (as_object(content[content_type]) or {}).get("schema")
+                schema_loc = p.loc.child("content", content_type, "schema")
+            if schema_value is None:
+                self.diags.warning(
+                    p.loc, f"parameter {pname!r} has no schema", "a schema; any value is allowed"
+                )
+                schema_value = {}
+            raw_style = pobj.get("style", _DEFAULT_STYLE[location])
+            style = raw_style if raw_style in _STYLES else _DEFAULT_STYLE[location]
+            explode = pobj.get("explode", style == "form") is True
+        node = self.schema(_Where(_file_type(schema_value), schema_loc, p.root, p.path))
+        node = _annotate(node, pobj)
+        required = location == "path" or pobj.get("required") is True
+        field_name = self._field(pname, location, taken, tool, p.loc)
+        props.append(Property(name=field_name, schema=node, required=required))
+        return HttpParameter(
+            name=pname,
+            field=field_name,
+            location=location,
+            style=style,
+            explode=explode,
+            allow_reserved=pobj.get("allowReserved") is True,
+            required=required,
+            content_type=content_type,
+        )
+
+    # -- request bodies ---------------------------------------------------------------------
+
+    def body(
+        self,
+        op: dict[str, Any],
+        loc: SourceLocation,
+        item: _Where,
+        raw_params: dict[tuple[str, str], _Where],
+        taken: set[str],
+        props: list[Property],
+        tool: str,
+    ) -> HttpBody | None:
+        if self.swagger:
+            return self._swagger_body(op, raw_params, taken, props, tool, loc)
+        if "requestBody" not in op:
+            return None
+        found = self.deref(
+            _Where(op["requestBody"], loc.child("requestBody"), item.root, item.path),
+            "request body",
+        )
+        rb = as_object(found.value) if found is not None else None
+        if found is None or rb is None:
+            return None
+        content = as_object(rb.get("content")) or {}
+        if not content:
+            self.diags.warning(found.loc, "request body has no content", "content: {<type>: ...}")
+            return None
+        media_type = _pick_media_type(list(content))
+        mloc = found.loc.child("content", media_type)
+        media = as_object(content[media_type]) or {}
+        kind = _body_kind(media_type)
+        raw_schema = media.get("schema")
+        if raw_schema is None:
+            raw_schema = {"type": "string", "format": "binary"} if kind == "binary" else {}
+        node = self.schema(_Where(raw_schema, mloc.child("schema"), found.root, found.path))
+        encoding = as_object(media.get("encoding")) or {}
+        return self._place_body(
+            node, media_type, kind, rb.get("required") is True, encoding, taken, props, tool, mloc
+        )
+
+    def _swagger_body(
+        self,
+        op: dict[str, Any],
+        raw_params: dict[tuple[str, str], _Where],
+        taken: set[str],
+        props: list[Property],
+        tool: str,
+        loc: SourceLocation,
+    ) -> HttpBody | None:
+        consumes = [
+            c
+            for c in as_array(op.get("consumes", self.spec.get("consumes"))) or []
+            if isinstance(c, str)
+        ]
+        body_params = [p for (_, pin), p in raw_params.items() if pin == "body"]
+        form_params = [(n, p) for (n, pin), p in raw_params.items() if pin == "formData"]
+        if body_params:
+            p = body_params[0]
+            pobj: dict[str, Any] = p.value
+            media_type = _pick_media_type(
+                [c for c in consumes if _body_kind(c) in ("json", "text", "binary")]
+                or ["application/json"]
+            )
+            node = self.schema(
+                _Where(pobj.get("schema", {}), p.loc.child("schema"), p.root, p.path)
+            )
+            node = _annotate(node, pobj)
+            return self._place_body(
+                node,
+                media_type,
+                _body_kind(media_type),
+                pobj.get("required") is True,
+                {},
+                taken,
+                props,
+                tool,
+                p.loc,
+            )
+        if not form_params:
+            return None
+        has_file = any(as_object(p.value) and p.value.get("type") == "file" for _, p in form_params)
+        media_type = (
+            "multipart/form-data"
+            if has_file or "multipart/form-data" in consumes
+            else "application/x-www-form-urlencoded"
+        )
+        fields: list[tuple[str, str]] = []
+        parts: list[BodyPart] = []
+        for pname, p in form_params:
+            pobj = p.value
+            schema_value = {k: v for k, v in pobj.items() if k not in _SWAGGER_PARAM_KEYS}
+            node = self.schema(_Where(_file_type(schema_value), p.loc, p.root, p.path))
+            node = _annotate(node, pobj)
+            field_name = self._field(pname, "body", taken, tool, p.loc)
+            props.append(
+                Property(name=field_name, schema=node, required=pobj.get("required") is True)
+            )
+            fields.append((field_name, pname))
+            parts.append(BodyPart(property=pname, is_file=pobj.get("type") == "file"))
+        return HttpBody(
+            media_type=media_type,
+            kind=_body_kind(media_type),
+            required=any(pr.value.get("required") is True for _, pr in form_params),
+            fields=tuple(fields),
+            parts=tuple(parts),
+        )
+
+    def _place_body(
+        self,
+        node: SchemaNode,
+        media_type: str,
+        kind: BodyKind,
+        required: bool,
+        encoding: dict[str, Any],
+        taken: set[str],
+        props: list[Property],
+        tool: str,
+        loc: SourceLocation,
+    ) -> HttpBody:
+        obj = self._object_of(node)
+        parts: list[BodyPart] = []
+        if obj is not None and kind in ("form", "multipart"):
+            for prop in obj.properties:
+                enc = as_object(encoding.get(prop.name)) or {}
+                ctype = enc.get("contentType")
+                parts.append(
+                    BodyPart(
+                        property=prop.name,
+                        content_type=ctype if isinstance(ctype, str) else None,
+                        is_file=_is_file(prop.schema, self.lowerer.definitions),
+                    )
+                )
+        flattenable = (
+            obj is not None
+            and obj.properties
+            and (obj.additional is None or isinstance(obj.additional, NeverNode))
+            and (required or not any(p.required for p in obj.properties))
+        )
+        if obj is not None and flattenable:
+            fields: list[tuple[str, str]] = []
+            for prop in obj.properties:
+                field_name = self._field(prop.name, "body", taken, tool, loc)
+                props.append(replace(prop, name=field_name, required=prop.required and required))
+                fields.append((field_name, prop.name))
+            return HttpBody(
+                media_type=media_type,
+                kind=kind,
+                required=required,
+                fields=tuple(fields),
+                parts=tuple(parts),
+            )
+        field_name = self._field(BODY_FIELD, "body", taken, tool, loc)
+        props.append(Property(name=field_name, schema=node, required=required))
+        return HttpBody(
+            media_type=media_type,
+            kind=kind,
+            required=required,
+            wrapped=field_name,
+            parts=tuple(parts),
+        )
+
+    def _object_of(self, node: SchemaNode) -> ObjectNode | None:
+        seen: set[str] = set()
+        while isinstance(node, RefNode) and node.target not in seen:
+            seen.add(node.target)
+            definition = self.lowerer.definitions.get(node.target)
+            if definition is None:
+                return None
+            node = definition.node
+        return node if isinstance(node, ObjectNode) else None
+
+    # -- responses --------------------------------------------------------------------------
+
+    def responses(
+        self, op: dict[str, Any], loc: SourceLocation, item: _Where
+    ) -> tuple[SchemaNode | None, tuple[HttpResponse, ...]]:
+        table = as_object(op.get("responses")) or {}
+        chosen = _success_status(list(table))
+        output: SchemaNode | None = None
+        out: list[HttpResponse] = []
+        for status, raw in table.items():
+            if status.startswith("x-"):
+                continue
+            found = self.deref(
+                _Where(raw, loc.child("responses", status), item.root, item.path), "response"
+            )
+            resp = as_object(found.value) if found is not None else None
+            if found is None or resp is None:
+                continue
+            media_type: str | None = None
+            schema: _Where | None = None
+            if self.swagger:
+                if "schema" in resp:
+                    produces = [
+                        c
+                        for c in as_array(op.get("produces", self.spec.get("produces"))) or []
+                        if isinstance(c, str)
+                    ]
+                    media_type = _pick_media_type(produces or ["application/json"])
+                    schema = _Where(
+                        _file_type(resp["schema"]),
+                        found.loc.child("schema"),
+                        found.root,
+                        found.path,
+                    )
+            else:
+                content = as_object(resp.get("content")) or {}
+                if content:
+                    media_type = _pick_media_type(list(content))
+                    media = as_object(content[media_type]) or {}
+                    if "schema" in media:
+                        schema = _Where(
+                            media["schema"],
+                            found.loc.child("content", media_type, "schema"),
+                            found.root,
+                            found.path,
+                        )
+                    elif _body_kind(media_type) in ("text", "binary"):
+                        schema = _Where({"type": "string"}, found.loc, found.root, found.path)
+            is_output = status == chosen
+            if is_output:
+                if schema is not None:
+                    output = self.schema(schema)
+                    if _body_kind(media_type or "") == "binary" and not _is_json(media_type or ""):
+                        output = StringNode(meta=Meta(loc=schema.loc), format="binary")
+                elif media_type is None:
+                    output = NullNode(meta=Meta(loc=found.loc, description="No content."))
+            out.append(HttpResponse(status=status, media_type=media_type, is_output=is_output))
+        return output, tuple(out)
+
+
+def _success_status(statuses: list[str]) -> str | None:
+    codes = sorted(s for s in statuses if re.fullmatch(r"2\d\d", s))
+    if codes:
+        return codes[0]
+    if "2XX" in statuses or "2xx" in statuses:
+        return "2XX" if "2XX" in statuses else "2xx"
+    return "default" if "default" in statuses else None
+
+
+def _is_json(media_type: str) -> bool:
+    base = media_type.split(";")[0].strip().lower()
+    return base == "application/json" or base.endswith("+json") or base == "*/*"
+
+
+def _body_kind(media_type: str) -> BodyKind:
+    base = media_type.split(";")[0].strip().lower()
+    if _is_json(base):
+        return "json"
+    if base == "application/x-www-form-urlencoded":
+        return "form"
+    if base.startswith("multipart/"):
+        return "multipart"
+    if base.startswith("text/") or base in ("application/xml", "application/sdp"):
+        return "text"
+    return "binary"
+
+
+def _pick_media_type(types: list[str]) -> str:
+    """JSON first, then form, multipart, text; otherwise the first listed."""
+    for kind in ("json", "form", "multipart", "text"):
+        for t in types:
+            if _body_kind(t) == kind:
+                return t
+    return types[0]
+
+
+def _file_type(value: Any) -> Any:
+    """Swagger 2.0's ``type: file`` is binary content: ``{type: string, format: binary}``."""
+    obj = as_object(value)
+    if obj is not None and obj.get("type") == "file":
+        return {**obj, "type": "string", "format": "binary"}
+    return value
+
+
+def _annotate(node: SchemaNode, pobj: dict[str, Any]) -> SchemaNode:
+    """A parameter's own description and deprecation on its schema node."""
+    description = pobj.get("description")
+    meta = node.meta
+    if isinstance(description, str) and description.strip() and not meta.description:
+        meta = replace(meta, description=description.strip())
+    if pobj.get("deprecated") is True:
+        meta = replace(meta, deprecated=True)
+    if meta is node.meta:
+        return node
+    return replace(node, meta=meta)
+
+
+def _is_file(node: SchemaNode, defs: dict[str, Definition]) -> bool:
+    if isinstance(node, RefNode) and node.target in defs:
+        node = defs[node.target].node
+    if isinstance(node, StringNode):
+        return node.format in ("binary", "base64") or (
+            node.meta.extra is not None and "contentMediaType" in node.meta.extra
+        )
+    if isinstance(node, ArrayNode) and node.items is not None:
+        return _is_file(node.items, defs)
+    return False
+
+
+def _reachable(tools: list[ToolSpec], defs: dict[str, Definition]) -> tuple[Definition, ...]:
+    """The definitions the tools reach (in key order): the others are never generated."""
+    seen: set[str] = set()
+    stack: list[SchemaNode] = []
+    for t in tools:
+        stack.append(t.params)
+        if t.output is not None:
+            stack.append(t.output)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, RefNode):
+            if node.target not in seen and node.target in defs:
+                seen.add(node.target)
+                stack.append(defs[node.target].node)
+            continue
+        stack.extend(_children(node))
+    return tuple(defs[k] for k in sorted(seen))
+
+
+def _children(node: SchemaNode) -> list[SchemaNode]:
+    match node:
+        case ArrayNode():
+            return [*node.prefix_items, *([node.items] if node.items is not None else [])]
+        case ObjectNode():
+            return [p.schema for p in node.properties] + (
+                [node.additional] if node.additional is not None else []
+            )
+        case UnionNode():
+            return list(node.variants)
+        case AllOfNode():
+            return list(node.parts)
+        case CheckedNode():
+            out: list[SchemaNode] = [node.base]
+            for check in node.checks:
+                match check:
+                    case NotCheck() | PropertyNamesCheck() | ContainsCheck():
+                        out.append(check.schema)
+                    case ConditionalCheck():
+                        out.extend(n for n in (check.if_, check.then, check.else_) if n is not None)
+                    case DependentSchemasCheck():
+                        out.extend(s for _, s in check.schemas)
+                    case PatternPropertiesCheck():
+                        out.extend(s for _, s in check.patterns)
+                        if check.additional is not None:
+                            out.append(check.additional)
+                    case _:
+                        pass
+            return out
+        case _:
+            return []
+
+
+def read(
+    doc: Document, path: Path | None, diags: Diagnostics, select: OperationFilter | None = None
+) -> SpecPackage | None:
+    """Lower an OpenAPI 3.x / Swagger 2.0 document (``path`` anchors relative ``$ref``s)."""
+    return _Reader(doc, path, diags).read(select)
+
+
+__all__ = ["OperationFilter", "is_document", "read"]

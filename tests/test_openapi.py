@@ -1,0 +1,832 @@
+"""OpenAPI → tools: every corpus spec compiles and imports; operations, parameters, bodies,
+responses, Swagger 2.0, lenient reading, names, filters, compact schemas and ``http.py``.
+
+The corpus-wide tests compile all 30 specs of ``../shared/corpus/openapi`` once (unformatted:
+ruff changes no meaning) into a temporary directory; pyright strict over those packages runs in
+``test_corpus_packages_are_pyright_strict_clean`` (marked ``slow``: a representative subset; the
+full run is ``bench/openapi.py --pyright``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from toolbind.compiler import SpecError, generate_tree, load_package
+from toolbind.compiler._driver import build, write_tree
+from toolbind.compiler.naming import class_name
+from toolbind.runtime._httpspec import HttpApi
+
+from .conftest import CORPUS, CompileSpec
+
+OPENAPI = CORPUS / "openapi"
+SPECS = sorted(p for p in OPENAPI.glob("*") if p.suffix in (".json", ".yaml"))
+PROVIDER_NAME = r"^[a-zA-Z0-9_-]{1,64}$"
+
+corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason="the shared corpus is not beside the repo")
+
+
+@cache
+def corpus_tree() -> tuple[Path, dict[str, str], dict[str, list[Any]]]:
+    """All corpus specs compiled into one temporary directory: (dir, package → spec, spec →
+    diagnostics)."""
+    out = Path(tempfile.mkdtemp(prefix="toolbind-openapi-"))
+    packages: dict[str, str] = {}
+    diagnostics: dict[str, list[Any]] = {}
+    for spec in SPECS:
+        tree = build([spec], formatted=False)
+        write_tree(tree, out / spec.stem)
+        ((name, _),) = tree.packages.items()
+        packages[name] = spec.name
+        diagnostics[spec.name] = tree.diagnostics
+    return out, packages, diagnostics
+
+
+def corpus_package(spec: Path) -> ModuleType:
+    out, packages, _ = corpus_tree()
+    name = next(n for n, s in packages.items() if s == spec.name)
+    return load_package(out / spec.stem, name)
+
+
+def operation_count(spec: Path) -> int:
+    import yaml
+
+    text = spec.read_text(encoding="utf-8")
+    doc: dict[str, Any] = (
+        json.loads(text) if spec.suffix == ".json" else yaml.load(text, Loader=yaml.CSafeLoader)
+    )
+    methods = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+    return sum(1 for item in doc.get("paths", {}).values() for m in item if m in methods)
+
+
+@corpus
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_corpus_spec_compiles_and_imports(spec: Path) -> None:
+    _, _, diagnostics = corpus_tree()
+    assert [d.render() for d in diagnostics[spec.name] if d.severity == "error"] == []
+    pkg = corpus_package(spec)
+    http = __import__(f"{pkg.__name__}.http", fromlist=["API"])
+    api: HttpApi = http.API
+    assert len(api.operations) == operation_count(spec)
+    assert set(http.OPERATIONS) == set(api.operations)
+    import re
+
+    for name, op in api.operations.items():
+        assert re.match(PROVIDER_NAME, name), name
+        assert op.tool == name
+    for name in list(api.operations)[:3]:  # models load lazily; each builds on first use
+        model = getattr(pkg, class_name(name) + "Call")
+        with pytest.raises(ValidationError):
+            model.model_validate({"_tool": 1})
+
+
+@corpus
+def test_large_package_loads_lazily() -> None:
+    spec = OPENAPI / "openai__openapi.yaml"
+    out, packages, _ = corpus_tree()
+    name = next(n for n, s in packages.items() if s == spec.name)
+    code = (
+        "import sys, json\n"
+        f"sys.path.insert(0, {str(out / spec.stem)!r})\n"
+        f"import {name} as pkg\n"
+        "before = len([m for m in sys.modules if m.startswith(pkg.__name__ + '.')])\n"
+        "call = pkg.ListAssistantsCall.model_validate({'_tool': 'listAssistants', 'limit': 5})\n"
+        "after = len([m for m in sys.modules if m.startswith(pkg.__name__ + '._models.')])\n"
+        "total = len(list((__import__('pathlib').Path(pkg.__file__).parent / '_models').glob('m_*.py')))\n"
+        "print(json.dumps([before, after, total, call.limit]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    before, after, total, limit = json.loads(result.stdout)
+    assert before == 0  # `import pkg` loads no submodule
+    assert 0 < after < total / 10  # one tool loads only the models it reaches
+    assert limit == 5
+
+
+@corpus
+def test_corpus_calls_validate_realistic_instances() -> None:
+    openai = corpus_package(OPENAPI / "openai__openapi.yaml")
+    # an allOf body can't be flattened: it is the one field "body"
+    chat = openai.CreateChatCompletionCall.model_validate(
+        {
+            "_tool": "createChatCompletion",
+            "body": {
+                "model": "gpt-4o",
+                "messages": [{"role": "user", "content": "Hello"}],
+                "temperature": 0.5,
+            },
+        }
+    )
+    dumped = chat.model_dump(mode="json", exclude_unset=True)
+    assert dumped["body"]["messages"][0]["role"] == "user"
+    with pytest.raises(ValidationError):  # the body keeps its required fields
+        openai.CreateChatCompletionCall.model_validate(
+            {"_tool": "createChatCompletion", "body": {}}
+        )
+    # an object body is flattened into the Call
+    assistant = openai.CreateAssistantCall.model_validate(
+        {"_tool": "createAssistant", "model": "gpt-4o", "name": "helper"}
+    )
+    assert assistant.name == "helper"
+    with pytest.raises(ValidationError):
+        openai.CreateAssistantCall.model_validate({"_tool": "createAssistant", "name": "helper"})
+    pets = corpus_package(OPENAPI / "swagger__petstore-swagger2.json")
+    add = pets.AddPetCall.model_validate(
+        {"_tool": "addPet", "name": "Rex", "photoUrls": ["https://x/y.png"], "status": "sold"}
+    )
+    assert add.status == "sold"
+    with pytest.raises(ValidationError):
+        pets.AddPetCall.model_validate({"_tool": "addPet", "name": "Rex", "status": "lost"})
+    discord = corpus_package(OPENAPI / "discord__http-api.json")
+    assert "get_guild_join_requests" in discord.http.API.operations
+    call = discord.GetGuildJoinRequestsCall.model_validate(
+        {"_tool": "get_guild_join_requests", "guild_id": "1", "status": "SUBMITTED"}
+    )
+    assert call.guild_id == "1"
+
+
+@corpus
+def test_corpus_degrades_with_located_warnings() -> None:
+    _, _, diagnostics = corpus_tree()
+    warnings = [d for d in diagnostics["discord__http-api.json"] if d.severity == "warning"]
+    assert any(
+        d.loc.pointer == "/paths/~1guilds~1{guild_id}~1requests/get/parameters/0/schema/enum"
+        and "enum is empty" in d.found
+        for d in warnings
+    ), [d.render() for d in warnings]
+    notes = [d for d in diagnostics["oai-examples__webhook-example.yaml"] if d.severity == "note"]
+    assert any(d.loc.pointer == "/webhooks" and "skipped" in d.found for d in notes)
+
+
+# -- inline specs -------------------------------------------------------------------------
+
+
+def openapi(paths: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": "T", "version": "1"}, "paths": paths, **extra}
+
+
+def ok(description: str = "ok", schema: Any = None) -> dict[str, Any]:
+    if schema is None:
+        return {"200": {"description": description}}
+    return {
+        "200": {"description": description, "content": {"application/json": {"schema": schema}}}
+    }
+
+
+def test_names_from_operation_id_else_method_and_path(compile_spec: CompileSpec) -> None:
+    pkg = compile_spec(
+        openapi(
+            {
+                "/pets/{petId}": {
+                    "get": {"responses": ok()},
+                    "post": {"operationId": "navigate_post_pets__petId__post", "responses": ok()},
+                    "put": {"operationId": "pets/update item", "responses": ok()},
+                    "delete": {"operationId": "x" * 80, "responses": ok()},
+                },
+                "/other": {"get": {"operationId": "getPets", "responses": ok()}},
+                "/more": {"get": {"operationId": "get_pets", "responses": ok()}},
+            }
+        )
+    )
+    names = list(pkg.http.OPERATIONS)
+    assert names[:3] == ["get_pets_by_pet_Id", "navigate_post", "pets_update_item"]
+    assert len(names[3]) == 64
+    assert names[4:] == ["getPets", "get_pets_2"]  # distinct as Python classes too
+    import re
+
+    assert all(re.match(PROVIDER_NAME, n) for n in names)
+    assert pkg.http.OPERATIONS["pets_update_item"] == ("PUT", "/pets/{petId}", "pets/update item")
+    binding = next(t for t in pkg.TOOLS if t.name == "pets_update_item")
+    assert binding.original_name == "pets/update item"
+
+
+def test_parameters_merge_override_and_collide(tmp_path: Path) -> None:
+    spec = openapi(
+        {
+            "/items/{id}": {
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {"name": "v", "in": "query", "schema": {"type": "string"}},
+                ],
+                "patch": {
+                    "operationId": "patchItem",
+                    "parameters": [
+                        {"name": "v", "in": "query", "schema": {"type": "integer"}},
+                        {"name": "v", "in": "header", "schema": {"type": "string"}},
+                        {"$ref": "#/components/parameters/Ids"},
+                        {"name": "sid", "in": "cookie", "schema": {"type": "string"}},
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["id"],
+                                    "properties": {
+                                        "id": {"type": "integer"},
+                                        "name": {"type": "string"},
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "responses": ok(),
+                },
+            }
+        },
+        components={
+            "parameters": {
+                "Ids": {
+                    "name": "ids",
+                    "in": "query",
+                    "style": "pipeDelimited",
+                    "explode": False,
+                    "schema": {"type": "array", "items": {"type": "integer"}},
+                }
+            }
+        },
+    )
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    tree = generate_tree([path])
+    notes = [d.render() for d in tree.diagnostics if d.severity == "note"]
+    assert any("header 'v' of tool 'patchItem' is the Call field 'v_header'" in n for n in notes)
+    assert any("body 'id' of tool 'patchItem' is the Call field 'id_body'" in n for n in notes)
+    write_tree(tree, tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "items")
+    op = pkg.http.API.operations["patchItem"]
+    by_field = {p.field: p for p in op.parameters}
+    assert by_field["v"].location == "query" and by_field["v_header"].name == "v"
+    assert by_field["ids"].style == "pipeDelimited" and not by_field["ids"].explode
+    assert by_field["sid"].location == "cookie" and by_field["sid"].style == "form"
+    assert op.body.fields == (("id_body", "id"), ("name", "name"))
+    call = pkg.PatchItemCall.model_validate(
+        {"_tool": "patchItem", "id": "a", "v": 3, "v_header": "h", "ids": [1, 2], "id_body": 7}
+    )
+    assert call.v == 3  # the operation-level parameter overrides the path-level one
+    with pytest.raises(ValidationError):  # the body's own required field stays required
+        pkg.PatchItemCall.model_validate({"_tool": "patchItem", "id": "a"})
+
+
+def test_bodies_flattened_or_wrapped(compile_spec: CompileSpec) -> None:
+    obj = {"type": "object", "required": ["a"], "properties": {"a": {"type": "string"}}}
+    pkg = compile_spec(
+        openapi(
+            {
+                "/flat": {
+                    "post": {
+                        "operationId": "flat",
+                        "requestBody": {
+                            "required": True,
+                            "content": {"application/vnd.api+json": {"schema": obj}},
+                        },
+                        "responses": ok(),
+                    }
+                },
+                "/optional": {
+                    "post": {
+                        "operationId": "optional",
+                        "requestBody": {"content": {"application/json": {"schema": obj}}},
+                        "responses": ok(),
+                    }
+                },
+                "/list": {
+                    "post": {
+                        "operationId": "list",
+                        "requestBody": {
+                            "required": True,
+                            "content": {
+                                "application/json": {
+                                    "schema": {"type": "array", "items": {"type": "integer"}}
+                                }
+                            },
+                        },
+                        "responses": ok(),
+                    }
+                },
+                "/text": {
+                    "post": {
+                        "operationId": "text",
+                        "requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}},
+                        "responses": ok(),
+                    }
+                },
+                "/form": {
+                    "post": {
+                        "operationId": "form",
+                        "requestBody": {
+                            "content": {
+                                "application/x-www-form-urlencoded": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {"q": {"type": "string"}},
+                                    }
+                                }
+                            }
+                        },
+                        "responses": ok(),
+                    }
+                },
+                "/upload": {
+                    "post": {
+                        "operationId": "upload",
+                        "requestBody": {
+                            "required": True,
+                            "content": {
+                                "multipart/form-data": {
+                                    "schema": {
+                                        "type": "object",
+                                        "required": ["file"],
+                                        "properties": {
+                                            "file": {"type": "string", "format": "binary"},
+                                            "meta": {
+                                                "type": "object",
+                                                "properties": {"k": {"type": "string"}},
+                                            },
+                                        },
+                                    },
+                                    "encoding": {"meta": {"contentType": "application/json"}},
+                                }
+                            },
+                        },
+                        "responses": ok(),
+                    }
+                },
+            }
+        )
+    )
+    ops = pkg.http.API.operations
+    assert ops["flat"].body.kind == "json" and ops["flat"].body.fields == (("a", "a"),)
+    assert ops["flat"].body.media_type == "application/vnd.api+json"
+    # optional body whose object has a required field: wrapped, so "a" is required only with it
+    assert ops["optional"].body.wrapped == "body" and not ops["optional"].body.required
+    assert pkg.OptionalCall.model_validate({"_tool": "optional"}).body is None
+    with pytest.raises(ValidationError):
+        pkg.OptionalCall.model_validate({"_tool": "optional", "body": {}})
+    assert ops["list"].body.wrapped == "body"
+    assert pkg.ListCall.model_validate({"_tool": "list", "body": [1, 2]}).body == [1, 2]
+    with pytest.raises(ValidationError):
+        pkg.ListCall.model_validate({"_tool": "list"})
+    assert ops["text"].body.kind == "text" and ops["text"].body.wrapped == "body"
+    assert ops["form"].body.kind == "form" and ops["form"].body.fields == (("q", "q"),)
+    upload = ops["upload"].body
+    assert upload.kind == "multipart"
+    parts = {p.property: p for p in upload.parts}
+    assert parts["file"].is_file and not parts["meta"].is_file
+    assert parts["meta"].content_type == "application/json"
+
+
+def test_output_from_success_response(compile_spec: CompileSpec) -> None:
+    pet = {"type": "object", "required": ["size"], "properties": {"size": {"type": "integer"}}}
+    pkg = compile_spec(
+        openapi(
+            {
+                "/a": {
+                    "get": {
+                        "operationId": "lowest",
+                        "responses": {
+                            "201": {
+                                "description": "c",
+                                "content": {"application/json": {"schema": {"type": "string"}}},
+                            },
+                            "200": {
+                                "description": "o",
+                                "content": {
+                                    "application/xml": {"schema": {"type": "integer"}},
+                                    "application/json": {"schema": pet},
+                                },
+                            },
+                            "default": {"description": "e"},
+                        },
+                    }
+                },
+                "/b": {
+                    "delete": {
+                        "operationId": "noContent",
+                        "responses": {"204": {"description": "gone"}, "404": {"description": "no"}},
+                    }
+                },
+                "/c": {
+                    "get": {
+                        "operationId": "byDefault",
+                        "responses": {
+                            "default": {
+                                "description": "d",
+                                "content": {"application/json": {"schema": {"type": "boolean"}}},
+                            }
+                        },
+                    }
+                },
+            }
+        )
+    )
+    assert pkg.LowestOutput.model_validate({"size": 1}).size == 1  # 200 before 201, JSON first
+    responses = pkg.http.API.operations["lowest"].responses
+    assert [(r.status, r.media_type, r.is_output) for r in responses][1] == (
+        "200",
+        "application/json",
+        True,
+    )
+    assert pkg.NoContentOutput.model_validate(None).root is None
+    with pytest.raises(ValidationError):
+        pkg.NoContentOutput.model_validate({"x": 1})
+    assert pkg.ByDefaultOutput.model_validate(True).root is True
+
+
+def test_swagger2_reading(compile_spec: CompileSpec) -> None:
+    pkg = compile_spec(
+        {
+            "swagger": "2.0",
+            "info": {"title": "S", "version": "1"},
+            "host": "api.example.com",
+            "basePath": "/v2",
+            "schemes": ["https", "http"],
+            "consumes": ["application/json"],
+            "securityDefinitions": {
+                "key": {"type": "apiKey", "name": "X-Key", "in": "header"},
+                "basic": {"type": "basic"},
+                "oauth": {
+                    "type": "oauth2",
+                    "flow": "application",
+                    "tokenUrl": "https://a/token",
+                    "scopes": {"read": "r"},
+                },
+            },
+            "security": [{"key": []}, {"basic": []}],
+            "paths": {
+                "/pets": {
+                    "get": {
+                        "operationId": "find",
+                        "parameters": [
+                            {
+                                "name": "tags",
+                                "in": "query",
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "collectionFormat": "multi",
+                            }
+                        ],
+                        "produces": ["application/json"],
+                        "responses": {
+                            "200": {
+                                "description": "ok",
+                                "schema": {"type": "array", "items": {"$ref": "#/definitions/Pet"}},
+                            }
+                        },
+                    },
+                    "post": {
+                        "operationId": "add",
+                        "parameters": [
+                            {
+                                "name": "pet",
+                                "in": "body",
+                                "required": True,
+                                "schema": {"$ref": "#/definitions/Pet"},
+                            }
+                        ],
+                        "responses": {"201": {"description": "made"}},
+                    },
+                },
+                "/pets/{id}/photo": {
+                    "post": {
+                        "operationId": "upload",
+                        "consumes": ["multipart/form-data"],
+                        "parameters": [
+                            {"name": "id", "in": "path", "required": True, "type": "integer"},
+                            {"name": "file", "in": "formData", "type": "file", "required": True},
+                            {"name": "note", "in": "formData", "type": "string"},
+                        ],
+                        "responses": {"200": {"description": "ok"}},
+                    }
+                },
+            },
+            "definitions": {
+                "Pet": {
+                    "type": "object",
+                    "required": ["name"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "tag": {"type": "string", "x-nullable": True},
+                    },
+                }
+            },
+        }
+    )
+    api: HttpApi = pkg.http.API
+    assert [s.url for s in api.servers] == [
+        "https://api.example.com/v2",
+        "http://api.example.com/v2",
+    ]
+    assert api.security_schemes["basic"].scheme == "basic"
+    assert api.security_schemes["oauth"].token_url == "https://a/token"
+    assert len(api.security) == 2
+    (tags,) = api.operations["find"].parameters
+    assert (tags.style, tags.explode) == ("form", True)
+    add = api.operations["add"].body
+    assert add is not None and add.fields == (("name", "name"), ("tag", "tag")) and add.required
+    assert pkg.AddCall.model_validate({"_tool": "add", "name": "Rex"}).name == "Rex"
+    upload = api.operations["upload"].body
+    assert (
+        upload is not None
+        and upload.kind == "multipart"
+        and upload.media_type == "multipart/form-data"
+    )
+    assert [(p.property, p.is_file) for p in upload.parts] == [("file", True), ("note", False)]
+    assert pkg.FindOutput.model_validate([{"name": "a"}]).root[0].name == "a"
+
+
+def test_openapi31_and_30_keywords(compile_spec: CompileSpec) -> None:
+    schemas = {
+        "Node": {
+            "type": "object",
+            "properties": {
+                "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+                "kind": {"const": "node"},
+                "label": {"type": ["string", "null"]},
+            },
+        },
+    }
+    pkg = compile_spec(
+        {
+            "openapi": "3.1.0",
+            "info": {"title": "T", "version": "1"},
+            "paths": {
+                "/n": {
+                    "post": {
+                        "operationId": "make",
+                        "requestBody": {
+                            "required": True,
+                            "content": {
+                                "application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Node"}
+                                }
+                            },
+                        },
+                        "responses": ok(schema={"$ref": "#/components/schemas/Node"}),
+                    }
+                }
+            },
+            "webhooks": {"ping": {"post": {"responses": ok()}}},
+            "components": {"schemas": schemas},
+        }
+    )
+    tree: dict[str, Any] = {
+        "_tool": "make",
+        "kind": "node",
+        "label": None,
+        "children": [{"children": [], "label": "x"}],
+    }
+    assert pkg.MakeCall.model_validate(tree).children[0].label == "x"
+    with pytest.raises(ValidationError):
+        pkg.MakeCall.model_validate({"_tool": "make", "kind": "leaf"})
+    pkg30 = compile_spec(
+        openapi(
+            {
+                "/x": {
+                    "get": {
+                        "operationId": "x",
+                        "parameters": [
+                            {
+                                "name": "q",
+                                "in": "query",
+                                "schema": {"type": "string", "nullable": True},
+                            }
+                        ],
+                        "responses": ok(),
+                    }
+                }
+            }
+        )
+    )
+    assert pkg30.XCall.model_validate({"_tool": "x", "q": None}).q is None
+
+
+def test_broken_specs_degrade_with_located_warnings(tmp_path: Path) -> None:
+    spec = openapi(
+        {
+            "/a": {
+                "get": {
+                    "operationId": "a",
+                    "parameters": [
+                        {"name": "mode", "in": "query", "schema": {"type": "string", "enum": []}},
+                        {
+                            "name": "ref",
+                            "in": "query",
+                            "schema": {"$ref": "#/components/schemas/Gone"},
+                        },
+                        {"$ref": "#/components/parameters/Missing"},
+                    ],
+                    "responses": ok(),
+                }
+            }
+        }
+    )
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    tree = generate_tree([path])
+    warnings = {d.loc.pointer: d.found for d in tree.diagnostics if d.severity == "warning"}
+    assert "enum is empty" in warnings["/paths/~1a/get/parameters/0/schema/enum"]
+    assert "does not resolve" in warnings["/paths/~1a/get/parameters/1/schema/$ref"]
+    assert "does not resolve" in warnings["/paths/~1a/get/parameters/2/$ref"]
+    write_tree(tree, tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "broken")
+    assert (
+        pkg.ACall.model_validate({"_tool": "a", "mode": "anything", "ref": [1]}).mode == "anything"
+    )
+
+
+def test_unreadable_spec_is_a_located_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"openapi": "3.0.0", "info": {}, "paths": []}), encoding="utf-8")
+    with pytest.raises(SpecError) as err:
+        generate_tree([path])
+    assert [d.loc.pointer for d in err.value.diagnostics] == ["/paths"]
+
+
+def test_shared_components_are_written_once(compile_spec: CompileSpec) -> None:
+    big = {"type": "object", "description": "d" * 300, "properties": {"x": {"type": "string"}}}
+    page = {"name": "cursor", "in": "query", "description": "c" * 300, "schema": {"type": "string"}}
+    pkg = compile_spec(
+        openapi(
+            {
+                f"/r{i}": {
+                    "get": {
+                        "operationId": f"r{i}",
+                        "parameters": [page],
+                        "responses": ok(schema={"$ref": "#/components/schemas/Big"}),
+                    }
+                }
+                for i in range(3)
+            },
+            components={
+                "schemas": {
+                    "Big": big,
+                    "Unused": {"type": "object", "properties": {"y": {"type": "string"}}},
+                }
+            },
+        )
+    )
+    root = Path(str(pkg.__file__)).parent
+    tools = json.loads((root / "tools.json").read_text(encoding="utf-8"))
+    text = json.dumps(tools)
+    assert text.count("d" * 300) == 1 and text.count("c" * 300) == 1
+    assert "Unused" not in tools["$defs"]  # definitions no tool reaches are not generated
+    schema = json.loads((root / "schema.json").read_text(encoding="utf-8"))
+    assert (
+        "Big" not in schema["$defs"]
+    )  # explicit tools: outputs are not part of what the LLM fills
+    assert json.dumps(schema).count("c" * 300) == 1
+
+
+def test_filter_tags_tools_and_toolsets(tmp_path: Path) -> None:
+    spec = openapi(
+        {
+            "/a": {
+                "get": {
+                    "operationId": "a",
+                    "tags": ["x"],
+                    "deprecated": True,
+                    "summary": "A.",
+                    "responses": ok(),
+                }
+            },
+            "/b": {"get": {"operationId": "b", "tags": ["y"], "responses": ok()}},
+            "/c/d": {"get": {"operationId": "c", "tags": ["x", "y"], "responses": ok()}},
+        }
+    )
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    assert _tools(generate_tree([path], tags=["x"])) == ["a", "c"]
+    assert _tools(generate_tree([path], paths=["/c/*"])) == ["c"]
+    assert _tools(generate_tree([path], operations=["b"])) == ["b"]
+    tree = generate_tree([path])
+    write_tree(tree, tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "f")
+    assert pkg.TOOLSETS == {"x": ("a", "c"), "y": ("b", "c")}
+    assert pkg.http.API.operations["a"].deprecated
+    assert pkg.TOOLS[0].description == "A." and pkg.TOOLS[0].activity == "a"
+
+
+def _tools(tree: Any) -> list[str]:
+    (name,) = tree.packages
+    return [t["name"] for t in json.loads(tree.files[f"{name}/tools.json"])["tools"]]
+
+
+def test_cli_filter_options(tmp_path: Path) -> None:
+    spec = openapi(
+        {
+            "/a": {"get": {"operationId": "a", "tags": ["x"], "responses": ok()}},
+            "/b": {"get": {"operationId": "b", "responses": ok()}},
+        }
+    )
+    path = tmp_path / "cli.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    toolbind = Path(sys.executable).parent / "toolbind"
+    result = subprocess.run(
+        [str(toolbind), "generate", str(path), "-o", str(tmp_path / "out"), "--tag", "x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    pkg = load_package(tmp_path / "out", "cli")
+    assert list(pkg.http.OPERATIONS) == ["a"]
+
+
+@corpus
+@pytest.mark.slow
+def test_corpus_packages_are_pyright_strict_clean() -> None:
+    out, packages, _ = corpus_tree()
+    subset = [
+        "oai-examples__petstore-expanded.yaml",
+        "swagger__petstore-swagger2.json",
+        "readme-examples__schema-types-3.1.json",
+        "readme-examples__polymorphism.json",
+        "redocly__museum.yaml",
+        "bump-sh__train-travel.json",
+        "twilio__lookups-v2.json",
+        "oai-examples__webhook-example.yaml",
+    ]
+    dirs = [str(out / Path(spec).stem / name) for name, spec in packages.items() if spec in subset]
+    config = out / "pyrightconfig.json"
+    repo = Path(__file__).resolve().parent.parent
+    config.write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "pythonVersion": "3.11",
+                "venvPath": str(repo),
+                "venv": ".venv",
+                "reportMissingTypeStubs": False,
+            }
+        ),
+        encoding="utf-8",
+    )
+    pyright = Path(sys.executable).parent / "pyright"
+    result = subprocess.run(
+        [str(pyright), "-p", str(config), "--outputjson", *dirs],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(result.stdout)
+    errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert errors == [], errors[:5]
+    assert report["summary"]["filesAnalyzed"] >= len(dirs) * 5
+
+
+def test_relative_refs_across_files(compile_spec: CompileSpec) -> None:
+    common = {
+        "parameters": {
+            "Limit": {"name": "limit", "in": "query", "schema": {"$ref": "#/schemas/Count"}}
+        },
+        "schemas": {
+            "Count": {"type": "integer", "minimum": 1},
+            "Pet": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}},
+            },
+        },
+    }
+    pkg = compile_spec(
+        openapi(
+            {
+                "/pets": {
+                    "get": {
+                        "operationId": "listPets",
+                        "parameters": [{"$ref": "shared/common.json#/parameters/Limit"}],
+                        "responses": ok(
+                            schema={
+                                "type": "array",
+                                "items": {"$ref": "shared/common.json#/schemas/Pet"},
+                            }
+                        ),
+                    }
+                }
+            }
+        ),
+        extra_files={"shared/common.json": common},
+    )
+    assert pkg.ListPetsCall.model_validate({"_tool": "listPets", "limit": 2}).limit == 2
+    with pytest.raises(ValidationError):
+        pkg.ListPetsCall.model_validate({"_tool": "listPets", "limit": 0})
+    assert pkg.ListPetsOutput.model_validate([{"name": "a"}]).root[0].name == "a"
+    (param,) = pkg.http.API.operations["listPets"].parameters
+    assert (param.name, param.location, param.style, param.explode) == (
+        "limit",
+        "query",
+        "form",
+        True,
+    )
