@@ -55,6 +55,46 @@ def load_package(out: Path | str, package: str) -> ModuleType:
     return importlib.import_module(package)
 
 
+def spec_tool_entries(
+    spec: Path | str, tool: str | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The ``tools.json`` entries of one spec file (only ``tool``'s when given) and its ``$defs``.
+
+    Raises:
+        SpecError: the spec has errors, is a directory, or ``tool`` names none of its tools.
+    """
+    if Path(spec).is_dir():
+        raise SpecError(
+            [
+                Diagnostic(
+                    loc=SourceLocation(file=str(spec)),
+                    severity="error",
+                    found="a directory",
+                    expected="one spec file",
+                )
+            ]
+        )
+    tree = build([Path(spec)], formatted=False)
+    (package,) = tree.packages
+    data: dict[str, Any] = json.loads(tree.files[f"{package}/tools.json"])
+    entries: list[dict[str, Any]] = data["tools"]
+    if tool is not None:
+        entries = [t for t in entries if t["name"] == tool]
+        if not entries:
+            names = ", ".join(repr(t["name"]) for t in data["tools"])
+            raise SpecError(
+                [
+                    Diagnostic(
+                        loc=SourceLocation(file=str(spec)),
+                        severity="error",
+                        found=f"no tool named {tool!r}",
+                        expected=f"one of {names}",
+                    )
+                ]
+            )
+    return entries, data["$defs"]
+
+
 def composed_schema(
     spec: Path | str,
     *,
@@ -71,33 +111,6 @@ def composed_schema(
     Raises:
         SpecError: the spec has errors, or ``tool`` names no tool of it.
     """
-    if Path(spec).is_dir():
-        raise SpecError(
-            [
-                Diagnostic(
-                    loc=SourceLocation(file=str(spec)),
-                    severity="error",
-                    found="a directory",
-                    expected="one spec file",
-                )
-            ]
-        )
-    tree = build([Path(spec)], formatted=False)
-    (package,) = tree.packages
-    data: dict[str, Any] = json.loads(tree.files[f"{package}/tools.json"])
-    tools = [ToolSchemas.from_entry(t, data["$defs"]) for t in data["tools"]]
-    if tool is not None:
-        tools = [t for t in tools if t.name == tool]
-        if not tools:
-            names = ", ".join(repr(t["name"]) for t in data["tools"])
-            raise SpecError(
-                [
-                    Diagnostic(
-                        loc=SourceLocation(file=str(spec)),
-                        severity="error",
-                        found=f"no tool named {tool!r}",
-                        expected=f"one of {names}",
-                    )
-                ]
-            )
+    entries, defs = spec_tool_entries(spec, tool)
+    tools = [ToolSchemas.from_entry(t, defs) for t in entries]
     return compose(tools, output)

@@ -7,7 +7,6 @@ refusals and notes into located diagnostics.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +21,8 @@ from toolbind.runtime import (
     openai_tools,
 )
 
-from ._driver import build
-from .diagnostics import Diagnostic, SpecError
+from ._api import spec_tool_entries
+from .diagnostics import Diagnostic
 from .ir import SourceLocation
 
 ExportFormat = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
@@ -101,35 +100,8 @@ def provider_export(
     Raises:
         SpecError: the spec has errors, or ``tool`` names none of its tools.
     """
-    if Path(spec).is_dir():
-        raise SpecError(
-            [
-                Diagnostic(
-                    loc=SourceLocation(file=str(spec)),
-                    severity="error",
-                    found="a directory",
-                    expected="one spec file",
-                )
-            ]
-        )
-    tree = build([Path(spec)], formatted=False)
-    (package,) = tree.packages
-    data: dict[str, Any] = json.loads(tree.files[f"{package}/tools.json"])
-    tools = [_EntryTool.from_entry(t, data["$defs"]) for t in data["tools"]]
-    if tool is not None:
-        tools = [t for t in tools if t.name == tool]
-        if not tools:
-            names = ", ".join(repr(t["name"]) for t in data["tools"])
-            raise SpecError(
-                [
-                    Diagnostic(
-                        loc=SourceLocation(file=str(spec)),
-                        severity="error",
-                        found=f"no tool named {tool!r}",
-                        expected=f"one of {names}",
-                    )
-                ]
-            )
+    entries, defs = spec_tool_entries(spec, tool)
+    tools = [_EntryTool.from_entry(t, defs) for t in entries]
     activities = {t.name for t in tools} if explicit else set[str]()
     by_name = {t.name: t for t in tools}
     if fmt == "openai":
