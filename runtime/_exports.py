@@ -31,28 +31,16 @@ from typing import Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from ._compose import tool_schema
+from ._compose import ComposableTool, tool_schema
 
 
-class ExportableTool(Protocol):
-    """What the exports need of a tool; ``ToolBinding`` has it all."""
+class ExportableTool(ComposableTool, Protocol):
+    """What the exports need of a tool (composition's needs and these); ``ToolBinding`` has it all."""
 
-    @property
-    def name(self) -> str: ...
     @property
     def provider_name(self) -> str: ...
     @property
-    def description(self) -> str | None: ...
-    @property
     def title(self) -> str | None: ...
-    @property
-    def parameters(self) -> Mapping[str, Any]: ...
-    @property
-    def output_schema(self) -> Mapping[str, Any] | None: ...
-    @property
-    def activity(self) -> str | None: ...
-    @property
-    def defs(self) -> Mapping[str, Any]: ...
     @property
     def annotations(self) -> Mapping[str, Any] | None: ...
 
