@@ -5,7 +5,8 @@ rules live in one spot:
 
 * identifiers are ASCII (NFKD-folded, everything else replaced by ``_``), never keywords,
   soft keywords, builtins, dunders or pydantic ``BaseModel`` attributes;
-* field names are ``snake_case`` and class names ``PascalCase``, so a field can never shadow a
+* field names are the JSON names when those are usable identifiers starting with a lower-case
+  letter (else ``snake_case``), and class names ``PascalCase``, so a field can never shadow a
   class or an imported name inside a generated class body;
 * ``Scope`` hands out names first-come, first-served and resolves collisions with a
   deterministic numeric suffix, recording every name that had to change;
@@ -140,9 +141,37 @@ def _safe_identifier(candidate: str, fallback: str) -> str:
     return candidate
 
 
-def field_name(name: str) -> str:
-    """The Python field name for a JSON property name (before collision handling)."""
+# What a field name must avoid inside a generated class body: keywords, BaseModel attributes,
+# and the builtins the generated annotations and defaults name. (Soft keywords are valid names,
+# and ``keyword.softkwlist`` differs between Python versions: output must not.)
+_FIELD_RESERVED = frozenset(
+    set(keyword.kwlist)
+    | _BASEMODEL_ATTRS
+    | {"list", "dict", "str", "int", "float", "bool", "tuple", "bytes", "object"}
+    | set(runtime_types.__all__)
+)
+
+
+def function_name(name: str) -> str:
+    """A ``snake_case`` function or method name for a spec name (before collision handling)."""
     return _safe_identifier(snake_case(name), "field")
+
+
+def field_name(name: str) -> str:
+    """The Python field name for a JSON property name (before collision handling): the JSON name
+    itself when it is a usable identifier (a name only changes when it has to), else a
+    ``snake_case`` identifier made safe."""
+    # Lower-case first letter: classes and imported names are capitalised, so a kept name can't
+    # shadow one of them in a class body.
+    if (
+        name.isascii()
+        and name.isidentifier()
+        and name[0].islower()
+        and name not in _FIELD_RESERVED
+        and not name.startswith("model_")
+    ):
+        return name
+    return function_name(name)
 
 
 def class_name(name: str) -> str:

@@ -88,7 +88,7 @@ def test_features_package_behaves() -> None:
     call = m.CreateOrderCall.model_validate(order)
     assert call.model_dump(mode="json", by_alias=True, exclude_unset=True) == order
     assert call.items[0].quantity == 1  # the schema's default, for Python readers
-    assert call.ship_to is not None and call.ship_to.country == "FR"
+    assert call.shipTo is not None and call.shipTo.country == "FR"
     bad_values: list[tuple[str, Any]] = [
         ("customerId", 0),
         ("items", []),

@@ -301,7 +301,7 @@ class _Namer:
                 self.classes.claim(base + "Call", original=tool.name),
                 self.classes.claim(base + "Output", original=tool.name),
                 self.classes.claim(base + "Activity", original=tool.name),
-                self.functions.claim(naming.field_name(tool.name), original=tool.name),
+                self.functions.claim(naming.function_name(tool.name), original=tool.name),
             )
 
     def inline_class(self, hint: str) -> str:
@@ -598,7 +598,7 @@ class PythonBackend:
         views: list[dict[str, Any]] = []
         for t in tools:
             op = api.operations[t.name]
-            method = methods.claim(naming.field_name(t.name), original=t.name)
+            method = methods.claim(naming.function_name(t.name), original=t.name)
             amethod = methods.claim("a" + method.rstrip("_"), original=t.name)
             doc = f"{op.method} {op.path}" + (" (deprecated)" if op.deprecated else "")
             views.append(

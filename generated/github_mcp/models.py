@@ -15,7 +15,6 @@ from toolbind.runtime.types import (
     JsonInt,
     JsonNumber,
     JsonStr,
-    KeepExtrasApart,
     NotNull,
     ToolCall,
     ToolModel,
@@ -394,8 +393,8 @@ class ActionsListCall(ToolCall):
 class ActionsListCallWorkflowJobsFilter(ToolModel):
     """Filters for workflow jobs. **ONLY** used when method is 'list_workflow_jobs'"""
 
-    filter_: Annotated[Literal["latest", "all"] | None, NotNull] = Field(
-        default=None, alias="filter", description="Filters jobs by their completed_at timestamp"
+    filter: Annotated[Literal["latest", "all"] | None, NotNull] = Field(
+        default=None, description="Filters jobs by their completed_at timestamp"
     )
 
 
@@ -506,24 +505,22 @@ class AddCommentToPendingReviewCall(ToolCall):
     )
     owner: JsonStr = Field(description="Repository owner")
     path: JsonStr = Field(description="The relative path to the file that necessitates a comment")
-    pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
+    pullNumber: JsonNumber = Field(description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
     side: Annotated[Literal["LEFT", "RIGHT"] | None, NotNull] = Field(
         default=None,
         description="The side of the diff to comment on. LEFT indicates the previous state, RIGHT indicates the new state",
     )
-    start_line: Annotated[JsonNumber | None, NotNull] = Field(
+    startLine: Annotated[JsonNumber | None, NotNull] = Field(
         default=None,
-        alias="startLine",
         description="For multi-line comments, the first line of the range that the comment applies to",
     )
-    start_side: Annotated[Literal["LEFT", "RIGHT"] | None, NotNull] = Field(
+    startSide: Annotated[Literal["LEFT", "RIGHT"] | None, NotNull] = Field(
         default=None,
-        alias="startSide",
         description="For multi-line comments, the starting side of the diff that the comment applies to. LEFT indicates the previous state, RIGHT indicates the new state",
     )
-    subject_type: Literal["FILE", "LINE"] = Field(
-        alias="subjectType", description="The level at which the comment is targeted"
+    subjectType: Literal["FILE", "LINE"] = Field(
+        description="The level at which the comment is targeted"
     )
 
 
@@ -609,26 +606,18 @@ class AddPullRequestReviewCommentCall(ToolCall):
     )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     path: JsonStr = Field(description="The relative path of the file to comment on")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
     side: Annotated[Literal["LEFT", "RIGHT"] | None, NotNull] = Field(
         default=None, description="The side of the diff to comment on (optional)"
     )
-    start_line: Annotated[JsonNumber | None, NotNull] = Field(
-        default=None,
-        alias="startLine",
-        description="The start line of a multi-line comment (optional)",
+    startLine: Annotated[JsonNumber | None, NotNull] = Field(
+        default=None, description="The start line of a multi-line comment (optional)"
     )
-    start_side: Annotated[Literal["LEFT", "RIGHT"] | None, NotNull] = Field(
-        default=None,
-        alias="startSide",
-        description="The start side of a multi-line comment (optional)",
+    startSide: Annotated[Literal["LEFT", "RIGHT"] | None, NotNull] = Field(
+        default=None, description="The start side of a multi-line comment (optional)"
     )
-    subject_type: Literal["FILE", "LINE"] = Field(
-        alias="subjectType", description="The subject type of the comment"
-    )
+    subjectType: Literal["FILE", "LINE"] = Field(description="The subject type of the comment")
 
 
 class AddPullRequestReviewCommentReactionCall(ToolCall):
@@ -666,15 +655,12 @@ class AddReplyToPullRequestCommentCall(ToolCall):
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The text of the reply. Required unless reaction is provided."
     )
-    comment_id: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="commentId",
-        description="The numeric ID of the pull request review comment to reply or react to. Use the number from a #discussion_r... anchor, not the GraphQL thread node ID (PRRT_...).",
+    commentId: Annotated[JsonNumber, Bounds(ge=1)] = Field(
+        description="The numeric ID of the pull request review comment to reply or react to. Use the number from a #discussion_r... anchor, not the GraphQL thread node ID (PRRT_...)."
     )
     owner: JsonStr = Field(description="Repository owner")
-    pull_number: Annotated[JsonNumber | None, NotNull] = Field(
-        default=None,
-        alias="pullNumber",
-        description="Pull request number. Required when body is provided.",
+    pullNumber: Annotated[JsonNumber | None, NotNull] = Field(
+        default=None, description="Pull request number. Required when body is provided."
     )
     reaction: Annotated[
         Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"] | None,
@@ -899,19 +885,15 @@ class CreatePullRequestReviewCall(ToolCall):
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The review body text (optional)"
     )
-    commit_id: Annotated[JsonStr | None, NotNull] = Field(
-        default=None,
-        alias="commitID",
-        description="The SHA of the commit to review (optional, defaults to latest)",
+    commitID: Annotated[JsonStr | None, NotNull] = Field(
+        default=None, description="The SHA of the commit to review (optional, defaults to latest)"
     )
     event: Annotated[Literal["APPROVE", "REQUEST_CHANGES", "COMMENT"] | None, NotNull] = Field(
         default=None,
         description="The review action to perform. If omitted, creates a pending review.",
     )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -924,8 +906,8 @@ class CreateRepositoryCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: CreateRepositoryOutput | None = Field(default=None, alias="_output")
-    auto_init: Annotated[JsonBool | None, NotNull] = Field(
-        default=None, alias="autoInit", description="Initialize with README"
+    autoInit: Annotated[JsonBool | None, NotNull] = Field(
+        default=None, description="Initialize with README"
     )
     description: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Repository description"
@@ -969,9 +951,7 @@ class DeletePendingPullRequestReviewCall(ToolCall):
     )
     output: DeletePendingPullRequestReviewOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -1004,15 +984,12 @@ class DiscussionCommentWriteCall(ToolCall):
         default=None,
         description="Comment content (required for 'add', 'reply', and 'update' methods)",
     )
-    comment_node_id: Annotated[JsonStr | None, NotNull] = Field(
+    commentNodeID: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
-        alias="commentNodeID",
         description="The Node ID of the discussion comment (required for 'reply', 'update', 'delete', 'mark_answer', and 'unmark_answer' methods). For 'reply', this is the top-level comment to reply to; GitHub Discussions only support one level of nesting.",
     )
-    discussion_number: Annotated[JsonNumber | None, NotNull] = Field(
-        default=None,
-        alias="discussionNumber",
-        description="Discussion number (required for 'add' and 'reply' methods)",
+    discussionNumber: Annotated[JsonNumber | None, NotNull] = Field(
+        default=None, description="Discussion number (required for 'add' and 'reply' methods)"
     )
     method: Literal["add", "reply", "update", "delete", "mark_answer", "unmark_answer"] = Field(
         description="Write operation to perform on a discussion comment.\nOptions are:\n- 'add' - adds a new top-level comment to a discussion.\n- 'reply' - replies to a top-level discussion comment (GitHub Discussions only support one level of nesting).\n- 'update' - updates an existing discussion comment.\n- 'delete' - deletes a discussion comment.\n- 'mark_answer' - marks a discussion comment as the answer (Q&A only).\n- 'unmark_answer' - unmarks a discussion comment as the answer (Q&A only).\n"
@@ -1037,7 +1014,7 @@ class DismissNotificationCall(ToolCall):
     state: Literal["read", "done"] = Field(
         description="The new state of the notification (read/done)"
     )
-    thread_id: JsonStr = Field(alias="threadID", description="The ID of the notification thread")
+    threadID: JsonStr = Field(description="The ID of the notification thread")
 
 
 class FindDuplicateCall(ToolCall):
@@ -1060,10 +1037,8 @@ class FindDuplicateCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="The name of the repository")
 
@@ -1095,9 +1070,7 @@ class GetCodeQualityFindingCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetCodeQualityFindingOutput | None = Field(default=None, alias="_output")
-    finding_number: JsonNumber = Field(
-        alias="findingNumber", description="The number of the finding."
-    )
+    findingNumber: JsonNumber = Field(description="The number of the finding.")
     owner: JsonStr = Field(description="The owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")
 
@@ -1113,7 +1086,7 @@ class GetCodeScanningAlertCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetCodeScanningAlertOutput | None = Field(default=None, alias="_output")
-    alert_number: JsonNumber = Field(alias="alertNumber", description="The number of the alert.")
+    alertNumber: JsonNumber = Field(description="The number of the alert.")
     owner: JsonStr = Field(description="The owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")
 
@@ -1135,10 +1108,8 @@ class GetCommitCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
     sha: JsonStr = Field(description="Commit SHA, branch name, or tag name")
@@ -1153,7 +1124,7 @@ class GetDependabotAlertCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetDependabotAlertOutput | None = Field(default=None, alias="_output")
-    alert_number: JsonNumber = Field(alias="alertNumber", description="The number of the alert.")
+    alertNumber: JsonNumber = Field(description="The number of the alert.")
     owner: JsonStr = Field(description="The owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")
 
@@ -1167,7 +1138,7 @@ class GetDiscussionCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetDiscussionOutput | None = Field(default=None, alias="_output")
-    discussion_number: JsonNumber = Field(alias="discussionNumber", description="Discussion Number")
+    discussionNumber: JsonNumber = Field(description="Discussion Number")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
 
@@ -1187,17 +1158,14 @@ class GetDiscussionCommentsCall(ToolCall):
         default=None,
         description="Cursor for pagination. Use the cursor from the previous response.",
     )
-    discussion_number: JsonNumber = Field(alias="discussionNumber", description="Discussion Number")
-    include_replies: Annotated[JsonBool | None, NotNull] = Field(
+    discussionNumber: JsonNumber = Field(description="Discussion Number")
+    includeReplies: Annotated[JsonBool | None, NotNull] = Field(
         default=None,
-        alias="includeReplies",
         description="When true, each top-level comment will include its replies nested within it (up to 100 replies per comment, which is the GitHub API maximum). Defaults to false.",
     )
     owner: JsonStr = Field(description="Repository owner")
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
 
@@ -1223,10 +1191,8 @@ class GetFileBlameCall(ToolCall):
     path: JsonStr = Field(
         description="Path to the file in the repository, relative to the repository root"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     ref: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
@@ -1297,8 +1263,8 @@ class GetGlobalSecurityAdvisoryCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetGlobalSecurityAdvisoryOutput | None = Field(default=None, alias="_output")
-    ghsa_id: JsonStr = Field(
-        alias="ghsaId", description="GitHub Security Advisory ID (format: GHSA-xxxx-xxxx-xxxx)."
+    ghsaId: JsonStr = Field(
+        description="GitHub Security Advisory ID (format: GHSA-xxxx-xxxx-xxxx)."
     )
 
 
@@ -1380,9 +1346,7 @@ class GetNotificationDetailsCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetNotificationDetailsOutput | None = Field(default=None, alias="_output")
-    notification_id: JsonStr = Field(
-        alias="notificationID", description="The ID of the notification"
-    )
+    notificationID: JsonStr = Field(description="The ID of the notification")
 
 
 class GetReleaseByTagCall(ToolCall):
@@ -1435,7 +1399,7 @@ class GetSecretScanningAlertCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GetSecretScanningAlertOutput | None = Field(default=None, alias="_output")
-    alert_number: JsonNumber = Field(alias="alertNumber", description="The number of the alert.")
+    alertNumber: JsonNumber = Field(description="The number of the alert.")
     owner: JsonStr = Field(description="The owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")
 
@@ -1499,10 +1463,8 @@ class IssueDependencyReadCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="The name of the repository")
 
@@ -1533,9 +1495,8 @@ class IssueDependencyWriteCall(ToolCall):
         description="The name of the related issue's repository. Defaults to 'repo' when omitted.",
     )
     repo: JsonStr = Field(description="The name of the subject issue's repository")
-    type_: Literal["blocked_by", "blocking"] = Field(
-        alias="type",
-        description="The relationship direction relative to the subject issue.\nOptions are:\n- 'blocked_by' - the subject issue is blocked by the related issue.\n- 'blocking' - the subject issue blocks the related issue.",
+    type: Literal["blocked_by", "blocking"] = Field(
+        description="The relationship direction relative to the subject issue.\nOptions are:\n- 'blocked_by' - the subject issue is blocked by the related issue.\n- 'blocking' - the subject issue blocks the related issue."
     )
 
 
@@ -1556,15 +1517,13 @@ class IssueReadCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="The name of the repository")
 
 
-class IssueWriteCall(ToolCall, KeepExtrasApart):
+class IssueWriteCall(ToolCall):
     """Create a new or update an existing issue in a GitHub repository."""
 
     tool: Literal["issue_write"] = Field(default="issue_write", alias="_tool")
@@ -1609,9 +1568,8 @@ class IssueWriteCall(ToolCall, KeepExtrasApart):
         )
     )
     title: Annotated[JsonStr | None, NotNull] = Field(default=None, description="Issue title")
-    type_: Annotated[JsonStr, Field(min_length=1)] | None = Field(
+    type: Annotated[JsonStr, Field(min_length=1)] | None = Field(
         default=None,
-        alias="type",
         description="Type of this issue. For updates, pass null to remove the current type. Only use if issue types are enabled for this repository. Use list_issue_types to get valid type values for this repository or its owner organization. If the repository doesn't support issue types, omit this parameter.",
     )
 
@@ -1676,10 +1634,8 @@ class ListBranchesCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
 
@@ -1699,10 +1655,8 @@ class ListCodeScanningAlertsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     ref: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The Git reference for the results you want to list."
@@ -1745,10 +1699,8 @@ class ListCommitsCall(ToolCall):
     path: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Only commits containing this file path will be returned"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
     sha: Annotated[JsonStr | None, NotNull] = Field(
@@ -1779,10 +1731,8 @@ class ListDependabotAlertsCall(ToolCall):
         description="Cursor for pagination. Use the cursor from the previous response.",
     )
     owner: JsonStr = Field(description="The owner of the repository.")
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="The name of the repository.")
     severity: Annotated[Literal["low", "medium", "high", "critical"] | None, NotNull] = Field(
@@ -1831,16 +1781,13 @@ class ListDiscussionsCall(ToolCall):
     direction: Annotated[Literal["ASC", "DESC"] | None, NotNull] = Field(
         default=None, description="Order direction."
     )
-    order_by: Annotated[Literal["CREATED_AT", "UPDATED_AT"] | None, NotNull] = Field(
+    orderBy: Annotated[Literal["CREATED_AT", "UPDATED_AT"] | None, NotNull] = Field(
         default=None,
-        alias="orderBy",
         description="Order discussions by field. If provided, the 'direction' also needs to be provided.",
     )
     owner: JsonStr = Field(description="Repository owner")
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
@@ -1860,10 +1807,8 @@ class ListGistsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     since: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Only gists updated after this time (ISO 8601 timestamp)"
@@ -1873,7 +1818,7 @@ class ListGistsCall(ToolCall):
     )
 
 
-class ListGlobalSecurityAdvisoriesCall(ToolCall, KeepExtrasApart):
+class ListGlobalSecurityAdvisoriesCall(ToolCall):
     """List global security advisories from GitHub."""
 
     tool: Literal["list_global_security_advisories"] = Field(
@@ -1888,9 +1833,7 @@ class ListGlobalSecurityAdvisoriesCall(ToolCall, KeepExtrasApart):
         default=None,
         description='Filter advisories by affected package or version (e.g. "package1,package2@1.0.0").',
     )
-    cve_id: Annotated[JsonStr | None, NotNull] = Field(
-        default=None, alias="cveId", description="Filter by CVE ID."
-    )
+    cveId: Annotated[JsonStr | None, NotNull] = Field(default=None, description="Filter by CVE ID.")
     cwes: Annotated[list[JsonStr] | None, NotNull] = Field(
         default=None,
         description='Filter by Common Weakness Enumeration IDs (e.g. ["79", "284", "22"]).',
@@ -1913,15 +1856,12 @@ class ListGlobalSecurityAdvisoriesCall(ToolCall, KeepExtrasApart):
         | None,
         NotNull,
     ] = Field(default=None, description="Filter by package ecosystem.")
-    ghsa_id: Annotated[JsonStr | None, NotNull] = Field(
+    ghsaId: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
-        alias="ghsaId",
         description="Filter by GitHub Security Advisory ID (format: GHSA-xxxx-xxxx-xxxx).",
     )
-    is_withdrawn: Annotated[JsonBool | None, NotNull] = Field(
-        default=None,
-        alias="isWithdrawn",
-        description="Whether to only return withdrawn advisories.",
+    isWithdrawn: Annotated[JsonBool | None, NotNull] = Field(
+        default=None, description="Whether to only return withdrawn advisories."
     )
     modified: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
@@ -1933,8 +1873,8 @@ class ListGlobalSecurityAdvisoriesCall(ToolCall, KeepExtrasApart):
     severity: Annotated[Literal["unknown", "low", "medium", "high", "critical"] | None, NotNull] = (
         Field(default=None, description="Filter by severity.")
     )
-    type_: Literal["reviewed", "malware", "unreviewed"] = Field(
-        default="reviewed", alias="type", description="Advisory type."
+    type: Literal["reviewed", "malware", "unreviewed"] = Field(
+        default="reviewed", description="Advisory type."
     )
     updated: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Filter by update date or date range (ISO 8601 date or range)."
@@ -2022,16 +1962,13 @@ class ListIssuesCall(ToolCall):
     labels: Annotated[list[JsonStr] | None, NotNull] = Field(
         default=None, description="Filter by labels"
     )
-    order_by: Annotated[Literal["CREATED_AT", "UPDATED_AT", "COMMENTS"] | None, NotNull] = Field(
+    orderBy: Annotated[Literal["CREATED_AT", "UPDATED_AT", "COMMENTS"] | None, NotNull] = Field(
         default=None,
-        alias="orderBy",
         description="Order issues by field. If provided, the 'direction' also needs to be provided.",
     )
     owner: JsonStr = Field(description="Repository owner")
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
     since: Annotated[JsonStr | None, NotNull] = Field(
@@ -2080,11 +2017,10 @@ class ListNotificationsCall(ToolCall):
         default=None,
         description="Only show notifications updated before the given time (ISO 8601 format)",
     )
-    filter_: Annotated[
+    filter: Annotated[
         Literal["default", "include_read_notifications", "only_participating"] | None, NotNull
     ] = Field(
         default=None,
-        alias="filter",
         description="Filter notifications to, use default unless specified. Read notifications are ones that have already been acknowledged by the user. Participating notifications are those that the user is directly involved in, such as issues or pull requests they have commented on or created.",
     )
     owner: Annotated[JsonStr | None, NotNull] = Field(
@@ -2094,10 +2030,8 @@ class ListNotificationsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
@@ -2191,10 +2125,8 @@ class ListPullRequestsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
     sort: Annotated[Literal["created", "updated", "popularity", "long-running"] | None, NotNull] = (
@@ -2239,10 +2171,8 @@ class ListReleasesCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
 
@@ -2266,10 +2196,8 @@ class ListRepositoryCollaboratorsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (default 1, min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (default 30, min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (default 30, min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
 
@@ -2313,10 +2241,8 @@ class ListSecretScanningAlertsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="The name of the repository.")
     resolution: Annotated[
@@ -2357,10 +2283,8 @@ class ListStarredRepositoriesCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     sort: Annotated[Literal["created", "updated"] | None, NotNull] = Field(
         default=None,
@@ -2385,10 +2309,8 @@ class ListTagsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     repo: JsonStr = Field(description="Repository name")
 
@@ -2407,9 +2329,7 @@ class ManageNotificationSubscriptionCall(ToolCall):
     action: Literal["ignore", "watch", "delete"] = Field(
         description="Action to perform: ignore, watch, or delete the notification subscription."
     )
-    notification_id: JsonStr = Field(
-        alias="notificationID", description="The ID of the notification thread."
-    )
+    notificationID: JsonStr = Field(description="The ID of the notification thread.")
 
 
 class ManageRepositoryNotificationSubscriptionCall(ToolCall):
@@ -2443,9 +2363,8 @@ class MarkAllNotificationsReadCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: MarkAllNotificationsReadOutput | None = Field(default=None, alias="_output")
-    last_read_at: Annotated[JsonStr | None, NotNull] = Field(
+    lastReadAt: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
-        alias="lastReadAt",
         description="Describes the last point that notifications were checked (optional). Default: Now",
     )
     owner: Annotated[JsonStr | None, NotNull] = Field(
@@ -2477,7 +2396,7 @@ class MergePullRequestCall(ToolCall):
         default=None, description="Merge method"
     )
     owner: JsonStr = Field(description="Repository owner")
-    pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
+    pullNumber: JsonNumber = Field(description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -2587,7 +2506,7 @@ class ProjectsListCall(ToolCall):
     )
 
 
-class ProjectsWriteCall(ToolCall, KeepExtrasApart):
+class ProjectsWriteCall(ToolCall):
     """Create and manage GitHub Projects: create projects, add/update/delete items, bulk-update many items at once, manage views, create status updates, and add iteration fields."""
 
     tool: Literal["projects_write"] = Field(default="projects_write", alias="_tool")
@@ -2604,9 +2523,8 @@ class ProjectsWriteCall(ToolCall, KeepExtrasApart):
         default=None,
         description="The name of the iteration field (e.g. 'Sprint'). Required for 'create_iteration_field' method.",
     )
-    filter_: JsonStr | None = Field(
+    filter: JsonStr | None = Field(
         default=None,
-        alias="filter",
         description="Saved view filter; omit on update to preserve it, or pass null to clear it.",
     )
     issue_number: Annotated[JsonNumber | None, NotNull] = Field(
@@ -2739,7 +2657,7 @@ class ProjectsWriteCallIterationsItem(ToolModel):
 
 class ProjectsWriteCallUpdatedFieldAllOf2ValueOption1(ToolModel):
     model_config = ConfigDict(extra="forbid")
-    id_: JsonInt = Field(alias="id", description="The numeric project field ID.")
+    id: JsonInt = Field(description="The numeric project field ID.")
     value: JsonValue = Field(
         description="The value to apply. Any JSON value is accepted; use null to clear the field."
     )
@@ -2783,12 +2701,10 @@ class PullRequestReadCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
-    pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
+    pullNumber: JsonNumber = Field(description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -2813,8 +2729,8 @@ class PullRequestReviewWriteCall(ToolCall):
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Review comment text"
     )
-    commit_id: Annotated[JsonStr | None, NotNull] = Field(
-        default=None, alias="commitID", description="SHA of commit to review"
+    commitID: Annotated[JsonStr | None, NotNull] = Field(
+        default=None, description="SHA of commit to review"
     )
     event: Annotated[Literal["APPROVE", "REQUEST_CHANGES", "COMMENT"] | None, NotNull] = Field(
         default=None, description="Review action to perform."
@@ -2823,11 +2739,10 @@ class PullRequestReviewWriteCall(ToolCall):
         "create", "submit_pending", "delete_pending", "resolve_thread", "unresolve_thread"
     ] = Field(description="The write operation to perform on pull request review.")
     owner: JsonStr = Field(description="Repository owner")
-    pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
+    pullNumber: JsonNumber = Field(description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
-    thread_id: Annotated[JsonStr | None, NotNull] = Field(
+    threadId: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
-        alias="threadId",
         description="The node ID of the review thread (e.g., PRRT_kwDOxxx). Required for resolve_thread and unresolve_thread methods. Get thread IDs from pull_request_read with method get_review_comments.",
     )
 
@@ -2908,7 +2823,7 @@ class RequestCopilotReviewCall(ToolCall):
     )
     output: RequestCopilotReviewOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner")
-    pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
+    pullNumber: JsonNumber = Field(description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -2924,9 +2839,7 @@ class RequestPullRequestReviewersCall(ToolCall):
     )
     output: RequestPullRequestReviewersOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
     reviewers: list[JsonStr] = Field(
         description="GitHub usernames or ORG/team-slug team reviewers to request reviews from"
@@ -2942,9 +2855,8 @@ class ResolveReviewThreadCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: ResolveReviewThreadOutput | None = Field(default=None, alias="_output")
-    thread_id: JsonStr = Field(
-        alias="threadID",
-        description="The node ID of the review thread to resolve (e.g., PRRT_kwDOxxx)",
+    threadID: JsonStr = Field(
+        description="The node ID of the review thread to resolve (e.g., PRRT_kwDOxxx)"
     )
 
 
@@ -2970,10 +2882,8 @@ class SearchCodeCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     query: JsonStr = Field(
         description='Search query (GitHub code search REST). Implicit AND between terms; supports `OR`, `NOT`, and `"quoted phrase"` for exact match. Qualifiers: `repo:owner/repo`, `org:`, `user:`, `language:`, `path:dir` (prefix match), `filename:exact.ext`, `extension:`, `in:file`, `in:path`, `size:`, `is:archived`, `is:fork`. Max 256 chars. Examples: `WithContext language:go org:github`; `"package main" repo:o/r`; `func extension:go path:cmd repo:o/r`; `NOT TODO language:go repo:o/r`.'
@@ -2998,10 +2908,8 @@ class SearchCommitsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     query: JsonStr = Field(
         description='Commit search query (GitHub commit search REST). Searches commit messages on the default branch only. Scope the search with `repo:owner/repo`, `org:`, or `user:` (queries without a scope qualifier match across all of GitHub and are usually not what you want). Other qualifiers: `author:`, `committer:`, `author-name:`, `committer-name:`, `author-email:`, `committer-email:`, `author-date:`, `committer-date:` (supports `>`, `<`, `>=`, `<=`, and `YYYY-MM-DD..YYYY-MM-DD` ranges), `merge:true|false`, `hash:`, `tree:`, `parent:`, `is:public`. Examples: `repo:owner/repo fix panic`; `org:github author:defunkt committer-date:>=2024-01-01`; `"refactor cache" repo:o/r`; `hash:abc1234 repo:o/r`.'
@@ -3066,10 +2974,8 @@ class SearchIssuesCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     query: JsonStr = Field(
         description="The search query, as natural language. When the user gives alternative wordings, include them as plain words rather than joining them with OR."
@@ -3115,10 +3021,8 @@ class SearchOrgsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     query: JsonStr = Field(
         description="Organization search query. Examples: 'microsoft', 'location:california', 'created:>=2025-01-01'. Search is automatically scoped to type:org."
@@ -3181,10 +3085,8 @@ class SearchPullRequestsCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     query: JsonStr = Field(description="Search query using GitHub pull request search syntax")
     repo: Annotated[JsonStr | None, NotNull] = Field(
@@ -3232,10 +3134,8 @@ class SearchRepositoriesCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     query: JsonStr = Field(
         description="Repository search query. Examples: 'machine learning in:name stars:>1000 language:python', 'topic:react', 'user:facebook'. Supports advanced search syntax for precise filtering."
@@ -3260,10 +3160,8 @@ class SearchUsersCall(ToolCall):
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )
-    per_page: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
-        default=None,
-        alias="perPage",
-        description="Results per page for pagination (min 1, max 100)",
+    perPage: Annotated[Annotated[JsonNumber, Bounds(ge=1, le=100)] | None, NotNull] = Field(
+        default=None, description="Results per page for pagination (min 1, max 100)"
     )
     query: JsonStr = Field(
         description="User search query. Examples: 'john smith', 'location:seattle', 'followers:>100'. Search is automatically scoped to type:user."
@@ -3389,9 +3287,7 @@ class SubmitPendingPullRequestReviewCall(ToolCall):
         description="The review action to perform"
     )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -3425,9 +3321,8 @@ class UnresolveReviewThreadCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: UnresolveReviewThreadOutput | None = Field(default=None, alias="_output")
-    thread_id: JsonStr = Field(
-        alias="threadID",
-        description="The node ID of the review thread to unresolve (e.g., PRRT_kwDOxxx)",
+    threadID: JsonStr = Field(
+        description="The node ID of the review thread to unresolve (e.g., PRRT_kwDOxxx)"
     )
 
 
@@ -3677,7 +3572,7 @@ class UpdatePullRequestCall(ToolCall):
         default=None, description="Allow maintainer edits"
     )
     owner: JsonStr = Field(description="Repository owner")
-    pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number to update")
+    pullNumber: JsonNumber = Field(description="Pull request number to update")
     repo: JsonStr = Field(description="Repository name")
     reviewers: Annotated[list[JsonStr] | None, NotNull] = Field(
         default=None,
@@ -3702,9 +3597,7 @@ class UpdatePullRequestBodyCall(ToolCall):
     output: UpdatePullRequestBodyOutput | None = Field(default=None, alias="_output")
     body: JsonStr = Field(description="The new body content for the pull request")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -3719,13 +3612,11 @@ class UpdatePullRequestBranchCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: UpdatePullRequestBranchOutput | None = Field(default=None, alias="_output")
-    expected_head_sha: Annotated[JsonStr | None, NotNull] = Field(
-        default=None,
-        alias="expectedHeadSha",
-        description="The expected SHA of the pull request's HEAD ref",
+    expectedHeadSha: Annotated[JsonStr | None, NotNull] = Field(
+        default=None, description="The expected SHA of the pull request's HEAD ref"
     )
     owner: JsonStr = Field(description="Repository owner")
-    pull_number: JsonNumber = Field(alias="pullNumber", description="Pull request number")
+    pullNumber: JsonNumber = Field(description="Pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -3744,9 +3635,7 @@ class UpdatePullRequestDraftStateCall(ToolCall):
         description="Set to true to convert to draft, false to mark as ready for review"
     )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
 
 
@@ -3762,9 +3651,7 @@ class UpdatePullRequestStateCall(ToolCall):
     )
     output: UpdatePullRequestStateOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
     state: Literal["open", "closed"] = Field(description="The new state for the pull request")
 
@@ -3781,9 +3668,7 @@ class UpdatePullRequestTitleCall(ToolCall):
     )
     output: UpdatePullRequestTitleOutput | None = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
-    pull_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
-        alias="pullNumber", description="The pull request number"
-    )
+    pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")
     title: JsonStr = Field(description="The new title for the pull request")
 

@@ -28,7 +28,7 @@ class NewPet(ToolModel):
 
 
 class Pet(NewPet):
-    id_: JsonInt = Field(alias="id")
+    id: JsonInt
 
 
 class FindPetsCall(ToolCall):
@@ -81,7 +81,7 @@ class FindPetByIdCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: Annotated[FindPetByIdOutput | None, NotNull] = Field(default=None, alias="_output")
-    id_: JsonInt = Field(alias="id", description="ID of pet to fetch")
+    id: JsonInt = Field(description="ID of pet to fetch")
 
 
 class DeletePetCall(ToolCall):
@@ -93,7 +93,7 @@ class DeletePetCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: DeletePetOutput | None = Field(default=None, alias="_output")
-    id_: JsonInt = Field(alias="id", description="ID of pet to delete")
+    id: JsonInt = Field(description="ID of pet to delete")
 
 
 class FindPetsOutput(RootModel[list[Pet]]):

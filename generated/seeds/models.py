@@ -80,7 +80,7 @@ class GreetUserCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: GreetUserOutput | None = Field(default=None, alias="_output")
-    user_name: JsonStr = Field(alias="userName")
+    userName: JsonStr
 
 
 class GreetUserOutput(RootModel[JsonValue]):

@@ -70,7 +70,7 @@ class Category(ToolModel):
 
 
 class CreateOrderOutput(ToolModel):
-    order_id: JsonStr = Field(alias="orderId")
+    orderId: JsonStr
     total: Annotated[Annotated[JsonNumber, Bounds(ge=0)] | None, NotNull] = Field(default=None)
     status: Literal["pending", "paid", "null"] | None = Field(default=None)
 
@@ -84,9 +84,9 @@ class CreateOrderCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: Annotated[CreateOrderOutput | None, NotNull] = Field(default=None, alias="_output")
-    customer_id: Annotated[JsonInt, Field(ge=1)] = Field(alias="customerId")
+    customerId: Annotated[JsonInt, Field(ge=1)]
     items: Annotated[list[CreateOrderCallItemsItem], Field(min_length=1)]
-    ship_to: Annotated[Address | None, NotNull] = Field(default=None, alias="shipTo")
+    shipTo: Annotated[Address | None, NotNull] = Field(default=None)
     priority: Annotated[Priority | None, NotNull] = Field(default=None)
     note: Annotated[JsonStr, Field(max_length=500)] | None = Field(default=None)
     ratio: Annotated[

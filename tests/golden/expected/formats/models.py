@@ -67,7 +67,7 @@ class SearchProductsCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: SearchProductsOutput | None = Field(default=None, alias="_output")
-    search_query: JsonStr = Field(alias="searchQuery", description="What to look for")
+    searchQuery: JsonStr = Field(description="What to look for")
     limit: Annotated[Annotated[JsonInt, Field(ge=1, le=50)] | None, NotNull] = Field(default=None)
 
 
