@@ -433,14 +433,14 @@ class SchemaLowerer:
                 return None
             target_value, pointer = target
         else:
-            target_value = _walk(target_ctx.resource, pointer)
-            if target_value is _MISSING and target_ctx.base:
+            target_value = walk_pointer(target_ctx.resource, pointer)
+            if target_value is MISSING and target_ctx.base:
                 # a pointer from the top of the file, as some tool lists share definitions
-                from_top = _walk(target_ctx.root, pointer)
-                if from_top is not _MISSING:
+                from_top = walk_pointer(target_ctx.root, pointer)
+                if from_top is not MISSING:
                     target_value = from_top
                     target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
-            if target_value is _MISSING:
+            if target_value is MISSING:
                 why, suggestion = _explain_missing(target_ctx.resource, pointer)
                 report = self.diags.warning if self.lenient else self.diags.error
                 report(
@@ -466,7 +466,7 @@ class SchemaLowerer:
         node: Any = ctx.resource
         here = ctx.base
         for raw in pointer[1:].split("/")[:-1]:
-            node = _walk(node, "/" + raw)
+            node = walk_pointer(node, "/" + raw)
             here += "/" + raw
             obj = as_object(node)
             if obj is None:
@@ -563,8 +563,8 @@ class SchemaLowerer:
                 return None
             target_value, full = anchored
         else:
-            target_value = _walk(found.value, pointer)
-            if target_value is _MISSING:
+            target_value = walk_pointer(found.value, pointer)
+            if target_value is MISSING:
                 why, _ = _explain_missing(found.value, pointer)
                 self.diags.error(
                     loc.child("$ref"),
@@ -1211,7 +1211,7 @@ class _Missing:
     pass
 
 
-_MISSING: Any = _Missing()
+MISSING: Any = _Missing()
 
 
 def _pushed(scope: tuple[str, ...], uri: str) -> tuple[str, ...]:
@@ -1228,7 +1228,9 @@ def _metaschemas() -> dict[str, Any]:
     return {str(uri): REGISTRY.contents(uri) for uri in REGISTRY}
 
 
-def _walk(root: Any, pointer: str) -> Any:
+def walk_pointer(root: Any, pointer: str) -> Any:
+    """The value at the JSON pointer (RFC 6901, already percent-decoded) in ``root``, or
+    ``MISSING``."""
     if pointer == "":
         return root
     node: Any = root
@@ -1241,7 +1243,7 @@ def _walk(root: Any, pointer: str) -> Any:
         elif array is not None and token.isdigit() and int(token) < len(array):
             node = array[int(token)]
         else:
-            return _MISSING
+            return MISSING
     return node
 
 

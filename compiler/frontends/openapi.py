@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from toolbind.runtime._httpspec import (
     BodyKind,
@@ -66,7 +67,12 @@ from ..ir import (
     UnionNode,
 )
 from ._common import META_FIELDS
-from ._jsonschema import SchemaLowerer, _join_shown  # pyright: ignore[reportPrivateUsage]
+from ._jsonschema import (
+    MISSING,
+    SchemaLowerer,
+    _join_shown,  # pyright: ignore[reportPrivateUsage]
+    walk_pointer,
+)
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
@@ -192,23 +198,15 @@ class _Reader:
                     )
                     return None
                 root, path, file = loaded.value, target, loaded.path
-            value: Any = root
-            pointer = fragment
-            for raw in [t for t in fragment.split("/") if t]:
-                token = raw.replace("~1", "/").replace("~0", "~")
-                container = as_object(value)
-                items = as_array(value)
-                if container is not None and token in container:
-                    value = container[token]
-                elif items is not None and token.isdigit() and int(token) < len(items):
-                    value = items[int(token)]
-                else:
-                    self.diags.warning(
-                        rloc,
-                        f"{what} $ref {ref!r} does not resolve; the {what} is skipped",
-                        "a JSON pointer to an existing value",
-                    )
-                    return None
+            pointer = unquote(fragment)
+            value = walk_pointer(root, pointer)
+            if value is MISSING:
+                self.diags.warning(
+                    rloc,
+                    f"{what} $ref {ref!r} does not resolve; the {what} is skipped",
+                    "a JSON pointer to an existing value",
+                )
+                return None
             where = _Where(
                 value=value, loc=SourceLocation(file=file, pointer=pointer), root=root, path=path
             )
