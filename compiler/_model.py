@@ -11,7 +11,7 @@ import itertools
 import sys
 import types
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel
 
@@ -69,7 +69,10 @@ def model_from_schema(
 
     Raises:
         SpecError: the schema has errors; ``.diagnostics`` locates each (``<schema>#/pointer``).
+        ValueError: ``draft`` names no draft toolbind reads.
     """
+    if draft is not None and draft not in get_args(Draft):
+        raise ValueError(f"draft={draft!r}: expected one of {', '.join(get_args(Draft))}")
     source = "<schema>"
     diags = Diagnostics()
     lowerer = SchemaLowerer(

@@ -158,3 +158,32 @@ def test_non_object_roots_are_root_models(schema: Any, good: list[Any], bad: lis
     for value in bad:
         with pytest.raises(ValidationError):
             model.model_validate(value)
+
+
+def test_draft_decides_how_ref_siblings_read() -> None:
+    schema = {"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 2}
+    assert model_from_schema(schema, draft="draft7").model_validate("abc").model_dump() == "abc"
+    with pytest.raises(ValidationError):  # 2019-09 on: $ref sits beside its siblings
+        model_from_schema(schema).model_validate("abc")
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
+    assert model_from_schema(draft7).model_validate("abc").model_dump() == "abc"
+    with pytest.raises(ValueError, match="draft='draft8': expected one of draft4"):
+        model_from_schema(schema, draft="draft8")  # pyright: ignore[reportArgumentType]
+
+
+def test_unevaluated_properties_see_through_applicators() -> None:
+    model = model_from_schema(
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "anyOf": [{"properties": {"b": {"type": "integer"}}, "required": ["b"]}, True],
+            "unevaluatedProperties": False,
+        }
+    )
+    model.model_validate({"a": "x", "b": 1})  # b is evaluated by the matching anyOf branch
+    with pytest.raises(ValidationError, match="unevaluatedProperties"):
+        model.model_validate({"a": "x", "c": 1})
+    with pytest.raises(ValidationError, match="unevaluatedProperties"):
+        model.model_validate_json(
+            '{"a": "x", "b": "not an int"}'
+        )  # the branch fails: b unevaluated
