@@ -88,6 +88,7 @@ _GENERATED_MODULE_NAMES = frozenset(
         "OutputT",
         "TOOLS",
         "TOOLSETS",
+        "TOOLSET_CALLS",
         "NAME_MAP",
         "ACTIVITY_PROTOCOLS",
         "Union",

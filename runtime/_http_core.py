@@ -14,6 +14,7 @@ up to ``max_response_bytes`` and no further.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import email.utils
 import json
@@ -587,9 +588,18 @@ class Exchange:
                 )
         elif _is_text(media) or not media:
             value = _text(response, body)
+        elif output_model is None:
+            return ToolResult[Any].ok(body, **meta)  # binary: bytes
         else:
-            return ToolResult[Any].ok(body, **meta)  # binary: bytes, not validated
-        if output_model is not None and value is not None:
+            with contextlib.suppress(ValidationError):
+                return ToolResult[Any].ok(output_model.model_validate(body), **meta)
+            # A generated Output holds binary content as JSON does: a base64 string.
+            value = base64.b64encode(body).decode("ascii")
+        if output_model is not None and value is None:
+            # No content: typed when the Output says so (``null``), else plain None.
+            with contextlib.suppress(ValidationError):
+                value = output_model.model_validate(None)
+        elif output_model is not None:
             try:
                 value = output_model.model_validate(value)
             except ValidationError as exc:

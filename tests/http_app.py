@@ -155,7 +155,7 @@ class Item(BaseModel):
     raw_path: str
 
 
-@app.get("/items/{item_id}", operation_id="getItem", response_model=Item)
+@app.get("/items/{item_id}", operation_id="getItem", tags=["params"], response_model=Item)
 async def get_item(
     request: Request,
     item_id: str,
@@ -175,6 +175,7 @@ async def get_item(
 @app.get(
     "/styles/path/{simple}/{label}/{matrix}",
     operation_id="pathStyles",
+    tags=["params"],
     response_model=Echo,
     openapi_extra={
         "parameters": [
@@ -191,6 +192,7 @@ async def path_styles(request: Request) -> Echo:
 @app.get(
     "/styles/query",
     operation_id="queryStyles",
+    tags=["params"],
     response_model=Echo,
     openapi_extra={
         "parameters": [
@@ -211,6 +213,7 @@ async def query_styles(request: Request) -> Echo:
 @app.get(
     "/styles/header",
     operation_id="headerStyles",
+    tags=["params"],
     response_model=Echo,
     openapi_extra={
         "parameters": [
@@ -225,12 +228,12 @@ async def header_styles(request: Request) -> Echo:
     return await _echo(request)
 
 
-@app.get("/files/{name}", operation_id="getFile", response_model=Echo)
+@app.get("/files/{name}", operation_id="getFile", tags=["params"], response_model=Echo)
 async def get_file(request: Request, name: str) -> Echo:
     return await _echo(request)
 
 
-@app.get("/admin", operation_id="admin")
+@app.get("/admin", operation_id="admin", tags=["params"])
 async def admin() -> dict[str, str]:
     STATE["admin_hits"] += 1
     return {"secret": "admin area"}
@@ -250,7 +253,7 @@ class Pet(BaseModel):
     tags: list[str]
 
 
-@app.post("/pets", operation_id="createPet", response_model=Pet, status_code=201)
+@app.post("/pets", operation_id="createPet", tags=["bodies"], response_model=Pet, status_code=201)
 async def create_pet(pet: PetIn) -> Pet:
     return Pet(id=7, name=pet.name, tags=pet.tags)
 
@@ -261,7 +264,7 @@ class FormOut(BaseModel):
     colors: list[str]
 
 
-@app.post("/form", operation_id="submitForm", response_model=FormOut)
+@app.post("/form", operation_id="submitForm", tags=["bodies"], response_model=FormOut)
 async def submit_form(
     name: Annotated[str, Form()],
     count: Annotated[int, Form()],
@@ -278,7 +281,7 @@ class UploadOut(BaseModel):
     meta: str | None
 
 
-@app.post("/upload", operation_id="upload", response_model=UploadOut)
+@app.post("/upload", operation_id="upload", tags=["bodies"], response_model=UploadOut)
 async def upload(
     file: UploadFile,
     description: Annotated[str, Form()],
@@ -295,8 +298,27 @@ async def upload(
 
 
 @app.post(
+    "/upload/image",
+    operation_id="uploadImage",
+    tags=["bodies"],
+    response_model=UploadOut,
+    # The part's declared content type (OpenAPI's encoding object), which the client must use.
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {"encoding": {"file": {"contentType": "image/png"}}}
+            }
+        }
+    },
+)
+async def upload_image(file: UploadFile, description: Annotated[str, Form()]) -> UploadOut:
+    return await upload(file, description)
+
+
+@app.post(
     "/text",
     operation_id="postText",
+    tags=["bodies"],
     response_class=PlainTextResponse,
     openapi_extra={
         "requestBody": {"required": True, "content": {"text/plain": {"schema": {"type": "string"}}}}
@@ -307,17 +329,32 @@ async def post_text(request: Request) -> str:
     return f"{request.headers.get('content-type')}|{body.upper()}"
 
 
-@app.get("/nothing", operation_id="nothing", status_code=204)
+@app.get("/nothing", operation_id="nothing", tags=["bodies"], status_code=204)
 async def nothing() -> Response:
     return Response(status_code=204)
 
 
-@app.get("/status/{code}", operation_id="status")
+class Detail(BaseModel):
+    detail: str
+
+
+@app.get("/status/{code}", operation_id="status", tags=["transport"], response_model=Detail)
 async def status(code: int) -> JSONResponse:
     return JSONResponse({"detail": f"you asked for {code}"}, status_code=code)
 
 
 # -- auth -------------------------------------------------------------------------------------
+
+
+class Who(BaseModel):
+    """Who the server authenticated (and what it saw: the token, the cookies)."""
+
+    who: str
+    token: str | None = None
+    cookies: dict[str, str] | None = None
+
+
+_WHO: dict[str, Any] = {"response_model": Who, "response_model_exclude_none": True}
 
 
 def _bearer_ok(creds: HTTPAuthorizationCredentials | None, token: str) -> bool:
@@ -328,17 +365,17 @@ def _deny() -> JSONResponse:
     return JSONResponse({"detail": "not authenticated"}, status_code=401)
 
 
-@app.get("/auth/apikey-header", operation_id="authApiKeyHeader")
+@app.get("/auth/apikey-header", operation_id="authApiKeyHeader", tags=["auth"], **_WHO)
 async def auth_apikey_header(key: Annotated[str | None, Security(api_key_header)]) -> Any:
     return {"who": "apikey-header"} if key == API_KEY else _deny()
 
 
-@app.get("/auth/apikey-query", operation_id="authApiKeyQuery")
+@app.get("/auth/apikey-query", operation_id="authApiKeyQuery", tags=["auth"], **_WHO)
 async def auth_apikey_query(key: Annotated[str | None, Security(api_key_query)]) -> Any:
     return {"who": "apikey-query"} if key == API_KEY else _deny()
 
 
-@app.get("/auth/apikey-cookie", operation_id="authApiKeyCookie")
+@app.get("/auth/apikey-cookie", operation_id="authApiKeyCookie", tags=["auth"], **_WHO)
 async def auth_apikey_cookie(
     request: Request, key: Annotated[str | None, Security(api_key_cookie)]
 ) -> Any:
@@ -347,26 +384,26 @@ async def auth_apikey_cookie(
     return {"who": "apikey-cookie", "cookies": dict(request.cookies)}
 
 
-@app.get("/auth/bearer", operation_id="authBearer")
+@app.get("/auth/bearer", operation_id="authBearer", tags=["auth"], **_WHO)
 async def auth_bearer(
     creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
 ) -> Any:
     return {"who": "bearer"} if _bearer_ok(creds, BEARER_TOKEN) else _deny()
 
 
-@app.get("/auth/basic", operation_id="authBasic")
+@app.get("/auth/basic", operation_id="authBasic", tags=["auth"], **_WHO)
 async def auth_basic(creds: Annotated[HTTPBasicCredentials | None, Security(basic)]) -> Any:
     if creds is None or (creds.username, creds.password) != (BASIC_USER, BASIC_PASSWORD):
         return _deny()
     return {"who": f"basic:{creds.username}"}
 
 
-@app.get("/auth/oidc", operation_id="authOidc")
+@app.get("/auth/oidc", operation_id="authOidc", tags=["auth"], **_WHO)
 async def auth_oidc(token: Annotated[str | None, Security(oidc)]) -> Any:
     return {"who": "oidc"} if token == f"Bearer {OIDC_TOKEN}" else _deny()
 
 
-@app.get("/auth/oauth", operation_id="authOauth")
+@app.get("/auth/oauth", operation_id="authOauth", tags=["auth"], **_WHO)
 async def auth_oauth(token: Annotated[str | None, Security(oauth2, scopes=["read"])]) -> Any:
     tokens: dict[str, float] = STATE["tokens"]
     value = (token or "").removeprefix("Bearer ")
@@ -405,6 +442,8 @@ def _both(request: Request) -> bool:
 @app.get(
     "/auth/and",
     operation_id="authAnd",
+    tags=["auth"],
+    **_WHO,
     openapi_extra={"security": [{"ApiKeyHeader": [], "Bearer": []}]},
 )
 async def auth_and(request: Request) -> Any:
@@ -414,6 +453,8 @@ async def auth_and(request: Request) -> Any:
 @app.get(
     "/auth/or",
     operation_id="authOr",
+    tags=["auth"],
+    **_WHO,
     openapi_extra={"security": [{"ApiKeyHeader": [], "Bearer": []}, {"Basic": []}]},
 )
 async def auth_or(request: Request) -> Any:
@@ -425,7 +466,7 @@ async def auth_or(request: Request) -> Any:
     return _deny()
 
 
-@app.get("/auth/leaky", operation_id="authLeaky")
+@app.get("/auth/leaky", operation_id="authLeaky", tags=["auth"], **_WHO)
 async def auth_leaky(
     request: Request, key: Annotated[str | None, Security(api_key_header)]
 ) -> JSONResponse:
@@ -439,7 +480,13 @@ async def auth_leaky(
 # -- retries, redirects, timeouts, sizes --------------------------------------------------------
 
 
-@app.get("/flaky/429", operation_id="flaky429")
+class Attempt(BaseModel):
+    """Which attempt of a flaky call succeeded (the server counts them per ``key``)."""
+
+    attempt: int
+
+
+@app.get("/flaky/429", operation_id="flaky429", tags=["transport"], response_model=Attempt)
 async def flaky_429(key: str, fail: int = 1, retry_after: str = "0") -> Any:
     if _hit(key) <= fail:
         return JSONResponse(
@@ -448,21 +495,23 @@ async def flaky_429(key: str, fail: int = 1, retry_after: str = "0") -> Any:
     return {"attempt": STATE["hits"][key]}
 
 
-@app.get("/flaky/503", operation_id="flaky503")
-async def flaky_503(key: str, fail: int = 1) -> Any:
+@app.get("/flaky/503", operation_id="flaky503", tags=["transport"], response_model=Attempt)
+async def flaky_503(key: str, fail: int = 1, code: int = 503) -> Any:
     if _hit(key) <= fail:
-        return JSONResponse({"detail": "unavailable"}, status_code=503)
+        return JSONResponse({"detail": "unavailable"}, status_code=code)
     return {"attempt": STATE["hits"][key]}
 
 
-@app.post("/flaky/503", operation_id="flakyPost")
-async def flaky_post(key: str, fail: int = 1) -> Any:
+@app.post("/flaky/503", operation_id="flakyPost", tags=["transport"], response_model=Attempt)
+async def flaky_post(key: str, fail: int = 1, code: int = 503) -> Any:
     if _hit(key) <= fail:
-        return JSONResponse({"detail": "unavailable"}, status_code=503)
+        return JSONResponse({"detail": "unavailable"}, status_code=code)
     return {"attempt": STATE["hits"][key]}
 
 
-@app.get("/http-date", operation_id="retryAfterDate")
+@app.get(
+    "/http-date", operation_id="retryAfterDate", tags=["transport"], response_model=Attempt
+)
 async def retry_after_date(key: str) -> Any:
     if _hit(key) == 1:
         when = email.utils.formatdate(time.time(), usegmt=True)
@@ -470,27 +519,27 @@ async def retry_after_date(key: str) -> Any:
     return {"attempt": STATE["hits"][key]}
 
 
-@app.get("/redirect", operation_id="redirect")
+@app.get("/redirect", operation_id="redirect", tags=["transport"], response_model=Item)
 async def redirect(to: str, code: int = 302) -> RedirectResponse:
     return RedirectResponse(to, status_code=code)
 
 
-@app.post("/redirect", operation_id="redirectPost")
+@app.post("/redirect", operation_id="redirectPost", tags=["transport"], response_model=Echo)
 async def redirect_post(to: str, code: int = 307) -> RedirectResponse:
     return RedirectResponse(to, status_code=code)
 
 
-@app.post("/echo", operation_id="echoPost", response_model=Echo)
+@app.post("/echo", operation_id="echoPost", tags=["bodies"], response_model=Echo)
 async def echo_post(request: Request) -> Echo:
     return await _echo(request)
 
 
-@app.get("/echo", operation_id="echoGet", response_model=Echo)
+@app.get("/echo", operation_id="echoGet", tags=["params"], response_model=Echo)
 async def echo_get(request: Request) -> Echo:
     return await _echo(request)
 
 
-@app.get("/slow", operation_id="slow")
+@app.get("/slow", operation_id="slow", tags=["transport"])
 async def slow(delay: float = 1.0) -> dict[str, float]:
     await asyncio.sleep(delay)
     return {"slept": delay}
@@ -499,6 +548,7 @@ async def slow(delay: float = 1.0) -> dict[str, float]:
 @app.get(
     "/huge",
     operation_id="huge",
+    tags=["transport"],
     response_class=Response,
     responses={
         200: {
@@ -522,7 +572,7 @@ async def huge(size: int, stream: bool = False) -> Response:
     return StreamingResponse(chunks(), media_type="application/octet-stream")
 
 
-@app.get("/drip", operation_id="drip")
+@app.get("/drip", operation_id="drip", tags=["transport"])
 async def drip(chunks: int = 10, interval: float = 0.1) -> StreamingResponse:
     """Bytes trickling in, each well within a read timeout, the whole far beyond it."""
 
@@ -534,7 +584,7 @@ async def drip(chunks: int = 10, interval: float = 0.1) -> StreamingResponse:
     return StreamingResponse(body(), media_type="text/plain")
 
 
-@app.get("/plain", operation_id="plain", response_class=PlainTextResponse)
+@app.get("/plain", operation_id="plain", tags=["bodies"], response_class=PlainTextResponse)
 async def plain(request: Request) -> PlainTextResponse:
     return PlainTextResponse(
         "hello, world", headers={"X-Request-Id": "req-42", "Set-Cookie": "sid=1"}

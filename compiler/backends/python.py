@@ -69,6 +69,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 HTTP_NAMES = ("API", "OPERATIONS", "HttpActivities")
 """What an OpenAPI package's ``http.py`` exports (and its ``__init__`` re-exports)."""
 
+TOOLS_NAMES = ("NAME_MAP", "TOOLS", "TOOLSETS", "TOOLSET_CALLS", "Call", "CallAdapter", "Response")
+"""What ``tools.py`` exports besides the per-toolset Call unions (and ``__init__`` re-exports)."""
+
 LAZY_MODELS = 300
 """A package with more classes and aliases than this loads its models lazily (``_models/``)."""
 
@@ -303,6 +306,14 @@ class _Namer:
                 self.classes.claim(base + "Activity", original=tool.name),
                 self.functions.claim(naming.function_name(tool.name), original=tool.name),
             )
+        # OpenAPI tags: one Call union per tag besides the whole (BFCL records, which can number
+        # thousands of one-tool sets, keep only their TOOLSETS entry).
+        self.toolset_unions: dict[str, str] = {}
+        if pkg.http is not None:
+            for s in sorted({s for tool in pkg.tools for s in tool.toolsets}):
+                self.toolset_unions[s] = self.classes.claim(
+                    naming.class_name(s) + "ToolsetCall", original=s
+                )
 
     def inline_class(self, hint: str) -> str:
         return self.classes.claim(hint)
@@ -353,20 +364,15 @@ class PythonBackend:
             if len(tools) == 1
             else f"Union[{', '.join(t.call_class for t in tools)}]"
         )
+        toolset_unions = self._toolset_unions(tools)
         ctx: dict[str, Any] = {
             "exported": exported,
             "union": union,
+            "toolset_unions": toolset_unions,
+            "tools_names": sorted([*TOOLS_NAMES, *(alias for alias, _, _ in toolset_unions)]),
             "all_names": sorted(
-                {
-                    *exported,
-                    "ACTIVITY_PROTOCOLS",
-                    "NAME_MAP",
-                    "TOOLS",
-                    "TOOLSETS",
-                    "Call",
-                    "CallAdapter",
-                    "Response",
-                }
+                {*exported, "ACTIVITY_PROTOCOLS", *TOOLS_NAMES}
+                | {alias for alias, _, _ in toolset_unions}
                 | {t.activity_class for t in tools}
                 | (set(HTTP_NAMES) if self.pkg.http is not None else set())
             ),
@@ -567,11 +573,7 @@ class PythonBackend:
         tools: list[ToolView] = ctx["tools"]
         origin = {n: "models" for n in exported}
         origin.update({t.activity_class: "activities" for t in tools})
-        origin.update(
-            dict.fromkeys(
-                ("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response"), "tools"
-            )
-        )
+        origin.update(dict.fromkeys(ctx["tools_names"], "tools"))
         origin["ACTIVITY_PROTOCOLS"] = "activities"
         if self.pkg.http is not None:
             origin.update(dict.fromkeys(HTTP_NAMES, "http"))
@@ -630,6 +632,23 @@ class PythonBackend:
                 "operations": operations,
             }
         )
+
+    def _toolset_unions(self, tools: list[ToolView]) -> list[tuple[str, str, str]]:
+        """(alias, union expression, toolset literal) of each toolset with its own Call union."""
+        members: dict[str, list[str]] = {}
+        for tool, view in zip(self.pkg.tools, tools, strict=True):
+            for s in tool.toolsets:
+                if s in self.names.toolset_unions:
+                    members.setdefault(s, []).append(view.call_class)
+        out: list[tuple[str, str, str]] = []
+        for s, classes in sorted(members.items()):
+            expr = (
+                classes[0]
+                if len(classes) == 1
+                else f'Annotated[Union[{", ".join(classes)}], Field(discriminator="tool")]'
+            )
+            out.append((self.names.toolset_unions[s], expr, py_str(s)))
+        return out
 
     def _toolsets(self) -> list[tuple[str, list[str]]]:
         sets: dict[str, list[str]] = {}
