@@ -305,9 +305,7 @@ async def upload(
     # The part's declared content type (OpenAPI's encoding object), which the client must use.
     openapi_extra={
         "requestBody": {
-            "content": {
-                "multipart/form-data": {"encoding": {"file": {"contentType": "image/png"}}}
-            }
+            "content": {"multipart/form-data": {"encoding": {"file": {"contentType": "image/png"}}}}
         }
     },
 )
@@ -509,9 +507,7 @@ async def flaky_post(key: str, fail: int = 1, code: int = 503) -> Any:
     return {"attempt": STATE["hits"][key]}
 
 
-@app.get(
-    "/http-date", operation_id="retryAfterDate", tags=["transport"], response_model=Attempt
-)
+@app.get("/http-date", operation_id="retryAfterDate", tags=["transport"], response_model=Attempt)
 async def retry_after_date(key: str) -> Any:
     if _hit(key) == 1:
         when = email.utils.formatdate(time.time(), usegmt=True)
