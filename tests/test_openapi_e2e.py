@@ -561,3 +561,51 @@ def test_generic_tool_reaches_only_the_specs_servers(served: Served, mode: str) 
             result = go(attack)
             assert not result.success, attack
     assert http_app.FOREIGN_HITS == []
+
+
+# -- the README's example, as written, against a petstore on 127.0.0.1 ---------------------------
+
+PETS = [{"id": 1, "name": "Rex", "tag": "dog"}, {"id": 2, "name": "Tom"}, {"id": 3, "name": "Kit"}]
+
+
+async def _petstore(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """A tiny ASGI petstore: ``GET /api/pets?limit=N`` (specs/petstore.yaml's findPets)."""
+    from urllib.parse import parse_qs
+
+    query = parse_qs(scope["query_string"].decode())
+    found = scope["path"] == "/api/pets" and scope["method"] == "GET"
+    body = json.dumps(PETS[: int(query.get("limit", ["9"])[0])] if found else {"message": "no"})
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200 if found else 404, "headers": headers})
+    await send({"type": "http.response.body", "body": body.encode()})
+
+
+def test_readme_openapi_example_runs(tmp_path: Path) -> None:
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    marker = readme.index("<!-- readme-openapi-example -->")
+    code = re.search(r"```python\n(.*?)```", readme[marker:], re.S)
+    assert code is not None
+    lines = code.group(1).strip().splitlines()
+    assert len(lines) <= 10, "the README promises ten lines"
+    (tmp_path / "specs").mkdir()
+    shutil.copy(repo / "specs" / "petstore.yaml", tmp_path / "specs" / "petstore.yaml")
+    with serve_asgi(_petstore) as url:
+        script = "\n".join(lines).replace("http://127.0.0.1:8000", url)
+        assert script != "\n".join(lines)  # the example names the documented address
+        run = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("True 200 root=[Pet(name='Rex', tag='dog', id=1), Pet(")
+    assert "Kit" not in run.stdout  # limit=2 reached the server

@@ -69,8 +69,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 HTTP_NAMES = ("API", "OPERATIONS", "HttpActivities")
 """What an OpenAPI package's ``http.py`` exports (and its ``__init__`` re-exports)."""
 
-TOOLS_NAMES = ("NAME_MAP", "TOOLS", "TOOLSETS", "TOOLSET_CALLS", "Call", "CallAdapter", "Response")
-"""What ``tools.py`` exports besides the per-toolset Call unions (and ``__init__`` re-exports)."""
+TOOLS_NAMES = ("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response")
+"""What ``tools.py`` exports (and ``__init__`` re-exports); OpenAPI packages add ``TOOLSET_CALLS``
+and one Call union per tag."""
 
 LAZY_MODELS = 300
 """A package with more classes and aliases than this loads its models lazily (``_models/``)."""
@@ -365,14 +366,19 @@ class PythonBackend:
             else f"Union[{', '.join(t.call_class for t in tools)}]"
         )
         toolset_unions = self._toolset_unions(tools)
+        tools_extra = (
+            ["TOOLSET_CALLS", *(alias for alias, _, _ in toolset_unions)]
+            if self.pkg.http is not None
+            else []
+        )
         ctx: dict[str, Any] = {
             "exported": exported,
             "union": union,
             "toolset_unions": toolset_unions,
-            "tools_names": sorted([*TOOLS_NAMES, *(alias for alias, _, _ in toolset_unions)]),
+            "tools_extra": tools_extra,
+            "tools_names": [*TOOLS_NAMES, *tools_extra],
             "all_names": sorted(
-                {*exported, "ACTIVITY_PROTOCOLS", *TOOLS_NAMES}
-                | {alias for alias, _, _ in toolset_unions}
+                {*exported, "ACTIVITY_PROTOCOLS", *TOOLS_NAMES, *tools_extra}
                 | {t.activity_class for t in tools}
                 | (set(HTTP_NAMES) if self.pkg.http is not None else set())
             ),

@@ -25,7 +25,7 @@ from .models import (
     NewPet,
     Pet,
 )
-from .tools import NAME_MAP, TOOLS, TOOLSETS, Call, CallAdapter, Response
+from .tools import NAME_MAP, TOOLS, TOOLSETS, Call, CallAdapter, Response, TOOLSET_CALLS
 from .http import API, OPERATIONS, HttpActivities
 
 __all__ = [
@@ -53,4 +53,5 @@ __all__ = [
     "Response",
     "TOOLS",
     "TOOLSETS",
+    "TOOLSET_CALLS",
 ]

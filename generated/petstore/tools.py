@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypeVar, Union
+from typing import Annotated, Any, TypeVar, Union
 from pydantic import ConfigDict, Field, TypeAdapter
 from toolbind.runtime import ToolBinding, load_bindings
 from toolbind.runtime.types import ToolResponse
@@ -20,7 +20,16 @@ from .models import (
     DeletePetOutput,
 )
 
-__all__ = ["NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "OutputT", "Response"]
+__all__ = [
+    "NAME_MAP",
+    "TOOLS",
+    "TOOLSETS",
+    "Call",
+    "CallAdapter",
+    "OutputT",
+    "Response",
+    "TOOLSET_CALLS",
+]
 
 Call = Annotated[
     Union[FindPetsCall, AddPetCall, FindPetByIdCall, DeletePetCall], Field(discriminator="tool")
@@ -46,6 +55,9 @@ NAME_MAP: dict[str, str] = {
 
 TOOLSETS: dict[str, tuple[str, ...]] = {}
 """Named groups of tools (e.g. BFCL records, OpenAPI tags) → their tool names."""
+
+TOOLSET_CALLS: dict[str, Any] = {}
+"""OpenAPI tag → the union of its tools' Calls (``TypeAdapter(TOOLSET_CALLS["pets"])``)."""
 
 TOOLS: tuple[ToolBinding, ...] = load_bindings(
     __name__.rpartition(".")[0],
