@@ -36,6 +36,8 @@ class ToolBinding:
         visible: whether calls and results are shown to users (gateway ``visible``).
         execution: the gateway's declarative execution config, verbatim.
         source: the spec file and JSON pointer the tool came from.
+        deprecated: the spec marks the tool deprecated (OpenAPI ``deprecated: true``); its
+            description says so too, for the LLM.
     """
 
     name: str
@@ -56,6 +58,7 @@ class ToolBinding:
     toolsets: tuple[str, ...] = ()
     original_name: str | None = None
     source: str = ""
+    deprecated: bool = False
 
 
 def load_bindings(

@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from toolbind.compiler import SpecError, generate_tree, load_package
 from toolbind.compiler._driver import build, write_tree
@@ -715,7 +715,15 @@ def test_filter_tags_tools_and_toolsets(tmp_path: Path) -> None:
     pkg = load_package(tmp_path / "out", "f")
     assert pkg.TOOLSETS == {"x": ("a", "c"), "y": ("b", "c")}
     assert pkg.http.API.operations["a"].deprecated
-    assert pkg.TOOLS[0].description == "A." and pkg.TOOLS[0].activity == "a"
+    assert pkg.TOOLS[0].description == "Deprecated. A." and pkg.TOOLS[0].activity == "a"
+    assert pkg.TOOLS[0].deprecated and not pkg.TOOLS[1].deprecated
+    # One Call union per tag besides the whole.
+    assert pkg.TOOLSET_CALLS == {"x": pkg.XToolsetCall, "y": pkg.YToolsetCall}
+    x: TypeAdapter[Any] = TypeAdapter(pkg.TOOLSET_CALLS["x"])
+    assert type(x.validate_python({"_tool": "c"})) is pkg.CCall
+    with pytest.raises(ValidationError):
+        x.validate_python({"_tool": "b"})  # tagged y only
+    assert type(TypeAdapter(pkg.Call).validate_python({"_tool": "b"})) is pkg.BCall
 
 
 def _tools(tree: Any) -> list[str]:
@@ -830,3 +838,143 @@ def test_relative_refs_across_files(compile_spec: CompileSpec) -> None:
         "form",
         True,
     )
+
+
+def test_extensions_discriminator_and_text_outputs(tmp_path: Path) -> None:
+    """``x-*`` keys anywhere are ignored silently; 3.0 ``discriminator``/``nullable`` hold; a text
+    response (XML, CSV) is its text whatever schema describes the document."""
+    shape = {
+        "oneOf": [{"$ref": "#/components/schemas/Circle"}, {"$ref": "#/components/schemas/Sq"}],
+        "discriminator": {
+            "propertyName": "kind",
+            "mapping": {"c": "#/components/schemas/Circle", "s": "#/components/schemas/Sq"},
+        },
+    }
+    json_ok = {"application/json": {"x-m": 1, "schema": {"$ref": "#/components/schemas/Shape"}}}
+    spec = openapi(
+        {
+            "x-paths-extension": {"get": {"responses": ok()}},
+            "/p/{id}": {
+                "x-item": {"a": 1},
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
+                ],
+                "get": {
+                    "operationId": "getP",
+                    "x-openai-isConsequential": False,
+                    "responses": {
+                        "x-resp": {"a": 1},
+                        "200": {"description": "ok", "x-r": 1, "content": json_ok},
+                    },
+                },
+                "put": {
+                    "operationId": "asXml",
+                    "responses": {
+                        "200": {
+                            "description": "xml",
+                            "content": {"application/xml": {"schema": shape}},
+                        }
+                    },
+                },
+                "post": {
+                    "operationId": "asCsv",
+                    "responses": {
+                        "201": {
+                            "description": "csv",
+                            "content": {"text/csv": {"schema": {"type": "string", "maxLength": 9}}},
+                        }
+                    },
+                },
+            },
+        },
+        servers=[{"url": "https://a.example/{v}", "variables": {"v": {"default": "v1", "x-v": 1}}}],
+        components={
+            "x-components-extension": 1,
+            "securitySchemes": {"k": {"type": "apiKey", "in": "header", "name": "K", "x-k": 1}},
+            "schemas": {
+                "Shape": shape,
+                "Circle": {
+                    "type": "object",
+                    "x-c": True,
+                    "required": ["kind", "r"],
+                    "properties": {
+                        "kind": {"type": "string", "enum": ["c"]},
+                        "r": {"type": "number"},
+                    },
+                },
+                "Sq": {
+                    "type": "object",
+                    "required": ["kind", "side"],
+                    "properties": {
+                        "kind": {"type": "string", "enum": ["s"]},
+                        "side": {"type": "number", "nullable": True},
+                    },
+                },
+            },
+        },
+        **{"x-top": 1},
+    )
+    path = tmp_path / "ext.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    tree = generate_tree([path])
+    assert [d.render() for d in tree.diagnostics if d.severity != "note"] == []
+    write_tree(tree, tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "ext")
+    assert set(pkg.OPERATIONS) == {"getP", "asXml", "asCsv"}
+    assert pkg.http.API.security_schemes["k"].name == "K"
+    assert pkg.GetPOutput.model_validate({"kind": "c", "r": 1}).root.r == 1
+    assert pkg.GetPOutput.model_validate({"kind": "s", "side": None}).root.side is None
+    with pytest.raises(ValidationError):
+        pkg.GetPOutput.model_validate({"kind": "s", "r": 1})  # the discriminator picks Sq
+    assert pkg.AsXmlOutput.model_validate("<shape kind='c'/>").root == "<shape kind='c'/>"
+    with pytest.raises(ValidationError):
+        pkg.AsXmlOutput.model_validate({"kind": "c", "r": 1})
+    assert pkg.AsCsvOutput.model_validate("a,b").root == "a,b"
+    with pytest.raises(ValidationError):
+        pkg.AsCsvOutput.model_validate("a,b,c,d,e,f")  # the string schema is kept: maxLength
+    responses = {o: pkg.http.API.operations[o].responses[0] for o in ("asXml", "asCsv")}
+    assert [r.media_type for r in responses.values()] == ["application/xml", "text/csv"]
+
+
+def test_openapi31_defs_and_webhooks_note(tmp_path: Path) -> None:
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/t": {
+                "post": {
+                    "operationId": "tree",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/$defs/Tree"}}},
+                    },
+                    "responses": ok(),
+                }
+            }
+        },
+        "webhooks": {"newPet": {"post": {"responses": ok()}}},
+        "$defs": {
+            "Tree": {
+                "type": "object",
+                "$defs": {"Leaf": {"type": ["integer", "null"]}},
+                "properties": {
+                    "leaf": {"$ref": "#/$defs/Tree/$defs/Leaf"},
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
+                },
+            }
+        },
+    }
+    path = tmp_path / "treespec.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    tree = generate_tree([path])
+    notes = {d.loc.pointer: d.found for d in tree.diagnostics if d.severity == "note"}
+    assert "1 webhook(s) skipped" in notes["/webhooks"]
+    write_tree(tree, tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "treespec")
+    call = pkg.TreeCall.model_validate(
+        {"_tool": "tree", "leaf": None, "kids": [{"leaf": 2, "kids": [{"leaf": 3}]}]}
+    )
+    assert call.kids[0].kids[0].leaf == 3
+    with pytest.raises(ValidationError):
+        pkg.TreeCall.model_validate({"_tool": "tree", "leaf": "x"})
+    assert list(pkg.OPERATIONS) == ["tree"]

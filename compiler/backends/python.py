@@ -694,6 +694,8 @@ class PythonBackend:
                     entry[key] = value
             if tool.toolsets:
                 entry["toolsets"] = list(tool.toolsets)
+            if tool.deprecated:
+                entry["deprecated"] = True
             entries.append(entry)
         # Subschemas repeated across tools (OpenAPI's pagination parameters, inline bodies)
         # are written once, like the spec's own components.

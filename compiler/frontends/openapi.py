@@ -489,6 +489,8 @@ class _Reader:
             else (summary or "").strip()
         )
         deprecated = op.get("deprecated") is True
+        if deprecated:  # marked where the LLM reads it, not only in the metadata
+            text = f"Deprecated. {text}" if text else "Deprecated."
         tool = ToolSpec(
             name=name,
             loc=loc,
@@ -806,8 +808,14 @@ class _Reader:
             if is_output:
                 if schema is not None:
                     output = self.schema(schema)
-                    if _body_kind(media_type or "") == "binary" and not _is_json(media_type or ""):
+                    kind = _body_kind(media_type or "")
+                    if kind == "binary" and not _is_json(media_type or ""):
                         output = StringNode(meta=Meta(loc=schema.loc), format="binary")
+                    elif kind == "text" and not isinstance(output, StringNode):
+                        # The schema describes the document (XML, CSV…); what arrives is its text.
+                        output = StringNode(
+                            meta=Meta(loc=schema.loc, description=f"The {media_type} text.")
+                        )
                 elif media_type is None:
                     output = NullNode(meta=Meta(loc=found.loc, description="No content."))
             out.append(HttpResponse(status=status, media_type=media_type, is_output=is_output))
