@@ -718,7 +718,7 @@ def test_filter_tags_tools_and_toolsets(tmp_path: Path) -> None:
     assert pkg.TOOLS[0].description == "Deprecated. A." and pkg.TOOLS[0].activity == "a"
     assert pkg.TOOLS[0].deprecated and not pkg.TOOLS[1].deprecated
     # One Call union per tag besides the whole.
-    assert pkg.TOOLSET_CALLS == {"x": pkg.XToolsetCall, "y": pkg.YToolsetCall}
+    assert {"x": pkg.XToolsetCall, "y": pkg.YToolsetCall} == pkg.TOOLSET_CALLS
     x: TypeAdapter[Any] = TypeAdapter(pkg.TOOLSET_CALLS["x"])
     assert type(x.validate_python({"_tool": "c"})) is pkg.CCall
     with pytest.raises(ValidationError):
