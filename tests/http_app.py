@@ -221,6 +221,8 @@ async def query_styles(request: Request) -> Echo:
             _param("X-List", "header", "simple", False, _ARRAY),
             _param("X-Obj", "header", "simple", True, _OBJECT),
             _param("session", "cookie", "form", True, {"type": "string"}),
+            # OpenAPI ignores it: credentials are configuration's, never the model's.
+            _param("Authorization", "header", "simple", False, {"type": "string"}),
         ]
     },
 )

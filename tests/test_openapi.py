@@ -978,3 +978,20 @@ def test_openapi31_defs_and_webhooks_note(tmp_path: Path) -> None:
     with pytest.raises(ValidationError):
         pkg.TreeCall.model_validate({"_tool": "tree", "leaf": "x"})
     assert list(pkg.OPERATIONS) == ["tree"]
+
+
+def test_header_parameters_the_client_sets_are_not_call_fields(tmp_path: Path) -> None:
+    header = [
+        {"name": n, "in": "header", "schema": {"type": "string"}}
+        for n in ("Authorization", "accept", "Content-Type", "X-Trace")
+    ]
+    spec = openapi({"/h": {"get": {"operationId": "h", "parameters": header, "responses": ok()}}})
+    path = tmp_path / "headers.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    tree = generate_tree([path])
+    notes = [d.loc.pointer for d in tree.diagnostics if "is not a Call field" in d.found]
+    assert notes == [f"/paths/~1h/get/parameters/{i}" for i in range(3)]
+    write_tree(tree, tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "headers")
+    assert list(pkg.TOOLS[0].parameters["properties"]) == ["X-Trace"]
+    assert [p.name for p in pkg.http.API.operations["h"].parameters] == ["X-Trace"]

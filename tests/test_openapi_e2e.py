@@ -32,7 +32,7 @@ from pydantic import TypeAdapter, ValidationError
 from tests import http_app
 from tests._servers import serve_asgi
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import ToolResult
+from toolbind.runtime import ToolBinding, ToolResult
 from toolbind.runtime.http import (
     GenericHttpTool,
     HttpClient,
@@ -99,8 +99,12 @@ class Env:
         options.setdefault("retry", FAST)
         return HttpClient(self.pkg.API, server_variables={"port": self.served.port}, **options)
 
+    def binding(self, tool: str) -> ToolBinding:
+        found: ToolBinding = next(t for t in self.pkg.TOOLS if t.name == tool)
+        return found
+
     def output_model(self, tool: str) -> type[Any]:
-        return next(t.output_model for t in self.pkg.TOOLS if t.name == tool)
+        return self.binding(tool).output_model
 
     def run(
         self, tool: str, fields: dict[str, Any], client: HttpClient | None = None
@@ -205,8 +209,12 @@ def _header_styles(env: Env) -> None:
         "X-List": [1, 2],
         "X-Obj": {"role": "admin", "first": "Alex"},
         "session": "s1; api_session=forged",  # one cookie's value, not a second cookie
+        # The spec declares an Authorization parameter: not a Call field, never sent.
+        "Authorization": "Bearer forged-by-the-model",
     }
+    assert "Authorization" not in env.binding("headerStyles").parameters["properties"]
     echo = env.ok("headerStyles", fields)
+    assert "authorization" not in echo.headers
     assert echo.headers["x-trace"] == "t"
     assert echo.headers["x-list"] == "1,2"
     assert echo.headers["x-obj"] == "role=admin,first=Alex"

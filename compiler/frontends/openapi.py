@@ -1,7 +1,8 @@
 """Compiler layer (frontends): Swagger 2.0, OpenAPI 3.0 and 3.1 → one tool per operation.
 
-Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``_jsonschema`` and the runtime's frozen
-HTTP description (``toolbind.runtime._httpspec``), which it fills for the backend.
+Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``_jsonschema``, the runtime's frozen
+HTTP description (``toolbind.runtime._httpspec``), which it fills for the backend, and the
+header names the HTTP runtime sets itself (``_http_params.IGNORED_HEADERS``).
 
 Each operation becomes a ``ToolSpec``: its parameters (path, query, header, cookie; path-level and
 operation-level merged, operation-level overriding) and its request body are the Call's fields —
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from toolbind.runtime._http_params import IGNORED_HEADERS
 from toolbind.runtime._httpspec import (
     BodyKind,
     BodyPart,
@@ -467,6 +469,16 @@ class _Reader:
                         f"{describe(pin)})",
                         "name and in: path, query, header or cookie; skipped",
                     )
+                    continue
+                if pin == "header" and pname.lower() in IGNORED_HEADERS:
+                    # OpenAPI ignores Accept/Content-Type/Authorization parameters; the model must
+                    # never be asked for credentials or for what frames the request.
+                    self.diags.note(
+                        p.loc,
+                        f"header parameter {pname!r} is not a Call field: the HTTP client sets "
+                        "it (credentials come from securitySchemes and configuration)",
+                    )
+                    raw_params.pop((pname, pin), None)
                     continue
                 raw_params[(pname, pin)] = p
         props: list[Property] = []
