@@ -17,6 +17,7 @@ import asyncio
 import base64
 import inspect
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -328,6 +329,24 @@ def _plain(env: Env) -> None:
 def _who(tool: str, who: str) -> Callable[[Env], None]:
     def check(env: Env) -> None:
         assert env.ok(tool, {}).who == who
+        # Secrets from configuration, through ${env.NAME} (gateway-v3), never from the Call.
+        from_env = {"Bearer": "${env.TB_BEARER}", "ApiKeyHeader": "${env.TB_KEY}"}
+        from_env |= {
+            "ApiKeyQuery": "${env.TB_KEY}",
+            "ApiKeyCookie": "${env.TB_KEY}",
+            "Basic": {"username": http_app.BASIC_USER, "password": "${env.TB_PASSWORD}"},
+            "OpenId": {"token": "${env.TB_OIDC}"},
+            "OAuth2": {"client_id": http_app.CLIENT_ID, "client_secret": "${env.TB_SECRET}"},
+        }
+        environ = {
+            "TB_BEARER": http_app.BEARER_TOKEN,
+            "TB_KEY": http_app.API_KEY,
+            "TB_PASSWORD": http_app.BASIC_PASSWORD,
+            "TB_OIDC": http_app.OIDC_TOKEN,
+            "TB_SECRET": http_app.CLIENT_SECRET,
+        }
+        with env.client(credentials=from_env, env=environ) as configured:
+            assert env.ok(tool, {}, configured).who == who
         # The attack: wrong credentials. The server refuses; the wrong secret is not echoed.
         wrong = {scheme: "wrong-secret-123" for scheme in ("ApiKeyHeader", "Bearer")}
         wrong |= {
@@ -506,14 +525,19 @@ def _huge(env: Env) -> None:
 
 
 @pytest.mark.parametrize("tool", APP_TOOLS)
-def test_every_generated_activity(served: Served, mode: str, tool: str) -> None:
+def test_every_generated_activity(
+    served: Served, mode: str, tool: str, caplog: pytest.LogCaptureFixture
+) -> None:
     if tool not in CASES:
         pytest.fail(f"the app has an operation {tool!r} without a case in CASES")
     http_app.reset()
     http_app.FOREIGN_HITS.clear()
+    caplog.set_level(logging.DEBUG)  # every logger: toolbind's, httpx's, httpcore's
     env = Env(served, mode)
     with env.default:
         CASES[tool](env)
+    assert caplog.records  # the requests were logged …
+    assert not [s for s in SECRETS if s in caplog.text]  # … without a secret
 
 
 def test_the_table_covers_every_tool(served: Served) -> None:
