@@ -452,7 +452,7 @@ def _flaky_429(env: Env) -> None:
 
 @case("flaky503")
 def _flaky_503(env: Env) -> None:
-    for code in (502, 503):
+    for code in (502, 503, 504):
         key = _key(env, str(code))
         assert env.ok("flaky503", {"key": key, "fail": 1, "code": code}).attempt == 2
         assert http_app.STATE["hits"][key] == 2
