@@ -183,6 +183,15 @@ def class_name(name: str) -> str:
     return candidate
 
 
+def toolset_union_name(toolset: str) -> str:
+    """The name of a toolset's (OpenAPI tag's) Call union: ``pets`` → ``PetsToolsetCall``
+    (before collision handling). The suffix keeps it clear of reserved and tool class names."""
+    stem = pascal_case(toolset)
+    if not stem or stem[0].isdigit():
+        stem = "Tag" + stem
+    return stem + "ToolsetCall"
+
+
 def module_name(name: str) -> str:
     """A package/module name that can't shadow the standard library or a keyword."""
     candidate = _safe_identifier(snake_case(name), "spec")

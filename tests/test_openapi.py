@@ -995,3 +995,30 @@ def test_header_parameters_the_client_sets_are_not_call_fields(tmp_path: Path) -
     pkg = load_package(tmp_path / "out", "headers")
     assert list(pkg.TOOLS[0].parameters["properties"]) == ["X-Trace"]
     assert [p.name for p in pkg.http.API.operations["h"].parameters] == ["X-Trace"]
+
+
+def test_tag_unions_named_safely_and_distinctly(tmp_path: Path) -> None:
+    tags = ["pet store", "pet-store", "ペット", "Call"]
+    spec = openapi(
+        {
+            f"/{i}": {"get": {"operationId": f"op{i}", "tags": [t], "responses": ok()}}
+            for i, t in enumerate(tags)
+        }
+    )
+    path = tmp_path / "tagnames.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    write_tree(generate_tree([path]), tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "tagnames")
+    unions = pkg.TOOLSET_CALLS
+    assert set(unions) == set(tags)
+    assert len({id(u) for u in unions.values()}) == len(tags)  # one union per tag
+    for i, tag in enumerate(tags):  # one-tool tags: the union is that tool's Call
+        assert unions[tag] is getattr(pkg, f"Op{i}Call")
+    aliases = [n for n in pkg.__all__ if n.endswith("ToolsetCall") or "ToolsetCall_" in n]
+    assert sorted(aliases) == [
+        "CallToolsetCall",
+        "PetStoreToolsetCall",
+        "PetStoreToolsetCall_",
+        "TagToolsetCall",
+    ]
+    assert pkg.Call is not unions["Call"]

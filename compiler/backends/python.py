@@ -313,7 +313,7 @@ class _Namer:
         if pkg.http is not None:
             for s in sorted({s for tool in pkg.tools for s in tool.toolsets}):
                 self.toolset_unions[s] = self.classes.claim(
-                    naming.class_name(s) + "ToolsetCall", original=s
+                    naming.toolset_union_name(s), original=s
                 )
 
     def inline_class(self, hint: str) -> str:
