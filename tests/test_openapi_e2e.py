@@ -393,6 +393,10 @@ def _auth_oauth(env: Env) -> None:
         time.sleep(1.0)  # the token expires: one new token
         assert env.ok("authOauth", {}, client).token == "tok-2"
         assert http_app.STATE["token_fetches"] == 2 == client.token_fetches
+        http_app.STATE["token_lifetime"] = 3600
+        http_app.STATE["revoked"].add("tok-2")  # the server revokes it: a 401, refetched once
+        assert env.ok("authOauth", {}, client).token == "tok-3"
+        assert http_app.STATE["token_fetches"] == 3 == client.token_fetches
     _who("authOauth", "oauth")(env)
 
 
