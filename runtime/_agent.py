@@ -544,7 +544,9 @@ class Agent:
             "messages": messages,
             "response_model": response_model,
             "max_retries": self.max_retries,
-            "strict": False,  # the generated models are exactly as strict as their schemas
+            # None, not False: a validate-time strict=False would override the models' field-level
+            # Strict() and coerce "1" or true to an integer; the models are as strict as their schemas
+            "strict": None,
             "hooks": hooks,
             "model": self.model,
             **self.request_kwargs,
@@ -559,10 +561,13 @@ class Agent:
             return cast("ToolResponse[Any, Any]", result)
         except InstructorRetryException as exc:
             failed = list(exc.failed_attempts or [])
-            if not failed:
-                cause = exc.__cause__ or exc
+            cause = exc.__cause__ or exc
+            if not failed or cause is not failed[-1].exception:
+                # the last attempt's request itself failed (HTTP error, timeout, a body that is
+                # not a completion), maybe after invalid answers: an LLM failure either way
+                after = f" (after {len(failed)} invalid answer(s))" if failed else ""
                 failure = LLMError(
-                    redact(f"the LLM request failed: {type(cause).__name__}: {cause}")
+                    redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")
                 )
             else:
                 last = failed[-1]
