@@ -562,9 +562,10 @@ class Agent:
         except InstructorRetryException as exc:
             failed = list(exc.failed_attempts or [])
             cause = exc.__cause__ or exc
-            if not failed or cause is not failed[-1].exception:
-                # the last attempt's request itself failed (HTTP error, timeout, a body that is
-                # not a completion), maybe after invalid answers: an LLM failure either way
+            # did the last request get a completion? If not, the request itself failed (HTTP
+            # error, timeout, a body that is no completion), maybe after invalid answers
+            answered = len(step.raw_responses) >= len(step.requests)
+            if not answered or not failed:
                 after = f" (after {len(failed)} invalid answer(s))" if failed else ""
                 failure = LLMError(
                     redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")

@@ -22,10 +22,10 @@ raw-schema tool. For every script:
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -49,7 +49,7 @@ from ._servers import serve_asgi
 from .conftest import REPO
 from .scripted_llm import Reply, ScriptedLLM, raw
 
-EXAMPLES = max(60, settings.default.max_examples)
+EXAMPLES = max(60, settings().max_examples)  # the profile's, at least 60
 
 # -- tools: the seeds' (generated) and one constrained, closed raw-schema tool ------------------
 
@@ -169,22 +169,29 @@ DEEP = Raw("[" * 10_000 + "]" * 10_000)
 NOT_JSON_NUMBERS = [Raw("NaN"), Raw("Infinity"), Raw("-Infinity"), Raw("1e400")]
 
 
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(children, max_size=3) | st.dictionaries(
+        st.text(max_size=5), children, max_size=3
+    )
+
+
 def valid_call(tool: str) -> st.SearchStrategy[dict[str, Any]]:
     """A call of ``tool`` that its schema accepts (hostile strings stay data)."""
     if tool == "weatherCheck":
-        return st.builds(lambda loc: {"_tool": tool, "location": loc}, hostile_text)
+        return st.fixed_dictionaries({"_tool": st.just(tool), "location": hostile_text})
     if tool == "sendEmail":
-        return st.builds(
-            lambda r, s: {"_tool": tool, "recipient": r, "subject": s}, hostile_text, hostile_text
+        return st.fixed_dictionaries(
+            {"_tool": st.just(tool), "recipient": hostile_text, "subject": hostile_text}
         )
     if tool == "sentimentAnalysis":
-        return st.builds(
-            lambda t, s: {"_tool": tool, "text": t, "_output": {"sentiment": s, "confidence": 0.5}},
-            hostile_text,
-            hostile_text,
+        output = st.fixed_dictionaries({"sentiment": hostile_text, "confidence": st.just(0.5)})
+        return st.fixed_dictionaries(
+            {"_tool": st.just(tool), "text": hostile_text, "_output": output}
         )
     if tool == "greetUser":
-        return st.builds(lambda u: {"_tool": tool, "userName": u, "_output": u}, hostile_text)
+        return st.fixed_dictionaries(
+            {"_tool": st.just(tool), "userName": hostile_text, "_output": hostile_text}
+        )
     return st.fixed_dictionaries(
         {
             "_tool": st.just(tool),
@@ -194,10 +201,12 @@ def valid_call(tool: str) -> st.SearchStrategy[dict[str, Any]]:
         optional={
             "price": st.floats(min_value=0.01, max_value=1e6),
             "tags": st.lists(hostile_text, max_size=5, unique=True),
-            "options": st.fixed_dictionaries({}, optional={"seat": st.sampled_from(["aisle", "window"])}),
+            "options": st.fixed_dictionaries(
+                {}, optional={"seat": st.sampled_from(["aisle", "window"])}
+            ),
             "note": st.recursive(
                 st.none() | st.booleans() | st.integers() | hostile_text,
-                lambda inner: st.lists(inner, max_size=3) | st.dictionaries(hostile_text, inner, max_size=3),
+                _containers,
                 max_leaves=8,
             ),
             "_reasoningForCall": hostile_text,
@@ -276,8 +285,11 @@ def wrong_type(draw: st.DrawFn) -> Answer:
 
 
 # every property name of the tools (and the Response's): an extra key is none of them
-FIELDS = {"_tool", "_activity", "_output", "_reasoningForCall", "output", "calls", "location"}
-FIELDS |= {"recipient", "subject", "text", "userName", *BOOK_FLIGHT["properties"]}
+FIELDS = {
+    *("_tool", "_activity", "_output", "_reasoningForCall", "output", "calls", "location"),
+    *("recipient", "subject", "text", "userName"),
+    *("origin", "passengers", "price", "tags", "options", "note"),
+}
 EXTRA_KEYS = ["__proto__", "constructor", "_secret", "extra", "\x00", "\u202e", "calls", "output"]
 
 
@@ -287,7 +299,9 @@ def extra_fields(draw: st.DrawFn) -> Answer:
     call = dict(draw(valid_call(tool)))
     key = draw(st.sampled_from(EXTRA_KEYS) | hostile_text.filter(lambda k: k not in FIELDS))
     call[key] = draw(st.none() | st.integers() | hostile_text)
-    top = draw(st.dictionaries(hostile_text.filter(lambda k: k not in FIELDS), st.integers(), max_size=2))
+    top = draw(
+        st.dictionaries(hostile_text.filter(lambda k: k not in FIELDS), st.integers(), max_size=2)
+    )
     text = encode({"output": None, "calls": [call], **top})
     # open schemas (the seeds') take extra properties, the closed one refuses them
     if tool == "bookFlight":
@@ -433,15 +447,27 @@ def _check_invocation(tool: str, call: BaseModel, world: World, schema: dict[str
     text = call.model_dump_json(by_alias=True, exclude_unset=True)
     plain = json.loads(text)
     # the Python dump is JSON too (no NaN/Infinity) and says the same as the JSON dump
-    assert json.loads(json.dumps(call.model_dump(mode="json", by_alias=True, exclude_unset=True), allow_nan=False)) == plain
-    jsonschema.Draft202012Validator(schema).validate({"output": None, "calls": [plain]})
+    assert (
+        json.loads(
+            json.dumps(
+                call.model_dump(mode="json", by_alias=True, exclude_unset=True), allow_nan=False
+            )
+        )
+        == plain
+    )
+    validator: Any = jsonschema.Draft202012Validator(schema)
+    validator.validate({"output": None, "calls": [plain]})
 
 
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 @given(
     script=st.lists(hostile_answer, min_size=1, max_size=7),
@@ -513,3 +539,159 @@ def test_hostile_answers_never_crash_the_loop(
         for record in step.calls:
             json.dumps(record.arguments, allow_nan=False)
             assert record.result.success, record.result.error
+
+
+# -- regressions: one per bug the fuzzer found, named after it -------------------------------------
+
+
+def _agent(world: World, **options: Any) -> Agent:
+    world.server.script.clear()
+    world.server.requests.clear()
+    world.invoked.clear()
+    options.setdefault("http_retries", 0)
+    return Agent(
+        world.url, model="scripted", tools=world.tools, activities=world.activities, **options
+    )
+
+
+def _answer(*calls: Any, output: Any = None) -> Reply:
+    return Reply(arguments=encode({"output": output, "calls": list(calls)}))
+
+
+def test_string_and_boolean_were_coerced_to_integers_by_validate_time_strict_false(
+    world: World,
+) -> None:
+    # instructor was given strict=False, which overrides the models' field-level Strict()
+    agent = _agent(world, max_retries=1)
+    flight = {"_tool": "bookFlight", "origin": "CDG"}
+    world.server.add(
+        _answer({**flight, "passengers": "1"}),
+        _answer({**flight, "passengers": True}),
+        _answer({**flight, "passengers": 2}, output="booked"),
+    )
+    with pytest.raises(ResponseValidationError) as info:
+        agent.run("book", max_steps=1)
+    assert info.value.attempts == 2 and world.invoked == []
+    assert "calls[0] (tool 'bookFlight') field passengers: Input should be a valid integer" in (
+        info.value.errors
+    )
+
+
+def test_feedback_for_100k_invalid_calls_was_megabytes_long(world: World) -> None:
+    agent = _agent(world, max_retries=1, max_calls=200_000)
+    world.server.add(_answer(*[{"_tool": "weatherCheck"}] * 100_000), _answer(output="ok"))
+    assert agent.run("go").output == "ok"
+    (feedback,) = world.server.tool_messages(1)
+    assert len(feedback["content"]) < 10_000  # was 12 MB: one line per error
+    assert "calls[0] (tool 'weatherCheck') field location: Field required" in feedback["content"]
+    assert "and 99980 more errors" in feedback["content"]
+
+
+def test_megabyte_tool_name_was_repeated_whole_in_the_feedback(world: World) -> None:
+    agent = _agent(world, max_retries=0)
+    world.server.add(_answer({"_tool": "x" * 1_000_000, "location": "P"}))
+    with pytest.raises(ResponseValidationError) as info:
+        agent.run("go")
+    assert len(info.value.errors) < 5_000 and len(str(info.value)) < 5_000
+    assert "(1000002 characters)" in info.value.errors
+
+
+def test_nan_and_infinity_were_accepted_as_json_numbers(world: World) -> None:
+    # 1e400 overflows to inf; pydantic's JSON reader takes NaN/Infinity; the Activity got a float
+    # that dumps as null, against the schema's "number"
+    agent = _agent(world, max_retries=3)
+    flight = {"_tool": "bookFlight", "origin": "CDG", "passengers": 1}
+    world.server.add(
+        _answer({**flight, "price": Raw("NaN")}),
+        _answer({**flight, "price": Raw("1e400")}),
+        _answer({**flight, "note": [Raw("-Infinity")]}),  # an untyped value
+        _answer({**flight, "price": 99.5}, output="booked"),
+    )
+    assert agent.run("book").output == "booked"
+    assert len(world.invoked) == 1 and world.invoked[0][1].model_dump()["price"] == 99.5
+    texts = [world.server.tool_messages(i)[-1]["content"] for i in (1, 2, 3)]
+    assert "field calls.0.price: NaN and Infinity are not JSON numbers (keyword: type)" in texts[0]
+    assert "field calls.0.price: NaN and Infinity are not JSON numbers" in texts[1]
+    assert "field calls.0.note.0: NaN and Infinity are not JSON numbers" in texts[2]
+    # the Call model on its own refuses them in number fields too
+    call_model = world.tools["bookFlight"].call_model
+    for number in ("NaN", "Infinity", "1e400"):
+        with pytest.raises(ValueError, match="finite number"):
+            call_model.model_validate_json(
+                f'{{"_tool": "bookFlight", "origin": "CDG", "passengers": 1, "price": {number}}}'
+            )
+
+
+def test_activity_override_naming_another_activity_was_accepted(world: World) -> None:
+    # the composed schema says _activity is the const "weatherCheck"; the model said "sendEmail"
+    agent = _agent(world, max_retries=1)
+    world.server.add(
+        _answer({"_tool": "weatherCheck", "location": "P", "_activity": "sendEmail"}),
+        _answer({"_tool": "weatherCheck", "location": "P", "_activity": "weatherCheck"}),
+        _answer(output="done"),
+    )
+    result = agent.run("go")
+    assert result.output == "done"
+    assert [type(c).__name__ for _, c in world.invoked] == ["WeatherCheckCall"]
+    feedback = world.server.tool_messages(1)[0]["content"]
+    assert (
+        "calls[0] (tool 'weatherCheck') field _activity: must be 'weatherCheck' or left out, "
+        "found 'sendEmail' (keyword: const)"
+    ) in feedback
+
+
+def test_finish_reason_length_escaped_as_an_instructor_exception(world: World) -> None:
+    agent = _agent(world, max_retries=2)
+    cut = json.dumps({"output": "the whole answer", "calls": []})[:20]
+    world.server.add(raw(_completion(_tc(cut), finish="length")))
+    with pytest.raises(ResponseValidationError) as info:  # was IncompleteOutputException
+        agent.run("go")
+    assert "cut off" in info.value.errors and info.value.attempts == 1
+    assert info.value.last_response is not None and len(info.value.steps) == 1
+
+
+def test_100k_valid_calls_in_one_answer_all_ran(world: World) -> None:
+    agent = _agent(world, max_retries=1, max_calls=10)
+    call = {"_tool": "weatherCheck", "location": "P"}
+    world.server.add(_answer(*[call] * 100_000), _answer(call, output="one is enough"))
+    result = agent.run("go")
+    assert result.output == "one is enough" and len(world.invoked) == 1
+    feedback = world.server.tool_messages(1)[0]["content"]
+    assert "field calls: 100000 calls, at most 10 per answer (keyword: maxItems)" in feedback
+
+
+def test_http_error_after_an_invalid_answer_was_reported_as_a_validation_error(
+    world: World,
+) -> None:
+    agent = _agent(world, max_retries=2)
+    world.server.add(_answer({"_tool": "weatherCheck", "location": 5}), Reply(status=500))
+    with pytest.raises(LLMError, match=r"after 1 invalid answer\(s\).*InternalServerError"):
+        agent.run("go")
+    assert len(world.server.requests) == 2
+
+
+def test_api_key_echoed_by_the_llm_server_leaked_into_errors_and_logs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    secret = "sk-fuzz-SECRET-0123456789"
+
+    async def echo(request: Request) -> JSONResponse:  # a proxy repeating what it was sent
+        auth = request.headers.get("authorization")
+        return JSONResponse({"error": {"message": f"bad key: {auth}"}}, status_code=401)
+
+    caplog.set_level(logging.DEBUG)  # every logger: openai's, instructor's, httpx's
+    app = Starlette(routes=[Route("/v1/chat/completions", echo, methods=["POST"])])
+    with serve_asgi(app) as url:
+        agent = Agent(f"{url}/v1", model="m", tools=[], api_key=secret, http_retries=0)
+        with pytest.raises(LLMError) as info:
+            agent.run("go")
+    err = info.value
+    assert "bad key: Bearer ***" in str(err)
+    for text in (str(err), repr(err), repr(err.steps), repr(err.__context__), caplog.text):
+        assert secret not in text
+    assert "bad key: Bearer ***" in caplog.text  # instructor logged it, scrubbed
