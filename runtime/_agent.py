@@ -523,7 +523,10 @@ class Agent:
         response_model = self.composition(output).response
         hooks = Hooks()
 
+        answered = [False]  # whether the latest request got a completion back
+
         def on_kwargs(*args: Any, **kwargs: Any) -> None:
+            answered[0] = False
             # what went to the model (never the client's credentials: they are not kwargs)
             step.requests.append(
                 {
@@ -534,6 +537,7 @@ class Agent:
             )
 
         def on_response(response: Any) -> None:
+            answered[0] = True
             step.raw_responses.append(_scrub(_dump(response), self._redact))
 
         hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
@@ -564,8 +568,7 @@ class Agent:
             cause = exc.__cause__ or exc
             # did the last request get a completion? If not, the request itself failed (HTTP
             # error, timeout, a body that is no completion), maybe after invalid answers
-            answered = len(step.raw_responses) >= len(step.requests)
-            if not answered or not failed:
+            if not answered[0] or not failed:
                 after = f" (after {len(failed)} invalid answer(s))" if failed else ""
                 failure = LLMError(
                     redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")

@@ -6,7 +6,8 @@ I/O actions (send, read, sleep, fetch a token); a sync and an async driver perfo
 sync and async clients cannot drift apart.
 
 Invariants: only URLs under the configured servers are requested (redirects included); secrets
-are scrubbed from every error, metadata value and log line; every wait is bounded (timeouts,
+are scrubbed from every error, metadata value, log line and JSON/text response body (an API that
+echoes a credential does not hand it to the model); every wait is bounded (timeouts,
 ``Retry-After`` capped, a bounded number of attempts and redirects); a response body is read
 up to ``max_response_bytes`` and no further.
 """
@@ -577,7 +578,9 @@ class Exchange:
             value: Any = None
         elif _is_json(media):
             try:
-                value = json.loads(body)
+                text = _text(response, body)
+                clean = self.redact(text)  # an API echoing a credential: the model never sees it
+                value = json.loads(clean if clean != text else body)
             except ValueError:
                 meta["error_type"] = "invalid_response"
                 return ToolResult[Any].fail(
@@ -586,7 +589,7 @@ class Exchange:
                     **meta,
                 )
         elif _is_text(media) or not media:
-            value = _text(response, body)
+            value = self.redact(_text(response, body))
         else:
             return ToolResult[Any].ok(body, **meta)  # binary: bytes, not validated
         if output_model is not None and value is not None:

@@ -230,6 +230,12 @@ async def get_file(request: Request, name: str) -> Echo:
     return await _echo(request)
 
 
+@app.get("/raw/{rest:path}", operation_id="rawPath", response_model=Echo)
+async def raw_path(request: Request, rest: str) -> Echo:
+    """Any path under /raw/: echoes the raw path, so tests see what a path value became."""
+    return await _echo(request)
+
+
 @app.get("/admin", operation_id="admin")
 async def admin() -> dict[str, str]:
     STATE["admin_hits"] += 1
@@ -373,7 +379,8 @@ async def auth_oauth(token: Annotated[str | None, Security(oauth2, scopes=["read
     expires = tokens.get(value)
     if expires is None or value in STATE["revoked"] or time.monotonic() > expires:
         return _deny()
-    return {"who": "oauth", "token": value}
+    # "token" echoes the secret (the client scrubs it), "token_no" tells tokens apart
+    return {"who": "oauth", "token": value, "token_no": int(value.removeprefix("tok-"))}
 
 
 @app.post("/token", include_in_schema=False)
@@ -539,6 +546,52 @@ async def plain(request: Request) -> PlainTextResponse:
     return PlainTextResponse(
         "hello, world", headers={"X-Request-Id": "req-42", "Set-Cookie": "sid=1"}
     )
+
+
+@app.get("/leak", operation_id="leak")
+async def leak(request: Request, status: int = 200) -> JSONResponse:
+    """A badly behaved API: repeats every credential it received (headers, cookies, query)."""
+    return JSONResponse(
+        {
+            "authorization": request.headers.get("authorization"),
+            "x_api_key": request.headers.get("x-api-key"),
+            "cookie": request.headers.get("cookie"),
+            "query": request.scope["query_string"].decode("latin-1"),
+            "text": f"you sent {request.headers.get('authorization')} and {request.url}",
+        },
+        status_code=status,
+    )
+
+
+@app.get("/gzip-bomb", operation_id="gzipBomb")
+async def gzip_bomb(size: int) -> Response:
+    """``size`` zero bytes, gzip-compressed: a small body that inflates far beyond it."""
+    return Response(
+        _bomb(size),
+        media_type="application/octet-stream",
+        headers={"Content-Encoding": "gzip"},
+    )
+
+
+_BOMBS: dict[int, bytes] = {}
+
+
+def _bomb(size: int) -> bytes:
+    import gzip
+
+    if size not in _BOMBS:
+        _BOMBS[size] = gzip.compress(b"\0" * size, compresslevel=9)
+    return _BOMBS[size]
+
+
+@app.get("/big-headers", operation_id="bigHeaders")
+async def big_headers(size: int) -> Response:
+    return Response(b"{}", media_type="application/json", headers={"X-Big": "x" * size})
+
+
+@app.get("/loop", operation_id="loop")
+async def loop() -> RedirectResponse:
+    return RedirectResponse("/loop", status_code=302)
 
 
 # -- another host (a different port): where an attacker would like requests to go -------------

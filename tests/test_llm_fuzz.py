@@ -695,3 +695,15 @@ def test_api_key_echoed_by_the_llm_server_leaked_into_errors_and_logs(
     for text in (str(err), repr(err), repr(err.steps), repr(err.__context__), caplog.text):
         assert secret not in text
     assert "bad key: Bearer ***" in caplog.text  # instructor logged it, scrubbed
+
+
+def test_an_invalid_answer_after_a_body_that_is_no_completion_is_a_validation_error(
+    world: World,
+) -> None:
+    # the request that got no completion is retried; the answer that follows is what failed
+    agent = _agent(world, max_retries=1)
+    world.server.add(raw("<html>502 Bad Gateway</html>"), _answer({"_tool": "weatherCheck"}))
+    with pytest.raises(ResponseValidationError) as info:
+        agent.run("go")
+    assert "calls[0] (tool 'weatherCheck') field location: Field required" in info.value.errors
+    assert len(world.server.requests) == 2 and len(info.value.steps[0].raw_responses) == 1
