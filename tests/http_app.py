@@ -403,6 +403,36 @@ async def token(request: Request) -> Any:
     return {"access_token": value, "token_type": "Bearer", "expires_in": lifetime}
 
 
+@app.post("/token-drip", include_in_schema=False)
+async def token_drip(chunks: int = 100, interval: float = 0.1) -> StreamingResponse:
+    """A token endpoint that never finishes its answer (each byte within a read timeout)."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b'{"access_token": "tok-drip", "padding": "'
+        for _ in range(chunks):
+            await asyncio.sleep(interval)
+            yield b"x"
+        yield b'"}'
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+@app.post("/token-huge", include_in_schema=False)
+async def token_huge(size: int) -> StreamingResponse:
+    """A token endpoint whose answer is ``size`` bytes long."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b'{"access_token": "tok-huge", "padding": "'
+        sent = 0
+        while sent < size:
+            n = min(65536, size - sent)
+            sent += n
+            yield b"x" * n
+        yield b'"}'
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
 def _both(request: Request) -> bool:
     return request.headers.get("x-api-key") == API_KEY and request.headers.get("authorization") == (
         f"Bearer {BEARER_TOKEN}"

@@ -371,3 +371,29 @@ def test_secrets_never_reach_the_agent_transcript_or_the_model(
     for secret in _secrets_now():
         for text in artefacts:
             assert secret not in text, secret
+
+
+# -- regressions: the OAuth2 token endpoint was read without the bounds of other responses -----
+
+
+def test_a_dripping_token_endpoint_was_not_bounded_by_the_timeout(
+    base: str, foreign: str, mode: str
+) -> None:
+    # each byte within the read timeout, the whole answer ~10 s: the call took all of it
+    creds = {"OAuth2": dict(CREDENTIALS["OAuth2"], token_url="/token-drip?chunks=100")}
+    one = RetryPolicy(max_attempts=1)
+    with HttpClient(make_api(base, foreign), credentials=creds, timeout=0.3, retry=one) as c:
+        result = run(c, mode, "authOauth", {})
+    assert not result.success and result.metadata["error_type"] == "auth"
+    assert "failed: ReadTimeout" in (result.error or "")
+
+
+def test_a_huge_token_response_was_read_whole(base: str, foreign: str, mode: str) -> None:
+    creds = {"OAuth2": dict(CREDENTIALS["OAuth2"], token_url="/token-huge?size=5000000")}
+    api = make_api(base, foreign)
+    with HttpClient(api, credentials=creds, max_response_bytes=100_000) as c:
+        result = run(c, mode, "authOauth", {})
+    assert not result.success and result.metadata["error_type"] == "auth"
+    assert "token response for scheme 'OAuth2' is too large" in (result.error or "")
+    with HttpClient(api, credentials=CREDENTIALS, max_response_bytes=100_000) as c:
+        assert run(c, mode, "authOauth", {}).success  # a token response of normal size
