@@ -76,6 +76,7 @@ T = TypeVar("T")
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
 META_FIELDS = ("_tool", "_activity", "_output", "_reasoningForCall")
 DEFAULT_ACTIVITY_TIMEOUT = 30.0
+DEFAULT_MAX_CALLS = 100
 
 Route = Literal["explicit", "latent", "async", "missing"]
 EventType = Literal[
@@ -270,13 +271,17 @@ class Agent:
         activities: an ``ActivityRegistry`` (default: the global ``Activity``) or a name → function
             mapping.
         max_retries: how many times an invalid answer is sent back with its errors.
+        max_calls: the most calls one answer may hold; a longer ``calls`` is an invalid answer
+            (fed back like any other), so a model cannot start 10^5 Activities in one step.
         mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
         timeout: seconds per LLM HTTP request (only when the Agent builds the client).
         http_retries: the OpenAI client's own retries of 5xx/connection errors (same condition).
         api_key: API key for a client built from a URL (default ``$OPENAI_API_KEY``); never
-            recorded anywhere.
+            recorded anywhere: it (and the key of a client passed in) is scrubbed from errors,
+            the transcript and the log records of openai, instructor and httpx, also when a
+            server echoes it back.
         activity_timeout: default seconds one Activity call may take.
         pending: the store of async pending calls (``PendingStore``); without one, an async tool
             call fails with a clear error.
@@ -298,6 +303,7 @@ class Agent:
         tools: ToolRegistry | ModuleType | Iterable[ToolBinding] | None = None,
         activities: ActivityRegistry | Mapping[str, ActivityFn] | None = None,
         max_retries: int = 2,
+        max_calls: int = DEFAULT_MAX_CALLS,
         mode: instructor.Mode | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
@@ -311,6 +317,8 @@ class Agent:
         import instructor as _instructor
         import openai
 
+        from ._http_auth import Redactor
+
         chosen = mode if mode is not None else _instructor.Mode.TOOLS
         self._mode = chosen
         raw: Any = client
@@ -320,13 +328,17 @@ class Agent:
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._async = True
+        self._redact = Redactor()
         if isinstance(raw, str):
+            key = api_key or os.environ.get("OPENAI_API_KEY")
             self._owned = {
                 "base_url": raw,
-                "api_key": api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+                "api_key": key or "not-needed",
                 "timeout": timeout,
                 "max_retries": http_retries,
             }
+            if key:
+                self._redact.add(key)
         elif isinstance(raw, _instructor.AsyncInstructor):
             self._client = raw
         elif isinstance(raw, _instructor.Instructor):
@@ -340,8 +352,13 @@ class Agent:
                 "Agent(client=...): expected a base URL, an openai client or an instructor "
                 f"client, found {type(raw).__name__}"
             )
+        given_key = getattr(getattr(raw, "client", raw), "api_key", None)  # a client passed in
+        if isinstance(given_key, str):
+            self._redact.add(given_key)
         if max_retries < 0:
             raise ValueError("Agent(max_retries=...) must be >= 0")
+        if max_calls < 1:
+            raise ValueError("Agent(max_calls=...) must be >= 1")
         self.model = model
         if tools is None:
             self.tools: ToolRegistry | list[ToolBinding] = Tool
@@ -360,6 +377,7 @@ class Agent:
         else:
             self.activities = ActivityRegistry(activities)
         self.max_retries = max_retries
+        self.max_calls = max_calls
         self.instructions = instructions
         self.activity_timeout = activity_timeout
         self.pending = pending
@@ -409,7 +427,7 @@ class Agent:
         if found is None:
             if len(self._compositions) >= 64:
                 self._compositions.clear()
-            found = compose(tools, output, activities=not_latent)
+            found = compose(tools, output, activities=not_latent, max_calls=self.max_calls)
             self._compositions[key] = found
         return found
 
@@ -495,13 +513,20 @@ class Agent:
     async def _ask(
         self, messages: list[dict[str, Any]], output: OutputSpec, step: Step
     ) -> ToolResponse[Any, Any]:
-        from instructor.core.exceptions import InstructorRetryException
+        from instructor.core.exceptions import (
+            IncompleteOutputException,
+            InstructorError,
+            InstructorRetryException,
+        )
         from instructor.core.hooks import HookName, Hooks
 
         response_model = self.composition(output).response
         hooks = Hooks()
 
+        answered = [False]  # whether the latest request got a completion back
+
         def on_kwargs(*args: Any, **kwargs: Any) -> None:
+            answered[0] = False
             # what went to the model (never the client's credentials: they are not kwargs)
             step.requests.append(
                 {
@@ -512,40 +537,76 @@ class Agent:
             )
 
         def on_response(response: Any) -> None:
-            step.raw_responses.append(_dump(response))
+            answered[0] = True
+            step.raw_responses.append(_scrub(_dump(response), self._redact))
 
         hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
         hooks.on(HookName.COMPLETION_RESPONSE, on_response)
         create: Callable[..., Any] = self._instructor().create
+        self._redact.scrub_logs()  # the loggers instructor made when wrapping the client
         kwargs: dict[str, Any] = {
             "messages": messages,
             "response_model": response_model,
             "max_retries": self.max_retries,
-            "strict": False,  # the generated models are exactly as strict as their schemas
+            # None, not False: a validate-time strict=False would override the models' field-level
+            # Strict() and coerce "1" or true to an integer; the models are as strict as their schemas
+            "strict": None,
             "hooks": hooks,
             "model": self.model,
             **self.request_kwargs,
         }
+        redact = self._redact
+        failure: AgentError
         try:
             if self._async:
                 result = await cast("Awaitable[Any]", create(**kwargs))
             else:
                 result = await asyncio.to_thread(create, **kwargs)
+            return cast("ToolResponse[Any, Any]", result)
         except InstructorRetryException as exc:
             failed = list(exc.failed_attempts or [])
-            if not failed:
-                cause = exc.__cause__ or exc
-                raise LLMError(f"the LLM request failed: {type(cause).__name__}: {cause}") from None
-            last = failed[-1]
-            errors = str(last.exception)
-            raise ResponseValidationError(
-                f"the model's answer was still invalid after {len(failed)} attempt(s) "
-                f"(max_retries={self.max_retries}); last errors:\n{errors}",
+            cause = exc.__cause__ or exc
+            # did the last request get a completion? If not, the request itself failed (HTTP
+            # error, timeout, a body that is no completion), maybe after invalid answers
+            if not answered[0] or not failed:
+                after = f" (after {len(failed)} invalid answer(s))" if failed else ""
+                failure = LLMError(
+                    redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")
+                )
+            else:
+                last = failed[-1]
+                errors = redact(str(last.exception))
+                failure = ResponseValidationError(
+                    f"the model's answer was still invalid after {len(failed)} attempt(s) "
+                    f"(max_retries={self.max_retries}); last errors:\n{errors}",
+                    errors=errors,
+                    attempts=len(failed),
+                    last_response=(
+                        _scrub(_dump(last.completion), redact)
+                        if last.completion is not None
+                        else None
+                    ),
+                )
+        except IncompleteOutputException as exc:
+            # the completion was cut off (finish_reason "length"): an answer, but not a whole one
+            last_completion: Any = exc.last_completion
+            errors = (
+                "the answer was cut off (finish_reason 'length': the max_tokens limit was "
+                "reached before the arguments were complete)"
+            )
+            failure = ResponseValidationError(
+                f"the model's answer was incomplete; {errors}",
                 errors=errors,
-                attempts=len(failed),
-                last_response=_dump(last.completion) if last.completion is not None else None,
-            ) from None
-        return cast("ToolResponse[Any, Any]", result)
+                attempts=max(1, len(step.requests)),
+                last_response=(
+                    _scrub(_dump(last_completion), redact) if last_completion is not None else None
+                ),
+            )
+        except InstructorError as exc:
+            failure = LLMError(redact(f"the LLM request failed: {type(exc).__name__}: {exc}"))
+        # raised outside the except blocks: no __context__ keeps the client's exception (whose
+        # text may hold what a server echoed, the API key included)
+        raise failure
 
     async def arequest(
         self, messages: str | Sequence[Mapping[str, Any]], output: OutputSpec = None
@@ -948,6 +1009,16 @@ def _to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:
                 execution="explicit",
             )
     return _Result.ok(data, execution="explicit")
+
+
+def _scrub(value: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """``value`` (a JSON-ready dump) with every secret ``redact`` knows replaced."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return {"repr": redact(repr(value))}
+    clean = redact(text)
+    return value if clean == text else cast("dict[str, Any]", json.loads(clean))
 
 
 def _dump(response: Any) -> dict[str, Any]:

@@ -67,8 +67,9 @@ class Secret:
 class Redactor:
     """Scrubs known secret values out of text that may reach a user, the model or a log.
 
-    Every live Redactor also scrubs the records of httpx's and httpcore's own loggers (httpx logs
-    each request URL at INFO, and an apiKey may travel in the query).
+    Every live Redactor also scrubs the records of the HTTP and LLM client libraries' own loggers
+    (httpx logs each request URL at INFO, and an apiKey may travel in the query; instructor logs
+    each failed LLM call with the server's error text, which may echo the key).
     """
 
     def __init__(self) -> None:
@@ -84,6 +85,13 @@ class Redactor:
 
         with self._lock:
             self._values.update({value, quote(value, safe=""), quote(value)})
+        _attach_log_filter()
+
+    def scrub_logs(self) -> None:
+        """Scrub the records of the client libraries' loggers made since (e.g. instructor makes
+        its loggers when a client is first wrapped)."""
+        if self._values:
+            _attach_log_filter()
 
     def __call__(self, text: str) -> str:
         with self._lock:
@@ -114,10 +122,33 @@ class _LibraryLogFilter(logging.Filter):
 
 
 _FILTER = _LibraryLogFilter()
-# Filters are not inherited by child loggers: name the ones httpcore logs through.
+# The libraries whose log records may carry a request's URL, headers or a server's error text.
+_FILTERED = ("httpx", "httpcore", "httpx2", "openai", "instructor", "toolbind")
+_FILTERED_NAMES: set[str] = set()
+
+
+def _attach_log_filter() -> None:
+    """Put the scrubbing filter on every logger of ``_FILTERED`` that exists now.
+
+    Filters are not inherited by child loggers (a record logged on ``instructor.v2.retry`` does
+    not pass ``instructor``'s filters), so each one gets it; this runs whenever a secret is
+    registered, i.e. after the client libraries in use were imported and made their loggers.
+    """
+    loggers = logging.Logger.manager.loggerDict
+    for name, logger in list(loggers.items()):
+        if (
+            name not in _FILTERED_NAMES
+            and isinstance(logger, logging.Logger)
+            and name.split(".", 1)[0] in _FILTERED
+        ):
+            _FILTERED_NAMES.add(name)
+            if _FILTER not in logger.filters:
+                logger.addFilter(_FILTER)
+
+
 for _name in ("httpx", "httpcore", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
-    if _FILTER not in logging.getLogger(_name).filters:
-        logging.getLogger(_name).addFilter(_FILTER)
+    logging.getLogger(_name)
+_attach_log_filter()
 
 
 def expand_env(text: str, *, where: str, env: Mapping[str, str] | None = None) -> str:

@@ -6,7 +6,8 @@ I/O actions (send, read, sleep, fetch a token); a sync and an async driver perfo
 sync and async clients cannot drift apart.
 
 Invariants: only URLs under the configured servers are requested (redirects included); secrets
-are scrubbed from every error, metadata value and log line; every wait is bounded (timeouts,
+are scrubbed from every error, metadata value, log line and JSON/text response body (an API that
+echoes a credential does not hand it to the model); every wait is bounded (timeouts,
 ``Retry-After`` capped, a bounded number of attempts and redirects); a response body is read
 up to ``max_response_bytes`` and no further.
 """
@@ -132,6 +133,10 @@ class Authenticator:
                     raise TokenError(
                         f"oauth2 token request for scheme {req.scheme!r} failed: "
                         f"{type(exc).__name__}"
+                    ) from None
+                except ResponseTooLarge:
+                    raise TokenError(
+                        f"oauth2 token response for scheme {req.scheme!r} is too large; not read"
                     ) from None
                 value = self._tokens.store(key, cast("httpx.Response", response), scheme=req.scheme)
             tokens[req.scheme] = value
@@ -324,20 +329,17 @@ class Exchange:
         if action.kind == "send":
             return client.send(action.arg, stream=True)
         if action.kind == "token":
-            return client.send(action.arg)
+            # bounded like any response: a token endpoint dripping bytes or answering megabytes
+            deadline = time.monotonic() + self.timeout
+            response = client.send(action.arg, stream=True)
+            try:
+                body = self._read(response, deadline)
+            finally:
+                response.close()
+            return _with_body(response, body)
         if action.kind == "read":
             response, deadline = cast("tuple[httpx.Response, float]", action.arg)
-            self._check_length(response)
-            parts: list[bytes] = []
-            total = 0
-            for chunk in response.iter_bytes():
-                total += len(chunk)
-                if total > self.max_response_bytes:
-                    raise ResponseTooLarge
-                if time.monotonic() > deadline:  # a server dripping bytes under the read timeout
-                    raise httpx.ReadTimeout("response took longer than the timeout")
-                parts.append(chunk)
-            return b"".join(parts)
+            return self._read(response, deadline)
         if action.kind == "close":
             cast("httpx.Response", action.arg).close()
             client.cookies.clear()  # no state carried from one call to the next
@@ -365,26 +367,50 @@ class Exchange:
         if action.kind == "send":
             return await client.send(action.arg, stream=True)
         if action.kind == "token":
-            return await client.send(action.arg)
+            deadline = time.monotonic() + self.timeout
+            response = await client.send(action.arg, stream=True)
+            try:
+                body = await self._aread(response, deadline)
+            finally:
+                await response.aclose()
+            return _with_body(response, body)
         if action.kind == "read":
             response, deadline = cast("tuple[httpx.Response, float]", action.arg)
-            chunks: list[bytes] = []
-            total = 0
-            self._check_length(response)
-            async for chunk in response.aiter_bytes():
-                total += len(chunk)
-                if total > self.max_response_bytes:
-                    raise ResponseTooLarge
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout("response took longer than the timeout")
-                chunks.append(chunk)
-            return b"".join(chunks)
+            return await self._aread(response, deadline)
         if action.kind == "close":
             await cast("httpx.Response", action.arg).aclose()
             client.cookies.clear()
             return None
         await asyncio.sleep(cast("float", action.arg))
         return None
+
+    def _read(self, response: httpx.Response, deadline: float) -> bytes:
+        """The body, at most ``max_response_bytes`` (decoded) and read before ``deadline``."""
+        self._check_length(response)
+        parts: list[bytes] = []
+        total = 0
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if total > self.max_response_bytes:
+                raise ResponseTooLarge
+            if time.monotonic() > deadline:  # a server dripping bytes under the read timeout
+                raise httpx.ReadTimeout("response took longer than the timeout")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def _aread(self, response: httpx.Response, deadline: float) -> bytes:
+        """``_read``, asynchronously."""
+        self._check_length(response)
+        chunks: list[bytes] = []
+        total = 0
+        async for chunk in response.aiter_bytes():
+            total += len(chunk)
+            if total > self.max_response_bytes:
+                raise ResponseTooLarge
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout("response took longer than the timeout")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def _check_length(self, response: httpx.Response) -> None:
         length = response.headers.get("content-length", "")
@@ -578,7 +604,9 @@ class Exchange:
             value: Any = None
         elif _is_json(media):
             try:
-                value = json.loads(body)
+                text = _text(response, body)
+                clean = self.redact(text)  # an API echoing a credential: the model never sees it
+                value = json.loads(clean if clean != text else body)
             except ValueError:
                 meta["error_type"] = "invalid_response"
                 return ToolResult[Any].fail(
@@ -587,7 +615,7 @@ class Exchange:
                     **meta,
                 )
         elif _is_text(media) or not media:
-            value = _text(response, body)
+            value = self.redact(_text(response, body))
         elif output_model is None:
             return ToolResult[Any].ok(body, **meta)  # binary: bytes
         else:
@@ -615,6 +643,15 @@ class Exchange:
                     **meta,
                 )
         return ToolResult[Any].ok(value, **meta)
+
+
+def _with_body(response: httpx.Response, body: bytes) -> httpx.Response:
+    """A read response: ``response``'s status and headers (minus the content coding, already
+    undone) with ``body``."""
+    headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-encoding"]
+    return httpx.Response(
+        response.status_code, headers=headers, content=body, request=response.request
+    )
 
 
 def _build(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote, unquote
@@ -117,18 +118,27 @@ def path_value(param: HttpParameter, value: Any) -> str:
 
 
 def has_dot_segment(path: str) -> bool:
-    """Whether ``path`` holds a ``.``/``..`` segment — also once or twice percent-decoded, and
-    with ``\\`` read as ``/`` — i.e. whether some server or proxy on the way could read it as a
-    step out of the intended path."""
+    """Whether ``path`` holds a ``.``/``..`` segment — also once or twice percent-decoded, with
+    ``\\`` read as ``/``, with a ``;parameter`` after the dots (``..;`` is ``..`` to Tomcat and
+    Jetty) and with compatibility characters folded (``．．``, ``‥`` are ``..`` after NFKC, which
+    some servers apply) — i.e. whether some server or proxy on the way could read it as a step
+    out of the intended path."""
     text = path
     for _ in range(3):
-        if any(part in (".", "..") for part in re.split(r"[/\\]", text)):
+        if any(_is_dots(part) for part in re.split(r"[/\\]", text)):
             return True
         decoded = unquote(text)
         if decoded == text:
             return False
         text = decoded
     return True  # still encoded after three rounds: refuse rather than guess
+
+
+def _is_dots(segment: str) -> bool:
+    for form in (segment, unicodedata.normalize("NFKC", segment)):
+        if form.split(";", 1)[0] in (".", ".."):
+            return True
+    return False
 
 
 def render_path(template: str, params: Sequence[tuple[HttpParameter, Any]]) -> str:

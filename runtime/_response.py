@@ -11,6 +11,7 @@ schema.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping
 from typing import Annotated, Any, Union, cast
 
@@ -48,11 +49,13 @@ class Composition(dict[str, Any]):
         output: OutputSpec,
         activities: Collection[str],
         response_name: str,
+        max_calls: int | None = None,
     ) -> None:
         super().__init__(schema)
         self.tools = tools
         self.output = output
         self.activities = {t.name: resolve_activity(t, activities) for t in tools}
+        self.max_calls = max_calls
         self._response_name = response_name
         self._response: type[ToolResponse[Any, Any]] | None = None
 
@@ -71,7 +74,13 @@ class Composition(dict[str, Any]):
         if self._response is None:
             latent = frozenset(n for n, a in self.activities.items() if not a)
             self._response = response_model(
-                self.tools, self.output, latent=latent, schema=dict(self), name=self._response_name
+                self.tools,
+                self.output,
+                latent=latent,
+                schema=dict(self),
+                name=self._response_name,
+                activities=self.activities,
+                max_calls=self.max_calls,
             )
         return self._response
 
@@ -82,6 +91,7 @@ def compose(
     *,
     activities: Collection[str] = (),
     response_name: str = "Response",
+    max_calls: int | None = None,
 ) -> Composition:
     """Compose tools (and an output schema) for the LLM, as the seeds specify.
 
@@ -91,6 +101,8 @@ def compose(
         activities: names of registered Activities (zero-config matching: explicit
             ``_activity`` > same-name Activity > latent ``''``).
         response_name: the Response model's class name (the function name the LLM calls).
+        max_calls: the most calls one answer may hold (None: no limit); a longer ``calls`` is
+            refused before its items are validated, like any invalid answer.
 
     Returns:
         The composed schema (a dict equal to the seeds' JSON) with ``.response``, the pydantic
@@ -98,7 +110,7 @@ def compose(
     """
     tool_list = list(tools)
     schema = compose_schema(tool_list, output, activities=activities)
-    return Composition(schema, tool_list, output, activities, response_name)
+    return Composition(schema, tool_list, output, activities, response_name, max_calls)
 
 
 def _output_type(output: OutputSpec) -> Any:
@@ -120,8 +132,15 @@ def response_model(
     latent: Collection[str],
     schema: Mapping[str, Any],
     name: str = "Response",
+    activities: Mapping[str, str] | None = None,
+    max_calls: int | None = None,
 ) -> type[ToolResponse[Any, Any]]:
-    """The Response model over the tools' Call models (see the module docstring)."""
+    """The Response model over the tools' Call models (see the module docstring).
+
+    ``activities`` (tool → its resolved ``_activity``, as composed) makes a call's ``_activity``
+    hold to the composed ``const``: a model cannot re-route a call by naming another Activity.
+    ``max_calls`` bounds ``calls`` before any item is validated.
+    """
     calls: list[type[BaseModel]] = []
     for tool in tools:
         found: Any = getattr(tool, "call_model", None)
@@ -137,19 +156,28 @@ def response_model(
         call_type = Annotated[Union[tuple(calls)], Field(discriminator="tool")]  # noqa: UP007
     base: type[ToolResponse[Any, Any]] = ToolResponse[call_type, _output_type(output)]
     latent_names = frozenset(latent)
+    composed_activities = dict(activities or {})
     frozen_schema = dict(schema)
 
-    def require_latent_output(self: Any) -> Any:
+    def check_meta_fields(self: Any) -> Any:
         problems: list[str] = []
         for index, call in enumerate(cast("list[Any]", self.calls)):
             tool = getattr(call, "tool", None)
+            shown = _short(tool)
             if tool in latent_names and getattr(call, "output", None) is None:
                 problems.append(
-                    f"- calls[{index}] (tool {tool!r}) field _output: missing — {tool} has no "
+                    f"- calls[{index}] (tool {shown}) field _output: missing — {shown} has no "
                     "Activity, so you produce its output yourself (keyword: required)"
                 )
+            expected = composed_activities.get(tool) if isinstance(tool, str) else None
+            given = _meta_value(call, "_activity")
+            if expected is not None and given is not None and given != expected:
+                problems.append(
+                    f"- calls[{index}] (tool {shown}) field _activity: must be {expected!r} or "
+                    f"left out, found {_short(given)} (keyword: const)"
+                )
         if problems:
-            raise ValueError(_HEADER + "\n".join(problems))
+            raise ValueError(_HEADER + _bounded(problems))
         return self
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -157,6 +185,27 @@ def response_model(
         return {"title": name, **frozen_schema}
 
     def explain(cls: Any, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        raw_calls: Any = (
+            cast("dict[str, Any]", data).get("calls") if isinstance(data, dict) else None
+        )
+        if max_calls is not None and isinstance(raw_calls, list):
+            count = len(cast("list[Any]", raw_calls))
+            if count > max_calls:  # refused before validating (and later running) every item
+                raise ValueError(
+                    f"{_HEADER}- field calls: {count} calls, at most {max_calls} per answer "
+                    "(keyword: maxItems)"
+                )
+        not_json = _non_finite(data)
+        if not_json:
+            raise ValueError(
+                _HEADER
+                + _bounded(
+                    [
+                        f"- field {_path(loc)}: NaN and Infinity are not JSON numbers (keyword: type)"
+                        for loc in not_json
+                    ]
+                )
+            )
         try:
             return handler(data)
         except ValidationError as exc:
@@ -167,7 +216,7 @@ def response_model(
             raise ValueError(explain_errors(errors, data)) from None
 
     validators: dict[str, Any] = {
-        "require_latent_output": model_validator(mode="after")(require_latent_output),
+        "check_meta_fields": model_validator(mode="after")(check_meta_fields),
         "explain_errors": model_validator(mode="wrap")(explain),
     }
     model: type[ToolResponse[Any, Any]] = create_model(
@@ -184,6 +233,61 @@ def response_model(
 
 
 _HEADER = "Invalid response (fix each and answer again):\n"
+# Bounds of the feedback: an answer with 10^5 bad items, or a megabyte-long tool name, must not
+# become a megabyte-long retry message (nor ``ResponseValidationError.errors``).
+_MAX_LINES = 20
+_MAX_LINE_CHARS = 400
+_MAX_NAME_CHARS = 64
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to ``_MAX_NAME_CHARS``."""
+    text = repr(value)
+    if len(text) <= _MAX_NAME_CHARS:
+        return text
+    return f"{text[: _MAX_NAME_CHARS - 1]}… ({len(text)} characters)"
+
+
+def _bounded(lines: list[str], total: int | None = None) -> str:
+    """At most ``_MAX_LINES`` of ``lines`` (``total`` of them in all), each cut to
+    ``_MAX_LINE_CHARS``, then how many were left out."""
+    count = len(lines) if total is None else total
+    shown = [
+        line if len(line) <= _MAX_LINE_CHARS else line[: _MAX_LINE_CHARS - 1] + "…"
+        for line in lines[:_MAX_LINES]
+    ]
+    if count > len(shown):
+        shown.append(f"- … and {count - len(shown)} more errors of the same answer")
+    return "\n".join(shown)
+
+
+def _non_finite(data: Any) -> list[list[Any]]:
+    """Where ``data`` holds NaN or ±Infinity (Python's JSON readers accept them; JSON has no such
+    numbers, and a field typed by an untyped schema would keep them), at most ``_MAX_LINES + 1``."""
+    found: list[list[Any]] = []
+    stack: list[tuple[list[Any], Any]] = [([], data)]
+    while stack and len(found) <= _MAX_LINES:
+        loc, value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                found.append(loc)
+        elif isinstance(value, dict):
+            items = cast("dict[Any, Any]", value).items()
+            stack.extend(([*loc, k], v) for k, v in reversed(list(items)))
+        elif isinstance(value, list):
+            values = cast("list[Any]", value)
+            stack.extend(([*loc, i], v) for i, v in reversed(list(enumerate(values))))
+    return found
+
+
+def _meta_value(call: Any, alias: str) -> Any:
+    """The value of the Call field whose JSON name is ``alias`` (``_activity``), or None."""
+    fields: Any = getattr(call.__class__, "model_fields", {})
+    for name, info in cast("dict[str, Any]", fields).items():
+        if getattr(info, "alias", None) == alias:
+            return getattr(call, name, None)
+    return None
+
 
 # pydantic error type → the JSON Schema keyword the value broke (what the model can act on)
 _KEYWORDS = {
@@ -244,7 +348,7 @@ def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
     raw_calls: Any = plain.get("calls")
     calls: list[Any] = cast("list[Any]", raw_calls) if isinstance(raw_calls, list) else []
     lines: list[str] = []
-    for error in errors:
+    for error in errors[:_MAX_LINES]:  # the rest are only counted
         loc = list(error["loc"])
         where: str
         if len(loc) >= 2 and loc[0] == "calls" and isinstance(loc[1], int):
@@ -257,14 +361,23 @@ def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
             if rest and isinstance(tool, str) and rest[0] == tool:
                 rest = rest[1:]
             where = (
-                f"calls[{index}] (tool {tool!r})" if isinstance(tool, str) else f"calls[{index}]"
+                f"calls[{index}] (tool {_short(tool)})"
+                if isinstance(tool, str)
+                else f"calls[{index}]"
             )
             if rest:
-                where += " field " + ".".join(str(p) for p in rest)
+                where += " field " + _path(rest)
         elif loc:
-            where = "field " + ".".join(str(p) for p in loc)
+            where = "field " + _path(loc)
         else:
             where = "response"
         message = error["msg"].removeprefix("Value error, ")
+        if len(message) > _MAX_LINE_CHARS:
+            message = message[: _MAX_LINE_CHARS - 1] + "…"
         lines.append(f"- {where}: {message} (keyword: {_keyword(error)})")
-    return _HEADER + "\n".join(lines)
+    return _HEADER + _bounded(lines, len(errors))
+
+
+def _path(parts: list[Any]) -> str:
+    text = ".".join(str(p) for p in parts)
+    return text if len(text) <= _MAX_NAME_CHARS else f"{text[: _MAX_NAME_CHARS - 1]}…"

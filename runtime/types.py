@@ -86,6 +86,9 @@ class ToolModel(BaseModel):
         serialize_by_alias=True,
         defer_build=True,
         protected_namespaces=(),
+        # NaN and ±Infinity (which Python's JSON readers accept, and 1e400 overflows to) are not
+        # JSON numbers: a number field refuses them instead of holding a value that dumps as null
+        allow_inf_nan=False,
     )
 
 

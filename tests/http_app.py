@@ -235,6 +235,12 @@ async def get_file(request: Request, name: str) -> Echo:
     return await _echo(request)
 
 
+@app.get("/raw/{rest:path}", operation_id="rawPath", response_model=Echo, tags=["params"])
+async def raw_path(request: Request, rest: str) -> Echo:
+    """Any path under /raw/: echoes the raw path, so tests see what a path value became."""
+    return await _echo(request)
+
+
 @app.get("/admin", operation_id="admin", tags=["params"])
 async def admin() -> dict[str, str]:
     STATE["admin_hits"] += 1
@@ -410,7 +416,8 @@ async def auth_oauth(token: Annotated[str | None, Security(oauth2, scopes=["read
     expires = tokens.get(value)
     if expires is None or value in STATE["revoked"] or time.monotonic() > expires:
         return _deny()
-    return {"who": "oauth", "token": value}
+    # "token" echoes the secret (the client scrubs it), "token_no" tells tokens apart
+    return {"who": "oauth", "token": value, "token_no": int(value.removeprefix("tok-"))}
 
 
 @app.post("/token", include_in_schema=False)
@@ -431,6 +438,36 @@ async def token(request: Request) -> Any:
     lifetime = STATE["token_lifetime"]
     STATE["tokens"][value] = time.monotonic() + lifetime
     return {"access_token": value, "token_type": "Bearer", "expires_in": lifetime}
+
+
+@app.post("/token-drip", include_in_schema=False)
+async def token_drip(chunks: int = 100, interval: float = 0.1) -> StreamingResponse:
+    """A token endpoint that never finishes its answer (each byte within a read timeout)."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b'{"access_token": "tok-drip", "padding": "'
+        for _ in range(chunks):
+            await asyncio.sleep(interval)
+            yield b"x"
+        yield b'"}'
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+@app.post("/token-huge", include_in_schema=False)
+async def token_huge(size: int) -> StreamingResponse:
+    """A token endpoint whose answer is ``size`` bytes long."""
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b'{"access_token": "tok-huge", "padding": "'
+        sent = 0
+        while sent < size:
+            n = min(65536, size - sent)
+            sent += n
+            yield b"x" * n
+        yield b'"}'
+
+    return StreamingResponse(body(), media_type="application/json")
 
 
 def _both(request: Request) -> bool:
@@ -587,6 +624,52 @@ async def plain(request: Request) -> PlainTextResponse:
     return PlainTextResponse(
         "hello, world", headers={"X-Request-Id": "req-42", "Set-Cookie": "sid=1"}
     )
+
+
+@app.get("/leak", operation_id="leak")
+async def leak(request: Request, status: int = 200) -> JSONResponse:
+    """A badly behaved API: repeats every credential it received (headers, cookies, query)."""
+    return JSONResponse(
+        {
+            "authorization": request.headers.get("authorization"),
+            "x_api_key": request.headers.get("x-api-key"),
+            "cookie": request.headers.get("cookie"),
+            "query": request.scope["query_string"].decode("latin-1"),
+            "text": f"you sent {request.headers.get('authorization')} and {request.url}",
+        },
+        status_code=status,
+    )
+
+
+@app.get("/gzip-bomb", operation_id="gzipBomb")
+async def gzip_bomb(size: int) -> Response:
+    """``size`` zero bytes, gzip-compressed: a small body that inflates far beyond it."""
+    return Response(
+        _bomb(size),
+        media_type="application/octet-stream",
+        headers={"Content-Encoding": "gzip"},
+    )
+
+
+_BOMBS: dict[int, bytes] = {}
+
+
+def _bomb(size: int) -> bytes:
+    import gzip
+
+    if size not in _BOMBS:
+        _BOMBS[size] = gzip.compress(b"\0" * size, compresslevel=9)
+    return _BOMBS[size]
+
+
+@app.get("/big-headers", operation_id="bigHeaders")
+async def big_headers(size: int) -> Response:
+    return Response(b"{}", media_type="application/json", headers={"X-Big": "x" * size})
+
+
+@app.get("/loop", operation_id="loop")
+async def loop() -> RedirectResponse:
+    return RedirectResponse("/loop", status_code=302)
 
 
 # -- another host (a different port): where an attacker would like requests to go -------------

@@ -2,7 +2,8 @@
 
 ``ScriptedLLM`` is an ASGI app (Starlette) serving ``POST /v1/chat/completions``. Each request
 takes the next entry of the script: a tool call (the arguments as a dict, or any raw string to
-inject invalid JSON), plain text, an HTTP error, or a slow reply (to trip the client's timeout).
+inject invalid JSON), plain text, an HTTP error, a slow reply (to trip the client's timeout), or a
+raw response body (any bytes: a completion of the wrong shape, not JSON at all).
 Every request body is recorded, so tests assert how many LLM requests were made and what was sent
 back to the model (e.g. the validation errors of a retry). Serve it with ``serve_asgi``.
 """
@@ -18,7 +19,7 @@ from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 
@@ -31,6 +32,8 @@ class Reply:
     text: str | None = None  # a plain assistant message instead of a tool call
     status: int = 200  # an HTTP error when not 200
     delay: float = 0.0  # seconds to wait before answering
+    raw: bytes | None = None  # the whole response body, sent verbatim (with ``status``)
+    finish_reason: str | None = None  # default: "tool_calls" for a tool call, else "stop"
 
 
 def call(arguments: Any, *, name: str | None = None, delay: float = 0.0) -> Reply:
@@ -41,6 +44,11 @@ def call(arguments: Any, *, name: str | None = None, delay: float = 0.0) -> Repl
 def error(status: int = 500) -> Reply:
     """An HTTP error reply."""
     return Reply(status=status)
+
+
+def raw(body: bytes | str, *, status: int = 200) -> Reply:
+    """A response body sent verbatim (``application/json`` content type, whatever it holds)."""
+    return Reply(raw=body.encode() if isinstance(body, str) else body, status=status)
 
 
 class ScriptedLLM:
@@ -60,7 +68,7 @@ class ScriptedLLM:
         """The ``tool`` role messages of the ``index``-th request."""
         return [m for m in self.requests[index]["messages"] if m.get("role") == "tool"]
 
-    async def _chat(self, request: Request) -> JSONResponse:
+    async def _chat(self, request: Request) -> Response:
         body: dict[str, Any] = await request.json()
         self.requests.append(body)
         if not self.script:
@@ -68,6 +76,8 @@ class ScriptedLLM:
         reply = self.script.popleft()
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.raw is not None:
+            return Response(reply.raw, status_code=reply.status, media_type="application/json")
         if reply.status != 200:
             return JSONResponse(
                 {"error": {"message": f"scripted {reply.status}", "type": "server_error"}},
@@ -102,7 +112,8 @@ class ScriptedLLM:
                     {
                         "index": 0,
                         "message": message,
-                        "finish_reason": "tool_calls" if reply.text is None else "stop",
+                        "finish_reason": reply.finish_reason
+                        or ("tool_calls" if reply.text is None else "stop"),
                     }
                 ],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},

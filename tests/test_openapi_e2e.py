@@ -234,6 +234,16 @@ def _get_file(env: Env) -> None:
     assert http_app.STATE["admin_hits"] == 0 and http_app.STATE["echo_hits"] == 1
 
 
+@case("rawPath")
+def _raw_path(env: Env) -> None:
+    echo = env.ok("rawPath", {"rest": "a/b?c#d"})
+    # one path value stays one segment: its '/', '?' and '#' arrive percent-encoded
+    assert echo.raw_path == "/raw/a%2Fb%3Fc%23d" and echo.query_string == ""
+    refused = env.run("rawPath", {"rest": "../admin"})
+    assert not refused.success and refused.metadata["error_type"] == "invalid_input"
+    assert http_app.STATE["admin_hits"] == 0 and http_app.STATE["echo_hits"] == 1
+
+
 @case("admin")
 def _admin(env: Env) -> None:
     assert dump(env.ok("admin", {})) == {"secret": "admin area"}
