@@ -357,6 +357,7 @@ class Who(BaseModel):
 
     who: str
     token: str | None = None
+    token_no: int | None = None
     cookies: dict[str, str] | None = None
 
 
@@ -626,7 +627,7 @@ async def plain(request: Request) -> PlainTextResponse:
     )
 
 
-@app.get("/leak", operation_id="leak")
+@app.get("/leak", operation_id="leak", tags=["transport"])
 async def leak(request: Request, status: int = 200) -> JSONResponse:
     """A badly behaved API: repeats every credential it received (headers, cookies, query)."""
     return JSONResponse(
@@ -641,7 +642,7 @@ async def leak(request: Request, status: int = 200) -> JSONResponse:
     )
 
 
-@app.get("/gzip-bomb", operation_id="gzipBomb")
+@app.get("/gzip-bomb", operation_id="gzipBomb", tags=["transport"])
 async def gzip_bomb(size: int) -> Response:
     """``size`` zero bytes, gzip-compressed: a small body that inflates far beyond it."""
     return Response(
@@ -662,12 +663,12 @@ def _bomb(size: int) -> bytes:
     return _BOMBS[size]
 
 
-@app.get("/big-headers", operation_id="bigHeaders")
+@app.get("/big-headers", operation_id="bigHeaders", tags=["transport"])
 async def big_headers(size: int) -> Response:
     return Response(b"{}", media_type="application/json", headers={"X-Big": "x" * size})
 
 
-@app.get("/loop", operation_id="loop")
+@app.get("/loop", operation_id="loop", tags=["transport"])
 async def loop() -> RedirectResponse:
     return RedirectResponse("/loop", status_code=302)
 
