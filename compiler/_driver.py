@@ -10,13 +10,15 @@ write (no manifest) is never replaced.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import gc
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,11 +195,12 @@ def build(
     file, and unlinking a just-rewritten file waits for its write-back on ext4).
     """
     diags = Diagnostics()
-    paths = find_specs(inputs, diags)
-    packages = read_specs(paths, diags, progress, select)
-    if diags.has_errors:
-        raise SpecError(diags.items)
-    files = render_tree(packages, diags)
+    with _no_cycle_collection():
+        paths = find_specs(inputs, diags)
+        packages = read_specs(paths, diags, progress, select)
+        if diags.has_errors:
+            raise SpecError(diags.items)
+        files = render_tree(packages, diags)
     if diags.has_errors:
         raise SpecError(diags.items)
     packages_map: dict[str, str] = json.loads(files[MANIFEST])["packages"]
@@ -209,6 +212,25 @@ def build(
         with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
             files = _format_in(Path(tmp), files)
     return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Generator[None]:
+    """Pause the cyclic garbage collector while compiling.
+
+    Reading and rendering a large spec allocates millions of objects that live until the end
+    (the parsed document, the IR, the rendered text) and frees almost none of them as cycles, so
+    every collection walks an ever larger heap for nothing: about a third of the CPU time on
+    the openai spec, with the same peak memory either way. Reference counting still frees
+    everything else; the collector's previous state is restored afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _format_in(root: Path, files: dict[str, str]) -> dict[str, str]:
