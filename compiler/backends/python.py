@@ -69,8 +69,12 @@ TEMPLATES = Path(__file__).parent / "templates"
 HTTP_NAMES = ("API", "OPERATIONS", "HttpActivities")
 """What an OpenAPI package's ``http.py`` exports (and its ``__init__`` re-exports)."""
 
-LAZY_MODELS = 300
-"""A package with more classes and aliases than this loads its models lazily (``_models/``)."""
+LAZY_MODELS = 50
+"""A package with more classes and aliases than this loads its models lazily (``_models/``).
+
+Building a pydantic model costs about half a millisecond: above some fifty, an eager package's
+``import`` is measurably slower than a lazy one's (which loads pydantic and
+``toolbind.runtime.types`` only; bench/openapi.py measures every corpus package)."""
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(TEMPLATES)),
