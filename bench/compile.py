@@ -64,6 +64,11 @@ datamodel-codegen is not installed or the corpus is missing.
 
 Usage:
     .venv/bin/python bench/compile.py [--repeat 3] [--json] [--corpus PATH]
+
+OpenAPI:
+    The OpenAPI comparison of issue 4 (openai, discord, twilio, slack, netlify, stapi: wall
+    time, peak RSS, import, first use, LLM-facing schema bytes) is ``bench/openapi.py``; see
+    bench/README.md for what each script measures and the last table.
 """
 
 from __future__ import annotations

@@ -12,7 +12,10 @@ same process tree, and the ratios toolbind / peer are printed for wall time and 
 ``ru_maxrss`` of the child, from ``os.wait4``). ``--pyright`` also times pyright (strict) over
 all generated packages in one process.
 
-    .venv/bin/python bench/openapi.py [--pyright] [--json FILE]
+    .venv/bin/python bench/openapi.py [--pyright] [--json FILE] [--markdown FILE]
+
+This is the figure of issue 4's point 3 (which names ``bench/compile.py``: that script measures
+the tool corpus, MCP + BFCL, against the same peer; see bench/README.md).
 
 Targets (issue 4): wall time ≤ 0.25× the peer's; import of the openai package ≤ 0.3 s; first use
 ≤ 50 ms; openai's LLM-facing schema ≤ 560 KB (0.25× FastMCP's 2.24 MB). Misses are printed.
@@ -142,6 +145,20 @@ def probe(out: Path, package: str) -> dict[str, Any]:
     return result
 
 
+def import_floor() -> float:
+    """What every generated package's import pays at least: pydantic and
+    ``toolbind.runtime.types`` (best of three warm runs), to read the import times against."""
+    code = (
+        "import time; t = time.perf_counter(); import toolbind.runtime.types; "
+        "print(time.perf_counter() - t)"
+    )
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout)
+        for _ in range(3)
+    ]
+    return min(runs)
+
+
 def schema_bytes(out: Path, package: str) -> int:
     data = json.loads((out / package / "schema.json").read_text(encoding="utf-8"))
     data.pop("$comment", None)
@@ -161,6 +178,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--pyright", action="store_true", help="also time pyright over all")
     parser.add_argument("--json", type=Path, help="write the results as JSON")
+    parser.add_argument("--markdown", type=Path, help="write the per-spec table as Markdown")
     args = parser.parse_args()
     if not CORPUS.is_dir():
         print(f"no corpus at {CORPUS}", file=sys.stderr)
@@ -168,6 +186,8 @@ def main() -> int:
     specs = sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".yaml"))
     work = Path(tempfile.mkdtemp(prefix="toolbind-bench-openapi-"))
     rows: list[dict[str, Any]] = []
+    floor = import_floor()
+    print(f"import floor (pydantic + toolbind.runtime.types): {floor * 1000:.0f}ms", flush=True)
     try:
         for spec in specs:
             out = work / "toolbind" / spec.stem
@@ -213,6 +233,12 @@ def main() -> int:
             )
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        if args.markdown:
+            args.markdown.write_text(
+                markdown(rows) + f"import floor (pydantic + toolbind.runtime.types): "
+                f"{floor * 1000:.0f}ms\n",
+                encoding="utf-8",
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
@@ -241,6 +267,41 @@ def _line(row: dict[str, Any]) -> str:
             else f"peer FAILED ({p['error'][:60]})"
         )
     return text
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The per-spec table (and the summary) as Markdown, for bench/README.md."""
+    lines = [
+        "| spec | version | ops | tools | compile s | peak RSS MiB | import ms | first use ms "
+        "| schema KB | peer s (MiB) | ratio |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for row in rows:
+        tb = row["toolbind"]
+        first = row.get("first_use")
+        cells = [
+            row["spec"].removesuffix(".json").removesuffix(".yaml"),
+            row["version"],
+            str(row["operations"]),
+            str(row.get("tools", "-")),
+            f"{tb['wall']:.2f}" if tb["ok"] else "FAILED",
+            f"{tb['rss'] / 2**20:.0f}",
+            f"{row['import'] * 1000:.0f}" if "import" in row else "-",
+            f"{first * 1000:.0f}" if first is not None else "-",
+            f"{row['schema_bytes'] / 1000:.1f}" if "schema_bytes" in row else "-",
+        ]
+        peer = row.get("peer")
+        if peer is None:
+            cells += ["", ""]
+        elif peer["ok"]:
+            cells += [
+                f"{peer['wall']:.2f} ({peer['rss'] / 2**20:.0f})",
+                f"{tb['wall'] / peer['wall']:.2f}",
+            ]
+        else:
+            cells += ["fails", ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\n" + _summary(rows) + "\n"
 
 
 def _summary(rows: list[dict[str, Any]]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from toolbind.runtime import compose
 
-from ._driver import GeneratedTree, build, write_tree
+from ._driver import GeneratedTree, build, write_into
 from .backends.python import ToolSchemas
 from .diagnostics import Diagnostic, SpecError
 from .frontends.openapi import OperationFilter
@@ -41,9 +41,7 @@ def generate_tree(
 
 def compile_to_directory(inputs: Sequence[Path | str], out: Path | str) -> GeneratedTree:
     """Compile and write all-or-nothing to ``out`` (replacing a previous toolbind output)."""
-    tree = generate_tree(inputs)
-    write_tree(tree, Path(out))
-    return tree
+    return write_into([Path(p) for p in inputs], Path(out))
 
 
 def load_package(out: Path | str, package: str) -> ModuleType:

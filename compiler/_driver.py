@@ -10,13 +10,15 @@ write (no manifest) is never replaced.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import gc
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,28 +184,60 @@ def build(
     *,
     formatted: bool = True,
     select: OperationFilter | None = None,
+    stage: Path | None = None,
 ) -> GeneratedTree:
     """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error.
 
     ``select`` keeps only some operations of OpenAPI specs (by tag, path or operation).
+    ``stage`` (an empty directory): the formatted files are left there too, for ``write_into``
+    to move into place — ruff formats files on disk, and writing them a second time and
+    deleting a scratch copy costs more than compiling a mid-size spec (ruff rewrites every
+    file, and unlinking a just-rewritten file waits for its write-back on ext4).
     """
     diags = Diagnostics()
-    paths = find_specs(inputs, diags)
-    packages = read_specs(paths, diags, progress, select)
-    if diags.has_errors:
-        raise SpecError(diags.items)
-    files = render_tree(packages, diags)
+    with _no_cycle_collection():
+        paths = find_specs(inputs, diags)
+        packages = read_specs(paths, diags, progress, select)
+        if diags.has_errors:
+            raise SpecError(diags.items)
+        files = render_tree(packages, diags)
     if diags.has_errors:
         raise SpecError(diags.items)
     packages_map: dict[str, str] = json.loads(files[MANIFEST])["packages"]
     if not formatted:
         return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
-    with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
-        root = Path(tmp)
-        _write_files(root, files)
-        format_dir(root)
-        files = {rel: (root / rel).read_text(encoding="utf-8") for rel in files}
+    if stage is not None:
+        files = _format_in(stage, files)
+    else:
+        with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
+            files = _format_in(Path(tmp), files)
     return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Generator[None]:
+    """Pause the cyclic garbage collector while compiling.
+
+    Reading and rendering a large spec allocates millions of objects that live until the end
+    (the parsed document, the IR, the rendered text) and frees almost none of them as cycles, so
+    every collection walks an ever larger heap for nothing: about a third of the CPU time on
+    the openai spec, with the same peak memory either way. Reference counting still frees
+    everything else; the collector's previous state is restored afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _format_in(root: Path, files: dict[str, str]) -> dict[str, str]:
+    """Write ``files`` below ``root``, ruff-format them there and read them back."""
+    _write_files(root, files)
+    format_dir(root)
+    return {rel: (root / rel).read_text(encoding="utf-8") for rel in files}
 
 
 def _write_files(root: Path, files: dict[str, str]) -> None:
@@ -238,6 +272,21 @@ def check_output_dir(out: Path) -> None:
         )
 
 
+def _staging(out: Path) -> Path:
+    return out.parent / f".{out.name}.new-{os.getpid()}"
+
+
+def _swap(new: Path, out: Path) -> None:
+    """Move the complete tree ``new`` to ``out``, replacing what was there."""
+    if out.exists():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        out.rename(old)
+        new.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        new.rename(out)
+
+
 def write_tree(tree: GeneratedTree, out: Path) -> None:
     """Replace ``out`` with ``tree`` all-or-nothing."""
     out = out.absolute()
@@ -245,16 +294,38 @@ def write_tree(tree: GeneratedTree, out: Path) -> None:
         _recover(out)
     check_output_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    new = out.parent / f".{out.name}.new-{os.getpid()}"
+    new = _staging(out)
     try:
         _write_files(new, tree.files)
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            out.rename(old)
-            new.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            new.rename(out)
+        _swap(new, out)
+    finally:
+        if new.exists():
+            shutil.rmtree(new, ignore_errors=True)
+
+
+def write_into(
+    inputs: list[Path],
+    out: Path,
+    progress: Callable[[str], None] | None = None,
+    *,
+    select: OperationFilter | None = None,
+) -> GeneratedTree:
+    """``build`` then ``write_tree``, formatting in the staging directory beside ``out`` (the
+    files are written once, no scratch copy is deleted). The same errors, in the same order:
+    ``SpecError`` before ``OutputError``; on either, ``out`` is untouched."""
+    out = out.absolute()
+    if not out.parent.is_dir():  # nowhere to stage without creating directories first
+        tree = build(inputs, progress, select=select)
+        write_tree(tree, out)
+        return tree
+    _recover(out)
+    new = _staging(out)
+    new.mkdir()
+    try:
+        tree = build(inputs, progress, select=select, stage=new)
+        check_output_dir(out)
+        _swap(new, out)
+        return tree
     finally:
         if new.exists():
             shutil.rmtree(new, ignore_errors=True)

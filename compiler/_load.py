@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -298,6 +299,8 @@ def _yaml_too_deep(text: str) -> bool:
     """
     if sum(text.count(c) for c in "[{-:?") <= _C_LOADER_SAFE_INDICATORS:
         return False
+    if _nesting_bound(text) <= _C_LOADER_SAFE_INDICATORS:
+        return False
     parser: Any = _YamlLoader(text)  # what ``yaml.parse`` does, without the untyped signature
     try:
         depth = 0
@@ -314,6 +317,22 @@ def _yaml_too_deep(text: str) -> bool:
         parser.dispose()
 
 
+def _nesting_bound(text: str) -> int:
+    """An upper bound of how deeply the YAML text nests collections, read from the text alone.
+
+    A flow collection opens with ``[`` or ``{`` (and ``[a: b]`` adds one single-pair mapping per
+    ``[``). Block collections nest by indentation: a child starts at a larger column than its
+    parent, except a sequence that is a mapping's value, which may share the key's column (so
+    at most two levels per column). A block collection starts after nothing but indentation
+    and indicators on its line (properties such as ``&a`` or ``!!seq`` put it on the next
+    line), so the longest such lead bounds its column (``splitlines`` breaks lines wherever
+    YAML does, and at a few more characters, which YAML does not allow in a lead). Characters inside scalars only raise the
+    bound.
+    """
+    lead = max(len(line) - len(line.lstrip(" \t?:-")) for line in text.splitlines())
+    return 2 * (lead + 1) + 2 * text.count("[") + text.count("{") + 1
+
+
 @dataclass(frozen=True, slots=True)
 class _Problem:
     pointer: str
@@ -328,6 +347,8 @@ _JSON_VALUES = (
 
 
 def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnostic:
+    if _plainly_json(doc.value):
+        return doc
     problem = _first_problem(doc.value, yaml_source=yaml_source)
     if problem is None:
         return doc
@@ -338,6 +359,44 @@ def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnost
         expected=problem.expected,
         hint=problem.hint,
     )
+
+
+def _plainly_json(value: Any) -> bool:
+    """A quick check that ``_first_problem`` finds nothing: only dicts with ``str`` keys, lists,
+    and JSON scalars, each container reached once (no YAML alias), none too deep.
+
+    Several times faster than ``_first_problem``, which builds a JSON pointer for every value
+    so that it can say where a problem is; a False here only means "look closer".
+    """
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        ident = id(node)
+        if isinstance(node, dict):
+            obj = cast("dict[object, Any]", node)
+            if not all(isinstance(key, str) for key in obj):
+                return False
+            children: Iterable[Any] = obj.values()
+        elif isinstance(node, list):
+            children = cast("list[Any]", node)
+        else:
+            return _plain_scalar(node)
+        if depth >= MAX_DEPTH or ident in seen:
+            return False
+        seen.add(ident)
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((cast("Any", child), depth + 1))
+            elif not _plain_scalar(child):
+                return False
+    return True
+
+
+def _plain_scalar(value: object) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, int))
 
 
 def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:

@@ -17,12 +17,12 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from ._api import composed_schema, generate_tree
-from ._driver import OutputError, diff_tree, scaffold, write_tree
+from ._driver import OutputError, build, diff_tree, scaffold, write_into
 from ._export import EXPORT_FORMATS, provider_export
 from ._load import Document, load_document
 from ._version import VERSION
 from .diagnostics import Diagnostic, SpecError
+from .frontends.openapi import OperationFilter
 
 app = typer.Typer(
     add_completion=False,
@@ -128,14 +128,24 @@ def generate(
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
     inputs = specs or [Path("specs")]
     progress = _LateProgress()
+    select = OperationFilter(
+        tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
+    )
     try:
-        tree = generate_tree(
-            inputs, progress, tags=tag or (), paths=path or (), operations=operation or ()
-        )
+        if check:
+            tree = build(inputs, progress, select=select or None)
+        else:
+            tree = write_into(inputs, out, progress, select=select or None)
     except SpecError as exc:
         progress.stop()
         _render(exc.diagnostics, notes=verbose)
         raise typer.Exit(1) from None
+    except OutputError as exc:
+        progress.stop()
+        raise _usage(str(exc)) from None
+    except OSError as exc:
+        progress.stop()
+        raise _usage(f"{out}: cannot write the output ({exc.strerror or exc})") from None
     progress.stop()
     _render(tree.diagnostics, notes=verbose)
     if check:
@@ -152,12 +162,6 @@ def generate(
             raise typer.Exit(1)
         _err.print(f"{out}: up to date ({len(tree.packages)} package(s))", markup=False)
         return
-    try:
-        write_tree(tree, out)
-    except OutputError as exc:
-        raise _usage(str(exc)) from None
-    except OSError as exc:
-        raise _usage(f"{out}: cannot write the output ({exc.strerror or exc})") from None
     for name, source in sorted(tree.packages.items()):
         _err.print(f"{source} → {out}/{name}/", markup=False)
 
@@ -227,6 +231,8 @@ def schema(
             )
             raise typer.Exit(1)
         out_schema = cast("dict[str, Any]", value)
+    from ._api import composed_schema  # imports the runtime's composer
+
     try:
         result = composed_schema(spec, tool=tool, output=out_schema)
     except SpecError as exc:

@@ -137,8 +137,122 @@ def compose(
         defs.update(out_defs)
     used = _reachable_defs(composed, defs)
     if used:
-        composed["$defs"] = {k: defs[k] for k in sorted(used)}
+        kept = {k: defs[k] for k in sorted(used)}
+        composed, kept = inline_single_use(composed, kept)
+        if kept:
+            composed["$defs"] = kept
     return composed
+
+
+_DEFS = "#/$defs/"
+_RESOLUTION_KEYWORDS = ("$id", "$anchor", "$dynamicAnchor", "$dynamicRef")
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples", "example"})
+"""Keywords whose values are instances, not schemas: a ``$ref`` key in them is data."""
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs"})
+
+
+def _subschemas(obj: dict[str, Any]) -> list[Any]:
+    """What may hold schemas below ``obj`` (the values of data keywords left out)."""
+    out: list[Any] = []
+    for key, value in obj.items():
+        if key in _DATA_KEYWORDS:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out.extend(cast("dict[str, Any]", value).values())
+        else:
+            out.append(value)
+    return out
+
+
+def inline_single_use(
+    schema: dict[str, Any], defs: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Write each definition that is referenced exactly once in place of that reference.
+
+    A definition shared by several references stays in ``$defs`` (written once); one used once
+    costs its name twice and a ``$ref`` for nothing. Only a plain ``{"$ref": ...}`` is replaced
+    (a ``$ref`` with sibling keywords is left as it is), and never a definition that reaches
+    itself, is referenced below its root (``#/$defs/A/properties/x``) or holds ``$id``,
+    ``$anchor`` or ``$dynamic…`` keywords. Every other reference is a JSON pointer from the
+    document root, which inlining does not move, so the result accepts exactly the same
+    instances with the same annotations. Returns the new schema and the definitions kept.
+    """
+    counts: dict[str, int] = {}
+    plain: dict[str, int] = {}
+    pinned: set[str] = set()
+    edges: dict[str, set[str]] = {name: set() for name in defs}
+
+    def scan(node: Any, owner: str | None) -> None:
+        stack: list[Any] = [node]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(cast("list[Any]", item))
+                continue
+            if not isinstance(item, dict):
+                continue
+            obj = cast("dict[str, Any]", item)
+            if owner is not None and any(k in obj for k in _RESOLUTION_KEYWORDS):
+                pinned.add(owner)
+            ref = obj.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_DEFS):
+                name, _, rest = ref.removeprefix(_DEFS).partition("/")
+                if name in defs:
+                    counts[name] = counts.get(name, 0) + 1
+                    if rest:
+                        pinned.add(name)
+                    elif len(obj) == 1:
+                        plain[name] = plain.get(name, 0) + 1
+                    if owner is not None:
+                        edges[owner].add(name)
+            stack.extend(_subschemas(obj))
+
+    scan(schema, None)
+    for name, body in defs.items():
+        scan(body, name)
+    inline = {
+        n
+        for n in defs
+        if counts.get(n) == 1 and plain.get(n) == 1 and n not in pinned and not _cyclic(n, edges)
+    }
+    if not inline:
+        return schema, dict(defs)
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, list):
+            return [rewrite(v) for v in cast("list[Any]", node)]
+        if not isinstance(node, dict):
+            return node
+        obj = cast("dict[str, Any]", node)
+        ref = obj.get("$ref")
+        if len(obj) == 1 and isinstance(ref, str) and ref.removeprefix(_DEFS) in inline:
+            return rewrite(defs[ref.removeprefix(_DEFS)])
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            if key in _DATA_KEYWORDS:
+                out[key] = value
+            elif key in _SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {k: rewrite(v) for k, v in cast("dict[str, Any]", value).items()}
+            else:
+                out[key] = rewrite(value)
+        return out
+
+    kept = {n: rewrite(body) for n, body in defs.items() if n not in inline}
+    return rewrite(schema), kept
+
+
+def _cyclic(name: str, edges: Mapping[str, set[str]]) -> bool:
+    """Whether definition ``name`` reaches itself through references."""
+    seen: set[str] = set()
+    stack = list(edges.get(name, ()))
+    while stack:
+        current = stack.pop()
+        if current == name:
+            return True
+        if current not in seen:
+            seen.add(current)
+            stack.extend(edges.get(current, ()))
+    return False
 
 
 def _reachable_defs(schema: Any, defs: Mapping[str, Any]) -> set[str]:

@@ -11,8 +11,10 @@ specs): ``\\D``/``\\W`` inside a character class keep Python's Unicode meaning, 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 _OUTSIDE_CLASS = {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"}
 _INSIDE_CLASS = {"d": "0-9", "w": "A-Za-z0-9_"}
@@ -49,4 +51,6 @@ def compile_pattern(pattern: str) -> regex.Pattern[str]:
     Raises:
         regex.error: ``pattern`` is not a valid regular expression.
     """
+    import regex  # on first use: a generated package imports this module, few use patterns
+
     return regex.compile(translate(pattern))

@@ -12,8 +12,6 @@ import re
 from collections.abc import Callable
 from datetime import date
 
-import regex
-
 from ._ecma import compile_pattern
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
@@ -96,6 +94,8 @@ def _ipv6(value: str) -> bool:
 
 
 def _regex(value: str) -> bool:
+    import regex  # imported by compile_pattern already
+
     try:
         compile_pattern(value)
     except regex.error:

@@ -73,8 +73,12 @@ TOOLS_NAMES = ("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response
 """What ``tools.py`` exports (and ``__init__`` re-exports); OpenAPI packages add ``TOOLSET_CALLS``
 and one Call union per tag."""
 
-LAZY_MODELS = 300
-"""A package with more classes and aliases than this loads its models lazily (``_models/``)."""
+LAZY_MODELS = 50
+"""A package with more classes and aliases than this loads its models lazily (``_models/``).
+
+Building a pydantic model costs about half a millisecond: above some fifty, an eager package's
+``import`` is measurably slower than a lazy one's (which loads pydantic and
+``toolbind.runtime.types`` only; bench/openapi.py measures every corpus package)."""
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(TEMPLATES)),

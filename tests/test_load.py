@@ -1,0 +1,126 @@
+"""The loader's quick checks agree with its thorough ones (compiler/_load.py).
+
+``_nesting_bound`` lets a large YAML file skip a second (event) parse before the C loader, so it
+must never be below the real nesting depth; ``_plainly_json`` lets a document skip the located
+walk, so it must accept only what ``_first_problem`` accepts.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from typing import Any
+
+import pytest
+import yaml
+
+from toolbind.compiler._load import (
+    MAX_DEPTH,
+    _first_problem,  # pyright: ignore[reportPrivateUsage]
+    _nesting_bound,  # pyright: ignore[reportPrivateUsage]
+    _plainly_json,  # pyright: ignore[reportPrivateUsage]
+    _yaml_too_deep,  # pyright: ignore[reportPrivateUsage]
+    parse_text,
+)
+
+
+def _depth(text: str) -> int:
+    """The deepest collection nesting of ``text`` by YAML's own parser events."""
+    depth = deepest = 0
+    parser: Any = yaml.SafeLoader(text)
+    while parser.check_event():
+        event = parser.get_event()
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return deepest
+
+
+def _block_map_of_seqs(n: int) -> str:
+    # a sequence as a mapping's value may share the key's column: two levels per two columns
+    return "".join(
+        f"{'  ' * i}k{i}:\n{'  ' * i}- " + ("\n" if i < n - 1 else "x\n") for i in range(n)
+    )
+
+
+SHAPES = {
+    "compact sequences": "- " * 40 + "x\n",
+    "block mappings": "".join(f"{' ' * i}k:\n" for i in range(40)) + " " * 40 + "x\n",
+    "maps of sequences": _block_map_of_seqs(30),
+    "flow": "[" * 50 + "]" * 50 + "\n",
+    "single-pair flow maps": "[a: " * 30 + "x" + "]" * 30 + "\n",
+    "flow in block": "a:\n  - b: [{c: [[d]]}]\n  - ? - - e\n    : f\n",
+    "explicit keys": "? " * 20 + "x\n",
+    "carriage returns": "a:\r  - b:\r      - c:\r          - d\r",
+    "compact in compact": "- - k:\n      - - v\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_nesting_bound_is_never_below_the_real_depth(name: str) -> None:
+    text = SHAPES[name]
+    assert _nesting_bound(text) >= _depth(text) > 1
+
+
+def test_deep_yaml_is_still_measured_before_the_c_loader() -> None:
+    deep = "- " * 20_000 + "x\n"
+    assert _nesting_bound(deep) > 10_000
+    assert _yaml_too_deep(deep)
+    result = parse_text(deep, "deep.yaml")
+    assert not hasattr(result, "value")  # a Diagnostic, no crash
+
+
+def _shared() -> Any:
+    item = {"a": [1, 2]}
+    return {"x": item, "y": item}
+
+
+def _self_containing() -> Any:
+    value: list[Any] = []
+    value.append(value)
+    return {"v": value}
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+VALUES: dict[str, Any] = {
+    "plain": {"a": [1, 2.5, True, None, "s", {"b": {}}], "c": []},
+    "scalar root": "text",
+    "nan": {"a": [math.nan]},
+    "infinity root": math.inf,
+    "date": {"d": datetime.date(2024, 10, 1)},
+    "int key": {1: "one"},
+    "null key": {"a": {None: 1}},
+    "shared through an alias": _shared(),
+    "containing itself": _self_containing(),
+    "just deep enough": _nested(MAX_DEPTH - 1),
+    "too deep": _nested(MAX_DEPTH + 1),
+    "bytes": {"b": [b"raw"]},
+    "set": {"s": {1, 2}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_quick_json_check_accepts_only_what_the_located_check_accepts(name: str) -> None:
+    value = VALUES[name]
+    quick = _plainly_json(value)
+    thorough = _first_problem(value, yaml_source=True) is None
+    if quick:
+        assert thorough
+    # JSON-parsed documents share nothing, so there the two agree exactly
+    if name in ("plain", "scalar root", "nan", "infinity root", "just deep enough", "too deep"):
+        assert quick == thorough
+
+
+def test_quick_check_on_parsed_json() -> None:
+    value = json.loads('{"a": [1, {"b": NaN}]}')
+    assert not _plainly_json(value)
+    assert _first_problem(value, yaml_source=False) is not None
