@@ -639,6 +639,7 @@ class Case:
     formats: dict[str, str]
     tools: dict[str, list[Tool]]
     side_files: dict[str, str] = field(default_factory=lambda: {})
+    label: str = ""  # how to make it again ("seed 42")
 
 
 def make_case(c: Chooser) -> Case:
@@ -706,7 +707,13 @@ class Outcome:
         if len(self.failures) < 200:
             self.failures.append(f"[{kind}] {detail[:1500]}")
             self.cases.append(
-                {"kind": kind, "detail": detail, "files": case.files, "side_files": case.side_files}
+                {
+                    "kind": kind,
+                    "label": case.label,
+                    "detail": detail,
+                    "files": case.files,
+                    "side_files": case.side_files,
+                }
             )
 
     def table(self) -> str:
@@ -843,7 +850,7 @@ class Fuzzer:
         self._n = 0
 
     # -- per case, in process ------------------------------------------------------------------
-    def run(self, case: Case, label: str = "") -> None:
+    def run(self, case: Case) -> None:
         if not case.files:
             return
         self._n += 1
@@ -942,9 +949,7 @@ class Fuzzer:
             data = json.loads(files[f"{package}/tools.json"])
             entries: list[dict[str, Any]] = data["tools"]
             provider = [e["provider_name"] for e in entries]
-            if len(set(provider)) != len(provider) or len({p.lower() for p in provider}) != len(
-                provider
-            ):
+            if len(set(provider)) != len(provider):
                 o.fail("collisions", case, f"provider names {provider}")
             if not all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", p) for p in provider):
                 o.fail("collisions", case, f"provider names not provider-safe: {provider}")
@@ -972,12 +977,12 @@ class Fuzzer:
                         f"{t.name}: description {e.get('description')!r} != {t.description!r}",
                     )
                 for pname, pschema in t.params.items():
-                    kept = (e["parameters"] or {}).get("properties", {}).get(pname)
+                    kept = _deref((e["parameters"] or {}).get("properties", {}).get(pname), data)
                     if (
                         "description" in pschema
-                        and isinstance(kept, dict)
+                        and kept is not None
                         and pname in want
-                        and cast(dict[str, Any], kept).get("description") != pschema["description"]
+                        and kept.get("description") != pschema["description"]
                     ):
                         o.fail("lost_names", case, f"{t.name}.{pname}: description changed")
 
@@ -1126,6 +1131,21 @@ class Fuzzer:
         return self.outcome
 
 
+def _deref(value: Any, data: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``tools.json`` schema, or the shared definition it became (``{"$ref": "#/$defs/X"}``)."""
+    for _ in range(10):
+        if not isinstance(value, dict):
+            return None
+        obj = cast(dict[str, Any], value)
+        ref = obj.get("$ref")
+        if not (isinstance(ref, str) and ref.startswith("#/$defs/")) or "description" in obj:
+            return obj
+        value = data["$defs"].get(
+            ref.removeprefix("#/$defs/").replace("~1", "/").replace("~0", "~")
+        )
+    return None
+
+
 def _under(shown: str, root: Path) -> bool:
     try:
         return Path(shown).absolute().is_relative_to(root)
@@ -1139,7 +1159,9 @@ def fuzz(
     """Run ``count`` cases (case ``i`` from ``random.Random(seed + i)``) through ``Fuzzer``."""
     fuzzer = Fuzzer(workdir, pyright_every=pyright_every)
     for i in range(count):
-        fuzzer.run(make_case(RandomChooser(seed + i)), label=f"seed {seed + i}")
+        case = make_case(RandomChooser(seed + i))
+        case.label = f"seed {seed + i}"
+        fuzzer.run(case)
         if progress and (i + 1) % 500 == 0:
             o = fuzzer.outcome
             print(
