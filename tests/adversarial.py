@@ -791,7 +791,7 @@ for out, package in jobs:
         for cls_name in dir(sub["models"]):
             cls = getattr(sub["models"], cls_name)
             if isinstance(cls, type) and issubclass(cls, BaseModel) and cls.__module__ == sub["models"].__name__:
-                cls.model_rebuild(force=True)
+                cls.model_rebuild()  # builds deferred models; raises on a dangling name
                 fields = cls.model_fields
                 models.append([cls_name, [[n, f.alias] for n, f in fields.items()]])
         module.CallAdapter.json_schema(by_alias=True)
