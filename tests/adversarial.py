@@ -444,9 +444,10 @@ def tool_list_doc(c: Chooser) -> tuple[str, Any, list[Tool]]:
             if defs:
                 doc["$defs"] = defs
         else:
-            doc = [e for _, e in entries]
-            for e in doc if defs else []:
+            listed = [e for _, e in entries]
+            for e in listed if defs else []:
                 e["$defs"] = defs
+            doc = listed
     elif fmt.startswith("openai"):
         fns: list[dict[str, Any]] = []
         for t in tools:
@@ -700,7 +701,10 @@ class Outcome:
     formats: Counter[str] = field(default_factory=lambda: Counter())
     failures: list[str] = field(default_factory=lambda: [])
     cases: list[dict[str, Any]] = field(default_factory=lambda: [])
-    seconds: Counter[str] = field(default_factory=lambda: Counter())
+    seconds: dict[str, float] = field(default_factory=lambda: {})
+
+    def add_time(self, phase: str, started: float) -> None:
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - started
 
     def fail(self, kind: str, case: Case, detail: str) -> None:
         setattr(self, kind, getattr(self, kind) + 1)
@@ -877,7 +881,7 @@ class Fuzzer:
             o.fail("crashes", case, traceback.format_exc()[-3000:])
             shutil.rmtree(root, ignore_errors=True)
             return
-        o.seconds["compile"] += time.perf_counter() - started
+        o.add_time("compile", started)
         o.compiled += 1
         after = _snapshot(root)
         changed = {k for k in set(after) | set(before) if before.get(k) != after.get(k)} - {
@@ -962,7 +966,9 @@ class Fuzzer:
             by_name = {e["name"]: e for e in entries}
             for t in ts:
                 e = by_name[t.name]
-                props = set((e["parameters"] or {}).get("properties", {}))
+                parameters: dict[str, Any] = e["parameters"] or {}
+                properties: dict[str, Any] = parameters.get("properties", {})
+                props = set(properties)
                 want = set(t.params) - set(RESERVED_ALIASES)  # meta fields aren't parameters
                 if not want <= props:
                     o.fail(
@@ -977,7 +983,7 @@ class Fuzzer:
                         f"{t.name}: description {e.get('description')!r} != {t.description!r}",
                     )
                 for pname, pschema in t.params.items():
-                    kept = _deref((e["parameters"] or {}).get("properties", {}).get(pname), data)
+                    kept = _deref(properties.get(pname), data)
                     if (
                         "description" in pschema
                         and kept is not None
@@ -1008,7 +1014,7 @@ class Fuzzer:
             env=env,
         )
         o = self.outcome
-        o.seconds["import"] += time.perf_counter() - started
+        o.add_time("import", started)
         canaries = list(cwd.iterdir()) + ([CANARY_ABS] if CANARY_ABS.exists() else [])
         canaries += [p for p in self.workdir.rglob(CANARY) if p.is_file()]
         if canaries:
@@ -1106,7 +1112,7 @@ class Fuzzer:
             cwd=batch,
         )
         o = self.outcome
-        o.seconds["pyright"] += time.perf_counter() - started
+        o.add_time("pyright", started)
         o.pyright_checked += len(where)
         try:
             report = json.loads(result.stdout)
@@ -1180,7 +1186,8 @@ def merge(outcomes: list[Outcome]) -> Outcome:
             if isinstance(value, int):
                 setattr(total, f.name, getattr(total, f.name) + value)
         total.formats.update(o.formats)
-        total.seconds.update(o.seconds)
+        for k, v in o.seconds.items():
+            total.seconds[k] = total.seconds.get(k, 0.0) + v
         total.failures.extend(o.failures)
         total.cases.extend(o.cases)
     return total

@@ -70,9 +70,9 @@ from ._common import META_FIELDS
 from ._jsonschema import (
     MISSING,
     SchemaLowerer,
+    _join_shown,  # pyright: ignore[reportPrivateUsage]
     file_inside,
     ref_file,
-    _join_shown,  # pyright: ignore[reportPrivateUsage]
     walk_pointer,
 )
 
