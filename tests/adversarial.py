@@ -771,6 +771,11 @@ def _ast_injection(text: str) -> str | None:
             return f"name {node.id!r} at line {node.lineno}"
         if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRS:
             return f"attribute {node.attr!r} at line {node.lineno}"
+        # the generator writes no bare expression but docstrings and `...`, and ASCII names only
+        if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant):
+            return f"a bare expression at line {node.lineno}"
+        if isinstance(node, ast.Name) and not node.id.isascii():
+            return f"a non-ASCII name {node.id!r} at line {node.lineno}"
     return None
 
 
