@@ -1219,8 +1219,25 @@ def main(argv: list[str] | None = None) -> int:
         help="where failing cases go (JSON)",
     )
     parser.add_argument("--seed", type=int, default=0, help="case i uses seed + i")
+    parser.add_argument(
+        "--rerun", metavar="FAILURES", help="re-run only the seeds of a failures file"
+    )
     args = parser.parse_args(argv)
     start = time.monotonic()
+    if args.rerun:
+        records = json.loads(Path(args.rerun).read_text(encoding="utf-8"))
+        seeds = sorted({int(r["label"].split()[1]) for r in records if r.get("label")})
+        with tempfile.TemporaryDirectory(prefix="toolbind-fuzz-") as tmp:
+            fuzzer = Fuzzer(Path(tmp), pyright_every=args.pyright_every)
+            for seed in seeds:
+                case = make_case(RandomChooser(seed))
+                case.label = f"seed {seed}"
+                fuzzer.run(case)
+            outcome = fuzzer.finish()
+        print(f"toolbind fuzz: re-ran {len(seeds)} seeds from {args.rerun}")
+        print(outcome.table())
+        print("\n".join(outcome.failures[:20]), file=sys.stderr)
+        return 1 if outcome.bad else 0
     share = -(-args.count // args.jobs)
     jobs = [
         (min(share, args.count - i * share), args.seed + i * share, args.pyright_every)
