@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from toolbind.compiler import SpecError, compile_to_directory
+from toolbind.compiler.backends.python import names_in
 
 from .adversarial import CANARY, Case, Fuzzer, Outcome, RandomChooser, cases, make_case
 
@@ -96,10 +97,19 @@ def _compile_named(tmp_path: Path, file_name: str, spec: object = TOOL) -> tuple
     return out, package
 
 
+def test_quote_in_a_comment_or_docstring_does_not_hide_names_from_the_import_scanner() -> None:
+    """The import scanner found names with a regex that took a ``"`` in a comment (or an
+    unescaped one in a docstring, from a spec file name) for the start of a string running to
+    the next quote: the names it hid were not imported (NameError on import)."""
+    source = '# from "x\nA = Annotated[int, 1]\ny = "z"\n'
+    assert {"Annotated", "A", "y"} <= names_in(source)
+    docstring_source = '"""f "a" b""" \nB = Union[int, str]\nc = "d"\n'
+    assert "Union" in names_in(docstring_source)
+
+
 def test_quote_in_spec_file_name_does_not_hide_imports(tmp_path: Path) -> None:
-    """A ``"`` in the file name, quoted in the header comment, opened a "string" for the import
-    scanner that ran to the next quote: the imports it hid were left out (NameError on import)."""
-    out, package = _compile_named(tmp_path, 'q"\nx.json')
+    """End to end: the file name that found the bug (a backslash, a quote, a line break)."""
+    out, package = _compile_named(tmp_path, "_.\\\"\nopen('x','w')##.json")
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     result = _import(out, package, cwd)
