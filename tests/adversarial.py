@@ -428,6 +428,8 @@ def tool_list_doc(c: Chooser) -> tuple[str, Any, list[Tool]]:
     fmt = c.pick(["seeds", "seeds-list", "openai", "openai-bare", "mcp"])
     defs = definitions(c, "$defs")
     tools = [tool(c, "$defs", sorted(defs)) for _ in range(c.integer(1, 3))]
+    if fmt == "seeds":  # a map name → schema holds one tool per name: the last one written
+        tools = list({t.name: t for t in tools}.values())
     doc: Any
     if fmt.startswith("seeds"):
         entries: list[tuple[str, dict[str, Any]]] = []

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 
 from toolbind.compiler import SpecError, compile_to_directory
 from toolbind.compiler.backends.python import names_in
+from toolbind.compiler.naming import provider_tool_name
 
 from .adversarial import CANARY, Case, Fuzzer, Outcome, RandomChooser, cases, make_case
 
@@ -218,3 +219,13 @@ def test_nul_in_a_ref_file_name_is_a_located_error(tmp_path: Path) -> None:
         _compile_named(tmp_path, "s.json", spec)
     (error,) = [d for d in info.value.diagnostics if d.severity == "error"]
     assert error.loc.pointer == "/tools/0/inputSchema/properties/a/$ref"
+
+
+def test_tool_name_ending_in_a_newline_gets_a_provider_safe_name(tmp_path: Path) -> None:
+    """``^[a-zA-Z0-9_-]{1,64}$`` with ``re.match`` accepts ``"y\\n"`` (``$`` matches before a
+    final newline), so a tool named ``"y\\n"`` was offered to providers under that name."""
+    assert provider_tool_name("y\n") == "y"
+    spec = {"tools": [{"name": "y\n", "inputSchema": {"type": "object", "properties": {}}}]}
+    out, package = _compile_named(tmp_path, "s.json", spec)
+    data = json.loads((out / package / "tools.json").read_text(encoding="utf-8"))
+    assert [t["provider_name"] for t in data["tools"]] == ["y"]
