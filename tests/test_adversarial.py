@@ -225,7 +225,9 @@ def test_tool_name_ending_in_a_newline_gets_a_provider_safe_name(tmp_path: Path)
     """``^[a-zA-Z0-9_-]{1,64}$`` with ``re.match`` accepts ``"y\\n"`` (``$`` matches before a
     final newline), so a tool named ``"y\\n"`` was offered to providers under that name."""
     assert provider_tool_name("y\n") == "y"
-    spec = {"tools": [{"name": "y\n", "inputSchema": {"type": "object", "properties": {}}}]}
+    spec: dict[str, Any] = {
+        "tools": [{"name": "y\n", "inputSchema": {"type": "object", "properties": {}}}]
+    }
     out, package = _compile_named(tmp_path, "s.json", spec)
     data = json.loads((out / package / "tools.json").read_text(encoding="utf-8"))
     assert [t["provider_name"] for t in data["tools"]] == ["y"]
