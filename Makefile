@@ -7,7 +7,7 @@ SPECS ?= specs
 OUT ?= generated
 
 .DEFAULT_GOAL := help
-.PHONY: help install llm demo generate check test test-deep lint format typecheck regen bench conformance wheel-test clean
+.PHONY: help install llm demo generate check test test-deep fuzz lint format typecheck regen bench conformance wheel-test clean
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -37,6 +37,10 @@ test: ## Run the test suite (hypothesis profile "ci")
 
 test-deep: ## The property tests with 1000 examples per schema
 	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -n 2 -q
+
+FUZZ_COUNT ?= 10000
+fuzz: ## Adversarial specs (10,000 by default) through compile, import, pyright; prints the counts
+	$(PY) -m tests.adversarial --count $(FUZZ_COUNT) --jobs 2 --pyright-every 5
 
 lint: ## ruff lint + format check
 	$(BIN)/ruff check compiler runtime testing tests bench

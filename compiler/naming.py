@@ -107,7 +107,7 @@ is reserved too, through ``RESERVED_CLASS_NAMES`` below."""
 
 RESERVED_CLASS_NAMES = _GENERATED_MODULE_NAMES | frozenset(runtime_types.__all__)
 
-_PROVIDER_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_PROVIDER_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 def ascii_words(name: str) -> list[str]:
@@ -207,7 +207,7 @@ def provider_tool_name(name: str) -> str:
     by ``_``; names longer than 64 characters keep a 55-character prefix and an 8-character hash
     of the whole name, so two long names never meet.
     """
-    if _PROVIDER_NAME.match(name):
+    if _PROVIDER_NAME.fullmatch(name):  # not `match`: its `$` also matches before a final "\n"
         return name
     folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
     candidate = re.sub(r"[^a-zA-Z0-9_-]", "_", folded).strip("_") or "tool"

@@ -171,7 +171,12 @@ def read_document(
 
 
 def _reader(doc: Document, path: Path | None, diags: Diagnostics, dialect: Dialect) -> ToolReader:
-    lowerer = SchemaLowerer(diags=diags, dialect=dialect, allow_remote_files=path is not None)
+    lowerer = SchemaLowerer(
+        diags=diags,
+        dialect=dialect,
+        allow_remote_files=path is not None,
+        files_root=path.parent.resolve() if path is not None else None,
+    )
     return ToolReader(diags=diags, lowerer=lowerer, root=doc.value, path=path)
 
 

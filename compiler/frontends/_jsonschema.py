@@ -206,6 +206,10 @@ class SchemaLowerer:
     diags: Diagnostics
     dialect: Dialect = "jsonschema"
     allow_remote_files: bool = True
+    # Where ``$ref``s to files may point: the directory of the spec being compiled and below
+    # (resolved, so ``../`` and symlinks can't leave it); None: anywhere ``allow_remote_files``
+    # permits.
+    files_root: Path | None = None
     # Drafts 4-7: a ``$ref`` replaces the schema object it sits in (siblings, ``$id`` included,
     # are ignored). Draft 2019-09 on: ``$ref`` is an applicator beside its siblings.
     legacy_ref: bool = False
@@ -397,7 +401,22 @@ class SchemaLowerer:
                     hint="inline schemas from other files when compiling from a dict",
                 )
                 return None
-            file_path = (ctx.path.parent / unquote(uri)).resolve()
+            file_path = ref_file(ctx.path.parent, unquote(uri))
+            if file_path is None:
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} is not a usable file name",
+                    "a file name relative to this spec",
+                )
+                return None
+            if not file_inside(file_path, self.files_root):
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} points to a file outside the spec's directory",
+                    "a file in the spec's directory or below it",
+                    hint="copy the shared schema next to the spec",
+                )
+                return None
             doc = self._document(file_path, ctx.file, uri)
             if not isinstance(doc, Document):
                 where = (
@@ -1437,3 +1456,17 @@ def _merge_objects(parts: list[ObjectNode], meta: Meta) -> ObjectNode:
         if part.additional is not None:
             additional = part.additional
     return ObjectNode(meta=meta, properties=tuple(props.values()), additional=additional)
+
+
+def file_inside(path: Path, root: Path | None) -> bool:
+    """Whether the resolved ``path`` lies in ``root`` (always, when there is no root)."""
+    return root is None or path.is_relative_to(root)
+
+
+def ref_file(base: Path, name: str) -> Path | None:
+    """The resolved path a ``$ref`` names relative to ``base``; None when no file can have that
+    name (a NUL byte, a name too long for the file system)."""
+    try:
+        return (base / name).resolve()
+    except (ValueError, OSError):
+        return None

@@ -73,6 +73,8 @@ from ._jsonschema import (
     MISSING,
     SchemaLowerer,
     _join_shown,  # pyright: ignore[reportPrivateUsage]
+    file_inside,
+    ref_file,
     walk_pointer,
 )
 
@@ -157,6 +159,7 @@ class _Reader:
             diags=diags,
             dialect="jsonschema" if self.v31 else "openapi30",
             allow_remote_files=path is not None,
+            files_root=path.parent.resolve() if path is not None else None,
             lenient=True,
             drop_extensions=True,
             trim_descriptions=True,
@@ -190,7 +193,14 @@ class _Reader:
                         rloc, f"{what} $ref {ref!r} points outside the spec", "a local reference"
                     )
                     return None
-                target = (path.parent / file_part).resolve()
+                target = ref_file(path.parent, unquote(file_part))
+                if target is None or not file_inside(target, self.lowerer.files_root):
+                    self.diags.warning(
+                        rloc,
+                        f"{what} $ref {ref!r} points to a file outside the spec's directory",
+                        "a file in the spec's directory or below it; skipped",
+                    )
+                    return None
                 if target not in self._documents:
                     self._documents[target] = load_document(target, _join_shown(file, file_part))
                 loaded = self._documents[target]
