@@ -451,7 +451,8 @@ _FORBIDDEN_HEADERS = frozenset(
         "x-forwarded-proto",
     }
 )
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# matched with fullmatch: ``$`` would also match before a final newline ("X-A\n")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 class GenericHttpTool(_Base):
@@ -601,7 +602,7 @@ class GenericHttpTool(_Base):
         if not isinstance(given, Mapping):
             raise ParameterError("'headers' must be an object")
         for name, value in cast("Mapping[str, Any]", given).items():
-            if not _TOKEN.match(str(name)):
+            if not _TOKEN.fullmatch(str(name)):
                 raise ParameterError(f"header name {name!r} is not a valid token")
             if str(name).lower() in _FORBIDDEN_HEADERS or str(name).lower().startswith("proxy-"):
                 raise ParameterError(f"header {name!r} cannot be set by the model")

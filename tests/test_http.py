@@ -990,6 +990,18 @@ def test_generic_tool_reaches_only_the_api(base: str, foreign: str, mode: str) -
     assert http_app.STATE["admin_hits"] == 0
 
 
+def test_header_name_ending_in_a_newline_was_taken_for_a_token(base: str, mode: str) -> None:
+    # regression (found by the adversarial fuzzer's review): the token check used re.match with
+    # '$', which also matches before a final newline, so "X-A\n" passed as a header name
+    api = make_api(base, base)
+    with GenericHttpTool(api, credentials=CREDENTIALS) as tool:
+        for name in ("X-A\n", "X-A\r\nX-Evil", "X A", ""):
+            result = grun(tool, mode, {"method": "GET", "path": "/echo", "headers": {name: "v"}})
+            assert not result.success and result.metadata["error_type"] == "invalid_input", name
+        ok = grun(tool, mode, {"method": "GET", "path": "/echo", "headers": {"X-Trace": "v"}})
+        assert ok.success and d(ok)["headers"]["x-trace"] == "v"
+
+
 # -- gateway execution configs ------------------------------------------------------------------
 
 
