@@ -14,9 +14,14 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
+import stat
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -27,6 +32,10 @@ SPEC_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 MAX_SPEC_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 256
 """Deepest nesting of arrays and objects a document may have (real specs stay below 30)."""
+MAX_URL_BYTES = 16 * 1024 * 1024
+"""Largest document a ``$ref`` to an allowed URL may download."""
+URL_TIMEOUT = 10.0
+"""Seconds a ``$ref`` to an allowed URL may take to download, in all."""
 MAX_ALIAS_EXPANSION = 1_000_000
 """How many values YAML aliases may add when the document is expanded (a "billion laughs")."""
 
@@ -70,6 +79,55 @@ def as_array(value: object) -> list[Any] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class RefPolicy:
+    """Where ``$ref``s may lead: files below ``dirs``, and URLs starting with one of ``urls``.
+
+    A spec's own directory is added when it is read (``with_dir``); anything else must be
+    allowed explicitly (``toolbind generate --allow-ref DIR_OR_URL``). Nothing else is read.
+    """
+
+    dirs: tuple[Path, ...] = ()
+    urls: tuple[str, ...] = ()
+
+    @classmethod
+    def allowing(cls, allowed: Iterable[str | Path]) -> RefPolicy:
+        """``allowed``: directories, and http(s) URL prefixes. Raises ValueError for others."""
+        dirs: list[Path] = []
+        urls: list[str] = []
+        for item in allowed:
+            text = str(item)
+            if "://" in text:
+                if urlsplit(text).scheme not in ("http", "https") or not urlsplit(text).netloc:
+                    raise ValueError(f"{text}: expected a directory or an http(s) URL prefix")
+                urls.append(text)
+            elif Path(text).is_dir():
+                dirs.append(Path(text).resolve())
+            else:
+                raise ValueError(f"{text}: no such directory — expected a directory or a URL")
+        return cls(dirs=tuple(dirs), urls=tuple(urls))
+
+    def with_dir(self, directory: Path) -> RefPolicy:
+        return RefPolicy(dirs=(directory.resolve(), *self.dirs), urls=self.urls)
+
+    def allows_file(self, path: Path) -> bool:
+        """Whether ``path`` (symbolic links resolved) lies in an allowed directory."""
+        real = path.resolve()
+        return any(real == d or d in real.parents for d in self.dirs)
+
+    def allows_url(self, url: str) -> bool:
+        if urlsplit(url).scheme not in ("http", "https"):
+            return False
+        return any(
+            url == prefix or url.startswith(prefix if prefix.endswith("/") else prefix + "/")
+            for prefix in self.urls
+        )
+
+
+NO_EXTRA_REFS = RefPolicy()
+"""Only the spec's own directory (the default)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """A parsed spec file. ``lines`` is set for JSON Lines files (one value per line)."""
 
@@ -79,11 +137,38 @@ class Document:
 
 
 def display_path(path: Path) -> str:
-    """The path as diagnostics show it: relative to the working directory when below it."""
+    """The path as diagnostics show it: relative to the working directory when below it.
+
+    The last component is kept as named (a symbolic link is shown as the link, not its target).
+    """
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        named = Path(os.path.abspath(path))
+        return named.relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_a_regular_file(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file or a directory (reading a named pipe or a
+    device could block forever or never end), else None. Follows symbolic links."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        try:
+            return f"a symbolic link to a missing file ({os.readlink(path)})"
+        except OSError:
+            return None  # no such file at all: the caller says so
+    except OSError:
+        return None  # e.g. no permission: reading it says why
+    return next((what for test, what in _FILE_KINDS if test(mode)), None)
 
 
 def load_document(
@@ -95,6 +180,9 @@ def load_document(
     """
     shown = shown or display_path(path)
     loc = SourceLocation(file=shown)
+    special = not_a_regular_file(path)
+    if special is not None:
+        return Diagnostic(loc=loc, severity="error", found=special, expected="a spec file")
     try:
         size = path.stat().st_size
         if size > MAX_SPEC_BYTES:
@@ -126,6 +214,55 @@ def load_document(
         yaml_allowed=path.suffix.lower() not in (".json", ".jsonl"),
         dates_as_text=dates_as_text,
     )
+
+
+def load_url(url: str) -> Document | Diagnostic:
+    """Download and parse the JSON or YAML document at an (allowed) http(s) URL.
+
+    Bounded: ``URL_TIMEOUT`` seconds in all, ``MAX_URL_BYTES`` bytes, no redirects (a redirect
+    could lead anywhere; the final URL must be allowed and named instead).
+    """
+    import httpx  # only specs that allow URL refs pay for the import
+
+    loc = SourceLocation(file=url)
+
+    def failed(found: str, hint: str | None = None) -> Diagnostic:
+        return Diagnostic(
+            loc=loc, severity="error", found=found, expected="a JSON or YAML document", hint=hint
+        )
+
+    deadline = time.monotonic() + URL_TIMEOUT
+    try:
+        with (
+            httpx.Client(timeout=URL_TIMEOUT, follow_redirects=False, trust_env=False) as client,
+            client.stream("GET", url) as response,
+        ):
+            if response.is_redirect:
+                return failed(
+                    f"a redirect ({response.status_code}) to {response.headers.get('location')}",
+                    "allow and name the final URL",
+                )
+            if response.status_code != 200:
+                return failed(f"HTTP status {response.status_code}")
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_URL_BYTES:
+                    return failed(f"more than {MAX_URL_BYTES} bytes")
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the download took too long")
+                chunks.append(chunk)
+    except httpx.TimeoutException:
+        return failed(f"no complete answer within {URL_TIMEOUT:g} s")
+    except httpx.HTTPError as exc:
+        return failed(f"the URL cannot be fetched ({type(exc).__name__}: {exc})")
+    raw = b"".join(chunks)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _not_utf8(raw, exc, loc)
+    return parse_text(text, url)
 
 
 def _not_utf8(raw: bytes, exc: UnicodeDecodeError, loc: SourceLocation) -> Diagnostic:

@@ -23,7 +23,15 @@ import regex
 
 from toolbind.runtime._ecma import compile_pattern
 
-from .._load import Document, as_array, as_object, load_document
+from .._load import (
+    Document,
+    RefPolicy,
+    as_array,
+    as_object,
+    display_path,
+    load_document,
+    load_url,
+)
 from ..diagnostics import Diagnostic, Diagnostics, describe
 from ..ir import (
     AllOfNode,
@@ -224,6 +232,10 @@ class SchemaLowerer:
     _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
     _dynamic_anchors: set[tuple[str, str]] = field(default_factory=lambda: set())
     load: Callable[[Path, str], Document | Diagnostic] = load_document
+    # Which files and URLs ``$ref``s may read beyond the spec's own directory.
+    refs: RefPolicy = field(default_factory=RefPolicy)
+    fetch: Callable[[str], Document | Diagnostic] = load_url
+    _downloads: dict[str, Diagnostic] = field(default_factory=lambda: {})
     # Real-world API descriptions (OpenAPI) break rules that have a sensible reading: with
     # ``lenient`` an empty ``enum`` is ignored and a ``$ref`` to nothing allows any value, each
     # reported as a located warning instead of an error.
@@ -380,13 +392,18 @@ class SchemaLowerer:
                 return via_uri
         uri, fragment = urldefrag(ref)
         target_ctx = ctx
+        if uri and ctx.path is None and urlsplit(ctx.uri).scheme in ("http", "https"):
+            uri = urljoin(ctx.uri, uri)  # a relative ref inside a downloaded document
         if uri:
             if "://" in uri or uri.startswith("//") or uri.startswith("urn:"):
+                if self.refs.allows_url(uri):
+                    return self._fetched(uri, fragment, ref, loc, ctx)
                 self.diags.error(
                     loc.child("$ref"),
                     f"$ref {ref!r} points to a URL",
                     "a local pointer ('#/...') or a relative file",
-                    hint="download the schema next to the spec and refer to it by file name",
+                    hint="download the schema next to the spec and refer to it by file name, "
+                    "or allow the URL with --allow-ref",
                 )
                 return None
             if ctx.path is None or not self.allow_remote_files:
@@ -398,6 +415,14 @@ class SchemaLowerer:
                 )
                 return None
             file_path = (ctx.path.parent / unquote(uri)).resolve()
+            if not self.refs.allows_file(file_path):
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} leads outside the spec's directory ({display_path(file_path)})",
+                    "a file in the spec's directory or below it",
+                    hint="allow the directory with --allow-ref DIR",
+                )
+                return None
             doc = self._document(file_path, ctx.file, uri)
             if not isinstance(doc, Document):
                 where = (
@@ -456,6 +481,27 @@ class SchemaLowerer:
         hint = _name_hint(full, target_ctx.file)
         target_loc = SourceLocation(file=target_ctx.file, pointer=full)
         return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
+
+    def _fetched(
+        self, uri: str, fragment: str, ref: str, loc: SourceLocation, ctx: _Context
+    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
+        """Resolve a ref to an allowed URL: download the document once, then address it."""
+        if uri not in self._resources:
+            doc = self._downloads.get(uri) or self.fetch(uri)
+            if not isinstance(doc, Document):
+                self._downloads[uri] = doc  # reported at every ref, downloaded once
+                where = f"{doc.loc.file}:{doc.line}:{doc.column or 1}" if doc.line else str(doc.loc)
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} names a URL that cannot be read ({where}: {doc.found})",
+                    "a JSON or YAML document at an allowed URL",
+                    hint=doc.hint,
+                )
+                return None
+            resource = _Resource(value=doc.value, file=uri, path=None, root=doc.value, pointer="")
+            self._resources[uri] = resource
+            self._index(doc.value, resource, uri)
+        return self._resolve_uri(f"{uri}#{fragment}" if fragment else uri, loc, ctx)
 
     def _scope_along(self, ctx: _Context, pointer: str) -> _Context:
         """The context at ``pointer`` inside ``ctx.resource``: the ``$id``s of the schemas a

@@ -40,7 +40,15 @@ from toolbind.runtime._httpspec import (
 )
 
 from .. import naming
-from .._load import Document, as_array, as_object, load_document
+from .._load import (
+    NO_EXTRA_REFS,
+    Document,
+    RefPolicy,
+    as_array,
+    as_object,
+    display_path,
+    load_document,
+)
 from ..diagnostics import Diagnostic, Diagnostics, describe
 from ..ir import (
     AllOfNode,
@@ -143,8 +151,11 @@ class _Where:
 
 
 class _Reader:
-    def __init__(self, doc: Document, path: Path | None, diags: Diagnostics) -> None:
+    def __init__(
+        self, doc: Document, path: Path | None, diags: Diagnostics, refs: RefPolicy
+    ) -> None:
         self.doc = doc
+        self.refs = refs
         self.path = path
         self.diags = diags
         self.spec: dict[str, Any] = doc.value
@@ -158,6 +169,7 @@ class _Reader:
             lenient=True,
             drop_extensions=True,
             trim_descriptions=True,
+            refs=refs,
         )
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
@@ -188,7 +200,16 @@ class _Reader:
                         rloc, f"{what} $ref {ref!r} points outside the spec", "a local reference"
                     )
                     return None
-                target = (path.parent / file_part).resolve()
+                target = (path.parent / unquote(file_part)).resolve()
+                if not self.refs.allows_file(target):
+                    self.diags.error(
+                        rloc,
+                        f"{what} $ref {ref!r} leads outside the spec's directory "
+                        f"({display_path(target)})",
+                        "a file in the spec's directory or below it",
+                        hint="allow the directory with --allow-ref DIR",
+                    )
+                    return None
                 if target not in self._documents:
                     self._documents[target] = load_document(target, _join_shown(file, file_part))
                 loaded = self._documents[target]
@@ -936,10 +957,15 @@ def _children(node: SchemaNode) -> list[SchemaNode]:
 
 
 def read(
-    doc: Document, path: Path | None, diags: Diagnostics, select: OperationFilter | None = None
+    doc: Document,
+    path: Path | None,
+    diags: Diagnostics,
+    select: OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
 ) -> SpecPackage | None:
-    """Lower an OpenAPI 3.x / Swagger 2.0 document (``path`` anchors relative ``$ref``s)."""
-    return _Reader(doc, path, diags).read(select)
+    """Lower an OpenAPI 3.x / Swagger 2.0 document (``path`` anchors relative ``$ref``s;
+    ``refs`` says which files and URLs they may read)."""
+    return _Reader(doc, path, diags, refs).read(select)
 
 
 __all__ = ["OperationFilter", "is_document", "read"]
