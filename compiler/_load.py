@@ -38,6 +38,8 @@ URL_TIMEOUT = 10.0
 """Seconds a ``$ref`` to an allowed URL may take to download, in all."""
 MAX_ALIAS_EXPANSION = 1_000_000
 """How many values YAML aliases may add when the document is expanded (a "billion laughs")."""
+MAX_ALIAS_TEXT = 4 * 1024 * 1024
+"""How many characters of text YAML aliases may add (one long string named many times)."""
 
 try:  # the C loader is much faster on large specs; fall back when libyaml is missing
     _YamlLoader: type[Any] = yaml.CSafeLoader
@@ -336,7 +338,7 @@ def _json_error(text: str, exc: json.JSONDecodeError, loc: SourceLocation) -> Di
     return Diagnostic(
         loc=loc,
         severity="error",
-        found=f"invalid JSON: {exc.msg}",
+        found=f"invalid JSON: {exc.msg.removesuffix(' starting at')}",
         expected="a JSON document (or one JSON value per line)",
         hint=_json_hint(text, exc.pos),
         line=exc.lineno,
@@ -378,7 +380,7 @@ def _json_lines(text: str, loc: SourceLocation) -> list[Any] | Diagnostic | None
             return Diagnostic(
                 loc=loc,
                 severity="error",
-                found=f"invalid JSON: {exc.msg}",
+                found=f"invalid JSON: {exc.msg.removesuffix(' starting at')}",
                 expected="one complete JSON value per line (JSON Lines)",
                 hint=_json_hint(line, exc.pos),
                 line=n,
@@ -486,8 +488,11 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
     # (value, pointer, depth, leaving): ``leaving`` marks the end of a container's children.
     stack: list[tuple[Any, str, int, bool]] = [(value, "", 0, False)]
     open_containers: dict[int, str] = {}  # id → pointer of the containers being walked
-    sizes: dict[int, int] = {}  # id → number of values in the expanded container
+    # id → (values, characters of text) in the expanded container
+    sizes: dict[int, tuple[int, int]] = {}
     unique = 0  # values walked, each shared container once
+    unique_text = 0  # characters of text walked, each shared string once
+    texts: set[int] = set()  # ids of the strings walked (an alias shares one string object)
     while stack:
         node, pointer, depth, leaving = stack.pop()
         obj = as_object(node)
@@ -495,10 +500,17 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
         if leaving:
             del open_containers[id(node)]
             children: list[Any] = list(obj.values()) if obj is not None else (array or [])
-            sizes[id(node)] = 1 + sum(sizes.get(id(c), 1) for c in children)
+            values, text = 1, sum(len(k) for k in obj) if obj is not None else 0
+            for c in children:
+                v, t = sizes.get(id(c), (1, len(c) if isinstance(c, str) else 0))
+                values, text = values + v, text + t
+            sizes[id(node)] = (values, text)
             continue
         if obj is None and array is None:
             unique += 1
+            if isinstance(node, str) and id(node) not in texts:
+                texts.add(id(node))
+                unique_text += len(node)
             problem = _scalar_problem(node, pointer)
             if problem is not None:
                 return problem
@@ -531,17 +543,31 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
             for k, v in cast("dict[object, Any]", obj).items():
                 if not isinstance(k, str):
                     return _key_problem(k, pointer)
+                unique_text += len(k)
                 entries.append((f"{pointer}/{escape_pointer_token(k)}", v))
         else:
             entries = [(f"{pointer}/{i}", v) for i, v in enumerate(array or [])]
         stack.extend((v, p, depth + 1, False) for p, v in reversed(entries))
-    expanded = sizes.get(id(value), 1)
-    if yaml_source and expanded - unique > MAX_ALIAS_EXPANSION:
+    if not yaml_source:
+        return None
+    expanded, expanded_text = sizes.get(
+        id(value), (1, len(value) if isinstance(value, str) else 0)
+    )
+    if expanded - unique > MAX_ALIAS_EXPANSION:
         return _Problem(
             "",
             f"YAML aliases expand the document from {unique} to {expanded} values",
             f"at most {MAX_ALIAS_EXPANSION} values added by aliases",
             "aliases of aliases multiply; write the repeated values out or share fewer",
+        )
+    if expanded_text - unique_text > MAX_ALIAS_TEXT:
+        return _Problem(
+            "",
+            f"YAML aliases expand the document's text from {unique_text} to {expanded_text} "
+            "characters",
+            f"at most {MAX_ALIAS_TEXT} characters added by aliases",
+            "an alias repeats all the text it names; write the repeated values out or share "
+            "fewer",
         )
     return None
 
