@@ -30,7 +30,16 @@ from .ir import SourceLocation, SpecPackage
 from .naming import Scope, module_name
 
 MANIFEST = "toolbind.json"
-RUFF_ARGS = ("format", "--isolated", "--line-length", "100", "--target-version", "py311", "--quiet")
+RUFF_ARGS = (
+    "format",
+    "--isolated",
+    "--no-cache",
+    "--line-length",
+    "100",
+    "--target-version",
+    "py311",
+    "--quiet",
+)
 
 
 @dataclass(frozen=True, slots=True)

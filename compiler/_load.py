@@ -550,9 +550,7 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
         stack.extend((v, p, depth + 1, False) for p, v in reversed(entries))
     if not yaml_source:
         return None
-    expanded, expanded_text = sizes.get(
-        id(value), (1, len(value) if isinstance(value, str) else 0)
-    )
+    expanded, expanded_text = sizes.get(id(value), (1, len(value) if isinstance(value, str) else 0))
     if expanded - unique > MAX_ALIAS_EXPANSION:
         return _Problem(
             "",
@@ -566,8 +564,7 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
             f"YAML aliases expand the document's text from {unique_text} to {expanded_text} "
             "characters",
             f"at most {MAX_ALIAS_TEXT} characters added by aliases",
-            "an alias repeats all the text it names; write the repeated values out or share "
-            "fewer",
+            "an alias repeats all the text it names; write the repeated values out or share fewer",
         )
     return None
 

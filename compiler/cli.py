@@ -159,6 +159,11 @@ def generate(
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
     inputs = specs or [Path("specs")]
     allowed = _allowed_refs(allow_ref)
+    if not check:
+        try:  # refuse an output path before spending a compilation on it (checked again later)
+            check_output_dir(out, inputs)
+        except OutputError as exc:
+            raise _usage(str(exc)) from None
     progress = _LateProgress()
     try:
         tree = generate_tree(

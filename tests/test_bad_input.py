@@ -218,7 +218,16 @@ CASES: list[tuple[list[str], int, str]] = [
         2,
         "toolbind: error: afile/sub: afile is a file — expected -o to name a directory",
     ),
-    (["generate", "seeds.yaml", "-o", "."], 2, f"toolbind: error: .: {NOT_WRITTEN} (no "),
+    (
+        ["generate", "seeds.yaml", "-o", "."],
+        2,
+        "toolbind: error: .: the output directory holds the spec seeds.yaml",
+    ),
+    (
+        ["generate", "missing.yaml", "-o", "nospecs"],
+        2,
+        f"toolbind: error: nospecs: {NOT_WRITTEN} (no ",
+    ),
     (["generate", "seeds.yaml", "-o", "nospecs"], 2, f"toolbind: error: nospecs: {NOT_WRITTEN}"),
     (
         ["generate", "outspec/inside.yaml", "-o", "outspec"],
@@ -330,6 +339,15 @@ def test_bad_command_line(case: tuple[list[str], int, str], work: Path) -> None:
             assert ": error: " in line or ": warning: " in line, line
     assert result.stdout == ""
     assert snapshot(work) == before, "the working directory was touched"
+
+
+def test_compiling_leaves_no_cache_in_the_working_directory(work: Path) -> None:
+    """Regression: formatting the generated code left ruff's `.ruff_cache/` in the directory
+    toolbind was run from (and every failed run touched it)."""
+    before = set(os.listdir(work))
+    assert run_cli("generate", "seeds.yaml", "-o", "fresh", cwd=work).returncode == 0
+    assert run_cli("scaffold", "seeds.yaml", "-o", "acts.py", cwd=work).returncode == 0
+    assert set(os.listdir(work)) - before == {"fresh", "acts.py"}
 
 
 def test_output_inside_the_spec_directory_is_allowed(work: Path) -> None:
@@ -572,6 +590,19 @@ def test_recursive_refs_through_files_compile(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+def test_ref_through_a_link_to_its_own_directory_terminates(tmp_path: Path) -> None:
+    """Regression: `sub -> .` made `sub/node.json`, `sub/sub/node.json`, … new documents, and a
+    schema referring to itself through the link was lowered forever."""
+    (tmp_path / "sub").symlink_to(".")
+    (tmp_path / "spec.json").write_text(_tool_spec("node.json"), encoding="utf-8")
+    node = {"type": "object", "properties": {"next": {"$ref": "sub/node.json"}}}
+    (tmp_path / "node.json").write_text(json.dumps(node), encoding="utf-8")
+    result = run_bounded("generate", "spec.json", "-o", "out", cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    models = (tmp_path / "out" / "spec" / "models.py").read_text(encoding="utf-8")
+    assert "next: Annotated[Node | None, NotNull]" in models
+
+
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """``project/specs/spec.json`` referring to ``project/shared/address.json``."""
@@ -665,6 +696,11 @@ class RefServer:
             body = json.dumps(ADDRESS if "address" in path else PERSON).encode()
             await self._start(send, 200, [(b"content-type", b"application/json")])
             await send({"type": "http.response.body", "body": body})
+        elif path.startswith("/chain/"):  # every document names the next one, forever
+            n = int(path.removeprefix("/chain/").removesuffix(".json"))
+            body = {"type": "object", "properties": {"next": {"$ref": f"{n + 1}.json"}}}
+            await self._start(send, 200, [])
+            await send({"type": "http.response.body", "body": json.dumps(body).encode()})
         elif path == "/schemas/moved.json":
             await self._start(send, 302, [(b"location", b"/schemas/address.json")])
             await send({"type": "http.response.body", "body": b""})
@@ -737,6 +773,20 @@ def test_ref_to_allowed_url_is_downloaded(
     assert sorted(app.hits) == ["/schemas/address.json", "/schemas/person.json"]
     tools = json.loads((tmp_path / "out" / "spec" / "tools.json").read_text(encoding="utf-8"))
     assert tools["$defs"]["Address"]["properties"] == {"street": {"type": "string"}}
+
+
+def test_endless_chain_of_allowed_urls_stops(
+    tmp_path: Path, ref_server: tuple[str, RefServer]
+) -> None:
+    base, app = ref_server
+    _url_spec(tmp_path, f"{base}/chain/0.json")
+    result = run_cli(
+        "generate", "specs/spec.json", "-o", "out", "--allow-ref", f"{base}/chain/", cwd=tmp_path
+    )
+    assert result.returncode == 1, result.stderr
+    assert "$ref '101.json' would download document number 101" in result.stderr
+    assert result.stderr.startswith(f"{base}/chain/99.json#/properties/next/$ref: error:")
+    assert len(app.hits) == 100
 
 
 @pytest.mark.parametrize(

@@ -70,6 +70,9 @@ from ..ir import (
 
 Dialect = Literal["jsonschema", "openapi30", "bfcl"]
 
+MAX_URL_DOCUMENTS = 100
+"""How many documents ``$ref``s to allowed URLs may download for one spec."""
+
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
 BFCL_TYPES: dict[str, str | None] = {
@@ -236,6 +239,7 @@ class SchemaLowerer:
     refs: RefPolicy = field(default_factory=RefPolicy)
     fetch: Callable[[str], Document | Diagnostic] = load_url
     _downloads: dict[str, Diagnostic] = field(default_factory=lambda: {})
+    _fetched_urls: set[str] = field(default_factory=lambda: set())
     # Real-world API descriptions (OpenAPI) break rules that have a sensible reading: with
     # ``lenient`` an empty ``enum`` is ignored and a ``$ref`` to nothing allows any value, each
     # reported as a located warning instead of an error.
@@ -438,7 +442,9 @@ class SchemaLowerer:
                     "a readable JSON or YAML file, named relative to this spec",
                 )
                 return None
-            shown = _join_shown(ctx.file, uri)
+            # the name it was first loaded under: one file reached by several paths (``../``,
+            # links, a link to its own directory) is one document, and ref chains through it end
+            shown = doc.path
             target_ctx = _Context(
                 file=shown, path=file_path, root=doc.value, resource=doc.value, base=""
             )
@@ -487,6 +493,15 @@ class SchemaLowerer:
     ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
         """Resolve a ref to an allowed URL: download the document once, then address it."""
         if uri not in self._resources:
+            if uri not in self._downloads and len(self._fetched_urls) >= MAX_URL_DOCUMENTS:
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} would download document number {MAX_URL_DOCUMENTS + 1}",
+                    f"at most {MAX_URL_DOCUMENTS} documents downloaded for one spec",
+                    hint="a server that names a new URL in every document never ends",
+                )
+                return None
+            self._fetched_urls.add(uri)
             doc = self._downloads.get(uri) or self.fetch(uri)
             if not isinstance(doc, Document):
                 self._downloads[uri] = doc  # reported at every ref, downloaded once
