@@ -784,7 +784,7 @@ def test_endless_chain_of_allowed_urls_stops(
         "generate", "specs/spec.json", "-o", "out", "--allow-ref", f"{base}/chain/", cwd=tmp_path
     )
     assert result.returncode == 1, result.stderr
-    assert "$ref '101.json' would download document number 101" in result.stderr
+    assert "$ref '100.json' would download document number 101" in result.stderr
     assert result.stderr.startswith(f"{base}/chain/99.json#/properties/next/$ref: error:")
     assert len(app.hits) == 100
 
