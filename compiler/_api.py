@@ -13,6 +13,7 @@ from typing import Any
 from toolbind.runtime import compose
 
 from ._driver import GeneratedTree, build, write_into
+from ._load import RefPolicy
 from .backends.python import ToolSchemas
 from .diagnostics import Diagnostic, SpecError
 from .frontends.openapi import OperationFilter
@@ -26,22 +27,31 @@ def generate_tree(
     tags: Sequence[str] = (),
     paths: Sequence[str] = (),
     operations: Sequence[str] = (),
+    allow_refs: Sequence[Path | str] = (),
 ) -> GeneratedTree:
     """Compile spec files (or directories of them) into an in-memory tree of formatted files.
 
     ``tags``, ``paths`` (glob patterns such as ``/pets*``) and ``operations`` (operationIds or
     tool names) keep only the matching operations of OpenAPI specs; other formats ignore them.
+    ``$ref``s may read files in a spec's directory and below; ``allow_refs`` adds directories
+    and http(s) URL prefixes (downloaded with a timeout and a size bound).
 
     Raises:
         SpecError: a spec has errors; ``.diagnostics`` lists every one, located.
+        ValueError: the filter is given and selects no operation of any OpenAPI spec, or
+            ``allow_refs`` names something that is neither a directory nor an http(s) URL.
     """
     select = OperationFilter(tags=tuple(tags), paths=tuple(paths), operations=tuple(operations))
-    return build([Path(p) for p in inputs], progress, select=select or None)
+    refs = RefPolicy.allowing(allow_refs)
+    return build([Path(p) for p in inputs], progress, select=select or None, refs=refs)
 
 
-def compile_to_directory(inputs: Sequence[Path | str], out: Path | str) -> GeneratedTree:
+def compile_to_directory(
+    inputs: Sequence[Path | str], out: Path | str, *, allow_refs: Sequence[Path | str] = ()
+) -> GeneratedTree:
     """Compile and write all-or-nothing to ``out`` (replacing a previous toolbind output)."""
-    return write_into([Path(p) for p in inputs], Path(out))
+    refs = RefPolicy.allowing(allow_refs)
+    return write_into([Path(p) for p in inputs], Path(out), refs=refs)
 
 
 def load_package(out: Path | str, package: str) -> ModuleType:
@@ -54,14 +64,18 @@ def load_package(out: Path | str, package: str) -> ModuleType:
 
 
 def spec_tool_entries(
-    spec: Path | str, tool: str | None = None
+    spec: Path | str, tool: str | None = None, allow_refs: Sequence[Path | str] = ()
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The ``tools.json`` entries of one spec file (only ``tool``'s when given) and its ``$defs``.
 
     Raises:
         SpecError: the spec has errors, is a directory, or ``tool`` names none of its tools.
     """
-    if Path(spec).is_dir():
+    try:
+        is_dir = Path(spec).is_dir()
+    except OSError:
+        is_dir = False  # build() reports why it cannot be read
+    if is_dir:
         raise SpecError(
             [
                 Diagnostic(
@@ -72,7 +86,7 @@ def spec_tool_entries(
                 )
             ]
         )
-    tree = build([Path(spec)], formatted=False)
+    tree = build([Path(spec)], formatted=False, refs=RefPolicy.allowing(allow_refs))
     (package,) = tree.packages
     data: dict[str, Any] = json.loads(tree.files[f"{package}/tools.json"])
     entries: list[dict[str, Any]] = data["tools"]
@@ -98,6 +112,7 @@ def composed_schema(
     *,
     tool: str | None = None,
     output: Mapping[str, Any] | None = None,
+    allow_refs: Sequence[Path | str] = (),
 ) -> dict[str, Any]:
     """The composed LLM-facing schema of one spec file (what ``toolbind schema`` prints).
 
@@ -105,10 +120,11 @@ def composed_schema(
         spec: a spec file.
         tool: only this tool (by its spec name); every tool when None.
         output: the final output's JSON Schema; free text when None.
+        allow_refs: directories and URL prefixes ``$ref``s may read beyond the spec's directory.
 
     Raises:
         SpecError: the spec has errors, or ``tool`` names no tool of it.
     """
-    entries, defs = spec_tool_entries(spec, tool)
+    entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [ToolSchemas.from_entry(t, defs) for t in entries]
     return compose(tools, output)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._load import SPEC_SUFFIXES, display_path
+from ._load import NO_EXTRA_REFS, SPEC_SUFFIXES, RefPolicy, as_object, display_path
 from ._version import VERSION
 from .backends.python import PythonBackend, scaffold_for
 from .diagnostics import Diagnostic, Diagnostics, SpecError
@@ -32,7 +32,16 @@ from .ir import SourceLocation, SpecPackage
 from .naming import Scope, module_name
 
 MANIFEST = "toolbind.json"
-RUFF_ARGS = ("format", "--isolated", "--line-length", "100", "--target-version", "py311", "--quiet")
+RUFF_ARGS = (
+    "format",
+    "--isolated",
+    "--no-cache",
+    "--line-length",
+    "100",
+    "--target-version",
+    "py311",
+    "--quiet",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +57,22 @@ def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
     """Spec files named directly, or lying at the top of a named directory (sorted)."""
     found: list[Path] = []
     for item in inputs:
-        if item.is_dir():
+        try:
+            is_dir = item.is_dir()
             files = sorted(
                 p
-                for p in item.iterdir()
+                for p in (item.iterdir() if is_dir else ())
                 if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES and not p.name.startswith(".")
             )
+            present = is_dir or item.exists() or item.is_symlink()  # a broken link: load says
+        except OSError as exc:  # e.g. a directory without read or search permission
+            diags.error(
+                SourceLocation(file=display_path(item)),
+                f"cannot be read ({exc.strerror or exc})",
+                "a readable spec file or directory of specs",
+            )
+            continue
+        if is_dir:
             if not files:
                 diags.error(
                     SourceLocation(file=display_path(item)),
@@ -61,7 +80,7 @@ def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
                     f"files ending in {', '.join(SPEC_SUFFIXES)}",
                 )
             found.extend(files)
-        elif item.exists():
+        elif present:
             found.append(item)
         else:
             diags.error(
@@ -84,12 +103,13 @@ def read_specs(
     diags: Diagnostics,
     progress: Callable[[str], None] | None = None,
     select: OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
 ) -> list[SpecPackage]:
     packages: list[SpecPackage] = []
     for path in paths:
         if progress:
             progress(display_path(path))
-        pkg = read_spec(path, display_path(path), diags, select)
+        pkg = read_spec(path, display_path(path), diags, select, refs)
         if pkg is not None:
             packages.append(pkg)
     return packages
@@ -126,14 +146,16 @@ def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, st
     return files
 
 
-def scaffold(spec: Path, import_path: str | None = None) -> tuple[str, str]:
+def scaffold(
+    spec: Path, import_path: str | None = None, refs: RefPolicy = NO_EXTRA_REFS
+) -> tuple[str, str]:
     """The Activity scaffold module for ``spec`` and the package name it is generated as.
 
     ``import_path`` is where the user's code imports the generated package from (default
     ``generated.<package>``). Raises ``SpecError`` like ``build``.
     """
     diags = Diagnostics()
-    packages = read_specs(find_specs([spec], diags), diags)
+    packages = read_specs(find_specs([spec], diags), diags, refs=refs)
     if diags.has_errors or not packages:
         raise SpecError(diags.items)
     (pkg,) = packages
@@ -185,10 +207,12 @@ def build(
     formatted: bool = True,
     select: OperationFilter | None = None,
     stage: Path | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
 ) -> GeneratedTree:
     """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error.
 
-    ``select`` keeps only some operations of OpenAPI specs (by tag, path or operation).
+    ``select`` keeps only some operations of OpenAPI specs (by tag, path or operation);
+    ``refs`` allows ``$ref``s to files and URLs beyond each spec's directory.
     ``stage`` (an empty directory): the formatted files are left there too, for ``write_into``
     to move into place — ruff formats files on disk, and writing them a second time and
     deleting a scratch copy costs more than compiling a mid-size spec (ruff rewrites every
@@ -197,9 +221,11 @@ def build(
     diags = Diagnostics()
     with _no_cycle_collection():
         paths = find_specs(inputs, diags)
-        packages = read_specs(paths, diags, progress, select)
+        packages = read_specs(paths, diags, progress, select, refs)
         if diags.has_errors:
             raise SpecError(diags.items)
+        if select:
+            _check_selection(select, packages)
         files = render_tree(packages, diags)
     if diags.has_errors:
         raise SpecError(diags.items)
@@ -240,6 +266,37 @@ def _format_in(root: Path, files: dict[str, str]) -> dict[str, str]:
     return {rel: (root / rel).read_text(encoding="utf-8") for rel in files}
 
 
+class SelectionError(ValueError):
+    """``--tag``/``--path``/``--operation`` select nothing (a usage problem, not a spec problem)."""
+
+
+def _check_selection(select: OperationFilter, packages: list[SpecPackage]) -> None:
+    flags = " ".join(
+        [f"--tag {t}" for t in select.tags]
+        + [f"--path {p}" for p in select.paths]
+        + [f"--operation {o}" for o in select.operations]
+    )
+    apis = [p for p in packages if p.http is not None]
+    if not apis:
+        raise SelectionError(
+            f"{flags}: selects OpenAPI operations, and no spec given is an OpenAPI document "
+            "— expected an OpenAPI spec, or no --tag/--path/--operation"
+        )
+    if not any(p.tools for p in apis):
+        raise SelectionError(
+            f"{flags}: matches no operation of {', '.join(p.source for p in apis)} "
+            "— expected a tag, path glob or operationId the spec has"
+        )
+
+
+def file_ancestor(path: Path) -> Path | None:
+    """The closest existing ancestor of ``path`` when it is a file (``path`` can't be made)."""
+    for parent in Path(os.path.abspath(path)).parents:
+        if parent.exists() or parent.is_symlink():
+            return None if parent.is_dir() else parent
+    return None
+
+
 def _write_files(root: Path, files: dict[str, str]) -> None:
     for rel, text in sorted(files.items()):
         target = root / rel
@@ -262,13 +319,50 @@ class OutputError(Exception):
     """The output directory can't be written (a usage problem, not a spec problem)."""
 
 
-def check_output_dir(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"{display_path(out)}: the output path is a file — expected a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+def check_output_dir(out: Path, inputs: Iterable[Path] = ()) -> None:
+    """Refuse an output path that toolbind must not replace: a file, a path inside a file, a
+    directory holding files toolbind did not write, or one holding the specs being compiled."""
+    out = Path(os.path.abspath(out))
+    shown = display_path(out)
+    inside = file_ancestor(out)
+    if inside is not None:
         raise OutputError(
-            f"{display_path(out)}: the directory holds files toolbind did not write (no {MANIFEST}) "
+            f"{shown}: {display_path(inside)} is a file — expected -o to name a directory "
+            "(hint: choose another -o)"
+        )
+    if (out.exists() or out.is_symlink()) and not out.is_dir():
+        raise OutputError(f"{shown}: the output path is a file — expected a directory")
+    target = out.resolve()
+    for spec in inputs:
+        where = spec.resolve()
+        if where == target or target in where.parents:
+            raise OutputError(
+                f"{shown}: the output directory holds the spec {display_path(spec)}, which "
+                "replacing it would delete — expected an output directory apart from the specs "
+                "(hint: choose another -o)"
+            )
+    if not out.is_dir():
+        return
+    entries = {p.name for p in out.iterdir()}
+    if not entries:
+        return
+    if MANIFEST not in entries:
+        raise OutputError(
+            f"{shown}: the directory holds files toolbind did not write (no {MANIFEST}) "
             "— expected an empty directory or a previous toolbind output (hint: choose another -o)"
+        )
+    written = _manifest_packages(out / MANIFEST)
+    if written is None:
+        raise OutputError(
+            f"{shown}: {MANIFEST} is not a manifest toolbind wrote — expected an empty directory "
+            "or a previous toolbind output (hint: choose another -o)"
+        )
+    foreign = sorted(entries - set(written) - {MANIFEST, "__pycache__"})
+    if foreign:
+        listed = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
+        raise OutputError(
+            f"{shown}: the directory holds files toolbind did not write ({listed}) — expected "
+            "only the packages its toolbind.json lists (hint: move them, or choose another -o)"
         )
 
 
@@ -287,12 +381,23 @@ def _swap(new: Path, out: Path) -> None:
         new.rename(out)
 
 
-def write_tree(tree: GeneratedTree, out: Path) -> None:
-    """Replace ``out`` with ``tree`` all-or-nothing."""
+def _manifest_packages(manifest: Path) -> list[str] | None:
+    """The package names a toolbind manifest lists, or None when the file is not one."""
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    top = as_object(data)
+    packages = as_object(top.get("packages")) if top is not None else None
+    return None if packages is None else list(packages)
+
+
+def write_tree(tree: GeneratedTree, out: Path, inputs: Iterable[Path] = ()) -> None:
+    """Replace ``out`` with ``tree`` all-or-nothing (``inputs``: the specs, never replaced)."""
     out = out.absolute()
-    if out.parent.exists():
+    if out.parent.is_dir():
         _recover(out)
-    check_output_dir(out)
+    check_output_dir(out, inputs)
     out.parent.mkdir(parents=True, exist_ok=True)
     new = _staging(out)
     try:
@@ -309,21 +414,22 @@ def write_into(
     progress: Callable[[str], None] | None = None,
     *,
     select: OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
 ) -> GeneratedTree:
     """``build`` then ``write_tree``, formatting in the staging directory beside ``out`` (the
     files are written once, no scratch copy is deleted). The same errors, in the same order:
     ``SpecError`` before ``OutputError``; on either, ``out`` is untouched."""
     out = out.absolute()
     if not out.parent.is_dir():  # nowhere to stage without creating directories first
-        tree = build(inputs, progress, select=select)
-        write_tree(tree, out)
+        tree = build(inputs, progress, select=select, refs=refs)
+        write_tree(tree, out, inputs)
         return tree
     _recover(out)
     new = _staging(out)
     new.mkdir()
     try:
-        tree = build(inputs, progress, select=select, stage=new)
-        check_output_dir(out)
+        tree = build(inputs, progress, select=select, stage=new, refs=refs)
+        check_output_dir(out, inputs)
         _swap(new, out)
         return tree
     finally:

@@ -7,7 +7,7 @@ refusals and notes into located diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -83,6 +83,7 @@ def provider_export(
     *,
     tool: str | None = None,
     explicit: bool = False,
+    allow_refs: Sequence[Path | str] = (),
 ) -> tuple[Any, list[Diagnostic]]:
     """The tools of one spec file in a provider's format, and what the export had to say.
 
@@ -100,7 +101,7 @@ def provider_export(
     Raises:
         SpecError: the spec has errors, or ``tool`` names none of its tools.
     """
-    entries, defs = spec_tool_entries(spec, tool)
+    entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [_EntryTool.from_entry(t, defs) for t in entries]
     activities = {t.name for t in tools} if explicit else set[str]()
     by_name = {t.name: t for t in tools}

@@ -14,10 +14,14 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
+import stat
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -28,8 +32,14 @@ SPEC_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 MAX_SPEC_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 256
 """Deepest nesting of arrays and objects a document may have (real specs stay below 30)."""
+MAX_URL_BYTES = 16 * 1024 * 1024
+"""Largest document a ``$ref`` to an allowed URL may download."""
+URL_TIMEOUT = 10.0
+"""Seconds a ``$ref`` to an allowed URL may take to download, in all."""
 MAX_ALIAS_EXPANSION = 1_000_000
 """How many values YAML aliases may add when the document is expanded (a "billion laughs")."""
+MAX_ALIAS_TEXT = 4 * 1024 * 1024
+"""How many characters of text YAML aliases may add (one long string named many times)."""
 
 try:  # the C loader is much faster on large specs; fall back when libyaml is missing
     _YamlLoader: type[Any] = yaml.CSafeLoader
@@ -71,6 +81,55 @@ def as_array(value: object) -> list[Any] | None:
 
 
 @dataclass(frozen=True, slots=True)
+class RefPolicy:
+    """Where ``$ref``s may lead: files below ``dirs``, and URLs starting with one of ``urls``.
+
+    A spec's own directory is added when it is read (``with_dir``); anything else must be
+    allowed explicitly (``toolbind generate --allow-ref DIR_OR_URL``). Nothing else is read.
+    """
+
+    dirs: tuple[Path, ...] = ()
+    urls: tuple[str, ...] = ()
+
+    @classmethod
+    def allowing(cls, allowed: Iterable[str | Path]) -> RefPolicy:
+        """``allowed``: directories, and http(s) URL prefixes. Raises ValueError for others."""
+        dirs: list[Path] = []
+        urls: list[str] = []
+        for item in allowed:
+            text = str(item)
+            if "://" in text:
+                if urlsplit(text).scheme not in ("http", "https") or not urlsplit(text).netloc:
+                    raise ValueError(f"{text}: expected a directory or an http(s) URL prefix")
+                urls.append(text)
+            elif Path(text).is_dir():
+                dirs.append(Path(text).resolve())
+            else:
+                raise ValueError(f"{text}: no such directory — expected a directory or a URL")
+        return cls(dirs=tuple(dirs), urls=tuple(urls))
+
+    def with_dir(self, directory: Path) -> RefPolicy:
+        return RefPolicy(dirs=(directory.resolve(), *self.dirs), urls=self.urls)
+
+    def allows_file(self, path: Path) -> bool:
+        """Whether ``path`` (symbolic links resolved) lies in an allowed directory."""
+        real = path.resolve()
+        return any(real == d or d in real.parents for d in self.dirs)
+
+    def allows_url(self, url: str) -> bool:
+        if urlsplit(url).scheme not in ("http", "https"):
+            return False
+        return any(
+            url == prefix or url.startswith(prefix if prefix.endswith("/") else prefix + "/")
+            for prefix in self.urls
+        )
+
+
+NO_EXTRA_REFS = RefPolicy()
+"""Only the spec's own directory (the default)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """A parsed spec file. ``lines`` is set for JSON Lines files (one value per line)."""
 
@@ -80,11 +139,38 @@ class Document:
 
 
 def display_path(path: Path) -> str:
-    """The path as diagnostics show it: relative to the working directory when below it."""
+    """The path as diagnostics show it: relative to the working directory when below it.
+
+    The last component is kept as named (a symbolic link is shown as the link, not its target).
+    """
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        named = Path(os.path.abspath(path))
+        return named.relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_a_regular_file(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file or a directory (reading a named pipe or a
+    device could block forever or never end), else None. Follows symbolic links."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        try:
+            return f"a symbolic link to a missing file ({os.readlink(path)})"
+        except OSError:
+            return None  # no such file at all: the caller says so
+    except OSError:
+        return None  # e.g. no permission: reading it says why
+    return next((what for test, what in _FILE_KINDS if test(mode)), None)
 
 
 def load_document(
@@ -96,6 +182,9 @@ def load_document(
     """
     shown = shown or display_path(path)
     loc = SourceLocation(file=shown)
+    special = not_a_regular_file(path)
+    if special is not None:
+        return Diagnostic(loc=loc, severity="error", found=special, expected="a spec file")
     try:
         size = path.stat().st_size
         if size > MAX_SPEC_BYTES:
@@ -127,6 +216,55 @@ def load_document(
         yaml_allowed=path.suffix.lower() not in (".json", ".jsonl"),
         dates_as_text=dates_as_text,
     )
+
+
+def load_url(url: str) -> Document | Diagnostic:
+    """Download and parse the JSON or YAML document at an (allowed) http(s) URL.
+
+    Bounded: ``URL_TIMEOUT`` seconds in all, ``MAX_URL_BYTES`` bytes, no redirects (a redirect
+    could lead anywhere; the final URL must be allowed and named instead).
+    """
+    import httpx  # only specs that allow URL refs pay for the import
+
+    loc = SourceLocation(file=url)
+
+    def failed(found: str, hint: str | None = None) -> Diagnostic:
+        return Diagnostic(
+            loc=loc, severity="error", found=found, expected="a JSON or YAML document", hint=hint
+        )
+
+    deadline = time.monotonic() + URL_TIMEOUT
+    try:
+        with (
+            httpx.Client(timeout=URL_TIMEOUT, follow_redirects=False, trust_env=False) as client,
+            client.stream("GET", url) as response,
+        ):
+            if response.is_redirect:
+                return failed(
+                    f"a redirect ({response.status_code}) to {response.headers.get('location')}",
+                    "allow and name the final URL",
+                )
+            if response.status_code != 200:
+                return failed(f"HTTP status {response.status_code}")
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > MAX_URL_BYTES:
+                    return failed(f"more than {MAX_URL_BYTES} bytes")
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the download took too long")
+                chunks.append(chunk)
+    except httpx.TimeoutException:
+        return failed(f"no complete answer within {URL_TIMEOUT:g} s")
+    except httpx.HTTPError as exc:
+        return failed(f"the URL cannot be fetched ({type(exc).__name__}: {exc})")
+    raw = b"".join(chunks)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return _not_utf8(raw, exc, loc)
+    return parse_text(text, url)
 
 
 def _not_utf8(raw: bytes, exc: UnicodeDecodeError, loc: SourceLocation) -> Diagnostic:
@@ -200,7 +338,7 @@ def _json_error(text: str, exc: json.JSONDecodeError, loc: SourceLocation) -> Di
     return Diagnostic(
         loc=loc,
         severity="error",
-        found=f"invalid JSON: {exc.msg}",
+        found=f"invalid JSON: {exc.msg.removesuffix(' starting at')}",
         expected="a JSON document (or one JSON value per line)",
         hint=_json_hint(text, exc.pos),
         line=exc.lineno,
@@ -242,7 +380,7 @@ def _json_lines(text: str, loc: SourceLocation) -> list[Any] | Diagnostic | None
             return Diagnostic(
                 loc=loc,
                 severity="error",
-                found=f"invalid JSON: {exc.msg}",
+                found=f"invalid JSON: {exc.msg.removesuffix(' starting at')}",
                 expected="one complete JSON value per line (JSON Lines)",
                 hint=_json_hint(line, exc.pos),
                 line=n,
@@ -408,8 +546,11 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
     # (value, pointer, depth, leaving): ``leaving`` marks the end of a container's children.
     stack: list[tuple[Any, str, int, bool]] = [(value, "", 0, False)]
     open_containers: dict[int, str] = {}  # id → pointer of the containers being walked
-    sizes: dict[int, int] = {}  # id → number of values in the expanded container
+    # id → (values, characters of text) in the expanded container
+    sizes: dict[int, tuple[int, int]] = {}
     unique = 0  # values walked, each shared container once
+    unique_text = 0  # characters of text walked, each shared string once
+    texts: set[int] = set()  # ids of the strings walked (an alias shares one string object)
     while stack:
         node, pointer, depth, leaving = stack.pop()
         obj = as_object(node)
@@ -417,10 +558,17 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
         if leaving:
             del open_containers[id(node)]
             children: list[Any] = list(obj.values()) if obj is not None else (array or [])
-            sizes[id(node)] = 1 + sum(sizes.get(id(c), 1) for c in children)
+            values, text = 1, sum(len(k) for k in obj) if obj is not None else 0
+            for c in children:
+                v, t = sizes.get(id(c), (1, len(c) if isinstance(c, str) else 0))
+                values, text = values + v, text + t
+            sizes[id(node)] = (values, text)
             continue
         if obj is None and array is None:
             unique += 1
+            if isinstance(node, str) and id(node) not in texts:
+                texts.add(id(node))
+                unique_text += len(node)
             problem = _scalar_problem(node, pointer)
             if problem is not None:
                 return problem
@@ -453,17 +601,28 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
             for k, v in cast("dict[object, Any]", obj).items():
                 if not isinstance(k, str):
                     return _key_problem(k, pointer)
+                unique_text += len(k)
                 entries.append((f"{pointer}/{escape_pointer_token(k)}", v))
         else:
             entries = [(f"{pointer}/{i}", v) for i, v in enumerate(array or [])]
         stack.extend((v, p, depth + 1, False) for p, v in reversed(entries))
-    expanded = sizes.get(id(value), 1)
-    if yaml_source and expanded - unique > MAX_ALIAS_EXPANSION:
+    if not yaml_source:
+        return None
+    expanded, expanded_text = sizes.get(id(value), (1, len(value) if isinstance(value, str) else 0))
+    if expanded - unique > MAX_ALIAS_EXPANSION:
         return _Problem(
             "",
             f"YAML aliases expand the document from {unique} to {expanded} values",
             f"at most {MAX_ALIAS_EXPANSION} values added by aliases",
             "aliases of aliases multiply; write the repeated values out or share fewer",
+        )
+    if expanded_text - unique_text > MAX_ALIAS_TEXT:
+        return _Problem(
+            "",
+            f"YAML aliases expand the document's text from {unique_text} to {expanded_text} "
+            "characters",
+            f"at most {MAX_ALIAS_TEXT} characters added by aliases",
+            "an alias repeats all the text it names; write the repeated values out or share fewer",
         )
     return None
 

@@ -17,9 +17,18 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from ._driver import OutputError, build, diff_tree, scaffold, write_into
+from ._driver import (
+    OutputError,
+    SelectionError,
+    build,
+    check_output_dir,
+    diff_tree,
+    file_ancestor,
+    scaffold,
+    write_into,
+)
 from ._export import EXPORT_FORMATS, provider_export
-from ._load import Document, load_document
+from ._load import Document, RefPolicy, display_path, load_document
 from ._version import VERSION
 from .diagnostics import Diagnostic, SpecError
 from .frontends.openapi import OperationFilter
@@ -42,6 +51,26 @@ def _render(diagnostics: list[Diagnostic], *, notes: bool = False) -> None:
     errors = sum(d.severity == "error" for d in diagnostics)
     if errors:
         _err.print(f"{errors} error{'s' if errors != 1 else ''}", style="red", markup=False)
+
+
+AllowRef = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-ref",
+        metavar="DIR_OR_URL",
+        help="Let $refs read files below this directory, or download URLs starting with this "
+        "http(s) prefix (repeatable). By default they read only the spec's directory.",
+    ),
+]
+
+
+def _allowed_refs(allowed: list[str] | None) -> list[str]:
+    """``--allow-ref`` values, checked (a usage error names the bad one)."""
+    try:
+        RefPolicy.allowing(allowed or [])
+    except ValueError as exc:
+        raise _usage(f"--allow-ref {exc}") from None
+    return allowed or []
 
 
 def _usage(message: str) -> typer.Exit:
@@ -98,7 +127,9 @@ def _root(
 def generate(
     specs: Annotated[
         list[Path] | None,
-        typer.Argument(help="Spec files or directories (default: specs/).", show_default=False),
+        typer.Argument(
+            help="Spec files or directories (default: specs/).", show_default=False, readable=False
+        ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path("generated"),
     check: Annotated[
@@ -124,23 +155,31 @@ def generate(
             "--operation", help="OpenAPI: only this operationId or tool name (repeatable)."
         ),
     ] = None,
+    allow_ref: AllowRef = None,
 ) -> None:
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
     inputs = specs or [Path("specs")]
+    allowed = _allowed_refs(allow_ref)
+    if not check:
+        try:  # refuse an output path before spending a compilation on it (checked again later)
+            check_output_dir(out, inputs)
+        except OutputError as exc:
+            raise _usage(str(exc)) from None
     progress = _LateProgress()
     select = OperationFilter(
         tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
     )
+    refs = RefPolicy.allowing(allowed)
     try:
         if check:
-            tree = build(inputs, progress, select=select or None)
+            tree = build(inputs, progress, select=select or None, refs=refs)
         else:
-            tree = write_into(inputs, out, progress, select=select or None)
+            tree = write_into(inputs, out, progress, select=select or None, refs=refs)
     except SpecError as exc:
         progress.stop()
         _render(exc.diagnostics, notes=verbose)
         raise typer.Exit(1) from None
-    except OutputError as exc:
+    except (OutputError, SelectionError) as exc:
         progress.stop()
         raise _usage(str(exc)) from None
     except OSError as exc:
@@ -149,8 +188,11 @@ def generate(
     progress.stop()
     _render(tree.diagnostics, notes=verbose)
     if check:
-        if out.exists() and not out.is_dir():
-            raise _usage(f"{out}: the output path is a file — expected a directory")
+        if not out.is_dir():  # --check only reads: any directory can be compared
+            try:
+                check_output_dir(out)
+            except OutputError as exc:
+                raise _usage(str(exc)) from None
         diffs = diff_tree(tree, out)
         if diffs:
             sys.stdout.write("".join(diffs))
@@ -168,14 +210,16 @@ def generate(
 
 @app.command()
 def schema(
-    spec: Annotated[Path, typer.Argument(help="A spec file.", show_default=False)],
+    spec: Annotated[Path, typer.Argument(help="A spec file.", show_default=False, readable=False)],
     tool: Annotated[
         str | None, typer.Option("--tool", help="Only this tool (its spec name).")
     ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output-schema", help="A JSON/YAML file with the final output's JSON Schema."
+            "--output-schema",
+            help="A JSON/YAML file with the final output's JSON Schema.",
+            readable=False,
         ),
     ] = None,
     fmt: Annotated[
@@ -195,16 +239,20 @@ def schema(
             "runs it), so the model is not asked for `_output`.",
         ),
     ] = False,
+    allow_ref: AllowRef = None,
 ) -> None:
     """Print the composed LLM-facing schema ({output, calls}) of SPEC, or its tools in a
     provider's format (--format), as JSON."""
+    allowed = _allowed_refs(allow_ref)
     if fmt != "composed":
         if fmt not in EXPORT_FORMATS:  # narrows fmt to ExportFormat
             raise _usage(f"--format {fmt!r}: expected composed, {', '.join(EXPORT_FORMATS)}")
         if output is not None:
             raise _usage("--output-schema goes with --format composed only")
         try:
-            value, diagnostics = provider_export(spec, fmt, tool=tool, explicit=explicit)
+            value, diagnostics = provider_export(
+                spec, fmt, tool=tool, explicit=explicit, allow_refs=allowed
+            )
         except SpecError as exc:
             _render(exc.diagnostics)
             raise typer.Exit(1) from None
@@ -234,7 +282,7 @@ def schema(
     from ._api import composed_schema  # imports the runtime's composer
 
     try:
-        result = composed_schema(spec, tool=tool, output=out_schema)
+        result = composed_schema(spec, tool=tool, output=out_schema, allow_refs=allowed)
     except SpecError as exc:
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
@@ -243,7 +291,7 @@ def schema(
 
 @app.command("scaffold")
 def scaffold_command(
-    spec: Annotated[Path, typer.Argument(help="A spec file.", show_default=False)],
+    spec: Annotated[Path, typer.Argument(help="A spec file.", show_default=False, readable=False)],
     out: Annotated[
         Path,
         typer.Option(
@@ -256,14 +304,21 @@ def scaffold_command(
             "--package", help="Import path of the generated package (default: generated.<name>)."
         ),
     ] = None,
+    allow_ref: AllowRef = None,
 ) -> None:
     """Write a starting module of Activity functions for SPEC's tools, once: it is yours to edit."""
-    if out.exists():
+    allowed = _allowed_refs(allow_ref)
+    inside = file_ancestor(out)
+    if inside is not None:
+        raise _usage(
+            f"{out}: {display_path(inside)} is a file — expected -o to name a file in a directory"
+        )
+    if out.exists() or out.is_symlink():
         raise _usage(
             f"{out}: already exists — scaffold writes a new file only, so your code is never overwritten"
         )
     try:
-        text, _ = scaffold(spec, package)
+        text, _ = scaffold(spec, package, RefPolicy.allowing(allowed))
     except SpecError as exc:
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
@@ -280,7 +335,9 @@ def scaffold_command(
 def test_command(
     specs: Annotated[
         list[Path] | None,
-        typer.Argument(help="Spec files or directories (default: specs/).", show_default=False),
+        typer.Argument(
+            help="Spec files or directories (default: specs/).", show_default=False, readable=False
+        ),
     ] = None,
     activities: Annotated[
         str | None,
@@ -297,9 +354,11 @@ def test_command(
         list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Hypothesis seed (same seed, same run).")] = 0,
+    allow_ref: AllowRef = None,
 ) -> None:
     """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output."""
+    allowed = _allowed_refs(allow_ref)
     try:
         from toolbind.testing._cli import UsageError, run
     except ImportError as exc:
@@ -317,6 +376,7 @@ def test_command(
             seed=seed,
             out=out,
             err=_err,
+            allow_refs=allowed,
         )
     except SpecError as exc:
         _render(exc.diagnostics)

@@ -36,9 +36,10 @@ def run(
     seed: int,
     out: Console,
     err: Console,
+    allow_refs: Sequence[str] = (),
 ) -> int:
     """Run the contract tests; the exit code. Raises ``SpecError`` and ``UsageError``."""
-    compiled = compile_specs(specs)
+    compiled = compile_specs(specs, allow_refs)
     try:
         selected = compiled.tools
         if tools:

@@ -51,7 +51,9 @@ class CompiledSpecs:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def compile_specs(inputs: Sequence[Path | str]) -> CompiledSpecs:
+def compile_specs(
+    inputs: Sequence[Path | str], allow_refs: Sequence[Path | str] = ()
+) -> CompiledSpecs:
     """Compile spec files or directories and import the packages.
 
     Raises:
@@ -60,7 +62,7 @@ def compile_specs(inputs: Sequence[Path | str]) -> CompiledSpecs:
     root = Path(tempfile.mkdtemp(prefix="toolbind-test-"))
     parent = f"toolbind_contract_{os.getpid()}_{next(_counter)}"
     try:
-        tree = compile_to_directory(inputs, root / parent)
+        tree = compile_to_directory(inputs, root / parent, allow_refs=allow_refs)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise

@@ -13,7 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._load import Document, as_array, as_object, load_document
+from .._load import (
+    NO_EXTRA_REFS,
+    Document,
+    RefPolicy,
+    as_array,
+    as_object,
+    load_document,
+    not_a_regular_file,
+)
 from ..diagnostics import Diagnostics, describe
 from ..ir import SourceLocation, SpecPackage, ToolSpec
 from . import agentb, bfcl, gateway, mcp, openai, openapi, seeds
@@ -52,11 +60,16 @@ def _tool_format(value: Any) -> tuple[str, _Reader] | None:
 
 
 def read_spec(
-    path: Path, shown: str, diags: Diagnostics, select: openapi.OperationFilter | None = None
+    path: Path,
+    shown: str,
+    diags: Diagnostics,
+    select: openapi.OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
 ) -> SpecPackage | None:
     """Load and lower the spec file at ``path`` (shown in diagnostics as ``shown``).
 
-    ``select`` keeps only some operations of an OpenAPI document (other formats ignore it).
+    ``select`` keeps only some operations of an OpenAPI document (other formats ignore it);
+    ``refs`` says where ``$ref``s may lead beyond the spec's directory.
     """
     # OpenAPI is JSON: an unquoted YAML date (typically in an example) means its text.
     doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path))
@@ -64,7 +77,7 @@ def read_spec(
         diags.add(doc)
         return None
     try:
-        return read_document(doc, path, diags, select)
+        return read_document(doc, path, diags, select, refs)
     except RecursionError:
         # ``_load`` bounds a document's nesting and the lowerer a schema's, so this takes a
         # spec built to defeat both (e.g. $refs across files); it is still the spec's fault.
@@ -81,6 +94,8 @@ _OPENAPI_HEAD = re.compile(rb"""^\s*["']?(openapi|swagger)["']?\s*:""", re.MULTI
 
 def _looks_like_openapi(path: Path) -> bool:
     """Whether the file's first lines declare an OpenAPI/Swagger version (cheap, before parsing)."""
+    if not_a_regular_file(path) is not None:  # a named pipe could block: load_document says why
+        return False
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
@@ -94,12 +109,18 @@ def read_document(
     path: Path | None,
     diags: Diagnostics,
     select: openapi.OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
 ) -> SpecPackage | None:
-    """Lower an already parsed document; ``path`` anchors relative ``$ref``s (None: none allowed)."""
+    """Lower an already parsed document; ``path`` anchors relative ``$ref``s (None: none allowed).
+
+    ``$ref``s may read files in ``path``'s directory and below, and what ``refs`` allows.
+    """
     loc = SourceLocation(file=doc.path)
+    if path is not None:
+        refs = refs.with_dir(path.parent)
     value: Any = doc.value
     if openapi.is_document(value):
-        return openapi.read(doc, path, diags, select)
+        return openapi.read(doc, path, diags, select, refs)
     # Unwrap containers: a JSON-RPC response, a tools/list result, {"tools": [...]}.
     top = as_object(value)
     result = as_object(top.get("result")) if top is not None else None
@@ -127,12 +148,12 @@ def read_document(
         or any(bfcl.is_record(v) for v in items)
         or (items and all(bfcl.is_function(v) for v in items))
     ):
-        reader = _reader(doc, path, diags, "bfcl")
+        reader = _reader(doc, path, diags, "bfcl", refs)
         tools = bfcl.read(reader, items, loc, lines=doc.lines)
         return _package(doc, "bfcl", tools, reader, diags)
     schema_map = as_object(value)
     if schema_map is not None and not _tool_format(schema_map) and seeds.is_schema_map(schema_map):
-        reader = _reader(doc, path, diags, "jsonschema")
+        reader = _reader(doc, path, diags, "jsonschema", refs)
         found = [
             seeds.read_tool(reader, schema, loc.child(key), key=key)
             for key, schema in schema_map.items()
@@ -148,7 +169,7 @@ def read_document(
         )
         diags.error(loc, "the document holds no tools", expected)
         return None
-    reader = _reader(doc, path, diags, "jsonschema")
+    reader = _reader(doc, path, diags, "jsonschema", refs)
     tools: list[ToolSpec] = []
     formats: list[str] = []
     for i, item in enumerate(items):
@@ -170,12 +191,11 @@ def read_document(
     return _package(doc, "+".join(kinds) or "unknown", tools, reader, diags)
 
 
-def _reader(doc: Document, path: Path | None, diags: Diagnostics, dialect: Dialect) -> ToolReader:
+def _reader(
+    doc: Document, path: Path | None, diags: Diagnostics, dialect: Dialect, refs: RefPolicy
+) -> ToolReader:
     lowerer = SchemaLowerer(
-        diags=diags,
-        dialect=dialect,
-        allow_remote_files=path is not None,
-        files_root=path.parent.resolve() if path is not None else None,
+        diags=diags, dialect=dialect, allow_remote_files=path is not None, refs=refs
     )
     return ToolReader(diags=diags, lowerer=lowerer, root=doc.value, path=path)
 

@@ -23,7 +23,15 @@ import regex
 
 from toolbind.runtime._ecma import compile_pattern
 
-from .._load import Document, as_array, as_object, load_document
+from .._load import (
+    Document,
+    RefPolicy,
+    as_array,
+    as_object,
+    display_path,
+    load_document,
+    load_url,
+)
 from ..diagnostics import Diagnostic, Diagnostics, describe
 from ..ir import (
     AllOfNode,
@@ -61,6 +69,9 @@ from ..ir import (
 )
 
 Dialect = Literal["jsonschema", "openapi30", "bfcl"]
+
+MAX_URL_DOCUMENTS = 100
+"""How many documents ``$ref``s to allowed URLs may download for one spec."""
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
@@ -206,10 +217,6 @@ class SchemaLowerer:
     diags: Diagnostics
     dialect: Dialect = "jsonschema"
     allow_remote_files: bool = True
-    # Where ``$ref``s to files may point: the directory of the spec being compiled and below
-    # (resolved, so ``../`` and symlinks can't leave it); None: anywhere ``allow_remote_files``
-    # permits.
-    files_root: Path | None = None
     # Drafts 4-7: a ``$ref`` replaces the schema object it sits in (siblings, ``$id`` included,
     # are ignored). Draft 2019-09 on: ``$ref`` is an applicator beside its siblings.
     legacy_ref: bool = False
@@ -228,6 +235,11 @@ class SchemaLowerer:
     _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
     _dynamic_anchors: set[tuple[str, str]] = field(default_factory=lambda: set())
     load: Callable[[Path, str], Document | Diagnostic] = load_document
+    # Which files and URLs ``$ref``s may read beyond the spec's own directory.
+    refs: RefPolicy = field(default_factory=RefPolicy)
+    fetch: Callable[[str], Document | Diagnostic] = load_url
+    _downloads: dict[str, Diagnostic] = field(default_factory=lambda: {})
+    _fetched_urls: set[str] = field(default_factory=lambda: set())
     # Real-world API descriptions (OpenAPI) break rules that have a sensible reading: with
     # ``lenient`` an empty ``enum`` is ignored and a ``$ref`` to nothing allows any value, each
     # reported as a located warning instead of an error.
@@ -384,13 +396,18 @@ class SchemaLowerer:
                 return via_uri
         uri, fragment = urldefrag(ref)
         target_ctx = ctx
+        if uri and ctx.path is None and urlsplit(ctx.uri).scheme in ("http", "https"):
+            uri = urljoin(ctx.uri, uri)  # a relative ref inside a downloaded document
         if uri:
             if "://" in uri or uri.startswith("//") or uri.startswith("urn:"):
+                if self.refs.allows_url(uri):
+                    return self._fetched(uri, fragment, ref, loc, ctx)
                 self.diags.error(
                     loc.child("$ref"),
                     f"$ref {ref!r} points to a URL",
                     "a local pointer ('#/...') or a relative file",
-                    hint="download the schema next to the spec and refer to it by file name",
+                    hint="download the schema next to the spec and refer to it by file name, "
+                    "or allow the URL with --allow-ref",
                 )
                 return None
             if ctx.path is None or not self.allow_remote_files:
@@ -409,12 +426,12 @@ class SchemaLowerer:
                     "a file name relative to this spec",
                 )
                 return None
-            if not file_inside(file_path, self.files_root):
+            if not self.refs.allows_file(file_path):
                 self.diags.error(
                     loc.child("$ref"),
-                    f"$ref {ref!r} points to a file outside the spec's directory",
+                    f"$ref {ref!r} leads outside the spec's directory ({display_path(file_path)})",
                     "a file in the spec's directory or below it",
-                    hint="copy the shared schema next to the spec",
+                    hint="allow the directory with --allow-ref DIR",
                 )
                 return None
             doc = self._document(file_path, ctx.file, uri)
@@ -432,7 +449,9 @@ class SchemaLowerer:
                     "a readable JSON or YAML file, named relative to this spec",
                 )
                 return None
-            shown = _join_shown(ctx.file, uri)
+            # the name it was first loaded under: one file reached by several paths (``../``,
+            # links, a link to its own directory) is one document, and ref chains through it end
+            shown = doc.path
             target_ctx = _Context(
                 file=shown, path=file_path, root=doc.value, resource=doc.value, base=""
             )
@@ -475,6 +494,36 @@ class SchemaLowerer:
         hint = _name_hint(full, target_ctx.file)
         target_loc = SourceLocation(file=target_ctx.file, pointer=full)
         return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
+
+    def _fetched(
+        self, uri: str, fragment: str, ref: str, loc: SourceLocation, ctx: _Context
+    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
+        """Resolve a ref to an allowed URL: download the document once, then address it."""
+        if uri not in self._resources:
+            if uri not in self._downloads and len(self._fetched_urls) >= MAX_URL_DOCUMENTS:
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} would download document number {MAX_URL_DOCUMENTS + 1}",
+                    f"at most {MAX_URL_DOCUMENTS} documents downloaded for one spec",
+                    hint="a server that names a new URL in every document never ends",
+                )
+                return None
+            self._fetched_urls.add(uri)
+            doc = self._downloads.get(uri) or self.fetch(uri)
+            if not isinstance(doc, Document):
+                self._downloads[uri] = doc  # reported at every ref, downloaded once
+                where = f"{doc.loc.file}:{doc.line}:{doc.column or 1}" if doc.line else str(doc.loc)
+                self.diags.error(
+                    loc.child("$ref"),
+                    f"$ref {ref!r} names a URL that cannot be read ({where}: {doc.found})",
+                    "a JSON or YAML document at an allowed URL",
+                    hint=doc.hint,
+                )
+                return None
+            resource = _Resource(value=doc.value, file=uri, path=None, root=doc.value, pointer="")
+            self._resources[uri] = resource
+            self._index(doc.value, resource, uri)
+        return self._resolve_uri(f"{uri}#{fragment}" if fragment else uri, loc, ctx)
 
     def _scope_along(self, ctx: _Context, pointer: str) -> _Context:
         """The context at ``pointer`` inside ``ctx.resource``: the ``$id``s of the schemas a
@@ -1456,11 +1505,6 @@ def _merge_objects(parts: list[ObjectNode], meta: Meta) -> ObjectNode:
         if part.additional is not None:
             additional = part.additional
     return ObjectNode(meta=meta, properties=tuple(props.values()), additional=additional)
-
-
-def file_inside(path: Path, root: Path | None) -> bool:
-    """Whether the resolved ``path`` lies in ``root`` (always, when there is no root)."""
-    return root is None or path.is_relative_to(root)
 
 
 def ref_file(base: Path, name: str) -> Path | None:

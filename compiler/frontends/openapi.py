@@ -42,7 +42,15 @@ from toolbind.runtime._httpspec import (
 )
 
 from .. import naming
-from .._load import Document, as_array, as_object, load_document
+from .._load import (
+    NO_EXTRA_REFS,
+    Document,
+    RefPolicy,
+    as_array,
+    as_object,
+    display_path,
+    load_document,
+)
 from ..diagnostics import Diagnostic, Diagnostics, describe
 from ..ir import (
     AllOfNode,
@@ -73,7 +81,6 @@ from ._jsonschema import (
     MISSING,
     SchemaLowerer,
     _join_shown,  # pyright: ignore[reportPrivateUsage]
-    file_inside,
     ref_file,
     walk_pointer,
 )
@@ -147,8 +154,11 @@ class _Where:
 
 
 class _Reader:
-    def __init__(self, doc: Document, path: Path | None, diags: Diagnostics) -> None:
+    def __init__(
+        self, doc: Document, path: Path | None, diags: Diagnostics, refs: RefPolicy
+    ) -> None:
         self.doc = doc
+        self.refs = refs
         self.path = path
         self.diags = diags
         self.spec: dict[str, Any] = doc.value
@@ -159,10 +169,10 @@ class _Reader:
             diags=diags,
             dialect="jsonschema" if self.v31 else "openapi30",
             allow_remote_files=path is not None,
-            files_root=path.parent.resolve() if path is not None else None,
             lenient=True,
             drop_extensions=True,
             trim_descriptions=True,
+            refs=refs,
         )
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
@@ -194,11 +204,20 @@ class _Reader:
                     )
                     return None
                 target = ref_file(path.parent, unquote(file_part))
-                if target is None or not file_inside(target, self.lowerer.files_root):
-                    self.diags.warning(
+                if target is None:
+                    self.diags.error(
                         rloc,
-                        f"{what} $ref {ref!r} points to a file outside the spec's directory",
-                        "a file in the spec's directory or below it; skipped",
+                        f"{what} $ref {ref!r} is not a usable file name",
+                        "a file name relative to this spec",
+                    )
+                    return None
+                if not self.refs.allows_file(target):
+                    self.diags.error(
+                        rloc,
+                        f"{what} $ref {ref!r} leads outside the spec's directory "
+                        f"({display_path(target)})",
+                        "a file in the spec's directory or below it",
+                        hint="allow the directory with --allow-ref DIR",
                     )
                     return None
                 if target not in self._documents:
@@ -966,10 +985,15 @@ def _children(node: SchemaNode) -> list[SchemaNode]:
 
 
 def read(
-    doc: Document, path: Path | None, diags: Diagnostics, select: OperationFilter | None = None
+    doc: Document,
+    path: Path | None,
+    diags: Diagnostics,
+    select: OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
 ) -> SpecPackage | None:
-    """Lower an OpenAPI 3.x / Swagger 2.0 document (``path`` anchors relative ``$ref``s)."""
-    return _Reader(doc, path, diags).read(select)
+    """Lower an OpenAPI 3.x / Swagger 2.0 document (``path`` anchors relative ``$ref``s;
+    ``refs`` says which files and URLs they may read)."""
+    return _Reader(doc, path, diags, refs).read(select)
 
 
 __all__ = ["OperationFilter", "is_document", "read"]
