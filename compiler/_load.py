@@ -501,12 +501,14 @@ def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnost
 
 def _plainly_json(value: Any) -> bool:
     """A quick check that ``_first_problem`` finds nothing: only dicts with ``str`` keys, lists,
-    and JSON scalars, each container reached once (no YAML alias), none too deep.
+    and JSON scalars, each container and each string longer than one character reached once
+    (no YAML alias: an aliased string is what ``MAX_ALIAS_TEXT`` bounds), none too deep.
 
     Several times faster than ``_first_problem``, which builds a JSON pointer for every value
     so that it can say where a problem is; a False here only means "look closer".
     """
     seen: set[int] = set()
+    texts: set[int] = set()  # ids of the strings met (the parsers make a new one per scalar)
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
@@ -526,6 +528,11 @@ def _plainly_json(value: Any) -> bool:
         for child in children:
             if isinstance(child, (dict, list)):
                 stack.append((cast("Any", child), depth + 1))
+            elif isinstance(child, str):
+                if len(child) > 1:
+                    if id(child) in texts:
+                        return False
+                    texts.add(id(child))
             elif not _plain_scalar(child):
                 return False
     return True
