@@ -249,13 +249,11 @@ __all__ = [
     "UpdateGistCall",
     "UpdateGistOutput",
     "UpdateIssueAssigneesCall",
-    "UpdateIssueAssigneesCallAssigneesItemOneOf2",
     "UpdateIssueAssigneesCallAssigneesItemOption2",
     "UpdateIssueAssigneesOutput",
     "UpdateIssueBodyCall",
     "UpdateIssueBodyOutput",
     "UpdateIssueLabelsCall",
-    "UpdateIssueLabelsCallLabelsItemOneOf2",
     "UpdateIssueLabelsCallLabelsItemOption2",
     "UpdateIssueLabelsOutput",
     "UpdateIssueMilestoneCall",
@@ -317,16 +315,6 @@ ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf2 = TypeAliasType(
 ProjectsWriteCallUpdatedFieldAllOf2 = TypeAliasType(
     "ProjectsWriteCallUpdatedFieldAllOf2",
     "Annotated[ProjectsWriteCallUpdatedFieldAllOf2ValueOption1 | ProjectsWriteCallUpdatedFieldAllOf2ValueOption2, ExactlyOne(ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf1, ProjectsWriteCallUpdatedFieldAllOf2ValueOneOf2)]",
-)
-
-
-UpdateIssueAssigneesCallAssigneesItemOneOf2 = TypeAliasType(
-    "UpdateIssueAssigneesCallAssigneesItemOneOf2", "UpdateIssueAssigneesCallAssigneesItemOption2"
-)
-
-
-UpdateIssueLabelsCallLabelsItemOneOf2 = TypeAliasType(
-    "UpdateIssueLabelsCallLabelsItemOneOf2", "UpdateIssueLabelsCallLabelsItemOption2"
 )
 
 
@@ -3365,12 +3353,9 @@ class UpdateIssueAssigneesCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: UpdateIssueAssigneesOutput | None = Field(default=None, alias="_output")
-    assignees: list[
-        Annotated[
-            JsonStr | UpdateIssueAssigneesCallAssigneesItemOption2,
-            ExactlyOne(JsonStr, UpdateIssueAssigneesCallAssigneesItemOneOf2),
-        ]
-    ] = Field(description="GitHub usernames to assign to this issue.")
+    assignees: list[JsonStr | UpdateIssueAssigneesCallAssigneesItemOption2] = Field(
+        description="GitHub usernames to assign to this issue."
+    )
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )
@@ -3423,12 +3408,9 @@ class UpdateIssueLabelsCall(ToolCall):
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )
-    labels: list[
-        Annotated[
-            JsonStr | UpdateIssueLabelsCallLabelsItemOption2,
-            ExactlyOne(JsonStr, UpdateIssueLabelsCallLabelsItemOneOf2),
-        ]
-    ] = Field(description="Labels to apply to this issue.")
+    labels: list[JsonStr | UpdateIssueLabelsCallLabelsItemOption2] = Field(
+        description="Labels to apply to this issue."
+    )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
 
