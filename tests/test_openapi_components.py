@@ -49,7 +49,7 @@ from .conftest import CORPUS
 OPENAPI = CORPUS / "openapi"
 SPECS = sorted(p for p in OPENAPI.glob("*") if p.suffix in (".json", ".yaml"))
 EXAMPLES = max(100, settings().max_examples)
-CI_PER_SPEC = 6
+CI_PER_SPEC = 3
 EVERY_COMPONENT = settings().max_examples >= 1000 or os.environ.get("TOOLBIND_ALL_COMPONENTS")
 
 corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason="the shared corpus is not beside the repo")

@@ -1357,16 +1357,21 @@ def _literal_ok(node: LiteralNode) -> bool:
     return all(v is None or isinstance(v, (str, bool)) or type(v) is int for v in values)
 
 
-def _is_class_node(node: SchemaNode, defs: dict[str, Definition]) -> bool:
+def _is_class_node(
+    node: SchemaNode, defs: dict[str, Definition], seen: frozenset[str] = frozenset()
+) -> bool:
     if isinstance(node, ObjectNode):
         return bool(node.properties) or isinstance(node.additional, NeverNode)
     if isinstance(node, AllOfNode):
+        # parts: objects, and refs to classes (objects, or allOf classes themselves: the
+        # parent class then inherits in turn)
         return all(
             isinstance(p, ObjectNode)
             or (
                 isinstance(p, RefNode)
-                and isinstance(defs[p.target].node, ObjectNode)
-                and _is_class_node(defs[p.target].node, defs)
+                and p.target not in seen
+                and isinstance(defs[p.target].node, (ObjectNode, AllOfNode))
+                and _is_class_node(defs[p.target].node, defs, seen | {p.target})
             )
             for p in node.parts
         ) and any(isinstance(p, RefNode) for p in node.parts)
