@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
@@ -195,6 +196,37 @@ def test_additional_properties(compile_spec: CompileSpec) -> None:
         module.TypedCall.model_validate({"_tool": "typed", "zz": "no"})
     kept = {"_tool": "open", "zz": {"deep": [1, None]}}
     assert dump(module.OpenCall.model_validate(kept)) == kept
+
+
+def test_one_of_checked_in_python_only_when_variants_can_overlap(
+    compile_spec: CompileSpec,
+) -> None:
+    def role(*roles: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {"role": {"enum": list(roles)}, "text": {"type": "string"}},
+            "required": ["role"],
+        }
+
+    tagged = {"oneOf": [role("user"), role("tool", "system"), {"type": "string"}]}
+    overlapping = {"oneOf": [role("user"), role("user", "tool")]}
+    module = compile_spec(
+        [seeds_tool("tagged", {"m": tagged}), seeds_tool("overlapping", {"m": overlapping})]
+    )
+    # variants told apart by JSON type and by "role": the union alone, no Python check
+    assert "ExactlyOne" not in inspect.getsource(module.TaggedCall)
+    assert "ExactlyOne" in inspect.getsource(module.OverlappingCall)
+    for m in ({"role": "user"}, {"role": "system", "text": "x"}, "hi"):
+        assert dump(module.TaggedCall.model_validate({"_tool": "tagged", "m": m}))["m"] == m
+    for m in ({"role": "other"}, {"text": "x"}, 1, None):
+        with pytest.raises(ValidationError):
+            module.TaggedCall.model_validate({"_tool": "tagged", "m": m})
+    # {"role": "user"} matches both variants: oneOf rejects it, so the check stays
+    with pytest.raises(ValidationError):
+        module.OverlappingCall.model_validate({"_tool": "overlapping", "m": {"role": "user"}})
+    assert dump(
+        module.OverlappingCall.model_validate({"_tool": "overlapping", "m": {"role": "tool"}})
+    )["m"] == {"role": "tool"}
 
 
 def test_refs_and_recursion(compile_spec: CompileSpec) -> None:

@@ -463,30 +463,22 @@ if TYPE_CHECKING:
     from ._models.m_unstar_repository_output import UnstarRepositoryOutput as UnstarRepositoryOutput
     from ._models.m_update_gist_output import UpdateGistCall as UpdateGistCall
     from ._models.m_update_gist_output import UpdateGistOutput as UpdateGistOutput
-    from ._models.m_update_issue_assignees_call_assignees_it import (
+    from ._models.m_update_issue_assignees_output import (
         UpdateIssueAssigneesCall as UpdateIssueAssigneesCall,
     )
-    from ._models.m_update_issue_assignees_call_assignees_it import (
-        UpdateIssueAssigneesCallAssigneesItemOneOf2 as UpdateIssueAssigneesCallAssigneesItemOneOf2,
-    )
-    from ._models.m_update_issue_assignees_call_assignees_it import (
+    from ._models.m_update_issue_assignees_output import (
         UpdateIssueAssigneesCallAssigneesItemOption2 as UpdateIssueAssigneesCallAssigneesItemOption2,
     )
-    from ._models.m_update_issue_assignees_call_assignees_it import (
+    from ._models.m_update_issue_assignees_output import (
         UpdateIssueAssigneesOutput as UpdateIssueAssigneesOutput,
     )
     from ._models.m_update_issue_body_output import UpdateIssueBodyCall as UpdateIssueBodyCall
     from ._models.m_update_issue_body_output import UpdateIssueBodyOutput as UpdateIssueBodyOutput
-    from ._models.m_update_issue_labels_call_labels_item_opt import (
-        UpdateIssueLabelsCall as UpdateIssueLabelsCall,
-    )
-    from ._models.m_update_issue_labels_call_labels_item_opt import (
-        UpdateIssueLabelsCallLabelsItemOneOf2 as UpdateIssueLabelsCallLabelsItemOneOf2,
-    )
-    from ._models.m_update_issue_labels_call_labels_item_opt import (
+    from ._models.m_update_issue_labels_output import UpdateIssueLabelsCall as UpdateIssueLabelsCall
+    from ._models.m_update_issue_labels_output import (
         UpdateIssueLabelsCallLabelsItemOption2 as UpdateIssueLabelsCallLabelsItemOption2,
     )
-    from ._models.m_update_issue_labels_call_labels_item_opt import (
+    from ._models.m_update_issue_labels_output import (
         UpdateIssueLabelsOutput as UpdateIssueLabelsOutput,
     )
     from ._models.m_update_issue_milestone_output import (
@@ -769,13 +761,11 @@ __all__ = [
     "UpdateGistCall",
     "UpdateGistOutput",
     "UpdateIssueAssigneesCall",
-    "UpdateIssueAssigneesCallAssigneesItemOneOf2",
     "UpdateIssueAssigneesCallAssigneesItemOption2",
     "UpdateIssueAssigneesOutput",
     "UpdateIssueBodyCall",
     "UpdateIssueBodyOutput",
     "UpdateIssueLabelsCall",
-    "UpdateIssueLabelsCallLabelsItemOneOf2",
     "UpdateIssueLabelsCallLabelsItemOption2",
     "UpdateIssueLabelsOutput",
     "UpdateIssueMilestoneCall",
@@ -1028,16 +1018,14 @@ _WHERE: dict[str, str] = {
     "UnstarRepositoryOutput": "m_unstar_repository_output",
     "UpdateGistCall": "m_update_gist_output",
     "UpdateGistOutput": "m_update_gist_output",
-    "UpdateIssueAssigneesCall": "m_update_issue_assignees_call_assignees_it",
-    "UpdateIssueAssigneesCallAssigneesItemOneOf2": "m_update_issue_assignees_call_assignees_it",
-    "UpdateIssueAssigneesCallAssigneesItemOption2": "m_update_issue_assignees_call_assignees_it",
-    "UpdateIssueAssigneesOutput": "m_update_issue_assignees_call_assignees_it",
+    "UpdateIssueAssigneesCall": "m_update_issue_assignees_output",
+    "UpdateIssueAssigneesCallAssigneesItemOption2": "m_update_issue_assignees_output",
+    "UpdateIssueAssigneesOutput": "m_update_issue_assignees_output",
     "UpdateIssueBodyCall": "m_update_issue_body_output",
     "UpdateIssueBodyOutput": "m_update_issue_body_output",
-    "UpdateIssueLabelsCall": "m_update_issue_labels_call_labels_item_opt",
-    "UpdateIssueLabelsCallLabelsItemOneOf2": "m_update_issue_labels_call_labels_item_opt",
-    "UpdateIssueLabelsCallLabelsItemOption2": "m_update_issue_labels_call_labels_item_opt",
-    "UpdateIssueLabelsOutput": "m_update_issue_labels_call_labels_item_opt",
+    "UpdateIssueLabelsCall": "m_update_issue_labels_output",
+    "UpdateIssueLabelsCallLabelsItemOption2": "m_update_issue_labels_output",
+    "UpdateIssueLabelsOutput": "m_update_issue_labels_output",
     "UpdateIssueMilestoneCall": "m_update_issue_milestone_output",
     "UpdateIssueMilestoneOutput": "m_update_issue_milestone_output",
     "UpdateIssueStateCall": "m_update_issue_state_output",

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, JsonValue, RootModel
-from typing_extensions import TypeAliasType
 from toolbind.runtime.types import (
     Bounds,
-    ExactlyOne,
     JsonBool,
     JsonNumber,
     JsonStr,
@@ -20,15 +18,9 @@ from toolbind.runtime.types import (
 
 __all__ = [
     "UpdateIssueLabelsCall",
-    "UpdateIssueLabelsCallLabelsItemOneOf2",
     "UpdateIssueLabelsCallLabelsItemOption2",
     "UpdateIssueLabelsOutput",
 ]
-
-
-UpdateIssueLabelsCallLabelsItemOneOf2 = TypeAliasType(
-    "UpdateIssueLabelsCallLabelsItemOneOf2", "UpdateIssueLabelsCallLabelsItemOption2"
-)
 
 
 class UpdateIssueLabelsCall(ToolCall):
@@ -43,12 +35,9 @@ class UpdateIssueLabelsCall(ToolCall):
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )
-    labels: list[
-        Annotated[
-            JsonStr | UpdateIssueLabelsCallLabelsItemOption2,
-            ExactlyOne(JsonStr, UpdateIssueLabelsCallLabelsItemOneOf2),
-        ]
-    ] = Field(description="Labels to apply to this issue.")
+    labels: list[JsonStr | UpdateIssueLabelsCallLabelsItemOption2] = Field(
+        description="Labels to apply to this issue."
+    )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, JsonValue, RootModel
-from typing_extensions import TypeAliasType
 from toolbind.runtime.types import (
     Bounds,
-    ExactlyOne,
     JsonBool,
     JsonNumber,
     JsonStr,
@@ -20,15 +18,9 @@ from toolbind.runtime.types import (
 
 __all__ = [
     "UpdateIssueAssigneesCall",
-    "UpdateIssueAssigneesCallAssigneesItemOneOf2",
     "UpdateIssueAssigneesCallAssigneesItemOption2",
     "UpdateIssueAssigneesOutput",
 ]
-
-
-UpdateIssueAssigneesCallAssigneesItemOneOf2 = TypeAliasType(
-    "UpdateIssueAssigneesCallAssigneesItemOneOf2", "UpdateIssueAssigneesCallAssigneesItemOption2"
-)
 
 
 class UpdateIssueAssigneesCall(ToolCall):
@@ -40,12 +32,9 @@ class UpdateIssueAssigneesCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: UpdateIssueAssigneesOutput | None = Field(default=None, alias="_output")
-    assignees: list[
-        Annotated[
-            JsonStr | UpdateIssueAssigneesCallAssigneesItemOption2,
-            ExactlyOne(JsonStr, UpdateIssueAssigneesCallAssigneesItemOneOf2),
-        ]
-    ] = Field(description="GitHub usernames to assign to this issue.")
+    assignees: list[JsonStr | UpdateIssueAssigneesCallAssigneesItemOption2] = Field(
+        description="GitHub usernames to assign to this issue."
+    )
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )
