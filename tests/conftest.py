@@ -10,7 +10,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -92,3 +92,36 @@ def instances_of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """Valid instances of a JSON Schema: ``toolbind.testing.strategies_for`` (2020-12 spellings
     are rewritten for hypothesis-jsonschema there)."""
     return strategies_for(schema)
+
+
+# -- the HTTP test app and a foreign host, served by uvicorn (tests/test_http*.py) ---------------
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[str, str]]:
+    """``(base URL of tests/http_app.app, base URL of http_app.foreign)`` on 127.0.0.1."""
+    from tests import http_app  # FastAPI: imported only by the tests that serve it
+    from tests._servers import serve_asgi
+
+    with serve_asgi(http_app.app) as url, serve_asgi(http_app.foreign) as foreign:
+        yield url, foreign
+
+
+@pytest.fixture
+def base(servers: tuple[str, str]) -> str:
+    """The app's base URL, its counters reset."""
+    from tests import http_app
+
+    http_app.reset()
+    http_app.FOREIGN_HITS.clear()
+    return servers[0]
+
+
+@pytest.fixture
+def foreign(servers: tuple[str, str]) -> str:
+    return servers[1]
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)

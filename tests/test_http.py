@@ -12,7 +12,7 @@ import base64
 import json
 import logging
 import re
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import toolbind.runtime.http as http_module
 from tests import http_app
-from tests._servers import serve_asgi
 from tests.http_app import Echo
 from toolbind.runtime import ToolBinding, ToolResult
 from toolbind.runtime.http import (
@@ -44,29 +43,6 @@ from toolbind.runtime.http import (
 FAST = RetryPolicy(max_attempts=3, backoff=0.01, max_backoff=0.05, max_retry_after=0.2)
 
 # -- the servers --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[tuple[str, str]]:
-    with serve_asgi(http_app.app) as url, serve_asgi(http_app.foreign) as foreign:
-        yield url, foreign
-
-
-@pytest.fixture
-def base(servers: tuple[str, str]) -> str:
-    http_app.reset()
-    http_app.FOREIGN_HITS.clear()
-    return servers[0]
-
-
-@pytest.fixture
-def foreign(servers: tuple[str, str]) -> str:
-    return servers[1]
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 # -- the HttpApi the compiler would write for tests/http_app.py -----------------------------------

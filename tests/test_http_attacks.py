@@ -39,29 +39,6 @@ from toolbind.runtime.http import (
 )
 
 
-@pytest.fixture(scope="module")
-def servers() -> Iterator[tuple[str, str]]:
-    with serve_asgi(http_app.app) as url, serve_asgi(http_app.foreign) as foreign:
-        yield url, foreign
-
-
-@pytest.fixture
-def base(servers: tuple[str, str]) -> str:
-    http_app.reset()
-    http_app.FOREIGN_HITS.clear()
-    return servers[0]
-
-
-@pytest.fixture
-def foreign(servers: tuple[str, str]) -> str:
-    return servers[1]
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture
 def client(base: str, foreign: str) -> Iterator[HttpClient]:
     with HttpClient(make_api(base, foreign), credentials=CREDENTIALS, retry=FAST) as c:
