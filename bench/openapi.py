@@ -24,6 +24,7 @@ Targets (issue 4): wall time ≤ 0.25× the peer's; import of the openai package
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import shutil
@@ -179,11 +180,23 @@ def main() -> int:
     parser.add_argument("--pyright", action="store_true", help="also time pyright over all")
     parser.add_argument("--json", type=Path, help="write the results as JSON")
     parser.add_argument("--markdown", type=Path, help="write the per-spec table as Markdown")
+    parser.add_argument(
+        "--spec",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only the corpus specs whose file name matches (repeatable; e.g. 'openai*')",
+    )
     args = parser.parse_args()
     if not CORPUS.is_dir():
         print(f"no corpus at {CORPUS}", file=sys.stderr)
         return 2
-    specs = sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".yaml"))
+    specs = sorted(
+        p
+        for p in CORPUS.iterdir()
+        if p.suffix in (".json", ".yaml")
+        and (not args.spec or any(fnmatch.fnmatch(p.name, g) for g in args.spec))
+    )
     work = Path(tempfile.mkdtemp(prefix="toolbind-bench-openapi-"))
     rows: list[dict[str, Any]] = []
     floor = import_floor()
