@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # annotations only: the compiler imports this module without pydantic
+    from pydantic import BaseModel
 
-from ._result import ToolResult
+    from ._result import ToolResult
 
 ParameterLocation = Literal["path", "query", "header", "cookie"]
 ParameterStyle = Literal[
