@@ -421,7 +421,7 @@ class Agent:
             if isinstance(output, Mapping)
             else output
         )
-        key = (tuple(id(t) for t in tools), not_latent, out_key)
+        key = (tuple(id(t) for t in tools), not_latent, out_key, self.max_calls)
         # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
         if found is None:

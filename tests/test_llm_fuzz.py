@@ -33,7 +33,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from toolbind.compiler import load_package
 from toolbind.runtime import (
@@ -707,3 +707,17 @@ def test_an_invalid_answer_after_a_body_that_is_no_completion_is_a_validation_er
         agent.run("go")
     assert "calls[0] (tool 'weatherCheck') field location: Field required" in info.value.errors
     assert len(world.server.requests) == 2 and len(info.value.steps[0].raw_responses) == 1
+
+
+def test_max_calls_changed_after_a_request_was_served_from_the_stale_cached_schema(
+    world: World,
+) -> None:
+    # regression (review): the Agent's composition cache was keyed without max_calls
+    agent = _agent(world, max_retries=1, max_calls=10)
+    first = agent.composition()
+    agent.max_calls = 3
+    second = agent.composition()
+    assert second is not first and (first.max_calls, second.max_calls) == (10, 3)
+    call = {"_tool": "weatherCheck", "location": "P"}
+    with pytest.raises(ValidationError, match="at most 3 per answer"):
+        second.response.model_validate({"output": None, "calls": [call] * 4})
