@@ -126,6 +126,11 @@ def import_block(*sources: str) -> str:
     used: set[str] = set()
     for source in sources:
         used.update(names_in(source))
+    return imports_for(used)
+
+
+def imports_for(used: set[str]) -> str:
+    """The import lines for the names in ``used`` that a generated module imports."""
     by_module: dict[str, list[str]] = {}
     for name in sorted(used & _IMPORT_SOURCES.keys()):
         by_module.setdefault(_IMPORT_SOURCES[name], []).append(name)
@@ -154,7 +159,7 @@ _TOKEN = re.compile(
       | '(?:[^'\\\r\n]|\\.)*'
     )
     | [0-9][0-9A-Za-z_]*(?:\.[0-9A-Za-z_]*)?
-    | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+    | ([A-Za-z_][A-Za-z0-9_]*)
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -166,7 +171,9 @@ def names_in(source: str) -> set[str]:
     A comment quoting a spec's file name (which may hold quotes and line breaks) must not
     swallow the code after it, as a regex that knew only strings did.
     """
-    return {m for m in (t.group("name") for t in _TOKEN.finditer(source)) if m}
+    names = set(_TOKEN.findall(source))  # the one group: "" for a comment, string or number
+    names.discard("")
+    return names
 
 
 def py_str(value: str) -> str:
@@ -558,10 +565,16 @@ class PythonBackend:
                 module_of[m] = module
         files: dict[str, str] = {}
         header = ctx["header"]
+        classes_in: dict[str, list[ClassView]] = {}
+        for c in self.classes:
+            classes_in.setdefault(module_of[c.name], []).append(c)
+        aliases_in: dict[str, list[AliasView]] = {}
+        for a in self.aliases:
+            aliases_in.setdefault(module_of[a.name], []).append(a)
         for members, module in zip(components, chunk_names, strict=True):
             member_set = set(members)
-            classes = [c for c in self.classes if c.name in member_set]
-            aliases = [a for a in self.aliases if a.name in member_set]
+            classes = classes_in.get(module, [])
+            aliases = aliases_in.get(module, [])
             imports: dict[str, list[str]] = {}
             for m in members:
                 for used in uses[m]:
@@ -581,9 +594,9 @@ class PythonBackend:
                 }
             )
             alias_code = "\n".join(a.expr for a in aliases)
-            block = import_block(body, alias_code)
-            # names only inherited annotations use (re-exported form: pyright sees them used)
             direct = names_in(body) | names_in(alias_code)
+            block = imports_for(direct)
+            # names only inherited annotations use (re-exported form: pyright sees them used)
             only_inherited = sorted(
                 (names_in(" ".join(inherited.get(m, "") for m in members)) - direct)
                 & _IMPORT_SOURCES.keys()
