@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolbind.runtime import compose
+from toolbind.runtime._compose import compose
 
 from ._driver import GeneratedTree, build, write_into
 from ._load import RefPolicy

@@ -10,20 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-from toolbind.runtime import (
-    ExportIssue,
-    anthropic_tools,
-    gemini_tools,
-    mcp_tools,
-    openai_strict_tools,
-    openai_tools,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._api import spec_tool_entries
 from .diagnostics import Diagnostic
 from .ir import SourceLocation
+
+if TYPE_CHECKING:
+    from toolbind.runtime import ExportIssue
 
 ExportFormat = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "openai-strict", "anthropic", "gemini", "mcp")
@@ -101,6 +95,15 @@ def provider_export(
     Raises:
         SpecError: the spec has errors, or ``tool`` names none of its tools.
     """
+    # the exporters load pydantic: imported when asked for, so `toolbind generate` starts faster
+    from toolbind.runtime import (
+        anthropic_tools,
+        gemini_tools,
+        mcp_tools,
+        openai_strict_tools,
+        openai_tools,
+    )
+
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [_EntryTool.from_entry(t, defs) for t in entries]
     activities = {t.name for t in tools} if explicit else set[str]()

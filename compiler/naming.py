@@ -23,7 +23,7 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 
-import toolbind.runtime.types as runtime_types
+from toolbind.runtime._type_names import TYPES_EXPORTS
 
 # Attributes of pydantic.BaseModel (v2) and RootModel: a field with one of these names would
 # shadow a method the runtime relies on.
@@ -105,7 +105,7 @@ _GENERATED_MODULE_NAMES = frozenset(
 Every public name of ``toolbind.runtime.types`` (the building blocks generated code imports)
 is reserved too, through ``RESERVED_CLASS_NAMES`` below."""
 
-RESERVED_CLASS_NAMES = _GENERATED_MODULE_NAMES | frozenset(runtime_types.__all__)
+RESERVED_CLASS_NAMES = _GENERATED_MODULE_NAMES | frozenset(TYPES_EXPORTS)
 
 _PROVIDER_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
@@ -149,7 +149,7 @@ _FIELD_RESERVED = frozenset(
     set(keyword.kwlist)
     | _BASEMODEL_ATTRS
     | {"list", "dict", "str", "int", "float", "bool", "tuple", "bytes", "object"}
-    | set(runtime_types.__all__)
+    | set(TYPES_EXPORTS)
 )
 
 

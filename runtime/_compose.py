@@ -1,4 +1,4 @@
-"""Runtime layer: schema composition exactly as the seeds specify. Imports ``_binding``, pydantic.
+"""Runtime layer: schema composition exactly as the seeds specify. Imports pydantic for annotations only.
 
 For each tool (tool-system.md "Schema Composition", tool-system.ru.md):
 
@@ -19,9 +19,10 @@ an array whose items are the one tool schema, or ``anyOf`` the tool schemas; bot
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class ComposableTool(Protocol):

@@ -78,6 +78,30 @@ def test_runtime_types_surface_is_sorted_and_complete() -> None:
         assert hasattr(toolbind.runtime.types, name)
 
 
+def test_the_compilers_copy_of_the_runtime_types_names_is_the_same_list() -> None:
+    """The compiler reads the names from ``_type_names`` (no pydantic import) to reserve them."""
+    from toolbind.runtime._type_names import TYPES_EXPORTS
+
+    assert list(TYPES_EXPORTS) == toolbind.runtime.types.__all__
+
+
+def test_importing_the_compiler_loads_neither_pydantic_nor_the_exporters() -> None:
+    """``toolbind generate`` starts once per spec in users' builds: the compiler's import chain
+    stays free of pydantic (≈110 ms), which only runtime models and ``toolbind schema`` need."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolbind.compiler.cli, toolbind.compiler._api, toolbind.compiler._export;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'"
+        " or m == 'toolbind.runtime._exports'))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
 def test_runtime_never_imports_the_compiler() -> None:
     import subprocess
     import sys

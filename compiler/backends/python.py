@@ -23,9 +23,9 @@ from typing import Any, cast
 
 import jinja2
 
-import toolbind.runtime.types as runtime_types
-from toolbind.runtime import compose
+from toolbind.runtime._compose import compose
 from toolbind.runtime._formats import FORMATS
+from toolbind.runtime._type_names import TYPES_EXPORTS
 
 from .. import naming
 from ..diagnostics import Diagnostics
@@ -112,7 +112,7 @@ _IMPORT_SOURCES: dict[str, str] = {
     **dict.fromkeys(("ConfigDict", "Field", "JsonValue", "RootModel", "TypeAdapter"), "pydantic"),
     **dict.fromkeys(("ToolBinding", "load_bindings"), "toolbind.runtime"),
     "TypeAliasType": "typing_extensions",
-    **dict.fromkeys(runtime_types.__all__, "toolbind.runtime.types"),
+    **dict.fromkeys(TYPES_EXPORTS, "toolbind.runtime.types"),
 }
 
 
