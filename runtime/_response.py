@@ -328,6 +328,12 @@ _PHRASES = (
 
 def _keyword(error: ErrorDetails) -> str:
     kind = error["type"]
+    if kind.startswith("union_tag_") and "'_tool'" not in str(
+        error.get("ctx", {}).get("discriminator")
+    ):
+        # a oneOf/anyOf of classes told apart by a required const/enum property (the compiler
+        # makes it a tagged union): the tag is missing, or none of the variants' values
+        return "required" if kind == "union_tag_not_found" else "const/enum"
     if kind in _KEYWORDS:
         return _KEYWORDS[kind]
     if kind.endswith("_type") or kind in ("model_attributes_type", "is_instance_of"):

@@ -128,7 +128,7 @@ _KEYWORDS = {
     "multiple_of": "multipleOf",
     "string_pattern_mismatch": "pattern",
     "union_tag_invalid": "const",
-    "union_tag_not_found": "const",
+    "union_tag_not_found": "required",  # the tag property of a oneOf/anyOf of classes
 }
 # Messages of toolbind.runtime.types' validators → the keyword each enforces.
 _MESSAGE_KEYWORDS = [

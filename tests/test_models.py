@@ -6,8 +6,13 @@ import inspect
 import json
 from typing import Any
 
+import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
+
+from toolbind.runtime._response import explain_errors
 
 from .conftest import CompileSpec
 
@@ -227,6 +232,149 @@ def test_one_of_checked_in_python_only_when_variants_can_overlap(
     assert dump(
         module.OverlappingCall.model_validate({"_tool": "overlapping", "m": {"role": "tool"}})
     )["m"] == {"role": "tool"}
+
+
+def _kind(tag: str, *values: str, **extra: Any) -> dict[str, Any]:
+    """An object variant requiring ``tag`` with ``values`` (a const for one value)."""
+    spec = {"const": values[0]} if len(values) == 1 else {"enum": list(values)}
+    return {
+        "type": "object",
+        "properties": {tag: spec, "n": {"type": "integer"}, **extra},
+        "required": [tag],
+    }
+
+
+def test_classes_told_apart_by_a_required_tag_are_a_tagged_union(
+    compile_spec: CompileSpec,
+) -> None:
+    """oneOf/anyOf of classes that each require one property with their own string values
+    become pydantic tagged unions (one key lookup instead of trying each class: 3.5× faster
+    on openai's chat request); they accept exactly what jsonschema accepts, in both modes."""
+    defs = {"Circle": _kind("type", "circle"), "Square": _kind("type", "square", "box")}
+    params: dict[str, Any] = {
+        "one": {"oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
+        "any": {"anyOf": [_kind("type", "a"), _kind("type", "b", "c"), {"type": "null"}]},
+        "listed": {
+            "type": "array",
+            "items": {"oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
+        },
+        # not tagged: the tag is optional in one variant / needs an alias / values overlap /
+        # a variant is no class / a variant is an allOf subclass
+        "optional_tag": {"oneOf": [_kind("type", "a"), {**_kind("type", "b"), "required": []}]},
+        "aliased": {"oneOf": [_kind("Kind", "a"), _kind("Kind", "b")]},
+        "overlap": {"oneOf": [_kind("type", "a", "b"), _kind("type", "b")]},
+        "mixed": {"oneOf": [_kind("type", "a"), {"type": "string"}]},
+        "subclass": {
+            "oneOf": [
+                {"$ref": "#/$defs/Circle"},
+                {"allOf": [{"$ref": "#/$defs/Circle"}, _kind("type", "circle")]},
+            ]
+        },
+    }
+    tool = {**seeds_tool("shapes", params, required=["one"]), "$defs": defs}
+    module = compile_spec([tool])
+    fields = module.ShapesCall.model_fields
+    tagged = {n for n, f in fields.items() if "discriminator='type'" in repr(f)}
+    assert tagged == {"one", "any", "listed"}, {n: repr(f) for n, f in fields.items()}
+    reference: Any = jsonschema.Draft202012Validator(tool)
+
+    tags = st.sampled_from(["circle", "square", "box", "a", "b", "c", "x", 1, None])
+    obj = st.dictionaries(
+        st.sampled_from(["type", "Kind", "n"]),
+        tags | st.integers(-2, 2) | st.just("s"),
+        max_size=3,
+    )
+    value = obj | st.lists(obj, max_size=3) | st.none() | st.just("s")
+
+    @settings(max_examples=400, deadline=None, database=None, derandomize=True)
+    @given(st.dictionaries(st.sampled_from(sorted(params)), value, max_size=4), obj)
+    def agree(args: dict[str, Any], one: dict[str, Any]) -> None:
+        call = {"_tool": "shapes", "one": one, **args}
+        expected = reference.is_valid(call)
+        for validate in (
+            lambda: module.ShapesCall.model_validate(call),
+            lambda: module.ShapesCall.model_validate_json(json.dumps(call)),
+        ):
+            try:
+                model = validate()
+            except ValidationError:
+                assert not expected, call
+            else:
+                assert expected, call
+                assert dump(model) == call
+
+    agree()
+    # Python construction from instances (the tag read from the attribute)
+    square = module.ShapesCall.model_validate(
+        {"_tool": "shapes", "one": {"type": "box", "n": 1}}
+    ).one
+    rebuilt = module.ShapesCall(one=square, listed=[square])
+    assert dump(rebuilt)["listed"] == [{"type": "box", "n": 1}]
+    # the model is told which keyword failed: the tag's values, or the tag missing
+    for bad, keyword in (({"type": "oval"}, "const/enum"), ({"n": 1}, "required")):
+        with pytest.raises(ValidationError) as info:
+            module.ShapesCall.model_validate({"_tool": "shapes", "one": bad})
+        assert f"(keyword: {keyword})" in explain_errors(info.value.errors(), {}), explain_errors(
+            info.value.errors(), {}
+        )
+
+
+def test_an_allof_subclass_restating_a_property_keeps_the_parents_schema(
+    compile_spec: CompileSpec,
+) -> None:
+    """allOf: both schemas hold. The subclass's restated field used to replace the parent's
+    (openai's BetaComputerToolCallOutputResource accepted ``status: "failed"``, which its
+    parent's enum forbids)."""
+    defs = {
+        "Base": {
+            "type": "object",
+            "properties": {
+                "status": {"enum": ["in_progress", "completed", "incomplete"]},
+                "size": {"type": "integer", "maximum": 10},
+            },
+        },
+        "Child": {
+            "allOf": [
+                {"$ref": "#/$defs/Base"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "status": {"enum": ["completed", "incomplete", "failed"]},
+                        "size": {"type": ["integer", "null"], "minimum": 2},
+                    },
+                    "required": ["status"],
+                },
+            ]
+        },
+    }
+    tool = {**seeds_tool("restate", {"c": {"$ref": "#/$defs/Child"}}, ["c"]), "$defs": defs}
+    module = compile_spec([tool])
+    reference: Any = jsonschema.Draft202012Validator(tool)
+    for c in (
+        {"status": "completed"},
+        {"status": "incomplete", "size": 10},
+        {"status": "failed"},
+        {"status": "in_progress"},
+        {"status": "completed", "size": 11},
+        {"status": "completed", "size": 1},
+        {"status": "completed", "size": None},
+        {"size": 5},
+    ):
+        call = {"_tool": "restate", "c": c}
+        expected = reference.is_valid(call)
+        for as_json in (False, True):
+            try:
+                model = (
+                    module.RestateCall.model_validate_json(json.dumps(call))
+                    if as_json
+                    else module.RestateCall.model_validate(call)
+                )
+            except ValidationError:
+                assert not expected, call
+            else:
+                assert expected, call
+                assert dump(model) == call
+    assert reference.is_valid({"_tool": "restate", "c": {"status": "completed", "size": 3}})
 
 
 def test_refs_and_recursion(compile_spec: CompileSpec) -> None:

@@ -55,13 +55,7 @@ CI_PER_SPEC = 3
 EVERY_COMPONENT = settings().max_examples >= 1000 or os.environ.get("TOOLBIND_ALL_COMPONENTS")
 
 # Known fidelity bugs, each with its reason: the test xfails (strictly: only these failed).
-XFAIL = {
-    (
-        "openai__openapi.yaml",
-        "BetaComputerToolCallOutputResource",
-    ): "an allOf class restating a parent's property (status) takes the child's schema alone: "
-    "the parent's narrower enum is lost (compiler/backends/python.py _class, `override`)",
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason="the shared corpus is not beside the repo")
 

@@ -16,7 +16,7 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -888,12 +888,18 @@ class PythonBackend:
             scope.claim(f.name)
             view.fields.append(f)
         apart = False  # see KeepExtrasApart
-        inherited = self._inherited(node) if isinstance(node, AllOfNode) else set[str]()
+        inherited = self._inherited(node) if isinstance(node, AllOfNode) else {}
         for prop in obj.properties:
-            f, renamed_optional = self._field(name, prop, scope)
+            # allOf restates a parent's property: pydantic validates the subclass's field only,
+            # so the parents' schemas of it are checked on the value too (allOf: all hold).
+            parents = [
+                s
+                for s in inherited.get(prop.name, ())
+                if s != prop.schema and not isinstance(s, AnyNode)
+            ]
+            f, renamed_optional = self._field(name, prop, scope, parents)
             if prop.name in inherited:
-                # allOf restates a parent's property: the subclass narrows it (pydantic validates
-                # the subclass's field), which pyright reports as an incompatible override.
+                # pyright reports the narrowed field as an incompatible override
                 f.override = True
             view.fields.append(f)
             apart = apart or renamed_optional
@@ -910,9 +916,10 @@ class PythonBackend:
             extra_type, _ = self._type(obj.additional, name + "Extra")
             view.extra_type = f"dict[str, {extra_type}]"
 
-    def _inherited(self, node: AllOfNode) -> set[str]:
-        """JSON names of the properties the parent classes of ``node`` declare (transitively)."""
-        names: set[str] = set()
+    def _inherited(self, node: AllOfNode) -> dict[str, list[SchemaNode]]:
+        """JSON name → schemas, of the properties the parent classes of ``node`` declare
+        (transitively, each parent's own schema of the property)."""
+        schemas: dict[str, list[SchemaNode]] = {}
         stack = [p.target for p in node.parts if isinstance(p, RefNode)]
         seen: set[str] = set()
         while stack:
@@ -921,15 +928,20 @@ class PythonBackend:
                 continue
             seen.add(key)
             target = self.defs[key].node
+            declared: list[Property] = []
             if isinstance(target, ObjectNode):
-                names.update(p.name for p in target.properties)
+                declared.extend(target.properties)
             elif isinstance(target, AllOfNode):
                 for part in target.parts:
                     if isinstance(part, RefNode):
                         stack.append(part.target)
                     elif isinstance(part, ObjectNode):
-                        names.update(p.name for p in part.properties)
-        return names
+                        declared.extend(part.properties)
+            for p in declared:
+                found = schemas.setdefault(p.name, [])
+                if p.schema not in found:
+                    found.append(p.schema)
+        return schemas
 
     def _all_of_parts(self, node: AllOfNode) -> tuple[list[str], ObjectNode]:
         parents: list[str] = []
@@ -943,11 +955,25 @@ class PythonBackend:
                 additional = part.additional if part.additional is not None else additional
         return parents, ObjectNode(meta=node.meta, properties=tuple(props), additional=additional)
 
-    def _field(self, owner: str, prop: Property, scope: naming.Scope) -> tuple[FieldView, bool]:
+    def _field(
+        self,
+        owner: str,
+        prop: Property,
+        scope: naming.Scope,
+        parents: Sequence[SchemaNode] = (),
+    ) -> tuple[FieldView, bool]:
         """The field, and whether it is renamed and optional with a value that doesn't tell
-        absence (nullable or defaulted): such a class needs ``KeepExtrasApart``."""
+        absence (nullable or defaulted): such a class needs ``KeepExtrasApart``.
+
+        ``parents``: the schemas parent classes give the same property, checked on the value.
+        """
         fname = scope.claim(naming.field_name(prop.name), original=prop.name)
-        expr, nullable = self._type(prop.schema, owner + naming.pascal_case(prop.name))
+        hint = owner + naming.pascal_case(prop.name)
+        expr, nullable = self._type(prop.schema, hint)
+        if parents:
+            checks = [self._sub_schema(p, f"{hint}Inherited{i + 1}") for i, p in enumerate(parents)]
+            expr = f"Annotated[{expr}, AllOf({', '.join(checks)})]"
+            nullable = nullable and all(_admits_null(p, self.defs, set()) for p in parents)
         args: list[str] = []
         default = self._default(prop) if not prop.required else None
         ambiguous = False
@@ -1123,6 +1149,19 @@ class PythonBackend:
                         exprs.remove("None")
                         exprs.append("None")
                     union = " | ".join(exprs)
+                classes = [
+                    (v, e)
+                    for v, e in zip(node.variants, per_variant, strict=True)
+                    if not isinstance(v, NullNode)
+                ]
+                tag = _tag_property(tuple(v for v, _ in classes), self.defs, self.class_defs)
+                if tag is not None and len({e for _, e in classes}) == len(classes):
+                    # Every variant (but null) is a class requiring ``tag`` with its own string
+                    # values: at most one can match, whatever the form, and pydantic's tagged
+                    # union picks it by one key lookup instead of trying every class in turn.
+                    members = " | ".join(e for _, e in classes)
+                    tagged = f"Annotated[{members}, Field(discriminator={py_str(tag)})]"
+                    return (tagged + " | None" if nullable else tagged), nullable
                 if (
                     node.form == "oneOf"
                     and len(node.variants) > 1
@@ -1446,6 +1485,50 @@ def _is_class_node(
             for p in node.parts
         ) and any(isinstance(p, RefNode) for p in node.parts)
     return False
+
+
+def _tag_property(
+    variants: tuple[SchemaNode, ...], defs: dict[str, Definition], class_defs: set[str]
+) -> str | None:
+    """The JSON name of a property pydantic can discriminate ``variants`` by, or None.
+
+    Each variant must render as a plain class (an object definition or an inline object, not an
+    ``allOf`` subclass, whose restated fields are what pydantic reads) that requires the
+    property as a ``Literal`` of strings, under its own name as the Python field name (pydantic
+    looks the tag up by alias on data and by attribute on instances), and no two variants may
+    share a value. The tagged union then accepts exactly what the plain union accepts.
+    """
+    if len(variants) < 2:
+        return None
+    tag_sets: list[dict[str, frozenset[str]]] = []
+    for v in variants:
+        obj = v
+        if isinstance(v, RefNode):
+            obj = defs[v.target].node if v.target in class_defs else None
+        if not isinstance(obj, ObjectNode) or not _is_class_node(obj, defs):
+            return None
+        tags: dict[str, frozenset[str]] = {}
+        scope = naming.Scope(taken=set())  # the field names ``_class`` gives, in its order
+        for prop in obj.properties:
+            py_name = scope.claim(naming.field_name(prop.name), original=prop.name)
+            if (
+                prop.required
+                and py_name == prop.name
+                and isinstance(prop.schema, LiteralNode)
+                and all(t.startswith('"') for t in prop.schema.values)
+            ):
+                tags[prop.name] = frozenset(prop.schema.values)
+        tag_sets.append(tags)
+    for key in tag_sets[0]:
+        seen: set[str] = set()
+        for tags in tag_sets:
+            values = tags.get(key)
+            if values is None or values & seen:
+                break
+            seen |= values
+        else:
+            return key
+    return None
 
 
 def _mutually_exclusive(variants: tuple[SchemaNode, ...], defs: dict[str, Definition]) -> bool:
