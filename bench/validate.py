@@ -6,9 +6,11 @@ calls/second) is validating one realistic tool call that arrives as a JSON strin
 
 * toolbind: the tool spec is compiled with ``toolbind.compiler.compile_to_directory`` into a
   temporary directory and imported with ``load_package``; the tool's Call model
-  (``next(t for t in pkg.TOOLS if t.name == NAME).call_model``) runs
-  ``model_validate_json(payload)``, the payload carrying ``"_tool": NAME`` (the Call model's
-  discriminator).
+  (``next(t for t in pkg.TOOLS if t.name == NAME).call_model``), built first
+  (``model_rebuild()``, as the peer's model is), runs ``model_validate_json(payload)``, the
+  payload carrying ``"_tool": NAME`` (the Call model's discriminator). Once a toolbind model is
+  built, that name is the validator's own method (see ``ToolModel`` in
+  ``runtime/types.py``); the peer's is pydantic's ``BaseModel.model_validate_json``.
 * jsonschema: ``validator_for(schema)(schema)`` built once (untimed), then
   ``validator.is_valid(json.loads(payload))`` — the JSON parse is inside the timed call, for
   parity with ``model_validate_json``.
@@ -269,6 +271,7 @@ def toolbind_validators(
         schema = tool_schema(binding)
         if binding.defs:
             schema["$defs"] = dict(binding.defs)
+        binding.call_model.model_rebuild()  # built before timing, as the peer's model is
         result[w.name] = (binding.call_model.model_validate_json, schema)
     return result
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Self, TypeVar, cast
 
@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.config import ExtraValues
-from pydantic_core import core_schema
+from pydantic_core import SchemaValidator, core_schema
 
 from ._ecma import compile_pattern as _compile
 from ._formats import FORMATS
@@ -103,12 +103,8 @@ class ToolModel(BaseModel):
         by_alias: bool | None = None,
         by_name: bool | None = None,
     ) -> Self:
-        """``BaseModel.model_validate_json``; without options, straight to the validator.
-
-        The common call (``Call.model_validate_json(text)``, what a tool call arrives as)
-        skips forwarding five keyword arguments through pydantic's wrapper, which costs as
-        much as validating a small model. The same validator runs either way.
-        """
+        """``BaseModel.model_validate_json``; without options, straight to the validator (the
+        method of a class not built yet: see ``_install_fast_paths``)."""
         if (strict, extra, context, by_alias, by_name) == (None, None, None, None, None):
             return cls.__pydantic_validator__.validate_json(json_data)
         return super().model_validate_json(
@@ -119,6 +115,49 @@ class ToolModel(BaseModel):
             by_alias=by_alias,
             by_name=by_name,
         )
+
+    # Validation goes straight to the class's built validator. ``BaseModel.model_validate_json``
+    # is a Python function forwarding five keyword arguments, which costs a third of the time of
+    # validating a small tool call; the validator's own bound method (C) takes the same
+    # arguments. It is installed when pydantic completes the class (the build is deferred to
+    # first use) and after every rebuild; until then a class has the generic method, never a
+    # parent's (whose validator would make parent instances).
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        setattr(cls, "model_validate_json", ToolModel.__dict__["model_validate_json"])  # noqa: B010
+        setattr(cls, "model_validate", BaseModel.__dict__["model_validate"])  # noqa: B010
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        super().__pydantic_on_complete__()
+        _install_fast_paths(cls)
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Mapping[str, Any] | None = None,
+    ) -> bool | None:
+        rebuilt = super().model_rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=_parent_namespace_depth + 1,
+            _types_namespace=_types_namespace,
+        )
+        if cls.__pydantic_complete__:
+            _install_fast_paths(cls)  # a forced rebuild makes a new validator, without the hook
+        return rebuilt
+
+
+def _install_fast_paths(cls: type[BaseModel]) -> None:
+    validator = cls.__pydantic_validator__
+    if isinstance(validator, SchemaValidator):  # built (and no pydantic plugin wrapping it)
+        setattr(cls, "model_validate_json", validator.validate_json)  # noqa: B010
+        setattr(cls, "model_validate", validator.validate_python)  # noqa: B010
 
 
 class KeepExtrasApart(BaseModel):
