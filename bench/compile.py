@@ -1,4 +1,10 @@
-"""Compile-time benchmark: toolbind vs datamodel-code-generator on the shared tool corpus.
+"""Compile-time benchmark: toolbind vs datamodel-code-generator, OpenAPI specs and tool corpus.
+
+First (``--part openapi``) issue 4's figure: ``bench/openapi.py --peer-specs`` — openai,
+discord, twilio ×2, slack, netlify and stapi compiled by ``toolbind generate`` (full output) and
+by datamodel-codegen (models only), the wall-time and RSS ratios, and the openai package's
+import time, first use and LLM-facing schema bytes (see that script). Then (``--part tools``)
+the tool corpus, described below.
 
 Both compilers run in the same invocation of this script, on the same machine, on the same tool
 schemas, as subprocesses started the way a user starts them, and are timed the same way.
@@ -625,6 +631,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--keep", action="store_true", help="keep the scratch directory (inputs, outputs, logs)"
     )
+    parser.add_argument(
+        "--part",
+        choices=["all", "openapi", "tools"],
+        default="all",
+        help="openapi: issue 4's comparison on the OpenAPI peer specs (bench/openapi.py "
+        "--peer-specs); tools: the tool corpus; all: both, in that order (default)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -719,6 +732,15 @@ def report(results: list[Result], meta: dict[str, Any], as_json: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.part != "tools":
+        # issue 4's figure: openai, discord, twilio ×2, slack, netlify, stapi, full output
+        import openapi  # bench/openapi.py, beside this script
+
+        print("== OpenAPI specs: toolbind generate vs datamodel-codegen (bench/openapi.py) ==")
+        status = openapi.main(["--peer-specs"])
+        if status or args.part == "openapi":
+            return status
+        print("\n== Tool corpus (MCP + BFCL) ==")
     corpus_root: Path = args.corpus.resolve()
     tools = corpus_root / "tools"
     corpus = Corpus(
