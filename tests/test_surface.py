@@ -140,3 +140,20 @@ def test_each_model_validates_with_its_own_validator_once_built() -> None:
     Child.model_rebuild(force=True)
     assert Child.__pydantic_validator__ is not old
     assert Child.model_validate_json.__self__ is Child.__pydantic_validator__
+
+
+def test_importing_the_runtime_types_builds_no_validator() -> None:
+    """Every generated package imports ``toolbind.runtime.types``: building a validator there
+    (KeepExtrasApart was built on import) also loads pydantic's plugin scan, ~30 ms."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolbind.runtime.types as t;"
+        "print(t.KeepExtrasApart.__pydantic_complete__, t.ToolModel.__pydantic_complete__,"
+        " 'pydantic.plugin._loader' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["False", "False", "False"]
