@@ -81,6 +81,17 @@ def test_runtime_types_surface_is_sorted_and_complete() -> None:
         assert hasattr(toolbind.runtime.types, name)
 
 
+def _fresh_interpreter(code: str) -> str:
+    """What ``code`` prints in a new interpreter (what an import loads, unaffected by this one)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return result.stdout
+
+
 def test_the_compilers_copy_of_the_runtime_types_names_is_the_same_list() -> None:
     """The compiler reads the names from ``_type_names`` (no pydantic import) to reserve them."""
     from toolbind.runtime._type_names import TYPES_EXPORTS
@@ -91,29 +102,17 @@ def test_the_compilers_copy_of_the_runtime_types_names_is_the_same_list() -> Non
 def test_importing_the_compiler_loads_neither_pydantic_nor_the_exporters() -> None:
     """``toolbind generate`` starts once per spec in users' builds: the compiler's import chain
     stays free of pydantic (≈110 ms), which only runtime models and ``toolbind schema`` need."""
-    import subprocess
-    import sys
-
     code = (
         "import sys, toolbind.compiler.cli, toolbind.compiler._api, toolbind.compiler._export;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'"
         " or m == 'toolbind.runtime._exports'))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "[]"
+    assert _fresh_interpreter(code).strip() == "[]"
 
 
 def test_runtime_never_imports_the_compiler() -> None:
-    import subprocess
-    import sys
-
     code = "import sys, toolbind.runtime, toolbind.runtime.types; print(any(m.startswith('toolbind.compiler') for m in sys.modules))"
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.strip() == "False"
+    assert _fresh_interpreter(code).strip() == "False"
 
 
 def test_each_model_validates_with_its_own_validator_once_built() -> None:
@@ -145,15 +144,9 @@ def test_each_model_validates_with_its_own_validator_once_built() -> None:
 def test_importing_the_runtime_types_builds_no_validator() -> None:
     """Every generated package imports ``toolbind.runtime.types``: building a validator there
     (KeepExtrasApart was built on import) also loads pydantic's plugin scan, ~30 ms."""
-    import subprocess
-    import sys
-
     code = (
         "import sys, toolbind.runtime.types as t;"
         "print(t.KeepExtrasApart.__pydantic_complete__, t.ToolModel.__pydantic_complete__,"
         " 'pydantic.plugin._loader' in sys.modules)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.split() == ["False", "False", "False"]
+    assert _fresh_interpreter(code).split() == ["False", "False", "False"]
