@@ -13,33 +13,37 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._api import compile_to_directory, composed_schema, generate_tree, load_package
-    from ._driver import GeneratedTree, OutputError
-    from ._model import model_from_schema
-    from .diagnostics import Diagnostic, SpecError
+    from ._driver import GeneratedTree
+    from ._model import model_from_schema, read_tool_schema
+    from .diagnostics import Diagnostic
+    from .errors import CompileError, OutputError, SelectionError, SpecError
 
 __all__ = [
+    "CompileError",
     "Diagnostic",
     "GeneratedTree",
     "OutputError",
+    "SelectionError",
     "SpecError",
     "compile_to_directory",
     "composed_schema",
     "generate_tree",
     "load_package",
     "model_from_schema",
+    "read_tool_schema",
 ]
 
-_WHERE: dict[str, str] = {
-    "Diagnostic": ".diagnostics",
-    "GeneratedTree": "._driver",
-    "OutputError": "._driver",
-    "SpecError": ".diagnostics",
-    "compile_to_directory": "._api",
-    "composed_schema": "._api",
-    "generate_tree": "._api",
-    "load_package": "._api",
-    "model_from_schema": "._model",
+# What this package exports, and the module each name lives in: the one list of them. ``__all__``
+# and the TYPE_CHECKING imports repeat the names because pyright reads only literals
+# (tests/test_surface.py checks that the three agree).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._api": ("compile_to_directory", "composed_schema", "generate_tree", "load_package"),
+    "._driver": ("GeneratedTree",),
+    "._model": ("model_from_schema", "read_tool_schema"),
+    ".diagnostics": ("Diagnostic",),
+    ".errors": ("CompileError", "OutputError", "SelectionError", "SpecError"),
 }
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:

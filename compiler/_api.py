@@ -10,11 +10,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolbind.runtime._compose import compose
+from toolbind.runtime.contract import ToolSchema, compose_schema
 
 from ._driver import GeneratedTree, build, write_into
 from ._load import RefPolicy
-from .backends.python import ToolSchemas
 from .diagnostics import Diagnostic, SpecError
 from .frontends.openapi import OperationFilter
 from .ir import SourceLocation
@@ -126,5 +125,5 @@ def composed_schema(
         SpecError: the spec has errors, or ``tool`` names no tool of it.
     """
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
-    tools = [ToolSchemas.from_entry(t, defs) for t in entries]
-    return compose(tools, output)
+    tools = [ToolSchema.from_entry(t, defs) for t in entries]
+    return compose_schema(tools, output)

@@ -25,7 +25,10 @@ from pathlib import Path
 from ._load import NO_EXTRA_REFS, SPEC_SUFFIXES, RefPolicy, as_object, display_path
 from ._version import VERSION
 from .backends.python import PythonBackend, scaffold_for
-from .diagnostics import Diagnostic, Diagnostics, SpecError
+from .diagnostics import Diagnostic, Diagnostics
+from .errors import OutputError as OutputError
+from .errors import SelectionError as SelectionError
+from .errors import SpecError
 from .frontends import read_spec
 from .frontends.openapi import OperationFilter
 from .ir import SourceLocation, SpecPackage
@@ -266,10 +269,6 @@ def _format_in(root: Path, files: dict[str, str]) -> dict[str, str]:
     return {rel: (root / rel).read_text(encoding="utf-8") for rel in files}
 
 
-class SelectionError(ValueError):
-    """``--tag``/``--path``/``--operation`` select nothing (a usage problem, not a spec problem)."""
-
-
 def _check_selection(select: OperationFilter, packages: list[SpecPackage]) -> None:
     flags = " ".join(
         [f"--tag {t}" for t in select.tags]
@@ -313,10 +312,6 @@ def _recover(out: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
     for tmp in out.parent.glob(f".{out.name}.new-*"):
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-class OutputError(Exception):
-    """The output directory can't be written (a usage problem, not a spec problem)."""
 
 
 def check_output_dir(out: Path, inputs: Iterable[Path] = ()) -> None:

@@ -7,10 +7,11 @@ refusals and notes into located diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from toolbind.runtime.contract import ToolSchema
 
 from ._api import spec_tool_entries
 from .diagnostics import Diagnostic
@@ -23,43 +24,12 @@ ExportFormat = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "openai-strict", "anthropic", "gemini", "mcp")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _EntryTool:
-    """One tool of a compiled ``tools.json`` (what ``toolbind.runtime``'s exports read)."""
-
-    name: str
-    provider_name: str
-    description: str | None
-    title: str | None
-    parameters: Mapping[str, Any]
-    output_schema: Mapping[str, Any] | None
-    activity: str | None
-    defs: Mapping[str, Any]
-    annotations: Mapping[str, Any] | None
-    source: str
-
-    @classmethod
-    def from_entry(cls, entry: dict[str, Any], defs: dict[str, Any]) -> _EntryTool:
-        return cls(
-            name=entry["name"],
-            provider_name=entry["provider_name"],
-            description=entry.get("description"),
-            title=entry.get("title"),
-            parameters=entry["parameters"],
-            output_schema=entry.get("output_schema"),
-            activity=entry.get("activity"),
-            defs=defs,
-            annotations=entry.get("annotations"),
-            source=entry.get("source", ""),
-        )
-
-
 def _location(source: str) -> SourceLocation:
     file, _, pointer = source.partition("#")
     return SourceLocation(file=file, pointer=pointer)
 
 
-def _diagnostic(tools: dict[str, _EntryTool], issue: ExportIssue, what: str) -> Diagnostic:
+def _diagnostic(tools: dict[str, ToolSchema], issue: ExportIssue, what: str) -> Diagnostic:
     tool = tools[issue.tool]
     return Diagnostic(
         loc=_location(tool.source),
@@ -105,7 +75,7 @@ def provider_export(
     )
 
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
-    tools = [_EntryTool.from_entry(t, defs) for t in entries]
+    tools = [ToolSchema.from_entry(t, defs) for t in entries]
     activities = {t.name for t in tools} if explicit else set[str]()
     by_name = {t.name: t for t in tools}
     if fmt == "openai":

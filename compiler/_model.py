@@ -20,7 +20,7 @@ from ._version import VERSION
 from .backends.python import PythonBackend
 from .diagnostics import Diagnostics, SpecError
 from .frontends._jsonschema import SchemaLowerer
-from .ir import SourceLocation, SpecPackage
+from .ir import SourceLocation, SpecPackage, ToolSpec
 
 _counter = itertools.count()
 
@@ -102,3 +102,36 @@ def model_from_schema(
     model = cast("type[BaseModel]", module.__dict__[cls_name])
     model.model_rebuild()
     return model
+
+
+def read_tool_schema(name: str, schema: Any, *, source: str) -> ToolSpec:
+    """Read one seeds-format tool schema as the seeds frontend reads a spec file's tools.
+
+    The runtime registers a raw tool schema (``Tool.register(name, {...})``) through this, so a
+    registered schema and a spec file are checked by the same reader, with the same messages.
+
+    Args:
+        name: the name it is registered under (``_tool``'s ``const``, when present, must equal it).
+        schema: the tool's JSON Schema: parameters plus ``_tool``/``_output``/``_activity``.
+        source: what the diagnostics name as the file (e.g. ``<Tool.register('x')>``).
+
+    Raises:
+        SpecError: the schema is not a usable tool schema; ``.diagnostics`` locates each problem.
+    """
+    from .diagnostics import describe
+    from .frontends._common import ToolReader
+    from .frontends.seeds import read_tool
+
+    diags = Diagnostics()
+    loc = SourceLocation(file=source)
+    obj = as_object(schema)
+    tool: ToolSpec | None = None
+    if obj is None:
+        diags.error(loc, f"the tool schema is {describe(schema)}", "an object schema")
+    else:
+        lowerer = SchemaLowerer(diags=diags, allow_remote_files=False)
+        reader = ToolReader(diags=diags, lowerer=lowerer, root=obj, path=None)
+        tool = read_tool(reader, obj, loc, key=name)
+    if tool is None or diags.has_errors:
+        raise SpecError(diags.items)
+    return tool

@@ -360,7 +360,7 @@ def test_command(
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output."""
     allowed = _allowed_refs(allow_ref)
     try:
-        from toolbind.testing._cli import UsageError, run
+        from toolbind.testing._cli import CommandLineError, run
     except ImportError as exc:
         raise _usage(
             f"toolbind test needs the testing extra ({exc.name or exc}): "
@@ -381,7 +381,7 @@ def test_command(
     except SpecError as exc:
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
-    except UsageError as exc:
+    except CommandLineError as exc:
         raise _usage(str(exc)) from None
     raise typer.Exit(code)
 

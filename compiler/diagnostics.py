@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .errors import SpecError as SpecError
 from .ir import SourceLocation
 
 Severity = Literal["error", "warning", "note"]
@@ -84,15 +85,6 @@ class Diagnostics:
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.items if d.severity == "error"]
-
-
-class SpecError(Exception):
-    """A spec (or a set of specs) could not be compiled; ``diagnostics`` says where and why."""
-
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        self.diagnostics = diagnostics
-        errors = [d for d in diagnostics if d.severity == "error"]
-        super().__init__("\n".join(d.render() for d in errors or diagnostics))
 
 
 def describe(value: object) -> str:

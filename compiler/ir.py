@@ -1,5 +1,5 @@
 """Compiler layer: the intermediate representation. Imports only the standard library, and the
-frozen, stdlib-only HTTP description of ``toolbind.runtime._httpspec`` (an OpenAPI package's
+frozen, stdlib-only HTTP description of ``toolbind.runtime.contract`` (an OpenAPI package's
 ``HttpApi`` is the same value in the IR and in the generated code).
 
 Every type here is frozen: passes build new values with ``dataclasses.replace`` instead of
@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolbind.runtime._httpspec import HttpApi
+from toolbind.runtime.contract import ExecutionType, HttpApi
 
 JsonText = str
 """Canonical JSON text: ``json.dumps(value, sort_keys=True, separators=(",", ":"))``."""
@@ -333,9 +333,6 @@ class Definition:
     key: str  # "<file>#<pointer>" of the resolved target
     name_hint: str  # the last pointer token, e.g. "Address" for #/$defs/Address
     node: SchemaNode
-
-
-ExecutionType = Literal["gateway", "external", "space", "internal"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

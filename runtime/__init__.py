@@ -1,9 +1,10 @@
 """toolbind.runtime: what generated packages and user code run on.
 
 Imports pydantic and the standard library (``instructor``/``openai`` when an ``Agent`` is built);
-never ``toolbind.compiler`` — except lazily, when a tool or an output is given as a raw JSON Schema
-dict (``Tool.register(name, {...})``), which is compiled to the same faithful models a generated
-package has.
+never ``toolbind.compiler`` — except lazily, through ``_compiler`` alone, when a tool or an output
+is given as a raw JSON Schema dict (``Tool.register(name, {...})``), which is compiled to the same
+faithful models a generated package has. ``contract`` is the public, pydantic-free module that the
+compiler and generated packages share with the runtime.
 
 The names load on first use (PEP 562): ``import toolbind.runtime.types`` — what every generated
 package starts with — does not import the Agent, the pending store or the exporters.
@@ -14,18 +15,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for pyright; tests/test_surface.py checks it agrees with _EXPORTS
     from ._agent import (
         Agent,
-        AgentError,
         AgentEvent,
         CallRecord,
         ExecutionFactory,
-        LLMError,
         Pending,
         PendingCall,
         PendingSink,
-        ResponseValidationError,
         RunResult,
         Step,
     )
@@ -45,18 +43,95 @@ if TYPE_CHECKING:
         openai_tools,
         strict_violations,
     )
-    from ._pending import (
-        AlreadyResolved,
-        PendingError,
-        PendingExpired,
-        PendingStore,
-        PendingToolCall,
-        UnknownPendingCall,
-        pending_app,
-    )
-    from ._registry import Activity, ActivityRegistry, RegistrationError, Tool, ToolRegistry
+    from ._pending import PendingStore, PendingToolCall, pending_app
+    from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
     from ._result import ToolResult
+    from .errors import (
+        AgentError,
+        AlreadyResolved,
+        LLMError,
+        ModelFeedback,
+        PendingError,
+        PendingExpired,
+        RegistrationError,
+        ResponseValidationError,
+        RunFailure,
+        ToolbindError,
+        UnknownPendingCall,
+        UsageError,
+    )
+
+# What this package exports, and the module each name lives in: the one list of them. ``__all__``
+# repeats the names because pyright reads only a literal list.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._agent": (
+        "Agent",
+        "AgentEvent",
+        "CallRecord",
+        "ExecutionFactory",
+        "Pending",
+        "PendingCall",
+        "PendingSink",
+        "RunResult",
+        "Step",
+    ),
+    "._binding": (
+        "ToolBinding",
+        "load_bindings",
+    ),
+    "._compose": (
+        "ComposableTool",
+        "nullable",
+        "resolve_activity",
+        "tool_schema",
+    ),
+    "._exports": (
+        "ExportIssue",
+        "GeminiExport",
+        "NotStrictable",
+        "StrictExport",
+        "anthropic_tools",
+        "call_from_strict",
+        "gemini_tools",
+        "mcp_tools",
+        "openai_strict_schema",
+        "openai_strict_tools",
+        "openai_tools",
+        "strict_violations",
+    ),
+    "._pending": (
+        "PendingStore",
+        "PendingToolCall",
+        "pending_app",
+    ),
+    "._registry": (
+        "Activity",
+        "ActivityRegistry",
+        "Tool",
+        "ToolRegistry",
+    ),
+    "._response": (
+        "Composition",
+        "compose",
+    ),
+    "._result": ("ToolResult",),
+    ".errors": (
+        "AgentError",
+        "AlreadyResolved",
+        "LLMError",
+        "ModelFeedback",
+        "PendingError",
+        "PendingExpired",
+        "RegistrationError",
+        "ResponseValidationError",
+        "RunFailure",
+        "ToolbindError",
+        "UnknownPendingCall",
+        "UsageError",
+    ),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Activity",
@@ -72,6 +147,7 @@ __all__ = [
     "ExportIssue",
     "GeminiExport",
     "LLMError",
+    "ModelFeedback",
     "NotStrictable",
     "Pending",
     "PendingCall",
@@ -82,6 +158,7 @@ __all__ = [
     "PendingToolCall",
     "RegistrationError",
     "ResponseValidationError",
+    "RunFailure",
     "RunResult",
     "Step",
     "StrictExport",
@@ -89,7 +166,9 @@ __all__ = [
     "ToolBinding",
     "ToolRegistry",
     "ToolResult",
+    "ToolbindError",
     "UnknownPendingCall",
+    "UsageError",
     "anthropic_tools",
     "call_from_strict",
     "compose",
@@ -105,54 +184,6 @@ __all__ = [
     "strict_violations",
     "tool_schema",
 ]
-
-_WHERE: dict[str, str] = {
-    "Activity": "._registry",
-    "ActivityRegistry": "._registry",
-    "Agent": "._agent",
-    "AgentError": "._agent",
-    "AgentEvent": "._agent",
-    "AlreadyResolved": "._pending",
-    "CallRecord": "._agent",
-    "ComposableTool": "._compose",
-    "Composition": "._response",
-    "ExecutionFactory": "._agent",
-    "ExportIssue": "._exports",
-    "GeminiExport": "._exports",
-    "LLMError": "._agent",
-    "NotStrictable": "._exports",
-    "Pending": "._agent",
-    "PendingCall": "._agent",
-    "PendingError": "._pending",
-    "PendingExpired": "._pending",
-    "PendingSink": "._agent",
-    "PendingStore": "._pending",
-    "PendingToolCall": "._pending",
-    "RegistrationError": "._registry",
-    "ResponseValidationError": "._agent",
-    "RunResult": "._agent",
-    "Step": "._agent",
-    "StrictExport": "._exports",
-    "Tool": "._registry",
-    "ToolBinding": "._binding",
-    "ToolRegistry": "._registry",
-    "ToolResult": "._result",
-    "UnknownPendingCall": "._pending",
-    "anthropic_tools": "._exports",
-    "call_from_strict": "._exports",
-    "compose": "._response",
-    "gemini_tools": "._exports",
-    "load_bindings": "._binding",
-    "mcp_tools": "._exports",
-    "nullable": "._compose",
-    "openai_strict_schema": "._exports",
-    "openai_strict_tools": "._exports",
-    "openai_tools": "._exports",
-    "pending_app": "._pending",
-    "resolve_activity": "._compose",
-    "strict_violations": "._exports",
-    "tool_schema": "._compose",
-}
 
 
 def __getattr__(name: str) -> Any:

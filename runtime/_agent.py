@@ -52,6 +52,8 @@ from ._registry import (
 )
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
+from .contract import META_FIELDS
+from .errors import AgentError, LLMError, ResponseValidationError
 from .types import ToolResponse
 
 if TYPE_CHECKING:
@@ -74,7 +76,6 @@ __all__ = [
 
 T = TypeVar("T")
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
-META_FIELDS = ("_tool", "_activity", "_output", "_reasoningForCall")
 DEFAULT_ACTIVITY_TIMEOUT = 30.0
 DEFAULT_MAX_CALLS = 100
 
@@ -88,45 +89,6 @@ EventType = Literal[
     "tool-call.error",
     "run.complete",
 ]
-
-
-# -- errors (by audience: run-time failures of the LLM side) -------------------------------------
-
-
-class AgentError(Exception):
-    """Base of the Agent's run-time failures.
-
-    Attributes:
-        steps: the transcript of the run up to the failure (empty for ``request``).
-    """
-
-    steps: list[Step]
-
-    def __init__(self, *args: object) -> None:
-        super().__init__(*args)
-        self.steps = []
-
-
-class LLMError(AgentError):
-    """The LLM request itself failed (HTTP error, timeout, connection) after the client's retries."""
-
-
-class ResponseValidationError(AgentError):
-    """The model's answers stayed invalid after every retry.
-
-    Attributes:
-        errors: the validation errors of the last attempt (as fed back to the model).
-        attempts: how many answers were tried.
-        last_response: the last raw completion (JSON-ready dict), or None.
-    """
-
-    def __init__(
-        self, message: str, *, errors: str, attempts: int, last_response: dict[str, Any] | None
-    ) -> None:
-        super().__init__(message)
-        self.errors = errors
-        self.attempts = attempts
-        self.last_response = last_response
 
 
 # -- async pending tools -------------------------------------------------------------------------

@@ -11,11 +11,11 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
-ExecutionType = Literal["gateway", "external", "space", "internal"]
+from .contract import ExecutionType
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -136,9 +136,8 @@ def compose(
         defs.update(t.defs)
     if out_defs:
         defs.update(out_defs)
-    used = _reachable_defs(composed, defs)
-    if used:
-        kept = {k: defs[k] for k in sorted(used)}
+    kept = reachable_defs(composed, defs)
+    if kept:
         composed, kept = inline_single_use(composed, kept)
         if kept:
             composed["$defs"] = kept
@@ -256,22 +255,32 @@ def _cyclic(name: str, edges: Mapping[str, set[str]]) -> bool:
     return False
 
 
-def _reachable_defs(schema: Any, defs: Mapping[str, Any]) -> set[str]:
-    """The ``$defs`` names ``schema`` reaches through ``#/$defs/...`` references: a package's
-    definitions used only by tools not offered (or only by outputs of explicit tools) stay out."""
-    seen: set[str] = set()
-    stack: list[Any] = [schema]
-    while stack:
-        node = stack.pop()
+def def_name(ref: str) -> str | None:
+    """``Name`` of ``#/$defs/Name`` (JSON Pointer escapes undone), else None."""
+    if ref.startswith(_DEFS) and "/" not in ref[len(_DEFS) :]:
+        return ref[len(_DEFS) :].replace("~1", "/").replace("~0", "~")
+    return None
+
+
+def reachable_defs(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``$defs`` entries ``schema`` reaches through ``#/$defs/...`` references, transitively,
+    in name order: a package's definitions used only by tools not offered (or only by outputs of
+    explicit tools) stay out of a composed or exported schema."""
+    found: dict[str, Any] = {}
+    todo: list[Any] = [schema]
+    while todo:
+        node = todo.pop()
         if isinstance(node, dict):
-            for key, value in cast("dict[str, Any]", node).items():
-                if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
-                    name = value.removeprefix("#/$defs/")
-                    if name not in seen and name in defs:
-                        seen.add(name)
-                        stack.append(defs[name])
-                else:
-                    stack.append(value)
+            items = cast("dict[str, Any]", node)
+            ref = items.get("$ref")
+            if isinstance(ref, str):
+                name = def_name(ref)
+                if name is not None and name in defs and name not in found:
+                    found[name] = defs[name]
+                    todo.append(defs[name])
+            for key, value in items.items():
+                if key not in _DATA_KEYWORDS and key != "$ref":  # data is not schema
+                    todo.append(value)
         elif isinstance(node, list):
-            stack.extend(cast("list[Any]", node))
-    return seen
+            todo.extend(cast("list[Any]", node))
+    return {name: found[name] for name in sorted(found)}

@@ -25,13 +25,14 @@ Call model, so a dropped keyword can cost a retry, never a wrong value.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from ._compose import ComposableTool, tool_schema
+from ._compose import ComposableTool, def_name, reachable_defs, tool_schema
+from .errors import NotStrictable
 
 
 class ExportableTool(ComposableTool, Protocol):
@@ -91,50 +92,15 @@ class GeminiExport:
 
 # -- shared -------------------------------------------------------------------------------------
 
-_DEFS_PREFIX = "#/$defs/"
-
 
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-def _ref_name(ref: str) -> str | None:
-    """``Name`` of ``#/$defs/Name``, else None."""
-    if ref.startswith(_DEFS_PREFIX) and "/" not in ref[len(_DEFS_PREFIX) :]:
-        return _unescape(ref[len(_DEFS_PREFIX) :])
-    return None
-
-
-def _reachable_defs(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``$defs`` entries ``schema`` refers to, transitively, in name order."""
-    found: dict[str, Any] = {}
-    todo: list[Any] = [schema]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            items = cast("dict[str, Any]", node)
-            ref = items.get("$ref")
-            if isinstance(ref, str):
-                name = _ref_name(ref)
-                if name is not None and name in defs and name not in found:
-                    found[name] = defs[name]
-                    todo.append(defs[name])
-            for key, value in items.items():
-                if key not in ("enum", "const", "default", "examples", "$ref"):
-                    todo.append(value)
-        elif isinstance(node, list):
-            todo.extend(cast("list[Any]", node))
-    return {name: found[name] for name in sorted(found)}
-
-
 def call_schema(tool: ExportableTool, activities: Collection[str] = ()) -> dict[str, Any]:
     """The tool's composed schema (meta fields + parameters) with the ``$defs`` it reaches."""
     schema = tool_schema(tool, activities)
-    defs = _reachable_defs(schema, tool.defs)
+    defs = reachable_defs(schema, tool.defs)
     if defs:
         schema["$defs"] = defs
     return schema
@@ -183,7 +149,7 @@ def mcp_tools(tools: Iterable[ExportableTool], activities: Collection[str] = ())
         output = tool.output_schema
         if output is not None and output.get("type") == "object":
             out_schema = dict(output)
-            defs = _reachable_defs(out_schema, tool.defs)
+            defs = reachable_defs(out_schema, tool.defs)
             if defs:
                 out_schema["$defs"] = defs
             entry["outputSchema"] = out_schema
@@ -312,7 +278,7 @@ def strict_violations(schema: Any) -> list[ExportIssue]:
             )
         if "$ref" in n:
             ref = n["$ref"]
-            name = _ref_name(ref) if isinstance(ref, str) else None
+            name = def_name(ref) if isinstance(ref, str) else None
             if ref != "#" and (name is None or name not in defs):
                 bad(pointer, "$ref", f"$ref {ref!r} does not point into the root's $defs")
         if "format" in n and n["format"] not in STRICT_FORMATS:
@@ -383,7 +349,7 @@ def strict_violations(schema: Any) -> list[ExportIssue]:
         n = cast("dict[str, Any]", node)
         ref = n.get("$ref")
         if isinstance(ref, str):
-            name = _ref_name(ref)
+            name = def_name(ref)
             if name is None or name in on_path or name not in defs:
                 return 0
             return depth(defs[name], on_path | {name})
@@ -545,7 +511,7 @@ def _strict_node(node: Any, pointer: str, issues: list[ExportIssue]) -> dict[str
         del out["format"]
     if "$ref" in out:
         ref = out["$ref"]
-        if not isinstance(ref, str) or (ref != "#" and _ref_name(ref) is None):
+        if not isinstance(ref, str) or (ref != "#" and def_name(ref) is None):
             return _refuse(issues, pointer, "$ref", f"$ref {ref!r} does not point into $defs")
         kept = {k: out[k] for k in ("$ref", "description") if k in out}
         if set(out) - {"$ref", "description", "title"}:
@@ -657,15 +623,6 @@ def _with_tool(issue: ExportIssue, tool: str) -> ExportIssue:
     return ExportIssue(tool=tool, pointer=issue.pointer, kind=issue.kind, message=issue.message)
 
 
-class NotStrictable(ValueError):
-    """A tool whose schema cannot be made OpenAI-strict; ``issues`` holds the reasons."""
-
-    def __init__(self, tool: str, issues: Sequence[ExportIssue]) -> None:
-        super().__init__("; ".join(map(str, issues)) or f"{tool}: not strictable")
-        self.tool = tool
-        self.issues = list(issues)
-
-
 def openai_strict_tools(
     tools: Iterable[ExportableTool], activities: Collection[str] = ()
 ) -> StrictExport:
@@ -694,7 +651,7 @@ def _admits_null(node: Any, defs: Mapping[str, Any], seen: frozenset[str] = froz
     n = cast("dict[str, Any]", node)
     ref = n.get("$ref")
     if isinstance(ref, str):
-        name = _ref_name(ref)
+        name = def_name(ref)
         if name is None or name in seen or name not in defs:
             return False
         return _admits_null(defs[name], defs, seen | {name})
@@ -718,7 +675,7 @@ def _drop_forced_nulls(value: Any, node: Any, defs: Mapping[str, Any], depth: in
     n = cast("dict[str, Any]", node)
     ref = n.get("$ref")
     if isinstance(ref, str):
-        name = _ref_name(ref)
+        name = def_name(ref)
         target = defs.get(name) if name is not None else None
         return _drop_forced_nulls(value, target, defs, depth + 1)
     all_of = n.get("allOf")
@@ -830,7 +787,7 @@ class _Gemini:
         n = cast("dict[str, Any]", node)
         ref = n.get("$ref")
         if isinstance(ref, str):
-            name = _ref_name(ref)
+            name = def_name(ref)
             if name is None or name not in self.defs:
                 self.note(pointer, "$ref", f"$ref {ref!r} is not a local definition: left open")
                 return {}

@@ -31,19 +31,12 @@ from typing import Any, cast
 
 import httpx
 
-from ._httpspec import SecurityRequirement, SecurityScheme
+from .contract import SecurityRequirement, SecurityScheme
+from .errors import HttpConfigurationError, TokenError
 
 _ENV = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}")
 # An OAuth2 token is refreshed this many seconds before it expires.
 _EXPIRY_SKEW = 30.0
-
-
-class HttpConfigurationError(ValueError):
-    """A mistake in how the HTTP runtime was configured (unknown tool, bad credentials, bad server
-    variable, a missing environment variable, a bad gateway execution config).
-
-    Raised to the developer, never sent to the model. Messages never contain secret values.
-    """
 
 
 class Secret:
@@ -392,10 +385,6 @@ class TokenCache:
             skew = min(_EXPIRY_SKEW, lifetime / 10)
             self._tokens[key] = _Token(value, time.monotonic() + lifetime, skew)
         return value
-
-
-class TokenError(Exception):
-    """The OAuth2 token endpoint did not give a token (a run-time failure, no secret inside)."""
 
 
 def token_key(cred: Credential, req: SecurityRequirement) -> tuple[str, tuple[str, ...]]:

@@ -29,7 +29,7 @@ from urllib.parse import urlencode
 import httpx
 
 from ._http_params import ParameterError, primitive
-from ._httpspec import BodyPart, HttpBody
+from .contract import BodyPart, HttpBody
 
 _MISSING = object()
 

@@ -38,8 +38,9 @@ from ._http_auth import (
     static_parts,
     token_key,
 )
-from ._httpspec import SecurityRequirement
 from ._result import ToolResult
+from .contract import SecurityRequirement
+from .errors import ResponseTooLarge
 
 log = logging.getLogger("toolbind.runtime.http")
 
@@ -150,10 +151,6 @@ class Action:
 
     kind: str
     arg: Any
-
-
-class ResponseTooLarge(Exception):
-    """The response body passed ``max_response_bytes``."""
 
 
 def base_of(url: httpx.URL) -> tuple[str, str, int | None, str]:

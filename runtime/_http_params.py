@@ -19,28 +19,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote, unquote
 
-from ._httpspec import HttpParameter
+from .contract import IGNORED_HEADERS as IGNORED_HEADERS
+from .contract import HttpParameter
+from .errors import ParameterError
 
 # RFC 3986 reserved characters a query value may keep raw with ``allowReserved``.
 _RESERVED = ":/?#[]@!$&'()*+,;="
-# Header parameters OpenAPI says to ignore (they belong to the content/auth machinery), plus the
-# ones that would let a value re-route or re-frame the request.
-IGNORED_HEADERS = frozenset(
-    {
-        "accept",
-        "content-type",
-        "authorization",
-        "host",
-        "content-length",
-        "transfer-encoding",
-        "connection",
-        "cookie",
-    }
-)
-
-
-class ParameterError(ValueError):
-    """A parameter value that cannot be sent as given (reported to the model as a failed result)."""
 
 
 def primitive(value: Any) -> str:

@@ -42,6 +42,16 @@ from types import TracebackType
 from typing import Any, Literal, cast
 from urllib.parse import unquote
 
+from .errors import (
+    AlreadyResolved,
+    DuplicatePendingCall,
+    InvalidPendingValue,
+    PendingError,
+    PendingExpired,
+    ToolbindError,
+    UnknownPendingCall,
+)
+
 PendingStatus = Literal["pending", "resolved", "expired", "delivered"]
 
 DEFAULT_PATH = Path(".toolbind") / "pending.sqlite3"
@@ -68,30 +78,6 @@ CREATE INDEX IF NOT EXISTS pending_by_status ON pending_tool_calls (run_id, stat
 """
 
 _COLUMNS = "run_id, call_id, tool, arguments, status, result, error, created_at, expires_at"
-
-
-class PendingError(Exception):
-    """Base class of the pending store's refusals (a caller's mistake, never a crash)."""
-
-
-class UnknownPendingCall(PendingError, LookupError):
-    """No pending call has this run id and call id."""
-
-
-class AlreadyResolved(PendingError):
-    """The call already has a result: a second submission is refused."""
-
-
-class PendingExpired(PendingError):
-    """The call's TTL passed before a result arrived."""
-
-
-class DuplicatePendingCall(PendingError):
-    """``add`` was given a run id and call id that the store already holds."""
-
-
-class InvalidPendingValue(PendingError, TypeError):
-    """A result or arguments that are not JSON (or a malformed field)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +380,7 @@ MAX_BODY = 1024 * 1024
 _BODY_KEYS = {"call_id", "callId", "result", "error"}
 
 
-class _HTTPError(Exception):
+class _HTTPError(ToolbindError):  # internal: becomes the pending app's HTTP error response
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status = status

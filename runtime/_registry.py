@@ -1,8 +1,8 @@
 """Runtime layer: the seeds' two registries, ``Tool`` (schemas) and ``Activity`` (implementations).
 
-Imports ``_binding`` and pydantic. ``toolbind.compiler`` is imported lazily, and only when a tool is
-registered from a raw JSON Schema dict (``Tool.register(name, {...})``): that one entry point
-compiles the schema into the same faithful models a generated package has.
+Imports ``_binding``, ``contract`` and pydantic; a tool registered from a raw JSON Schema dict
+(``Tool.register(name, {...})``) is read and compiled through ``_compiler`` (the runtime's one lazy
+way into ``toolbind.compiler``) into the same faithful models a generated package has.
 
 Duplicate rule (tool-system.md: ``_tool`` is a unique identifier): registering a name again
 replaces the earlier entry — last one wins, so an environment can swap an Activity or a test can
@@ -22,7 +22,9 @@ from typing import Any, Literal, cast, overload
 
 from pydantic import BaseModel, Field, JsonValue, create_model
 
+from . import _compiler
 from ._binding import ToolBinding
+from .errors import RegistrationError
 
 __all__ = [
     "Activity",
@@ -34,16 +36,11 @@ __all__ = [
     "ToolRegistry",
 ]
 
-META_FIELDS = ("_tool", "_activity", "_output", "_reasoningForCall")
 
 ActivityFn = Callable[..., Any]
 """An Activity: ``fn(call)`` returning the output (a model, a dict, any JSON value, a ``ToolResult``
 or ``Pending``); it may be ``async``, or an async generator whose yields are progress events and
 whose last yield is the output."""
-
-
-class RegistrationError(ValueError):
-    """A user's mistake while registering a tool or an Activity (bad schema, conflicting names)."""
 
 
 def _as_dict(value: object) -> dict[str, Any] | None:
@@ -56,44 +53,29 @@ def _pascal(name: str) -> str:
     return text if text[0].isalpha() else f"Tool{text}"
 
 
+def _registration_message(name: str, exc: Exception) -> str:
+    # the compiler's rendering of each error (``file#/pointer: error: found — expected``)
+    return f"tool {name!r}: " + "; ".join(str(exc).splitlines())
+
+
 def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "") -> ToolBinding:
     """Compile a seeds-format tool schema (parameters + ``_tool``/``_output``/``_activity``).
 
-    Requires ``toolbind.compiler`` (same distribution as the runtime); it is imported here only.
+    The schema is read by the compiler's seeds reader (through ``_compiler``, the runtime's one
+    way into ``toolbind.compiler``), so it is checked as a spec file's tool would be.
 
     Raises:
         RegistrationError: the schema is not a usable tool schema; the message names the tool and
-            the JSON pointer of the problem.
+            carries the compiler's located diagnostics (``<Tool.register('x')>#/pointer: …``).
     """
-    from toolbind.compiler import SpecError, model_from_schema
-
     where = source or f"<Tool.register({name!r})>"
-    props = _as_dict(schema.get("properties", {}))
-    if props is None:
-        raise RegistrationError(f"{where}#/properties: tool {name!r}: properties must be an object")
-    for key in props:
-        if key.startswith("_") and key not in META_FIELDS:
-            raise RegistrationError(
-                f"{where}#/properties/{key}: tool {name!r}: unknown meta field {key!r} — expected "
-                f"one of {', '.join(META_FIELDS)} (parameters must not start with '_')"
-            )
-    tool_meta = _as_dict(props.get("_tool"))
-    if "_tool" in props and (tool_meta is None or tool_meta.get("const") != name):
-        raise RegistrationError(
-            f"{where}#/properties/_tool: tool {name!r}: _tool must be {{const: {name!r}}}, "
-            f"found {props['_tool']!r}"
-        )
-    activity: str | None = None
-    if "_activity" in props:
-        raw = props["_activity"]
-        act_obj = _as_dict(raw)
-        value = act_obj.get("const", act_obj.get("default")) if act_obj is not None else raw
-        if not isinstance(value, str):
-            raise RegistrationError(
-                f"{where}#/properties/_activity: tool {name!r}: expected "
-                f"{{const: <activity name>}}, found {raw!r}"
-            )
-        activity = value or None
+    try:
+        # the seeds frontend's reader: meta fields are checked as in a spec file
+        spec = _compiler.read_tool_schema(name, schema, source=where)
+    except _compiler.spec_error() as exc:
+        raise RegistrationError(_registration_message(name, exc)) from None
+    activity = spec.activity or None
+    props: dict[str, Any] = _as_dict(schema.get("properties", {})) or {}
     output_raw: Any = props.get("_output")
     params: dict[str, Any] = {k: v for k, v in schema.items() if k not in ("description", "title")}
     params["properties"] = {k: v for k, v in props.items() if not k.startswith("_")}
@@ -127,11 +109,10 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
     hoisted = _as_dict(params.pop("$defs", None)) or {}
     base = _pascal(name)
     try:
-        call_model = model_from_schema(call_schema, name=f"{base}Call")
-        output_model = model_from_schema(output_schema, name=f"{base}Output")
-    except SpecError as exc:
-        lines = "; ".join(str(d) for d in exc.diagnostics)
-        raise RegistrationError(f"{where}: tool {name!r}: {lines}") from None
+        call_model = _compiler.model_from_schema(call_schema, name=f"{base}Call")
+        output_model = _compiler.model_from_schema(output_schema, name=f"{base}Output")
+    except _compiler.spec_error() as exc:
+        raise RegistrationError(_registration_message(name, exc)) from None
     description = schema.get("description")
     title = schema.get("title")
     return ToolBinding(

@@ -27,6 +27,7 @@ from pydantic_core import ErrorDetails
 
 from ._compose import ComposableTool, resolve_activity
 from ._compose import compose as compose_schema
+from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, ToolResponse
 
 __all__ = ["Composition", "compose"]
@@ -117,9 +118,8 @@ def _output_type(output: OutputSpec) -> Any:
     if output is None:
         return str
     if isinstance(output, Mapping):
-        # a raw JSON Schema: compiled to the same faithful model a generated one would be (the
-        # compiler is imported here only, when an output is given as a dict)
-        from toolbind.compiler import model_from_schema
+        # a raw JSON Schema: compiled to the same faithful model a generated one would be
+        from ._compiler import model_from_schema
 
         return model_from_schema(dict(output), name="Output")
     return output
@@ -177,7 +177,7 @@ def response_model(
                     f"left out, found {_short(given)} (keyword: const)"
                 )
         if problems:
-            raise ValueError(_HEADER + _bounded(problems))
+            raise ModelFeedback(problems)
         return self
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -191,29 +191,29 @@ def response_model(
         if max_calls is not None and isinstance(raw_calls, list):
             count = len(cast("list[Any]", raw_calls))
             if count > max_calls:  # refused before validating (and later running) every item
-                raise ValueError(
-                    f"{_HEADER}- field calls: {count} calls, at most {max_calls} per answer "
-                    "(keyword: maxItems)"
+                raise ModelFeedback(
+                    [
+                        f"- field calls: {count} calls, at most {max_calls} per answer "
+                        "(keyword: maxItems)"
+                    ]
                 )
         not_json = _non_finite(data)
         if not_json:
-            raise ValueError(
-                _HEADER
-                + _bounded(
-                    [
-                        f"- field {_path(loc)}: NaN and Infinity are not JSON numbers (keyword: type)"
-                        for loc in not_json
-                    ]
-                )
+            raise ModelFeedback(
+                [
+                    f"- field {_path(loc)}: NaN and Infinity are not JSON numbers (keyword: type)"
+                    for loc in not_json
+                ]
             )
         try:
             return handler(data)
         except ValidationError as exc:
             errors = exc.errors()
-            own = [e for e in errors if _HEADER in e["msg"]]
-            if own and len(own) == len(errors):
-                raise ValueError(own[0]["msg"].removeprefix("Value error, ")) from None
-            raise ValueError(explain_errors(errors, data)) from None
+            # feedback our own validators raised is kept by pydantic as the typed value itself
+            own = [e.get("ctx", {}).get("error") for e in errors]
+            if own and all(isinstance(e, ModelFeedback) for e in own):
+                raise cast("ModelFeedback", own[0]) from None
+            raise feedback_for(errors, data) from None
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -232,11 +232,6 @@ def response_model(
     return model
 
 
-_HEADER = "Invalid response (fix each and answer again):\n"
-# Bounds of the feedback: an answer with 10^5 bad items, or a megabyte-long tool name, must not
-# become a megabyte-long retry message (nor ``ResponseValidationError.errors``).
-_MAX_LINES = 20
-_MAX_LINE_CHARS = 400
 _MAX_NAME_CHARS = 64
 
 
@@ -248,25 +243,12 @@ def _short(value: Any) -> str:
     return f"{text[: _MAX_NAME_CHARS - 1]}… ({len(text)} characters)"
 
 
-def _bounded(lines: list[str], total: int | None = None) -> str:
-    """At most ``_MAX_LINES`` of ``lines`` (``total`` of them in all), each cut to
-    ``_MAX_LINE_CHARS``, then how many were left out."""
-    count = len(lines) if total is None else total
-    shown = [
-        line if len(line) <= _MAX_LINE_CHARS else line[: _MAX_LINE_CHARS - 1] + "…"
-        for line in lines[:_MAX_LINES]
-    ]
-    if count > len(shown):
-        shown.append(f"- … and {count - len(shown)} more errors of the same answer")
-    return "\n".join(shown)
-
-
 def _non_finite(data: Any) -> list[list[Any]]:
     """Where ``data`` holds NaN or ±Infinity (Python's JSON readers accept them; JSON has no such
-    numbers, and a field typed by an untyped schema would keep them), at most ``_MAX_LINES + 1``."""
+    numbers, and a field typed by an untyped schema would keep them), at most ``MAX_FEEDBACK_LINES + 1``."""
     found: list[list[Any]] = []
     stack: list[tuple[list[Any], Any]] = [([], data)]
-    while stack and len(found) <= _MAX_LINES:
+    while stack and len(found) <= MAX_FEEDBACK_LINES:
         loc, value = stack.pop()
         if isinstance(value, float):
             if not math.isfinite(value):
@@ -349,12 +331,17 @@ def _keyword(error: ErrorDetails) -> str:
 
 
 def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
+    """The text of ``feedback_for(errors, data)``: what the model reads."""
+    return feedback_for(errors, data).render()
+
+
+def feedback_for(errors: list[ErrorDetails], data: Any) -> ModelFeedback:
     """One line per error: which call (and tool), which field, what was wrong, which keyword."""
     plain: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
     raw_calls: Any = plain.get("calls")
     calls: list[Any] = cast("list[Any]", raw_calls) if isinstance(raw_calls, list) else []
     lines: list[str] = []
-    for error in errors[:_MAX_LINES]:  # the rest are only counted
+    for error in errors[:MAX_FEEDBACK_LINES]:  # the rest are only counted
         loc = list(error["loc"])
         where: str
         if len(loc) >= 2 and loc[0] == "calls" and isinstance(loc[1], int):
@@ -378,10 +365,10 @@ def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
         else:
             where = "response"
         message = error["msg"].removeprefix("Value error, ")
-        if len(message) > _MAX_LINE_CHARS:
-            message = message[: _MAX_LINE_CHARS - 1] + "…"
+        if len(message) > MAX_FEEDBACK_LINE_CHARS:
+            message = message[: MAX_FEEDBACK_LINE_CHARS - 1] + "…"
         lines.append(f"- {where}: {message} (keyword: {_keyword(error)})")
-    return _HEADER + _bounded(lines, len(errors))
+    return ModelFeedback(lines, len(errors))
 
 
 def _path(parts: list[Any]) -> str:

@@ -1,6 +1,6 @@
 """Runtime layer: call OpenAPI operations over HTTP (httpx, sync and async). Imports httpx, pydantic.
 
-A generated OpenAPI package holds ``API = HttpApi(...)`` (see ``_httpspec``); its Activities
+A generated OpenAPI package holds ``API = HttpApi(...)`` (see ``contract``); its Activities
 call ``HttpClient(API, ...).call(tool, call, OutputModel)``, which returns a ``ToolResult``:
 ``data`` is the response validated by the Output model (JSON; text otherwise), ``metadata``
 holds the status, selected headers, attempts and retries; a non-2xx response, a timeout or a
@@ -70,7 +70,8 @@ from ._http_params import (
     query_pairs,
     render_path,
 )
-from ._httpspec import (
+from ._result import ToolResult
+from .contract import (
     BodyPart,
     HttpApi,
     HttpBody,
@@ -81,7 +82,6 @@ from ._httpspec import (
     SecurityRequirement,
     SecurityScheme,
 )
-from ._result import ToolResult
 
 __all__ = [
     "BodyPart",

@@ -17,13 +17,15 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from toolbind.runtime.errors import UsageError
+
 from ._activities import activities_in, load_activities
 from ._checks import NO_OUTPUT_SCHEMA, PartResult, RunSettings
 from ._contract import ContractError
 from ._runner import ToolReport, check_tool, compile_specs
 
 
-class UsageError(Exception):
+class CommandLineError(UsageError):
     """A mistake on the command line: exit code 2, the message without a traceback."""
 
 
@@ -38,7 +40,7 @@ def run(
     err: Console,
     allow_refs: Sequence[str] = (),
 ) -> int:
-    """Run the contract tests; the exit code. Raises ``SpecError`` and ``UsageError``."""
+    """Run the contract tests; the exit code. Raises ``SpecError`` and ``CommandLineError``."""
     compiled = compile_specs(specs, allow_refs)
     try:
         selected = compiled.tools
@@ -47,7 +49,7 @@ def run(
             unknown = [t for t in tools if t not in known]
             if unknown:
                 names = ", ".join(sorted(known))
-                raise UsageError(
+                raise CommandLineError(
                     f"--tool {', '.join(unknown)}: no such tool in {', '.join(map(str, specs))} "
                     f"(tools: {names})"
                 )
@@ -59,9 +61,9 @@ def run(
                 module = load_activities(activities)
                 found, unknown_activities = activities_in(module, [t for _, t in compiled.tools])
             except ContractError as exc:
-                raise UsageError(f"--activities {exc}") from None
+                raise CommandLineError(f"--activities {exc}") from None
             if not found:
-                raise UsageError(
+                raise CommandLineError(
                     f"--activities {activities}: no Activity for any tool — define ACTIVITIES "
                     "(tool name → function, as `toolbind scaffold` writes) or functions named "
                     "like the tools"

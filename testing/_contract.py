@@ -33,11 +33,12 @@ import jsonschema.validators
 from pydantic import BaseModel
 
 from toolbind.runtime import ToolBinding, tool_schema
+from toolbind.runtime.errors import UsageError
 
 Side = Literal["Call", "Output", "Model"]
 
 
-class ContractError(ValueError):
+class ContractError(UsageError, ValueError):
     """The thing to test is not usable: not a model, binding or schema, or an invalid schema."""
 
 

@@ -16,12 +16,14 @@ import jsonschema.exceptions
 import jsonschema.protocols
 from pydantic import ValidationError
 
+from toolbind.runtime.errors import ToolbindError
+
 from ._contract import pointer
 
 _ABSENT: Any = object()
 
 
-class ContractViolation(AssertionError):
+class ContractViolation(ToolbindError, AssertionError):
     """A model, or an Activity, breaks the contract its tool's schema states.
 
     Attributes:

@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 from toolbind.compiler import SpecError, generate_tree, load_package
 from toolbind.compiler._driver import build, write_tree
 from toolbind.compiler.naming import class_name
-from toolbind.runtime._httpspec import HttpApi
+from toolbind.runtime.contract import HttpApi
 
 from .conftest import CORPUS, CompileSpec
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
+from pathlib import Path
+from types import ModuleType
+
 import pytest
 from pydantic import ValidationError
 
@@ -12,16 +17,36 @@ import toolbind.runtime.types
 
 def test_compiler_surface() -> None:
     assert toolbind.compiler.__all__ == [
+        "CompileError",
         "Diagnostic",
         "GeneratedTree",
         "OutputError",
+        "SelectionError",
         "SpecError",
         "compile_to_directory",
         "composed_schema",
         "generate_tree",
         "load_package",
         "model_from_schema",
+        "read_tool_schema",
     ]
+
+
+def test_contract_surface() -> None:
+    import toolbind.runtime.contract as contract
+
+    assert contract.__all__ == sorted(contract.__all__, key=lambda n: (not n.isupper(), n))
+    public = {n for n in vars(contract) if not n.startswith("_") and n != "annotations"}
+    imported_helpers = {
+        "TYPE_CHECKING",
+        "Any",
+        "Literal",
+        "Mapping",
+        "Protocol",
+        "dataclass",
+        "field",
+    }
+    assert public - imported_helpers == set(contract.__all__)
 
 
 def test_runtime_surface() -> None:
@@ -39,6 +64,7 @@ def test_runtime_surface() -> None:
         "ExportIssue",
         "GeminiExport",
         "LLMError",
+        "ModelFeedback",
         "NotStrictable",
         "Pending",
         "PendingCall",
@@ -49,6 +75,7 @@ def test_runtime_surface() -> None:
         "PendingToolCall",
         "RegistrationError",
         "ResponseValidationError",
+        "RunFailure",
         "RunResult",
         "Step",
         "StrictExport",
@@ -56,7 +83,9 @@ def test_runtime_surface() -> None:
         "ToolBinding",
         "ToolRegistry",
         "ToolResult",
+        "ToolbindError",
         "UnknownPendingCall",
+        "UsageError",
         "anthropic_tools",
         "call_from_strict",
         "compose",
@@ -72,6 +101,38 @@ def test_runtime_surface() -> None:
         "strict_violations",
         "tool_schema",
     ]
+
+
+def _type_checking_imports(module: ModuleType) -> dict[str, str]:
+    """name -> module of the ``if TYPE_CHECKING:`` imports of a package's ``__init__``."""
+    tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom):
+                    for alias in stmt.names:
+                        found[alias.asname or alias.name] = "." * stmt.level + (stmt.module or "")
+    return found
+
+
+@pytest.mark.parametrize("module", [toolbind.compiler, toolbind.runtime], ids=lambda m: m.__name__)
+def test_a_lazy_package_names_each_export_once(module: ModuleType) -> None:
+    """``_EXPORTS`` (module -> names) is the one list; ``__all__`` and the ``TYPE_CHECKING``
+    imports repeat it for pyright, which reads only literals: all three must agree, and every
+    name must resolve to what its module defines (as httpx's exported-members test checks)."""
+    where: dict[str, str] = vars(module)["_WHERE"]
+    assert module.__all__ == sorted(where)
+    assert _type_checking_imports(module) == where
+    for name, source in where.items():
+        value = getattr(module, name)
+        assert value is getattr(importlib.import_module(source, module.__name__), name)
+    public = {
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_") and not isinstance(v, ModuleType)  # submodules once imported
+    } - {"TYPE_CHECKING", "Any", "annotations"}
+    assert public <= set(module.__all__)
 
 
 def test_runtime_types_surface_is_sorted_and_complete() -> None:
@@ -94,7 +155,7 @@ def _fresh_interpreter(code: str) -> str:
 
 def test_the_compilers_copy_of_the_runtime_types_names_is_the_same_list() -> None:
     """The compiler reads the names from ``_type_names`` (no pydantic import) to reserve them."""
-    from toolbind.runtime._type_names import TYPES_EXPORTS
+    from toolbind.runtime.contract import TYPES_EXPORTS
 
     assert list(TYPES_EXPORTS) == toolbind.runtime.types.__all__
 

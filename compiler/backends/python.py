@@ -23,9 +23,7 @@ from typing import Any, cast
 
 import jinja2
 
-from toolbind.runtime._compose import compose
-from toolbind.runtime._formats import FORMATS
-from toolbind.runtime._type_names import TYPES_EXPORTS
+from toolbind.runtime.contract import FORMATS, TYPES_EXPORTS, ToolSchema, compose_schema
 
 from .. import naming
 from ..diagnostics import Diagnostics
@@ -87,13 +85,6 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
     trim_blocks=True,
     lstrip_blocks=True,
-)
-
-META_FIELDS = (
-    ("tool", "_tool"),
-    ("activity", "_activity"),
-    ("reasoning_for_call", "_reasoningForCall"),
-    ("output", "_output"),
 )
 
 
@@ -217,30 +208,6 @@ def docstring(text: str) -> str:
 def py_literal(value: Any) -> str:
     """A Python expression for a JSON value (only str/int/float/bool/None, lists and dicts)."""
     return repr(value)
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSchemas:
-    """What composition needs of a tool (``toolbind.runtime.ComposableTool``)."""
-
-    name: str
-    description: str | None
-    parameters: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    activity: str | None
-    defs: dict[str, Any]
-
-    @classmethod
-    def from_entry(cls, entry: dict[str, Any], defs: dict[str, Any]) -> ToolSchemas:
-        """From one tool entry of a package's ``tools.json``."""
-        return cls(
-            name=entry["name"],
-            description=entry.get("description"),
-            parameters=entry["parameters"],
-            output_schema=entry.get("output_schema"),
-            activity=entry.get("activity"),
-            defs=defs,
-        )
 
 
 @dataclass
@@ -765,8 +732,8 @@ class PythonBackend:
         Composed with no registered Activities: a tool is explicit only when its spec names an
         Activity (or carries an execution config), latent otherwise; output is free text.
         """
-        tools = [ToolSchemas.from_entry(t, tool_data["$defs"]) for t in tool_data["tools"]]
-        return self._json_file(compose(tools))
+        tools = [ToolSchema.from_entry(t, tool_data["$defs"]) for t in tool_data["tools"]]
+        return self._json_file(compose_schema(tools))
 
     # -- definitions and tools ---------------------------------------------------------------
 
@@ -1303,7 +1270,7 @@ class PythonBackend:
 
 
 def _py_value(value: Any, used: set[str]) -> str:
-    """A Python expression for a frozen dataclass value of ``toolbind.runtime._httpspec``
+    """A Python expression for a frozen dataclass value of ``toolbind.runtime.contract``
     (fields left at their defaults are left out); ``used`` collects the class names."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         cls = type(value)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolbind.runtime.contract import META_FIELDS
+
 from .._load import as_array, as_object
 from ..diagnostics import Diagnostics, describe
 from ..ir import (
@@ -28,8 +30,6 @@ from ..ir import (
 )
 from ..naming import has_identifier_chars
 from ._jsonschema import SchemaLowerer
-
-META_FIELDS = ("_tool", "_activity", "_output", "_reasoningForCall")
 
 
 @dataclass

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import regex
 
-from toolbind.runtime._ecma import compile_pattern
+from toolbind.runtime.contract import compile_pattern
 
 from .._load import (
     Document,

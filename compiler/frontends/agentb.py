@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolbind.runtime.contract import META_FIELDS
+
 from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import Meta, ObjectNode, Property, SourceLocation, ToolSpec
-from ._common import META_FIELDS, ToolReader
+from ._common import ToolReader
 
 
 def is_tool(value: Any) -> bool:

@@ -1,8 +1,8 @@
 """Compiler layer (frontends): Swagger 2.0, OpenAPI 3.0 and 3.1 → one tool per operation.
 
 Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``_jsonschema``, the runtime's frozen
-HTTP description (``toolbind.runtime._httpspec``), which it fills for the backend, and the
-header names the HTTP runtime sets itself (``_http_params.IGNORED_HEADERS``).
+HTTP description (``toolbind.runtime.contract``), which it fills for the backend, and the
+header names the HTTP runtime sets itself (``toolbind.runtime.contract.IGNORED_HEADERS``).
 
 Each operation becomes a ``ToolSpec``: its parameters (path, query, header, cookie; path-level and
 operation-level merged, operation-level overriding) and its request body are the Call's fields —
@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from toolbind.runtime._http_params import IGNORED_HEADERS
-from toolbind.runtime._httpspec import (
+from toolbind.runtime.contract import (
+    IGNORED_HEADERS,
+    META_FIELDS,
     BodyKind,
     BodyPart,
     HttpApi,
@@ -76,7 +77,6 @@ from ..ir import (
     ToolSpec,
     UnionNode,
 )
-from ._common import META_FIELDS
 from ._jsonschema import (
     MISSING,
     SchemaLowerer,

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolbind.runtime import ToolResult
-from toolbind.runtime._httpspec import (
+from toolbind.runtime.contract import (
     HttpApi,
     HttpBody,
     HttpCaller,

@@ -1,5 +1,22 @@
-"""Runtime layer: how one OpenAPI operation is called over HTTP — plain, frozen data. Imports the
-standard library, and pydantic and ``_result`` for the ``HttpCaller`` protocol only.
+"""Runtime layer, public: the contract between the compiler, the runtime and generated code.
+
+Imports the standard library and the runtime's pydantic-free modules (``_type_names``, ``_compose``,
+``_formats``, ``_ecma``); pydantic and ``_result`` for the ``HttpCaller`` annotations only, so the
+compiler imports this module without loading pydantic. It is the only runtime module that the
+compiler and generated packages import besides the runtime's public API (``toolbind.runtime``,
+``.types``, ``.http``); ``tests/compiler/test_contract.py`` checks that by AST.
+
+What it holds:
+
+- the wire names of the meta fields (``META_FIELDS``) and their Python names
+  (``META_FIELD_NAMES``), and the execution types of gateway tools (``ExecutionType``);
+- the names ``toolbind.runtime.types`` exports (``TYPES_EXPORTS``), which the compiler reserves;
+- ``ToolSchema``: a tool as schemas only (what ``tools.json`` holds), as composition and the
+  provider exports read it;
+- ``compose_schema`` (the seeds' composition over plain dicts), ``FORMATS`` and
+  ``compile_pattern`` (ECMA-262 patterns), which the compiler uses to write the same schemas and
+  checks the runtime applies;
+- how one OpenAPI operation is called over HTTP, as plain frozen data (below).
 
 The OpenAPI frontend reads Swagger 2.0 / OpenAPI 3.0 / 3.1 and the backend writes these values into
 a generated package (``API = HttpApi(...)``); ``toolbind.runtime.http`` turns a validated Call
@@ -17,10 +34,105 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ._compose import compose as compose_schema
+from ._ecma import compile_pattern
+from ._formats import FORMATS
+from ._type_names import TYPES_EXPORTS
+
 if TYPE_CHECKING:  # annotations only: the compiler imports this module without pydantic
     from pydantic import BaseModel
 
     from ._result import ToolResult
+
+__all__ = [
+    "FORMATS",
+    "IGNORED_HEADERS",
+    "META_FIELDS",
+    "META_FIELD_NAMES",
+    "TYPES_EXPORTS",
+    "BodyKind",
+    "BodyPart",
+    "ExecutionType",
+    "HttpApi",
+    "HttpBody",
+    "HttpCaller",
+    "HttpOperation",
+    "HttpParameter",
+    "HttpResponse",
+    "HttpServer",
+    "ParameterLocation",
+    "ParameterStyle",
+    "SchemeType",
+    "SecurityRequirement",
+    "SecurityScheme",
+    "ToolSchema",
+    "compile_pattern",
+    "compose_schema",
+]
+
+# The seeds' meta fields, in the order a composed tool schema lists them (wire names).
+META_FIELDS: tuple[str, ...] = ("_tool", "_activity", "_output", "_reasoningForCall")
+# Python field name -> wire name of each meta field, in the order a Call model declares them.
+META_FIELD_NAMES: tuple[tuple[str, str], ...] = (
+    ("tool", "_tool"),
+    ("activity", "_activity"),
+    ("reasoning_for_call", "_reasoningForCall"),
+    ("output", "_output"),
+)
+# gateway-v3-tool-system.md's execution types.
+ExecutionType = Literal["gateway", "external", "space", "internal"]
+
+# Header parameters OpenAPI says to ignore (they belong to the content/auth machinery), plus the
+# ones that would let a value re-route or re-frame the request.
+IGNORED_HEADERS = frozenset(
+    {
+        "accept",
+        "content-type",
+        "authorization",
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "cookie",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSchema:
+    """A tool as schemas only: one entry of a compiled package's ``tools.json``.
+
+    What composition (``compose_schema``) and the provider exports read of a tool, without its
+    pydantic models (``toolbind.runtime.ToolBinding`` has the same attributes and more).
+    """
+
+    name: str
+    provider_name: str
+    description: str | None
+    title: str | None = None
+    parameters: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None
+    activity: str | None
+    defs: Mapping[str, Any]
+    annotations: Mapping[str, Any] | None = None
+    source: str = ""
+
+    @classmethod
+    def from_entry(cls, entry: Mapping[str, Any], defs: Mapping[str, Any]) -> ToolSchema:
+        """From one tool entry of a package's ``tools.json`` and the file's shared ``$defs``."""
+        return cls(
+            name=entry["name"],
+            provider_name=entry.get("provider_name", entry["name"]),
+            description=entry.get("description"),
+            title=entry.get("title"),
+            parameters=entry["parameters"],
+            output_schema=entry.get("output_schema"),
+            activity=entry.get("activity"),
+            defs=defs,
+            annotations=entry.get("annotations"),
+            source=entry.get("source", ""),
+        )
+
 
 ParameterLocation = Literal["path", "query", "header", "cookie"]
 ParameterStyle = Literal[
