@@ -7,7 +7,7 @@ SPECS ?= specs
 OUT ?= generated
 
 .DEFAULT_GOAL := help
-.PHONY: help install llm demo generate check test test-deep fuzz lint format typecheck regen bench conformance wheel-test clean
+.PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench conformance wheel-test clean
 
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -32,8 +32,11 @@ generate: ## Compile specs/ into generated/ (all-or-nothing)
 check: ## Exit 1 with a diff when generated/ is stale
 	$(BIN)/toolbind generate $(SPECS) -o $(OUT) --check
 
-test: ## Run the test suite (hypothesis profile "ci")
-	$(PY) -m pytest -n 2 -q
+test: ## Run the test suite without the slow tests (hypothesis profile "ci"; ~10 min on 2 cores)
+	$(PY) -m pytest -n 2 -q -m "not slow"
+
+test-slow: ## The slow tests: kill -9, fuzzing, every corpus component (what `make test` leaves out)
+	$(PY) -m pytest -n 2 -q -m slow
 
 test-deep: ## The property tests with 1000 examples per schema
 	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -n 2 -q
@@ -54,7 +57,7 @@ typecheck: ## pyright (strict) over compiler/, runtime/, tests/, generated/
 
 regen: ## Regenerate generated/ and the golden files under tests/golden/
 	$(BIN)/toolbind generate $(SPECS) -o $(OUT)
-	TOOLBIND_REGEN=1 $(PY) -m pytest -q tests/test_golden.py
+	TOOLBIND_REGEN=1 $(PY) -m pytest -q tests/compiler/test_golden.py
 
 bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/compile.py --part tools  # its OpenAPI part is openapi.py below, on every spec
@@ -65,6 +68,9 @@ bench: ## Benchmarks against the peers (prints ratios)
 
 conformance: ## JSON-Schema-Test-Suite: toolbind vs datamodel-codegen vs jsonschema
 	$(PY) bench/conformance.py
+
+ci: ## Run .ci/run's steps here, as CI runs them on a clean clone
+	CI=true bash .ci/run
 
 wheel-test: ## Build the wheel, install it in a fresh venv, generate and import
 	bash .ci/wheel-test.sh

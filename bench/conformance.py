@@ -130,7 +130,7 @@ REFERENCE = "jsonschema"
 ASSERTION_PARAMETERS = ("format_assertion", "assert_formats", "assert_format")
 
 #: Every main-suite test toolbind is known to get wrong, with the reason: (draft, file, group,
-#: test) → why. ``tests/test_conformance.py`` fails on a miss that is not listed here and on an
+#: test) → why. ``tests/compiler/test_conformance.py`` fails on a miss that is not listed here and on an
 #: entry that no longer misses, so this table is always the exact list.
 XFAIL: dict[tuple[str, str, str, str], str] = {
     (

@@ -35,7 +35,7 @@ __all__ = [
 
 # What this package exports, and the module each name lives in: the one list of them. ``__all__``
 # and the TYPE_CHECKING imports repeat the names because pyright reads only literals
-# (tests/test_surface.py checks that the three agree).
+# (tests/runtime/test_surface.py checks that the three agree).
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "._api": ("compile_to_directory", "composed_schema", "generate_tree", "load_package"),
     "._driver": ("GeneratedTree",),

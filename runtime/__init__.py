@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # for pyright; tests/test_surface.py checks it agrees with _EXPORTS
+if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees with _EXPORTS
     from ._agent import (
         Agent,
         AgentEvent,

@@ -2,7 +2,7 @@
 
 The compiler reserves these names and imports them into generated modules; reading them from
 ``types.__all__`` would load pydantic in every ``toolbind generate``, which never needs it.
-``tests/test_names.py`` checks that the two lists are the same.
+``tests/runtime/test_surface.py`` checks that the two lists are the same.
 """
 
 TYPES_EXPORTS: tuple[str, ...] = (

@@ -1,6 +1,6 @@
 """Test helper: hostile tool specs in every input format, and the checks each one must pass.
 
-Used by ``tests/test_adversarial.py`` (a few hundred specs in CI) and ``make fuzz``
+Used by ``tests/security/test_adversarial.py`` (a few hundred specs in CI) and ``make fuzz``
 (``python -m tests.adversarial``, ≥ 10,000 specs with a counts table).
 
 ``cases()`` is a hypothesis strategy of ``Case``: one or two spec files (seeds Tool schemas,
@@ -824,6 +824,13 @@ for out, package in jobs:
 print(json.dumps(results))
 """
 
+# pyright installed beside this interpreter (a virtualenv, CI, the wheel test), else on PATH.
+PYRIGHT = str(
+    next(
+        (p for p in [Path(sys.executable).parent / "pyright"] if p.is_file()),
+        shutil.which("pyright") or "pyright",
+    )
+)
 PYRIGHT_CONFIG = {
     "typeCheckingMode": "strict",
     "pythonVersion": "3.11",
@@ -1107,12 +1114,11 @@ class Fuzzer:
             return
         self._pyright_dir, self.pyright_queue = None, []
         where = dict(queue)
-        (batch / "pyrightconfig.json").write_text(
-            json.dumps({**PYRIGHT_CONFIG, "venvPath": str(REPO), "venv": ".venv"})
-        )
+        (batch / "pyrightconfig.json").write_text(json.dumps(PYRIGHT_CONFIG))
         started = time.perf_counter()
         result = subprocess.run(
-            [str(REPO / ".venv" / "bin" / "pyright"), "--outputjson", "-p", str(batch)],
+            # the pyright and the interpreter of the environment running this, wherever it is
+            [PYRIGHT, "--pythonpath", sys.executable, "--outputjson", "-p", str(batch)],
             capture_output=True,
             text=True,
             check=False,

@@ -94,7 +94,7 @@ def instances_of(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return strategies_for(schema)
 
 
-# -- the HTTP test app and a foreign host, served by uvicorn (tests/test_http*.py) ---------------
+# -- the HTTP test app and a foreign host, served by uvicorn (tests/http/, tests/security/) ---------------
 
 
 @pytest.fixture(scope="module")

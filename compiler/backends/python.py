@@ -138,7 +138,7 @@ def imports_for(used: set[str]) -> str:
 # One pass over Python source, in the order Python's tokenizer decides: a comment runs to the end
 # of its line, a string literal (any prefix, single or triple quoted) to its closing quote, and a
 # number swallows its letters (`1e5` holds no name). `tokenize` gives the same names on generated
-# code (tests/test_adversarial.py checks it on hostile text and every module of generated/), but
+# code (tests/security/test_adversarial.py checks it on hostile text and every module of generated/), but
 # being pure Python it took a third of the compile time of a large spec.
 _TOKEN = re.compile(
     r"""

@@ -7,9 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from tests.compiler.test_models import seeds_tool
 from toolbind.compiler import SpecError, model_from_schema
-
-from .test_models import seeds_tool
 
 
 def test_object_root_is_a_model_named_by_title() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from toolbind.compiler import compile_to_directory
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "specs"
 
 

@@ -15,11 +15,10 @@ import json
 import pytest
 from hypothesis import settings
 
+from tests.conftest import REPO
 from toolbind.compiler import load_package
 from toolbind.runtime import ToolBinding
 from toolbind.testing import check_contract
-
-from .conftest import REPO
 
 GENERATED = REPO / "generated"
 PACKAGES = sorted(json.loads((GENERATED / "toolbind.json").read_text(encoding="utf-8"))["packages"])

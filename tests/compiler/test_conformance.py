@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import pytest
 
-from .conftest import CORPUS, REPO
+from tests.conftest import CORPUS, REPO
 
 SUITE = CORPUS / "jsonschema-test-suite"
 

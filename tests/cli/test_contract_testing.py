@@ -18,6 +18,8 @@ from hypothesis import given, settings
 from pydantic import BaseModel, Field, ValidationError
 
 from generated.seeds import SentimentAnalysisCall, SentimentAnalysisOutput, WeatherCheckOutput
+from tests.cli.test_cli import toolbind
+from tests.conftest import REPO
 from toolbind import testing as toolbind_testing
 from toolbind.compiler import load_package, model_from_schema
 from toolbind.runtime import ToolBinding
@@ -32,9 +34,6 @@ from toolbind.testing import (
     invalid_instances_for,
     strategies_for,
 )
-
-from .conftest import REPO
-from .test_cli import toolbind
 
 pytest_plugins = ["pytester"]
 

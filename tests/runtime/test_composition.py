@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import REPO, CompileSpec
 from toolbind.compiler import composed_schema
 from toolbind.runtime import ToolBinding, compose, resolve_activity
-
-from .conftest import REPO, CompileSpec
 
 SPECS = REPO / "specs" / "seeds.yaml"
 SUMMARY = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}

@@ -37,6 +37,7 @@ import pytest
 from hypothesis import settings
 from pydantic import BaseModel, RootModel
 
+from tests.conftest import CORPUS
 from toolbind.compiler import load_package
 from toolbind.compiler._driver import build, write_tree
 from toolbind.testing import (
@@ -45,8 +46,6 @@ from toolbind.testing import (
     check_rejects_invalid,
     check_roundtrip,
 )
-
-from .conftest import CORPUS
 
 OPENAPI = CORPUS / "openapi"
 SPECS = sorted(p for p in OPENAPI.glob("*") if p.suffix in (".json", ".yaml"))
@@ -122,6 +121,7 @@ def model_of(obj: object) -> type[BaseModel]:
     return RootModel[obj]  # type: ignore[valid-type]  # a type alias of the package
 
 
+@pytest.mark.slow  # deep property test: every component of every corpus spec
 @corpus
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_component_models_accept_exactly_their_schemas(spec: Path) -> None:

@@ -23,9 +23,9 @@ import pytest
 
 from tests import http_app
 from tests._servers import serve_asgi
+from tests.http.test_http import CREDENTIALS, FAST, SECRETS, ItemOut, d, erun, make_api, run
 from tests.http_app import Echo
 from tests.scripted_llm import Reply, ScriptedLLM
-from tests.test_http import CREDENTIALS, FAST, SECRETS, ItemOut, d, erun, make_api, run
 from toolbind.runtime import Agent, ToolRegistry
 from toolbind.runtime.http import (
     HttpApi,

@@ -13,10 +13,9 @@ from typing import Any, cast
 
 import pytest
 
+from tests.conftest import CORPUS
 from toolbind.compiler._driver import build
 from toolbind.runtime._compose import inline_single_use
-
-from .conftest import CORPUS
 
 DATA = ("const", "enum", "default", "example", "examples")
 SPECS = (

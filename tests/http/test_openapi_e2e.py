@@ -32,6 +32,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from tests import http_app
 from tests._servers import serve_asgi
+from tests.http.test_http import CREDENTIALS, SECRETS
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import ToolBinding, ToolResult
 from toolbind.runtime.http import (
@@ -40,8 +41,6 @@ from toolbind.runtime.http import (
     HttpConfigurationError,
     RetryPolicy,
 )
-
-from .test_http import CREDENTIALS, SECRETS
 
 FAST = RetryPolicy(max_attempts=3, backoff=0.01, max_backoff=0.05, max_retry_after=0.2)
 
@@ -666,7 +665,7 @@ def test_readme_openapi_example_runs(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     readme = (repo / "README.md").read_text(encoding="utf-8")
     marker = readme.index("<!-- readme-openapi-example -->")
     code = re.search(r"```python\n(.*?)```", readme[marker:], re.S)

@@ -12,9 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tests.conftest import CompileSpec
 from toolbind.runtime._response import explain_errors
-
-from .conftest import CompileSpec
 
 
 def dump(model: Any) -> Any:

@@ -21,6 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from pydantic import ValidationError
 
+from tests.compiler.test_corpus_tools import TOOL_DIRS, corpus_tools
+from tests.conftest import REPO, CompileSpec, instances_of
 from toolbind.runtime import (
     ExportIssue,
     NotStrictable,
@@ -36,9 +38,6 @@ from toolbind.runtime import (
 )
 from toolbind.runtime._exports import call_schema
 from toolbind.runtime.types import json_equal
-
-from .conftest import REPO, CompileSpec, instances_of
-from .test_corpus_tools import TOOL_DIRS, corpus_tools
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 SEEDS = REPO / "specs" / "seeds.yaml"
 

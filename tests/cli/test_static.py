@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 BIN = Path(sys.executable).parent
 

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests._servers import serve_asgi
 from toolbind.runtime import (
     AlreadyResolved,
     PendingExpired,
@@ -30,8 +31,6 @@ from toolbind.runtime import (
     pending_app,
 )
 from toolbind.runtime._pending import InvalidPendingValue
-
-from ._servers import serve_asgi
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL")
 

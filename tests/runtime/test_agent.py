@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -21,6 +22,9 @@ import pytest
 from fastapi import FastAPI, Request
 from pydantic import BaseModel, Field
 
+from tests._servers import serve_asgi
+from tests.conftest import REPO
+from tests.scripted_llm import Reply, ScriptedLLM, call, error
 from toolbind.compiler import load_package
 from toolbind.runtime import (
     Activity,
@@ -40,10 +44,6 @@ from toolbind.runtime import (
     pending_app,
 )
 from toolbind.runtime._compose import compose as compose_schema
-
-from ._servers import serve_asgi
-from .conftest import REPO
-from .scripted_llm import Reply, ScriptedLLM, call, error
 
 
 @pytest.fixture(scope="module")
@@ -125,12 +125,18 @@ def test_tool_from_a_raw_schema_gets_a_faithful_model() -> None:
 
 
 def test_bad_registrations_are_located() -> None:
+    """A registered schema is read by the compiler's seeds reader: its diagnostics, located."""
     registry = ToolRegistry()
-    with pytest.raises(RegistrationError, match=r"#/properties/_tool: tool 'a'"):
+    where = re.escape("tool 'a': <Tool.register('a')>")
+    with pytest.raises(RegistrationError, match=where + r"#/properties/_tool/const: error: .*'b'"):
         registry.register("a", {"properties": {"_tool": {"const": "b"}}})
-    with pytest.raises(RegistrationError, match=r"#/properties/_secret: tool 'a'.*unknown meta"):
+    with pytest.raises(
+        RegistrationError, match=where + r"#/properties/_secret: error: unknown meta"
+    ):
         registry.register("a", {"properties": {"_secret": {}}})
-    with pytest.raises(RegistrationError, match=r"tool 'a'"):
+    with pytest.raises(
+        RegistrationError, match=where + r"#/properties/x/type: error: unknown type"
+    ):
         registry.register("a", {"properties": {"x": {"type": "nonsense"}}})
     with pytest.raises(RegistrationError, match="not callable"):
         ActivityRegistry().register("a", 3)  # pyright: ignore[reportArgumentType, reportCallIssue]

@@ -18,11 +18,10 @@ from hypothesis import find, given
 from hypothesis.errors import Unsatisfiable
 from pydantic import ValidationError
 
+from tests.conftest import CORPUS, instances_of
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import ToolBinding, tool_schema
 from toolbind.runtime.types import json_equal
-
-from .conftest import CORPUS, instances_of
 
 TOOL_DIRS = [
     CORPUS / "tools" / "github-mcp-server",

@@ -34,11 +34,10 @@ from typing import Any
 
 import pytest
 
+from tests._servers import serve_asgi
 from toolbind.compiler import SpecError, generate_tree
 
-from ._servers import serve_asgi
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from toolbind.compiler.cli import main; main()"]
 SETPRIV = shutil.which("setpriv")
 # Run as root without the capabilities that bypass file permissions: chmod 000 then holds.

@@ -21,12 +21,11 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from tests.conftest import CORPUS, CompileSpec
 from toolbind.compiler import SpecError, generate_tree, load_package
 from toolbind.compiler._driver import build, write_tree
 from toolbind.compiler.naming import class_name
 from toolbind.runtime.contract import HttpApi
-
-from .conftest import CORPUS, CompileSpec
 
 OPENAPI = CORPUS / "openapi"
 SPECS = sorted(p for p in OPENAPI.glob("*") if p.suffix in (".json", ".yaml"))
@@ -768,7 +767,7 @@ def test_corpus_packages_are_pyright_strict_clean() -> None:
     ]
     dirs = [str(out / Path(spec).stem / name) for name, spec in packages.items() if spec in subset]
     config = out / "pyrightconfig.json"
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]
     config.write_text(
         json.dumps(
             {

@@ -35,6 +35,9 @@ from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
+from tests._servers import serve_asgi
+from tests.conftest import REPO
+from tests.scripted_llm import Reply, ScriptedLLM, raw
 from toolbind.compiler import load_package
 from toolbind.runtime import (
     ActivityRegistry,
@@ -44,10 +47,6 @@ from toolbind.runtime import (
     RunResult,
     ToolRegistry,
 )
-
-from ._servers import serve_asgi
-from .conftest import REPO
-from .scripted_llm import Reply, ScriptedLLM, raw
 
 EXAMPLES = max(60, settings().max_examples)  # the profile's, at least 60
 
@@ -459,6 +458,7 @@ def _check_invocation(tool: str, call: BaseModel, world: World, schema: dict[str
     validator.validate({"output": None, "calls": [plain]})
 
 
+@pytest.mark.slow  # fuzz: hostile LLM answers through the loop
 @settings(
     max_examples=EXAMPLES,
     deadline=None,

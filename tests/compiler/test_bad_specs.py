@@ -10,7 +10,7 @@ toolbind output, and must:
 
 To regenerate the expected files after changing a message, run::
 
-    TOOLBIND_REGEN=1 .venv/bin/python -m pytest tests/test_bad_specs.py
+    TOOLBIND_REGEN=1 .venv/bin/python -m pytest tests/compiler/test_bad_specs.py
 
 and read every changed ``.expected`` file: each line is what a user sees.
 Files below ``tests/bad_specs/_refs/`` are what some cases ``$ref``; they are not cases.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CASES_DIR = ROOT / "tests" / "bad_specs"
 SPEC_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 REGEN = os.environ.get("TOOLBIND_REGEN") == "1"

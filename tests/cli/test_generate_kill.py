@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL")
 
@@ -82,6 +82,7 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     return a, b, work
 
 
+@pytest.mark.slow  # kill -9 at random moments of real runs
 def test_kill_9_mid_generate_leaves_a_complete_tree(trees: tuple[Path, Path, Path]) -> None:
     a, b, work = trees
     _generate(a, work)

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import REPO
-from .test_cli import toolbind
+from tests.cli.test_cli import toolbind
+from tests.conftest import REPO
 
 PYRIGHT = Path(sys.executable).parent / "pyright"
 

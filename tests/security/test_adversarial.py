@@ -21,17 +21,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.adversarial import CANARY, Case, Fuzzer, Outcome, RandomChooser, cases, make_case
 from toolbind.compiler import SpecError, compile_to_directory
 from toolbind.compiler.backends.python import docstring, names_in, py_str
 from toolbind.compiler.naming import provider_tool_name
-
-from .adversarial import CANARY, Case, Fuzzer, Outcome, RandomChooser, cases, make_case
 
 
 def _assert_clean(outcome: Outcome) -> None:
     assert outcome.bad == 0, "\n".join(outcome.failures[:10]) + "\n" + outcome.table()
 
 
+@pytest.mark.slow  # fuzz: hostile specs through compile, import and pyright
 def test_hypothesis_drawn_hostile_specs(tmp_path: Path) -> None:
     fuzzer = Fuzzer(tmp_path, pyright_every=1_000_000)
 
@@ -55,6 +55,7 @@ def test_hypothesis_drawn_hostile_specs(tmp_path: Path) -> None:
     assert outcome.compiled > 0 and outcome.rejected > 0, outcome.table()
 
 
+@pytest.mark.slow  # fuzz
 def test_seeded_hostile_specs_import_and_type_check(tmp_path: Path) -> None:
     fuzzer = Fuzzer(tmp_path, pyright_every=10)
     for seed in range(200):
@@ -141,7 +142,7 @@ def test_the_import_scanner_sees_the_names_pythons_tokenizer_sees(
 
 
 def test_the_import_scanner_agrees_with_the_tokenizer_on_every_generated_module() -> None:
-    modules = sorted(Path(__file__).parent.parent.joinpath("generated").rglob("*.py"))
+    modules = sorted(Path(__file__).resolve().parents[2].joinpath("generated").rglob("*.py"))
     assert len(modules) > 20
     for module in modules:
         source = module.read_text(encoding="utf-8")

@@ -18,9 +18,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from tests.conftest import REPO
 from toolbind.compiler import generate_tree, load_package
-
-from .conftest import REPO
 
 GOLDEN = REPO / "tests" / "golden"
 EXPECTED = GOLDEN / "expected"
