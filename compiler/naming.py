@@ -1,4 +1,5 @@
-"""Compiler layer: the only place that makes names. Imports the standard library only.
+"""Compiler layer: the only place that makes names. Imports the standard library and
+``toolbind.runtime.contract`` (the runtime type names a generated module imports, reserved here).
 
 Every Python identifier and provider-safe tool name the compiler emits comes from here, so the
 rules live in one spot:

@@ -1,8 +1,9 @@
 """Runtime layer: ``Agent`` — the instructor request loop, execution routing, events, pending tools.
 
-Imports ``_registry``, ``_response``, ``_compose``, ``_result``, pydantic; ``instructor`` and
-``openai`` are imported when an Agent is built (so ``import toolbind.runtime`` stays light), and
-``_gateway_exec`` (the HTTP executor) when a tool with an HTTP ``execution`` config is first routed.
+Imports ``_registry``, ``_response``, ``_compose``, ``_result``, ``contract``, ``errors``, pydantic;
+``instructor`` and ``openai`` are imported when an Agent is built (so ``import toolbind.runtime``
+stays light), and ``http._gateway`` (the HTTP executor) when a tool with an HTTP ``execution``
+config is first routed.
 
 One step: compose the registered tools (and the output) into the seeds' ``{output, calls}``
 schema, ask the LLM through instructor (TOOLS mode by default: the Response schema is one function

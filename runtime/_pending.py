@@ -1,6 +1,6 @@
 """Runtime layer: the store of async (pending) tool calls, and its HTTP submission endpoint.
 
-Imports the standard library only (``sqlite3``, ``json``, ``asyncio``); never the compiler, never a
+Imports the standard library (``sqlite3``, ``json``, ``asyncio``) and ``errors``; never the compiler, never a
 web framework: ``pending_app`` is a raw ASGI application any ASGI server runs.
 
 gateway-v3's async tools (``space``, ``external`` without a URL): the Activity answers *pending*,

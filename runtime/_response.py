@@ -1,6 +1,7 @@
 """Runtime layer: ``compose`` — the composed ``{output, calls}`` schema and its Response type.
 
-Imports ``_compose`` (the seeds' composition rules), ``_binding``, ``types`` and pydantic.
+Imports ``_compose`` (the seeds' composition rules), ``_binding``, ``types``, ``errors`` (the model's
+feedback, ``ModelFeedback``) and pydantic; a raw JSON Schema output is compiled through ``_compiler``.
 
 The Response type is a ``ToolResponse`` over the discriminated union (on ``_tool``) of the tools'
 Call models, ``output`` typed by the output model (or ``str``). It validates what the LLM sent and

@@ -1,4 +1,5 @@
-"""Testing layer: a broken contract, told readably. Imports pydantic, jsonschema, the stdlib.
+"""Testing layer: a broken contract, told readably. Imports pydantic, jsonschema, the stdlib and
+``toolbind.runtime.errors`` (the root of the error tree).
 
 ``ContractViolation`` carries the minimal counterexample and where it fails: the JSON pointer
 into the instance and the JSON Schema keyword involved, taken from the reference validator's

@@ -1,7 +1,8 @@
 """Compiler layer (backends): IR → the Python source of a bindings package.
 
-Imports ``ir``, ``naming``, ``diagnostics``, ``backends.schemas`` and the Jinja2 templates beside
-it; never a frontend. Templates only see the view objects built here (``ClassView``,
+Imports ``ir``, ``naming``, ``diagnostics``, ``passes``, ``backends.schemas``, the Jinja2 templates
+beside it and ``toolbind.runtime.contract`` (composition, formats, the runtime's type names); never
+a frontend. Templates only see the view objects built here (``ClassView``,
 ``FieldView``, ``ToolView``), never a spec dict.
 
 Safety: every spec string reaches the source as a Python literal made by ``repr`` (which escapes

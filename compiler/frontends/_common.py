@@ -1,4 +1,5 @@
-"""Compiler layer (frontends): what every tool-list format shares. Imports ``ir``, ``diagnostics``.
+"""Compiler layer (frontends): what every tool-list format shares. Imports ``ir``, ``diagnostics``,
+``_load``, ``naming``, ``_jsonschema`` and ``toolbind.runtime.contract`` (the meta-field names).
 
 ``ToolReader`` turns one tool's raw parts (name, description, parameter schema, output schema)
 into a ``ToolSpec``, checking what every format must satisfy: a string name with something to

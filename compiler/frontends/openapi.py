@@ -1,6 +1,6 @@
 """Compiler layer (frontends): Swagger 2.0, OpenAPI 3.0 and 3.1 → one tool per operation.
 
-Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``_jsonschema``, the runtime's frozen
+Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``_jsonschema``, ``_resolver``, the runtime's frozen
 HTTP description (``toolbind.runtime.contract``), which it fills for the backend, and the
 header names the HTTP runtime sets itself (``toolbind.runtime.contract.IGNORED_HEADERS``).
 
