@@ -2,7 +2,7 @@
 
 Imports ``_registry``, ``_response``, ``_compose``, ``_result``, pydantic; ``instructor`` and
 ``openai`` are imported when an Agent is built (so ``import toolbind.runtime`` stays light), and
-``_gateway_exec`` (the HTTP executor) when a tool with an HTTP ``execution`` config is first routed.
+``http._gateway`` (the HTTP executor) when a tool with an HTTP ``execution`` config is first routed.
 
 One step: compose the registered tools (and the output) into the seeds' ``{output, calls}``
 schema, ask the LLM through instructor (TOOLS mode by default: the Response schema is one function
@@ -279,7 +279,7 @@ class Agent:
         import instructor as _instructor
         import openai
 
-        from ._http_auth import Redactor
+        from .http._auth import Redactor
 
         chosen = mode if mode is not None else _instructor.Mode.TOOLS
         self._mode = chosen
@@ -414,8 +414,8 @@ class Agent:
             execution.get("url") or execution.get("webhookUrl")
         ):
             return None  # async: the result is submitted later
-        from ._gateway_exec import HttpExecution
-        from ._http_auth import HttpConfigurationError
+        from .errors import HttpConfigurationError
+        from .http._gateway import HttpExecution
 
         try:
             executor = HttpExecution.from_binding(binding)
