@@ -280,7 +280,7 @@ class Agent:
         import instructor as _instructor
         import openai
 
-        from ._http_auth import Redactor
+        from .http._auth import Redactor
 
         chosen = mode if mode is not None else _instructor.Mode.TOOLS
         self._mode = chosen
@@ -415,8 +415,8 @@ class Agent:
             execution.get("url") or execution.get("webhookUrl")
         ):
             return None  # async: the result is submitted later
-        from ._gateway_exec import HttpExecution
-        from ._http_auth import HttpConfigurationError
+        from .errors import HttpConfigurationError
+        from .http._gateway import HttpExecution
 
         try:
             executor = HttpExecution.from_binding(binding)

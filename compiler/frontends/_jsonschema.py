@@ -1,11 +1,12 @@
 """Compiler layer (frontends): JSON Schema → IR schema nodes, with ``$ref`` resolution.
 
-Imports ``ir``, ``diagnostics`` and ``_load``. Every frontend lowers its parameter and output
-schemas through ``SchemaLowerer`` so all formats share one reading of JSON Schema.
+Imports ``ir``, ``diagnostics``, ``_load`` and ``_resolver``. Every frontend lowers its parameter
+and output schemas through ``SchemaLowerer`` so all formats share one reading of JSON Schema.
 
 ``$ref`` targets become ``Definition``s keyed by ``<file>#<pointer>``: each is lowered once and
-shared, and cycles work because a ``RefNode`` only names its target. Local pointers and relative
-files are resolved here; a ref to a URL is refused (no network access at compile time).
+shared, and cycles work because a ``RefNode`` only names its target. Where a ``$ref`` leads is
+``_resolver.RefResolver``'s business (files, allowed URLs, ``$id`` resources, anchors); lowering
+only asks it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ import difflib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 import regex
 
@@ -28,7 +28,6 @@ from .._load import (
     RefPolicy,
     as_array,
     as_object,
-    display_path,
     load_document,
     load_url,
 )
@@ -64,14 +63,15 @@ from ..ir import (
     StringNode,
     UnevaluatedCheck,
     UnionNode,
-    escape_pointer_token,
     freeze,
 )
-
-Dialect = Literal["jsonschema", "openapi30", "bfcl"]
-
-MAX_URL_DOCUMENTS = 100
-"""How many documents ``$ref``s to allowed URLs may download for one spec."""
+from ._resolver import (
+    Dialect,
+    RefResolver,
+    _Context,  # pyright: ignore[reportPrivateUsage]
+    _DynamicRef,  # pyright: ignore[reportPrivateUsage]
+    _pushed,  # pyright: ignore[reportPrivateUsage]
+)
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
@@ -154,63 +154,6 @@ _MAX_DEPTH = 200
 
 
 @dataclass
-class _Context:
-    file: str  # as shown in diagnostics
-    path: Path | None  # on disk, for relative refs
-    root: Any  # the whole document
-    # The schema resource local pointers are relative to: a tool's own schema (an MCP
-    # ``inputSchema``, an OpenAI ``parameters``, a seeds Tool schema), at ``base`` in the file.
-    resource: Any
-    base: str = ""
-    # The resource's absolute base URI (from ``$id``s or a remote's URI); "" when it has none.
-    uri: str = ""
-    entered: str = ""  # the location whose ``$id`` set ``uri`` (a schema is lowered in parts)
-    # The dynamic scope: the base URIs of the resources entered to get here, outermost first
-    # (``$dynamicRef`` resolves to the outermost ``$dynamicAnchor`` of that name among them).
-    dynamic: tuple[str, ...] = ()
-
-
-class _DynamicRef(str):
-    """A ``$dynamicRef`` value, carried under ``$ref`` so that every reader of ``$ref`` sees it."""
-
-    __slots__ = ()
-
-
-# Where subschemas sit, so that indexing ``$id``/``$anchor`` never reads an enum or const value.
-_SCHEMA_MAPS = (
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-)
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_SCHEMA_ONE = (
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "additionalProperties",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
-    "items",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Resource:
-    value: Any
-    file: str
-    path: Path | None
-    root: Any
-    pointer: str
-
-
-@dataclass
 class SchemaLowerer:
     """Lowers JSON Schema values to IR nodes, collecting shared definitions as it goes."""
 
@@ -227,19 +170,12 @@ class SchemaLowerer:
     _pending: list[tuple[str, str, Any, _Context, SourceLocation]] = field(
         default_factory=lambda: []
     )
-    _documents: dict[Path, Document | Diagnostic] = field(default_factory=lambda: {})
     _reserved: set[str] = field(default_factory=lambda: set())
     _cycles_checked: set[str] = field(default_factory=lambda: set())
-    # Absolute URI → schema resource, and (URI, anchor) → (schema, pointer), from ``$id``s.
-    _resources: dict[str, _Resource] = field(default_factory=lambda: {})
-    _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
-    _dynamic_anchors: set[tuple[str, str]] = field(default_factory=lambda: set())
     load: Callable[[Path, str], Document | Diagnostic] = load_document
     # Which files and URLs ``$ref``s may read beyond the spec's own directory.
     refs: RefPolicy = field(default_factory=RefPolicy)
     fetch: Callable[[str], Document | Diagnostic] = load_url
-    _downloads: dict[str, Diagnostic] = field(default_factory=lambda: {})
-    _fetched_urls: set[str] = field(default_factory=lambda: set())
     # Real-world API descriptions (OpenAPI) break rules that have a sensible reading: with
     # ``lenient`` an empty ``enum`` is ignored and a ``$ref`` to nothing allows any value, each
     # reported as a located warning instead of an error.
@@ -249,7 +185,21 @@ class SchemaLowerer:
     drop_extensions: bool = False
     # YAML block scalars end descriptions with a line break that says nothing: trim them.
     trim_descriptions: bool = False
-    _indexed: set[tuple[int, str, str]] = field(default_factory=lambda: set())
+    # Where each ``$ref`` leads (files, URLs, ``$id`` resources, anchors): built from the above.
+    resolver: RefResolver = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.resolver = RefResolver(
+            diags=self.diags,
+            dialect=self.dialect,
+            allow_remote_files=self.allow_remote_files,
+            legacy_ref=self.legacy_ref,
+            lenient=self.lenient,
+            remotes=self.remotes,
+            refs=self.refs,
+            load=self.load,
+            fetch=self.fetch,
+        )
 
     # -- public -----------------------------------------------------------------------------
 
@@ -270,15 +220,7 @@ class SchemaLowerer:
         """
         value, where = resource if resource is not None else (schema, loc)
         ctx = _Context(file=loc.file, path=path, root=root, resource=value, base=where.pointer)
-        # A large document shared by many roots (an OpenAPI spec) is indexed once.
-        indexed = (id(value), loc.file, where.pointer)
-        if indexed not in self._indexed:
-            self._indexed.add(indexed)
-            self._index(
-                value,
-                _Resource(value=value, file=loc.file, path=path, root=root, pointer=where.pointer),
-                "",
-            )
+        self.resolver.index_root(value, file=loc.file, path=path, root=root, pointer=where.pointer)
         node = self._lower(schema, loc, ctx, 0)
         self._drain()
         self._check_cycles()
@@ -342,7 +284,7 @@ class SchemaLowerer:
                 loc.child("$ref"), f"$ref is {describe(ref)}", "a URI reference string"
             )
             return AnyNode(meta=meta)
-        resolved = self._resolve_ref(ref, loc, ctx)
+        resolved = self.resolver.resolve(ref, loc, ctx)
         if resolved is None:
             return AnyNode(meta=meta)
         key, hint, target, target_ctx, target_loc = resolved
@@ -350,311 +292,6 @@ class SchemaLowerer:
             self._reserved.add(key)
             self._pending.append((key, hint, target, target_ctx, target_loc))
         return RefNode(meta=meta, target=key)
-
-    def _resolve_ref(
-        self, ref: str, loc: SourceLocation, ctx: _Context
-    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
-        """``_resolve`` plus the dynamic scope: a ``$dynamicRef`` whose static target is a
-        ``$dynamicAnchor`` goes to the outermost resource in scope with that anchor, and a
-        definition lowered under a scope that binds dynamic anchors is keyed by that binding
-        (the same schema reached through different scopes can mean different things)."""
-        resolved = self._resolve(ref, loc, ctx)
-        if resolved is None:
-            return None
-        fragment = urldefrag(ref)[1]
-        if (
-            isinstance(ref, _DynamicRef)
-            and fragment
-            and (resolved[3].uri, fragment) in self._dynamic_anchors
-        ):
-            outer = next((u for u in ctx.dynamic if (u, fragment) in self._dynamic_anchors), None)
-            if outer is not None and outer != resolved[3].uri:
-                resolved = self._resolve_uri(f"{outer}#{fragment}", loc, ctx) or resolved
-        key, hint, target, target_ctx, target_loc = resolved
-        scope = _pushed(ctx.dynamic, target_ctx.uri) if target_ctx.uri else ctx.dynamic
-        target_ctx = replace(target_ctx, dynamic=scope)
-        binding = sorted(
-            {
-                name: uri
-                for uri in reversed(scope)
-                for (u, name) in self._dynamic_anchors
-                if u == uri
-            }.items()
-        )
-        if binding:
-            key += "@" + ",".join(f"{name}={uri}" for name, uri in binding)
-        return key, hint, target, target_ctx, target_loc
-
-    def _resolve(
-        self, ref: str, loc: SourceLocation, ctx: _Context
-    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
-        if ctx.uri or urlsplit(ref).scheme:
-            # JSON Schema's own addressing: the ref is relative to the resource's base URI.
-            before = len(self.diags.items)
-            via_uri = self._resolve_uri(ref, loc, ctx)
-            if via_uri is not None or len(self.diags.items) > before:
-                return via_uri
-        uri, fragment = urldefrag(ref)
-        target_ctx = ctx
-        if uri and ctx.path is None and urlsplit(ctx.uri).scheme in ("http", "https"):
-            uri = urljoin(ctx.uri, uri)  # a relative ref inside a downloaded document
-        if uri:
-            if "://" in uri or uri.startswith("//") or uri.startswith("urn:"):
-                if self.refs.allows_url(uri):
-                    return self._fetched(uri, fragment, ref, loc, ctx)
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} points to a URL",
-                    "a local pointer ('#/...') or a relative file",
-                    hint="download the schema next to the spec and refer to it by file name, "
-                    "or allow the URL with --allow-ref",
-                )
-                return None
-            if ctx.path is None or not self.allow_remote_files:
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} points to another file",
-                    "a local pointer ('#/...')",
-                    hint="inline schemas from other files when compiling from a dict",
-                )
-                return None
-            file_path = ref_file(ctx.path.parent, unquote(uri))
-            if file_path is None:
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} is not a usable file name",
-                    "a file name relative to this spec",
-                )
-                return None
-            if not self.refs.allows_file(file_path):
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} leads outside the spec's directory ({display_path(file_path)})",
-                    "a file in the spec's directory or below it",
-                    hint="allow the directory with --allow-ref DIR",
-                )
-                return None
-            doc = self._document(file_path, ctx.file, uri)
-            if not isinstance(doc, Document):
-                where = (
-                    f"{doc.loc.file}:{doc.line}:{doc.column or 1}"
-                    if doc.line
-                    else str(doc.loc)
-                    if doc.loc.pointer
-                    else doc.loc.file
-                )
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} names a file that cannot be read ({where}: {doc.found})",
-                    "a readable JSON or YAML file, named relative to this spec",
-                )
-                return None
-            # the name it was first loaded under: one file reached by several paths (``../``,
-            # links, a link to its own directory) is one document, and ref chains through it end
-            shown = doc.path
-            target_ctx = _Context(
-                file=shown, path=file_path, root=doc.value, resource=doc.value, base=""
-            )
-        pointer = unquote(fragment)
-        if pointer and not pointer.startswith("/"):
-            target = _find_anchor(target_ctx.resource, pointer)
-            if target is None and target_ctx.base:
-                target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
-                target = _find_anchor(target_ctx.root, pointer)
-            if target is None:
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} names an anchor that does not exist",
-                    f"a '$anchor': {pointer!r} in {_describe_resource(target_ctx)}, "
-                    "or a JSON pointer ('#/...')",
-                )
-                return None
-            target_value, pointer = target
-        else:
-            target_value = walk_pointer(target_ctx.resource, pointer)
-            if target_value is MISSING and target_ctx.base:
-                # a pointer from the top of the file, as some tool lists share definitions
-                from_top = walk_pointer(target_ctx.root, pointer)
-                if from_top is not MISSING:
-                    target_value = from_top
-                    target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
-            if target_value is MISSING:
-                why, suggestion = _explain_missing(target_ctx.resource, pointer)
-                report = self.diags.warning if self.lenient else self.diags.error
-                report(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} does not resolve: {why}"
-                    + ("; any value is allowed there" if self.lenient else ""),
-                    f"a JSON pointer into {_describe_resource(target_ctx)}",
-                    hint=f"did you mean {(uri + '#' + suggestion)!r}?" if suggestion else None,
-                )
-                return None
-        full = target_ctx.base + pointer
-        key = f"{target_ctx.file}#{full}"
-        hint = _name_hint(full, target_ctx.file)
-        target_loc = SourceLocation(file=target_ctx.file, pointer=full)
-        return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
-
-    def _fetched(
-        self, uri: str, fragment: str, ref: str, loc: SourceLocation, ctx: _Context
-    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
-        """Resolve a ref to an allowed URL: download the document once, then address it."""
-        if uri not in self._resources:
-            if uri not in self._downloads and len(self._fetched_urls) >= MAX_URL_DOCUMENTS:
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} would download document number {MAX_URL_DOCUMENTS + 1}",
-                    f"at most {MAX_URL_DOCUMENTS} documents downloaded for one spec",
-                    hint="a server that names a new URL in every document never ends",
-                )
-                return None
-            self._fetched_urls.add(uri)
-            doc = self._downloads.get(uri) or self.fetch(uri)
-            if not isinstance(doc, Document):
-                self._downloads[uri] = doc  # reported at every ref, downloaded once
-                where = f"{doc.loc.file}:{doc.line}:{doc.column or 1}" if doc.line else str(doc.loc)
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} names a URL that cannot be read ({where}: {doc.found})",
-                    "a JSON or YAML document at an allowed URL",
-                    hint=doc.hint,
-                )
-                return None
-            resource = _Resource(value=doc.value, file=uri, path=None, root=doc.value, pointer="")
-            self._resources[uri] = resource
-            self._index(doc.value, resource, uri)
-        return self._resolve_uri(f"{uri}#{fragment}" if fragment else uri, loc, ctx)
-
-    def _scope_along(self, ctx: _Context, pointer: str) -> _Context:
-        """The context at ``pointer`` inside ``ctx.resource``: the ``$id``s of the schemas a
-        pointer passes through (not the target's own: lowering it applies that) set the base
-        URI and the resource, as if the schema had been entered from the top."""
-        if not ctx.uri or not pointer.startswith("/"):
-            return ctx
-        node: Any = ctx.resource
-        here = ctx.base
-        for raw in pointer[1:].split("/")[:-1]:
-            node = walk_pointer(node, "/" + raw)
-            here += "/" + raw
-            obj = as_object(node)
-            if obj is None:
-                continue
-            ident = obj.get("$id")
-            if isinstance(ident, str) and not (self.legacy_ref and "$ref" in obj):
-                absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
-                if absolute and not fragment:
-                    ctx = replace(
-                        ctx,
-                        uri=absolute,
-                        resource=obj,
-                        base=here,
-                        entered=str(SourceLocation(file=ctx.file, pointer=here)),
-                    )
-        return ctx
-
-    def _index(self, value: Any, where: _Resource, base: str) -> None:
-        """Record the ``$id``-named resources and anchors below ``value`` (iteratively)."""
-        stack: list[tuple[Any, str, str]] = [(value, where.pointer, base)]
-        while stack:
-            node, pointer, uri = stack.pop()
-            obj = as_object(node)
-            if obj is None:
-                continue
-            ident = obj.get("$id", obj.get("id") if self.dialect == "openapi30" else None)
-            if self.legacy_ref and "$ref" in obj:
-                ident = None  # draft 7: a $ref's sibling $id is ignored
-            if isinstance(ident, str):
-                absolute, fragment = urldefrag(urljoin(uri, ident))
-                if absolute and not fragment:
-                    uri = absolute
-                    self._resources.setdefault(
-                        uri,
-                        _Resource(
-                            value=obj,
-                            file=where.file,
-                            path=where.path,
-                            root=where.root,
-                            pointer=pointer,
-                        ),
-                    )
-                elif fragment and not fragment.startswith("/"):  # draft 7: "$id": "#name"
-                    self._anchors.setdefault((absolute or uri, fragment), (obj, pointer))
-            for key in ("$anchor", "$dynamicAnchor"):
-                name = obj.get(key)
-                if isinstance(name, str):
-                    self._anchors.setdefault((uri, name), (obj, pointer))
-                    if key == "$dynamicAnchor":
-                        self._dynamic_anchors.add((uri, name))
-            for key in _SCHEMA_MAPS:
-                for name, sub in (as_object(obj.get(key)) or {}).items():
-                    stack.append((sub, f"{pointer}/{key}/{escape_pointer_token(name)}", uri))
-            for key in _SCHEMA_LISTS:
-                for i, sub in enumerate(as_array(obj.get(key)) or []):
-                    stack.append((sub, f"{pointer}/{key}/{i}", uri))
-            for key in _SCHEMA_ONE:
-                if as_object(obj.get(key)) is not None:
-                    stack.append((obj[key], f"{pointer}/{key}", uri))
-
-    def _resolve_uri(
-        self, ref: str, loc: SourceLocation, ctx: _Context
-    ) -> tuple[str, str, Any, _Context, SourceLocation] | None:
-        """Resolve ``ref`` against the base URI, through ``$id``-named resources and remotes."""
-        uri, fragment = urldefrag(urljoin(ctx.uri, ref))
-        if uri not in self._resources and (uri in self.remotes or uri in _metaschemas()):
-            remote = self.remotes[uri] if uri in self.remotes else _metaschemas()[uri]
-            self._resources[uri] = _Resource(
-                value=remote, file=uri, path=None, root=remote, pointer=""
-            )
-            self._index(remote, self._resources[uri], uri)
-        found = self._resources.get(uri)
-        if found is None:
-            return None
-        target_ctx = _Context(
-            file=found.file,
-            path=found.path,
-            root=found.root,
-            resource=found.value,
-            base=found.pointer,
-            uri=uri,
-            # the resource's own ``$id`` made ``uri``: lowering its root must not apply it again
-            entered=str(SourceLocation(file=found.file, pointer=found.pointer)),
-        )
-        pointer = unquote(fragment)
-        if pointer and not pointer.startswith("/"):
-            anchored = self._anchors.get((uri, pointer))
-            if anchored is None:
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} names an anchor that does not exist",
-                    f"a '$anchor': {pointer!r} in the resource {uri!r}",
-                )
-                return None
-            target_value, full = anchored
-        else:
-            target_value = walk_pointer(found.value, pointer)
-            if target_value is MISSING:
-                why, _ = _explain_missing(found.value, pointer)
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} does not resolve: {why}",
-                    f"a JSON pointer into the resource {uri!r}",
-                )
-                return None
-            full = found.pointer + pointer
-            target_ctx = self._scope_along(target_ctx, pointer)
-        key = f"{found.file}#{full}"
-        return (
-            key,
-            _name_hint(full, found.file),
-            target_value,
-            target_ctx,
-            SourceLocation(file=found.file, pointer=full),
-        )
-
-    def _document(self, path: Path, shown_from: str, uri: str) -> Document | Diagnostic:
-        if path not in self._documents:
-            self._documents[path] = self.load(path, _join_shown(shown_from, uri))
-        return self._documents[path]
 
     # -- schemas ----------------------------------------------------------------------------
 
@@ -766,7 +403,7 @@ class SchemaLowerer:
         ref = s.get("$ref")
         if isinstance(ref, str):
             before = len(self.diags.items)
-            resolved = self._resolve_ref(ref, loc, ctx)
+            resolved = self.resolver.resolve(ref, loc, ctx)
             del self.diags.items[before:]  # reported once, where the $ref is lowered
             if resolved is not None and resolved[0] not in seen:
                 key, _, target, target_ctx, target_loc = resolved
@@ -1275,71 +912,6 @@ class SchemaLowerer:
         )
 
 
-class _Missing:
-    pass
-
-
-MISSING: Any = _Missing()
-
-
-def _pushed(scope: tuple[str, ...], uri: str) -> tuple[str, ...]:
-    """``scope`` with the resource ``uri`` entered (re-entering the innermost adds nothing)."""
-    return scope if scope and scope[-1] == uri else (*scope, uri)
-
-
-@cache
-def _metaschemas() -> dict[str, Any]:
-    """The JSON Schema meta-schemas by URI (drafts 3 to 2020-12, from jsonschema-specifications):
-    ``$ref``s to them resolve offline, like ``remotes``."""
-    from jsonschema_specifications import REGISTRY  # pyright: ignore[reportMissingTypeStubs]
-
-    return {str(uri): REGISTRY.contents(uri) for uri in REGISTRY}
-
-
-def walk_pointer(root: Any, pointer: str) -> Any:
-    """The value at the JSON pointer (RFC 6901, already percent-decoded) in ``root``, or
-    ``MISSING``."""
-    if pointer == "":
-        return root
-    node: Any = root
-    for raw in pointer.lstrip("/").split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        obj = as_object(node)
-        array = as_array(node)
-        if obj is not None and token in obj:
-            node = obj[token]
-        elif array is not None and token.isdigit() and int(token) < len(array):
-            node = array[int(token)]
-        else:
-            return MISSING
-    return node
-
-
-def _explain_missing(root: Any, pointer: str) -> tuple[str, str | None]:
-    """Why ``pointer`` finds nothing in ``root``, and the closest pointer that would."""
-    node: Any = root
-    walked = ""
-    for raw in pointer.lstrip("/").split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        obj = as_object(node)
-        array = as_array(node)
-        at = f"'#{walked}'"
-        if obj is not None:
-            if token not in obj:
-                close = difflib.get_close_matches(token, [str(k) for k in obj], n=1)
-                suggestion = f"{walked}/{escape_pointer_token(close[0])}" if close else None
-                return f"{at} has no member {token!r}", suggestion
-            node = obj[token]
-        elif array is not None:
-            if not (token.isdigit() and int(token) < len(array)):
-                return f"{at} is an array of {len(array)} item(s), with no item {token!r}", None
-            node = array[int(token)]
-        else:
-            return f"{at} is {describe(node)}, not an object or array", None
-        walked += "/" + raw
-    return "no such value", None  # pragma: no cover - only called for a missing pointer
-
-
 # Type names from other languages and schema systems, for hints only (never accepted).
 _OTHER_TYPE_NAMES: dict[str, str | None] = {
     "text": "string",
@@ -1384,12 +956,6 @@ def _type_hint(name: str) -> str | None:
     return f"did you mean {close[0]!r}?" if close else None
 
 
-def _describe_resource(ctx: _Context) -> str:
-    if ctx.base:
-        return f"the schema at '#{ctx.base}'"
-    return ctx.file
-
-
 def _short_key(key: str, file: str) -> str:
     """``"<file>#<pointer>"`` as ``'#<pointer>'`` when it is in ``file``."""
     target_file, _, pointer = key.partition("#")
@@ -1409,42 +975,6 @@ def _direct_refs(node: SchemaNode) -> list[str]:
             return _direct_refs(node.base)
         case _:
             return []
-
-
-def _find_anchor(root: Any, anchor: str, pointer: str = "") -> tuple[Any, str] | None:
-    obj = as_object(root)
-    array = as_array(root)
-    if obj is not None:
-        if obj.get("$anchor") == anchor or obj.get("$id") == "#" + anchor:  # draft 7: "$id": "#a"
-            return obj, pointer
-        for k, v in obj.items():
-            found = _find_anchor(v, anchor, f"{pointer}/{escape_pointer_token(str(k))}")
-            if found:
-                return found
-    elif array is not None:
-        for i, v in enumerate(array):
-            found = _find_anchor(v, anchor, f"{pointer}/{i}")
-            if found:
-                return found
-    return None
-
-
-def _name_hint(pointer: str, file: str) -> str:
-    if pointer:
-        return pointer.rstrip("/").rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-    return Path(file).stem
-
-
-def _join_shown(shown_from: str, uri: str) -> str:
-    parent = Path(shown_from).parent
-    joined = (parent / unquote(uri)).as_posix()
-    parts: list[str] = []
-    for part in joined.split("/"):
-        if part == ".." and parts and parts[-1] != "..":
-            parts.pop()
-        elif part != ".":
-            parts.append(part)
-    return "/".join(parts)
 
 
 def _json_type_matches(value: Any, types: list[str]) -> bool:
@@ -1505,12 +1035,3 @@ def _merge_objects(parts: list[ObjectNode], meta: Meta) -> ObjectNode:
         if part.additional is not None:
             additional = part.additional
     return ObjectNode(meta=meta, properties=tuple(props.values()), additional=additional)
-
-
-def ref_file(base: Path, name: str) -> Path | None:
-    """The resolved path a ``$ref`` names relative to ``base``; None when no file can have that
-    name (a NUL byte, a name too long for the file system)."""
-    try:
-        return (base / name).resolve()
-    except (ValueError, OSError):
-        return None

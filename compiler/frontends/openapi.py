@@ -77,9 +77,9 @@ from ..ir import (
     ToolSpec,
     UnionNode,
 )
-from ._jsonschema import (
+from ._jsonschema import SchemaLowerer
+from ._resolver import (
     MISSING,
-    SchemaLowerer,
     _join_shown,  # pyright: ignore[reportPrivateUsage]
     ref_file,
     walk_pointer,

@@ -490,7 +490,7 @@ def test_header_styles_and_cookie(client: HttpClient, mode: str) -> None:
     ],
 )
 def test_path_style_table(style: Any, explode: bool, value: Any, expected: str) -> None:
-    from toolbind.runtime._http_params import path_value
+    from toolbind.runtime.http._params import path_value
 
     assert path_value(p("color", "path", style, explode), value) == expected
 
@@ -513,7 +513,7 @@ def test_path_style_table(style: Any, explode: bool, value: Any, expected: str) 
     ],
 )
 def test_query_style_table(style: Any, explode: bool, value: Any, expected: list[str]) -> None:
-    from toolbind.runtime._http_params import query_pairs
+    from toolbind.runtime.http._params import query_pairs
 
     assert query_pairs(p("color", "query", style, explode), value) == expected
 

@@ -1,4 +1,4 @@
-"""Runtime layer: credentials, ``${env.NAME}`` expansion and security requirements. Imports httpx.
+"""Runtime layer (HTTP): credentials, ``${env.NAME}`` expansion and security requirements. Imports httpx.
 
 Secrets come only from configuration (a mapping keyed by security-scheme key), never from a Call.
 They are held in ``Secret`` objects whose ``repr``/``str`` never show the value, and every secret
@@ -31,8 +31,8 @@ from typing import Any, cast
 
 import httpx
 
-from .contract import SecurityRequirement, SecurityScheme
-from .errors import HttpConfigurationError, TokenError
+from ..contract import SecurityRequirement, SecurityScheme
+from ..errors import HttpConfigurationError, TokenError
 
 _ENV = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}")
 # An OAuth2 token is refreshed this many seconds before it expires.

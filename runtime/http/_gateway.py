@@ -1,4 +1,4 @@
-"""Runtime layer: the gateway's declarative HTTP ``execution`` config, run as an Activity.
+"""Runtime layer (HTTP): the gateway's declarative HTTP ``execution`` config, run as an Activity.
 
 Imports httpx and pydantic (through the shared exchange); never the compiler.
 
@@ -40,11 +40,11 @@ from urllib.parse import quote, urlencode
 import httpx
 from pydantic import BaseModel
 
-from ._binding import ToolBinding
-from ._http_auth import HttpConfigurationError, Redactor, expand_env
-from ._http_core import Action, Exchange, Outgoing, RetryPolicy, base_of
-from ._http_params import ParameterError, check_header_value, has_dot_segment, primitive
-from ._result import ToolResult
+from .._binding import ToolBinding
+from .._result import ToolResult
+from ._auth import HttpConfigurationError, Redactor, expand_env
+from ._core import Action, Exchange, Outgoing, RetryPolicy, base_of
+from ._params import ParameterError, check_header_value, has_dot_segment, primitive
 
 _TEMPLATE = re.compile(r"\{\{\s*input((?:\.[A-Za-z0-9_$@-]+)*)\s*\}\}")
 _ENV = re.compile(r"\$\{env\.[A-Za-z_][A-Za-z0-9_]*\}")

@@ -1,4 +1,4 @@
-"""Runtime layer: send one prepared request — auth, retries, redirects, bounds, the ToolResult.
+"""Runtime layer (HTTP): send one prepared request — auth, retries, redirects, bounds, the ToolResult.
 
 Imports httpx and pydantic. Shared by ``HttpClient`` (OpenAPI operations), ``GenericHttpTool`` and
 ``HttpExecution`` (gateway configs). The exchange is written once, as a generator that yields
@@ -29,7 +29,10 @@ from typing import Any, cast
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from ._http_auth import (
+from .._result import ToolResult
+from ..contract import SecurityRequirement
+from ..errors import ResponseTooLarge
+from ._auth import (
     AuthParts,
     Credential,
     Redactor,
@@ -38,9 +41,6 @@ from ._http_auth import (
     static_parts,
     token_key,
 )
-from ._result import ToolResult
-from .contract import SecurityRequirement
-from .errors import ResponseTooLarge
 
 log = logging.getLogger("toolbind.runtime.http")
 

@@ -1,4 +1,4 @@
-"""Runtime layer: OpenAPI 3 parameter serialisation (style/explode) — pure functions. Stdlib only.
+"""Runtime layer (HTTP): OpenAPI 3 parameter serialisation (style/explode) — pure functions. Stdlib only.
 
 Every value an LLM filled is percent-encoded for the place it lands, so it can only ever be data:
 a path value cannot add a segment (``/``), start a query (``?``) or fragment (``#``), or be a dot
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import quote, unquote
 
-from .contract import IGNORED_HEADERS as IGNORED_HEADERS
-from .contract import HttpParameter
-from .errors import ParameterError
+from ..contract import IGNORED_HEADERS as IGNORED_HEADERS
+from ..contract import HttpParameter
+from ..errors import ParameterError
 
 # RFC 3986 reserved characters a query value may keep raw with ``allowReserved``.
 _RESERVED = ":/?#[]@!$&'()*+,;="

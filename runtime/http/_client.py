@@ -1,28 +1,6 @@
-"""Runtime layer: call OpenAPI operations over HTTP (httpx, sync and async). Imports httpx, pydantic.
-
-A generated OpenAPI package holds ``API = HttpApi(...)`` (see ``contract``); its Activities
-call ``HttpClient(API, ...).call(tool, call, OutputModel)``, which returns a ``ToolResult``:
-``data`` is the response validated by the Output model (JSON; text otherwise), ``metadata``
-holds the status, selected headers, attempts and retries; a non-2xx response, a timeout or a
-connection failure is a failed result, never an exception.
-
-Security, by construction:
-
-- The LLM fills parameters, never the host: the URL is one of the configured servers plus the
-  operation's path; every value is percent-encoded for where it lands (a path value cannot add
-  ``/``, ``?``, ``#`` or form a ``..`` segment), header values with CR/LF are refused, redirects
-  are followed only within the configured servers, and any URL outside them is refused.
-- Secrets come from ``credentials`` (keyed by security-scheme key, ``${env.NAME}`` expanded),
-  never from a Call; they are scrubbed from errors, metadata and log lines, and ``repr`` never
-  shows them.
-- File uploads take bytes/base64; local paths only inside a configured ``file_root``.
-
-Errors by audience: ``HttpConfigurationError`` (raised) for the developer's mistakes (unknown
-tool, credentials missing for every security alternative, a bad server variable); a failed
-``ToolResult`` for run-time failures and for input the API cannot be sent (``metadata
-["error_type"]``: ``invalid_input``, ``http_status``, ``timeout``, ``connection``,
-``redirect_refused``, ``refused_url``, ``response_too_large``, ``invalid_output``,
-``invalid_response``, ``auth``).
+"""Runtime layer (HTTP): ``HttpClient`` and ``GenericHttpTool``, the public HTTP clients. Imports
+httpx, pydantic and the package's private modules (``_core``, ``_auth``, ``_body``, ``_params``,
+``_gateway``); ``toolbind.runtime.http`` re-exports its public names.
 """
 
 from __future__ import annotations
@@ -39,8 +17,15 @@ import httpx
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from ._gateway_exec import HttpExecution
-from ._http_auth import (
+from .._result import ToolResult
+from ..contract import (
+    HttpApi,
+    HttpOperation,
+    HttpParameter,
+    HttpServer,
+    SecurityRequirement,
+)
+from ._auth import (
     Credential,
     HttpConfigurationError,
     Redactor,
@@ -49,8 +34,8 @@ from ._http_auth import (
     expand_env,
     parse_credentials,
 )
-from ._http_body import encode_body
-from ._http_core import (
+from ._body import encode_body
+from ._core import (
     Action,
     Authenticator,
     Exchange,
@@ -60,7 +45,7 @@ from ._http_core import (
     is_under,
     origin,
 )
-from ._http_params import (
+from ._params import (
     IGNORED_HEADERS,
     ParameterError,
     check_header_value,
@@ -70,35 +55,6 @@ from ._http_params import (
     query_pairs,
     render_path,
 )
-from ._result import ToolResult
-from .contract import (
-    BodyPart,
-    HttpApi,
-    HttpBody,
-    HttpOperation,
-    HttpParameter,
-    HttpResponse,
-    HttpServer,
-    SecurityRequirement,
-    SecurityScheme,
-)
-
-__all__ = [
-    "BodyPart",
-    "GenericHttpTool",
-    "HttpApi",
-    "HttpBody",
-    "HttpClient",
-    "HttpConfigurationError",
-    "HttpExecution",
-    "HttpOperation",
-    "HttpParameter",
-    "HttpResponse",
-    "HttpServer",
-    "RetryPolicy",
-    "SecurityRequirement",
-    "SecurityScheme",
-]
 
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 _VARIABLE = re.compile(r"\{([^{}]+)\}")
@@ -286,7 +242,7 @@ class HttpClient(_Base):
         api: the spec's operations, servers and security schemes (a generated package's ``API``).
         base_url: overrides the spec's servers (then the only URL requests may go to).
         server_variables: values for the servers' ``{variables}`` (checked against enums).
-        credentials: per security-scheme key (see ``toolbind.runtime._http_auth`` for shapes);
+        credentials: per security-scheme key (see ``toolbind.runtime.http._auth`` for shapes);
             strings may hold ``${env.NAME}``.
         timeout: seconds for connecting, each read and each write (default 30).
         retry: when to retry (default: 3 attempts, idempotent methods, 429/502/503/504).

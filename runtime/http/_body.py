@@ -1,4 +1,4 @@
-"""Runtime layer: request bodies (JSON, form, multipart, text, binary) from a Call. Imports httpx.
+"""Runtime layer (HTTP): request bodies (JSON, form, multipart, text, binary) from a Call. Imports httpx.
 
 File content (``BodyPart.is_file`` and ``binary`` bodies) is taken as:
 
@@ -28,8 +28,8 @@ from urllib.parse import urlencode
 
 import httpx
 
-from ._http_params import ParameterError, primitive
-from .contract import BodyPart, HttpBody
+from ..contract import BodyPart, HttpBody
+from ._params import ParameterError, primitive
 
 _MISSING = object()
 

@@ -1,0 +1,37 @@
+"""Runtime layer (exports): an MCP ``tools/list`` result.
+
+Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from .._compose import reachable_defs
+from ._common import ExportableTool, call_schema
+
+
+def mcp_tools(tools: Iterable[ExportableTool], activities: Collection[str] = ()) -> dict[str, Any]:
+    """An MCP ``tools/list`` result: ``{"tools": [{name, title?, description?, inputSchema,
+    outputSchema?, annotations?}]}``. ``outputSchema`` is given only for object outputs (MCP's
+    structured content is an object)."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        entry: dict[str, Any] = {"name": tool.name}
+        if tool.title:
+            entry["title"] = tool.title
+        if tool.description:
+            entry["description"] = tool.description
+        entry["inputSchema"] = call_schema(tool, activities)
+        output = tool.output_schema
+        if output is not None and output.get("type") == "object":
+            out_schema = dict(output)
+            defs = reachable_defs(out_schema, tool.defs)
+            if defs:
+                out_schema["$defs"] = defs
+            entry["outputSchema"] = out_schema
+        if tool.annotations:
+            entry["annotations"] = dict(tool.annotations)
+        out.append(entry)
+    return {"tools": out}
