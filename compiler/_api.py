@@ -27,8 +27,12 @@ def generate_tree(
     paths: Sequence[str] = (),
     operations: Sequence[str] = (),
     allow_refs: Sequence[Path | str] = (),
+    strict: bool = False,
 ) -> GeneratedTree:
     """Compile spec files (or directories of them) into an in-memory tree of formatted files.
+
+    What a spec says with an assumed meaning (``type: int``, an undeclared path parameter, an
+    empty ``enum``...) is read that way with a located warning; ``strict`` refuses it instead.
 
     ``tags``, ``paths`` (glob patterns such as ``/pets*``) and ``operations`` (operationIds or
     tool names) keep only the matching operations of OpenAPI specs; other formats ignore them.
@@ -42,15 +46,22 @@ def generate_tree(
     """
     select = OperationFilter(tags=tuple(tags), paths=tuple(paths), operations=tuple(operations))
     refs = RefPolicy.allowing(allow_refs)
-    return build([Path(p) for p in inputs], progress, select=select or None, refs=refs)
+    return build(
+        [Path(p) for p in inputs], progress, select=select or None, refs=refs, strict=strict
+    )
 
 
 def compile_to_directory(
-    inputs: Sequence[Path | str], out: Path | str, *, allow_refs: Sequence[Path | str] = ()
+    inputs: Sequence[Path | str],
+    out: Path | str,
+    *,
+    allow_refs: Sequence[Path | str] = (),
+    strict: bool = False,
 ) -> GeneratedTree:
-    """Compile and write all-or-nothing to ``out`` (replacing a previous toolbind output)."""
+    """Compile and write all-or-nothing to ``out`` (replacing a previous toolbind output);
+    ``strict`` turns every warning into an error, as ``generate_tree``'s does."""
     refs = RefPolicy.allowing(allow_refs)
-    return write_into([Path(p) for p in inputs], Path(out), refs=refs)
+    return write_into([Path(p) for p in inputs], Path(out), refs=refs, strict=strict)
 
 
 def load_package(out: Path | str, package: str) -> ModuleType:

@@ -11,6 +11,7 @@ write (no manifest) is never replaced.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import gc
 import json
@@ -211,8 +212,12 @@ def build(
     select: OperationFilter | None = None,
     stage: Path | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    strict: bool = False,
 ) -> GeneratedTree:
     """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error.
+
+    ``strict``: every warning (what was read with an assumed meaning: ``type: int`` taken as
+    ``integer``, an undeclared path parameter, a ``$ref`` to nothing...) is an error instead.
 
     ``select`` keeps only some operations of OpenAPI specs (by tag, path or operation);
     ``refs`` allows ``$ref``s to files and URLs beyond each spec's directory.
@@ -225,6 +230,8 @@ def build(
     with _no_cycle_collection():
         paths = find_specs(inputs, diags)
         packages = read_specs(paths, diags, progress, select, refs)
+        if strict:
+            _warnings_as_errors(diags)
         if diags.has_errors:
             raise SpecError(diags.items)
         if select:
@@ -241,6 +248,22 @@ def build(
         with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
             files = _format_in(Path(tmp), files)
     return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
+
+
+def _warnings_as_errors(diags: Diagnostics) -> None:
+    """``--strict``: what was read with an assumed meaning is refused instead."""
+    diags.items[:] = [
+        dataclasses.replace(
+            d,
+            severity="error",
+            hint=f"{d.hint}; --strict makes this an error"
+            if d.hint
+            else "--strict makes this an error",
+        )
+        if d.severity == "warning"
+        else d
+        for d in diags.items
+    ]
 
 
 @contextlib.contextmanager
@@ -410,20 +433,21 @@ def write_into(
     *,
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    strict: bool = False,
 ) -> GeneratedTree:
     """``build`` then ``write_tree``, formatting in the staging directory beside ``out`` (the
     files are written once, no scratch copy is deleted). The same errors, in the same order:
     ``SpecError`` before ``OutputError``; on either, ``out`` is untouched."""
     out = out.absolute()
     if not out.parent.is_dir():  # nowhere to stage without creating directories first
-        tree = build(inputs, progress, select=select, refs=refs)
+        tree = build(inputs, progress, select=select, refs=refs, strict=strict)
         write_tree(tree, out, inputs)
         return tree
     _recover(out)
     new = _staging(out)
     new.mkdir()
     try:
-        tree = build(inputs, progress, select=select, stage=new, refs=refs)
+        tree = build(inputs, progress, select=select, stage=new, refs=refs, strict=strict)
         check_output_dir(out, inputs)
         _swap(new, out)
         return tree

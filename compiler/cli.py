@@ -156,6 +156,13 @@ def generate(
         ),
     ] = None,
     allow_ref: AllowRef = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse what is read with an assumed meaning (every warning is an error).",
+        ),
+    ] = False,
 ) -> None:
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
     inputs = specs or [Path("specs")]
@@ -172,9 +179,11 @@ def generate(
     refs = RefPolicy.allowing(allowed)
     try:
         if check:
-            tree = build(inputs, progress, select=select or None, refs=refs)
+            tree = build(inputs, progress, select=select or None, refs=refs, strict=strict)
         else:
-            tree = write_into(inputs, out, progress, select=select or None, refs=refs)
+            tree = write_into(
+                inputs, out, progress, select=select or None, refs=refs, strict=strict
+            )
     except SpecError as exc:
         progress.stop()
         _render(exc.diagnostics, notes=verbose)

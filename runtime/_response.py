@@ -143,7 +143,11 @@ def response_model(
     ``max_calls`` bounds ``calls`` before any item is validated.
     """
     calls: list[type[BaseModel]] = []
+    # each tool's parameter names, told to the model beside a field its tool does not take
+    fields: dict[str, list[str]] = {}
     for tool in tools:
+        props: Any = tool.parameters.get("properties")
+        fields[tool.name] = list(cast("dict[str, Any]", props)) if isinstance(props, dict) else []
         found: Any = getattr(tool, "call_model", None)
         if not (isinstance(found, type) and issubclass(found, BaseModel)):
             raise TypeError(f"tool {tool.name!r} has no Call model (register it as a tool first)")
@@ -214,7 +218,7 @@ def response_model(
             own = [e.get("ctx", {}).get("error") for e in errors]
             if own and all(isinstance(e, ModelFeedback) for e in own):
                 raise cast("ModelFeedback", own[0]) from None
-            raise feedback_for(errors, data) from None
+            raise feedback_for(errors, data, fields) from None
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -336,8 +340,13 @@ def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
     return feedback_for(errors, data).render()
 
 
-def feedback_for(errors: list[ErrorDetails], data: Any) -> ModelFeedback:
-    """One line per error: which call (and tool), which field, what was wrong, which keyword."""
+def feedback_for(
+    errors: list[ErrorDetails], data: Any, fields: Mapping[str, list[str]] | None = None
+) -> ModelFeedback:
+    """One line per error: which call (and tool), which field, what was wrong, which keyword.
+
+    ``fields`` (tool → its parameter names): a field the tool does not take is told beside the
+    ones it does, so the model can move the value where it belongs."""
     plain: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
     raw_calls: Any = plain.get("calls")
     calls: list[Any] = cast("list[Any]", raw_calls) if isinstance(raw_calls, list) else []
@@ -366,6 +375,11 @@ def feedback_for(errors: list[ErrorDetails], data: Any) -> ModelFeedback:
         else:
             where = "response"
         message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden" and fields is not None and len(loc) == 4:
+            named: Any = loc[2]
+            takes = fields.get(named) if isinstance(named, str) else None
+            if takes is not None:
+                message += f"; {named} takes " + (", ".join(takes) if takes else "no parameters")
         if len(message) > MAX_FEEDBACK_LINE_CHARS:
             message = message[: MAX_FEEDBACK_LINE_CHARS - 1] + "…"
         lines.append(f"- {where}: {message} (keyword: {_keyword(error)})")

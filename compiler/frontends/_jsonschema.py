@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urldefrag, urljoin
 
 import regex
@@ -329,7 +329,14 @@ class SchemaLowerer:
                 return ref
             other = self._lower(rest, loc, ctx, depth + 1)
             return AllOfNode(meta=Meta(loc=loc), parts=(ref, other))
-        if self.dialect == "openapi30" and s.get("nullable") is True:
+        if s.get("nullable") is True and self.dialect != "openapi30" and self.lenient:
+            # OpenAPI 3.0's keyword in a 3.1 (JSON Schema) document: its meaning is plain
+            self.diags.warning(
+                loc.child("nullable"),
+                "nullable is OpenAPI 3.0's keyword; read as also allowing null",
+                "type: [..., 'null'] in OpenAPI 3.1",
+            )
+        if (self.dialect == "openapi30" or self.lenient) and s.get("nullable") is True:
             inner = self._lower(
                 {k: v for k, v in s.items() if k != "nullable"}, loc, ctx, depth + 1
             )
@@ -558,6 +565,20 @@ class SchemaLowerer:
                 name = mapped
             elif self.dialect == "bfcl":
                 name = name.lower()
+            elif self.lenient and name not in JSON_TYPES:
+                alias = _lenient_type(name)
+                if alias is not False:
+                    # a real API's own spec says ``type: int``: one obvious meaning, read so
+                    self.diags.warning(
+                        where,
+                        f"type {name!r} is not a JSON Schema type; read as "
+                        + (repr(alias) if alias else "any value (no type)"),
+                        f"one of {', '.join(JSON_TYPES)}",
+                        hint=f"write {alias!r}" if alias else "leave out 'type'",
+                    )
+                    if alias is None:
+                        return None
+                    name = alias
             if name not in JSON_TYPES:
                 self.diags.error(
                     where,
@@ -937,6 +958,19 @@ _STRING_FORMATS = {
     "url": "uri",
     "uuid": "uuid",
 }
+
+
+def _lenient_type(name: str) -> str | Literal[False] | None:
+    """The JSON type a non-JSON type name (``int``, ``Integer``, ``double``, ``dict``...) stands
+    for; None for "any value" (``any``); False when it names nothing obvious."""
+    lowered = name.lower()
+    if lowered in JSON_TYPES:
+        return lowered
+    known = {**BFCL_TYPES, **_OTHER_TYPE_NAMES, "int32": "integer", "int64": "integer"}
+    known |= {"float32": "number", "float64": "number", "integer": "integer"}
+    if lowered in known and lowered != "":
+        return known[lowered]
+    return False
 
 
 def _type_hint(name: str) -> str | None:

@@ -55,6 +55,7 @@ from .._load import (
 from ..diagnostics import Diagnostic, Diagnostics, describe
 from ..ir import (
     AllOfNode,
+    AnyNode,
     ArrayNode,
     CheckedNode,
     ConditionalCheck,
@@ -86,6 +87,10 @@ from ._resolver import (
 )
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+# Statuses that carry no content whatever the spec says (RFC 9110 §15.3.5, §15.4.5).
+_NO_CONTENT = frozenset({"204", "205", "304"})
+# ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
+_PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
 _STYLES = ("form", "simple", "label", "matrix", "deepObject", "spaceDelimited", "pipeDelimited")
 _DEFAULT_STYLE: dict[str, ParameterStyle] = {
@@ -510,6 +515,19 @@ class _Reader:
                     raw_params.pop((pname, pin), None)
                     continue
                 raw_params[(pname, pin)] = p
+        for template in dict.fromkeys(_PATH_TEMPLATE.findall(route)):
+            if (template, "path") not in raw_params:
+                # the URL can't be built without it: one obvious meaning, a required string
+                self.diags.warning(
+                    loc,
+                    f"the path {route!r} names {{{template}}}, which the operation does not "
+                    "declare; read as a required string path parameter",
+                    f"a parameter {{name: {template}, in: path, required: true}}",
+                    hint="declare it in the operation's or the path item's parameters",
+                )
+                declared: dict[str, Any] = {"name": template, "in": "path", "required": True}
+                declared |= {"type": "string"} if self.swagger else {"schema": {"type": "string"}}
+                raw_params[(template, "path")] = _Where(declared, loc, item.root, item.path)
         props: list[Property] = []
         taken: set[str] = set(META_FIELDS)
         params: list[HttpParameter] = []
@@ -535,7 +553,13 @@ class _Reader:
         tool = ToolSpec(
             name=name,
             loc=loc,
-            params=ObjectNode(meta=Meta(loc=loc), properties=tuple(props)),
+            # closed: a field the operation does not declare has nowhere to go on the wire, so it
+            # is refused (and fed back to the model) instead of being dropped in silence
+            params=ObjectNode(
+                meta=Meta(loc=loc),
+                properties=tuple(props),
+                additional=NeverNode(meta=Meta(loc=loc)),
+            ),
             output=output,
             description=text or None,
             activity=name,
@@ -857,8 +881,14 @@ class _Reader:
                         output = StringNode(
                             meta=Meta(loc=schema.loc, description=f"The {media_type} text.")
                         )
-                elif media_type is None:
+                elif status in _NO_CONTENT:
                     output = NullNode(meta=Meta(loc=found.loc, description="No content."))
+                elif media_type is None:
+                    # No schema is no promise: whatever the API sends (JSON as JSON, text as a
+                    # string, other content base64) is the result, not a failed output check.
+                    output = AnyNode(
+                        meta=Meta(loc=found.loc, description="The response, as the API sends it.")
+                    )
             out.append(HttpResponse(status=status, media_type=media_type, is_output=is_output))
         return output, tuple(out)
 

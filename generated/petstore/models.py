@@ -37,6 +37,7 @@ class FindPetsCall(ToolCall):
 
     Sed tempus felis lobortis leo pulvinar rutrum. Nam mattis velit nisl, eu condimentum ligula luctus nec. Phasellus semper velit eget aliquet faucibus. In a mattis elit. Phasellus vel urna viverra, condimentum lorem id, rhoncus nibh. Ut pellentesque posuere elementum. Sed a varius odio. Morbi rhoncus ligula libero, vel eleifend nunc tristique vitae. Fusce et sem dui. Aenean nec scelerisque tortor. Fusce malesuada accumsan magna vel tempus. Quisque mollis felis eu dolor tristique, sit amet auctor felis gravida. Sed libero lorem, molestie sed nisl in, accumsan tempor nisi. Fusce sollicitudin massa ut lacinia mattis. Sed vel eleifend lorem. Pellentesque vitae felis pretium, pulvinar elit eu, euismod sapien."""
 
+    model_config = ConfigDict(extra="forbid")
     tool: Literal["findPets"] = Field(default="findPets", alias="_tool")
     activity: Annotated[JsonStr | None, NotNull] = Field(default=None, alias="_activity")
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
@@ -58,6 +59,7 @@ class AddPetOutput(Pet):
 class AddPetCall(ToolCall):
     """Creates a new pet in the store. Duplicates are allowed"""
 
+    model_config = ConfigDict(extra="forbid")
     tool: Literal["addPet"] = Field(default="addPet", alias="_tool")
     activity: Annotated[JsonStr | None, NotNull] = Field(default=None, alias="_activity")
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
@@ -75,6 +77,7 @@ class FindPetByIdOutput(Pet):
 class FindPetByIdCall(ToolCall):
     """Returns a user based on a single ID, if the user does not have access to the pet"""
 
+    model_config = ConfigDict(extra="forbid")
     tool: Literal["find_pet_by_id"] = Field(default="find_pet_by_id", alias="_tool")
     activity: Annotated[JsonStr | None, NotNull] = Field(default=None, alias="_activity")
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
@@ -87,6 +90,7 @@ class FindPetByIdCall(ToolCall):
 class DeletePetCall(ToolCall):
     """deletes a single pet based on the ID supplied"""
 
+    model_config = ConfigDict(extra="forbid")
     tool: Literal["deletePet"] = Field(default="deletePet", alias="_tool")
     activity: Annotated[JsonStr | None, NotNull] = Field(default=None, alias="_activity")
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(

@@ -1,0 +1,43 @@
+"""A small ASGI app that behaves like the real APIs the specs in ``specs/`` describe."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+LOGO = bytes(range(256))
+
+
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    assert scope["type"] == "http"
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    path: str = scope["path"]
+    method: str = scope["method"]
+    status, media, content = 404, "application/json", b'{"error": "not found"}'
+    if path == "/api/things" and method == "GET":
+        status, content = 200, json.dumps([{"name": "a"}, {"name": "b"}]).encode()
+    elif path == "/api/things" and method == "POST":
+        status, media, content = 204, "", b""
+    elif path == "/api/readme":
+        status, media, content = 200, "text/plain; charset=utf-8", b"# Read me\n"
+    elif path == "/api/logo":
+        status, media, content = 200, "image/png", LOGO
+    elif path.startswith("/api/users/") and "/items/" in path:
+        parts = path.split("/")  # /api/users/{userId}/items/{itemId}
+        status = 200
+        content = json.dumps({"n": int(parts[5]), "user": parts[3]}).encode()
+    elif path.startswith("/api/notes/"):
+        status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
+    headers = [(b"content-type", media.encode())] if media else []
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})

@@ -1,0 +1,178 @@
+"""Real-world deviations from the OpenAPI specs, each class seen on a real public API: a minimal
+spec of our own per class, compiled, then called against a real server on 127.0.0.1.
+
+- ``type: int`` (and ``Integer``, ``double``, ``bool``) in a Swagger 2.0 spec an API serves itself;
+- a path template naming a parameter the operation does not declare;
+- OpenAPI 3.0's ``nullable: true`` inside a 3.1 document;
+- responses without a schema (JSON, text, binary) and ``204``;
+- a field the model adds that the operation does not declare.
+
+Each is read with one obvious meaning and a located warning; ``--strict`` refuses it; nothing the
+spec says is dropped in silence.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests._servers import serve_asgi
+from tests.conftest import unload
+from toolbind.compiler import SpecError, compile_to_directory, generate_tree, load_package
+from toolbind.runtime import compose
+from toolbind.runtime.http import HttpClient
+
+from .app import LOGO, app
+
+SPECS = Path(__file__).parent / "specs"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with serve_asgi(app) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ModuleType]]:
+    out = tmp_path_factory.mktemp("realworld") / "out"
+    tree = compile_to_directory(sorted(SPECS.glob("*.yaml")), out)
+    loaded = {name: load_package(out, name) for name in tree.packages}
+    yield loaded
+    for name in loaded:
+        unload(name)
+
+
+def _warnings(spec: str) -> list[str]:
+    tree = generate_tree([SPECS / spec])
+    return [d.render() for d in tree.diagnostics if d.severity == "warning"]
+
+
+def _call(pkg: ModuleType, base: str, payload: dict[str, Any]) -> Any:
+    call = pkg.CallAdapter.validate_python(payload)
+    with HttpClient(pkg.API, base_url=f"{base}/api") as client:
+        return pkg.HttpActivities(client).activities()[payload["_tool"]](call)
+
+
+# -- type names that are not JSON Schema's ------------------------------------------------------
+
+
+def test_non_json_type_names_are_read_with_a_located_warning() -> None:
+    warnings = _warnings("swagger_int_types.yaml")
+    where = "swagger_int_types.yaml#/paths/~1users~1{userId}~1items~1{itemId}/get"
+    for index, (name, json_type) in enumerate(
+        [("int", "integer"), ("Integer", "integer"), ("double", "number"), ("bool", "boolean")]
+    ):
+        expected = (
+            f"{where}/parameters/{index}/type: warning: type {name!r} is not a JSON Schema "
+            f"type; read as {json_type!r}"
+        )
+        assert any(expected in w for w in warnings), (expected, warnings)
+
+
+def test_an_undeclared_path_template_parameter_becomes_a_required_string(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    assert any(
+        "names {userId}, which the operation does not declare" in w
+        for w in _warnings("swagger_int_types.yaml")
+    )
+    pkg = packages["swagger_int_types"]
+    schema = pkg.GetItemCall.model_json_schema(by_alias=True)
+    assert schema["properties"]["userId"]["type"] == "string"
+    assert {"userId", "itemId"} <= set(schema["required"])
+    result = _call(pkg, server, {"_tool": "getItem", "userId": "ann", "itemId": 7, "limit": 2})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"n": 7, "user": "ann"}
+    with pytest.raises(ValueError, match="itemId"):
+        pkg.CallAdapter.validate_python({"_tool": "getItem", "userId": "ann", "itemId": "7"})
+
+
+def test_strict_turns_every_assumption_into_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as info:
+        generate_tree([SPECS / "swagger_int_types.yaml"], strict=True)
+    errors = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert len(errors) == 6 and all("--strict" in (d.hint or "") for d in errors)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolbind.compiler.cli",
+            "generate",
+            "--strict",
+            "-o",
+            str(tmp_path / "o"),
+            str(SPECS / "swagger_int_types.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert cli.returncode == 1, cli.stderr
+    assert "error: type 'int' is not a JSON Schema type" in cli.stderr
+    assert "Traceback" not in cli.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_nullable_in_a_31_document_allows_null(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    assert any("nullable is OpenAPI 3.0's keyword" in w for w in _warnings("nullable_31.yaml"))
+    result = _call(packages["nullable_31"], server, {"_tool": "getNote", "noteId": "n1"})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
+
+
+# -- responses without a schema -------------------------------------------------------------------
+
+
+def test_a_response_without_a_schema_is_any_value(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    pkg = packages["no_response_schemas"]
+    things = _call(pkg, server, {"_tool": "listThings"})
+    assert things.success, things.error
+    assert things.data.model_dump(mode="json") == [{"name": "a"}, {"name": "b"}]
+    readme = _call(pkg, server, {"_tool": "getReadme"})
+    assert readme.success and readme.data.model_dump(mode="json") == "# Read me\n"
+    logo = _call(pkg, server, {"_tool": "getLogo"})
+    assert logo.success, logo.error
+    assert base64.b64decode(logo.data.model_dump(mode="json")) == LOGO
+
+
+def test_204_is_a_success_with_no_data(packages: dict[str, ModuleType], server: str) -> None:
+    pkg = packages["no_response_schemas"]
+    added = _call(pkg, server, {"_tool": "addThing", "name": "c"})  # the body's fields
+    assert added.success, added.error
+    assert added.metadata["status"] == 204
+    assert added.data is None or added.data.model_dump(mode="json") is None
+
+
+# -- what the model sends that the operation can't take ------------------------------------------
+
+
+def test_an_operation_tool_is_closed_and_the_feedback_names_the_fields(
+    packages: dict[str, ModuleType],
+) -> None:
+    pkg = packages["no_response_schemas"]
+    with pytest.raises(ValueError, match="body"):  # the JSON body's fields are the Call's own
+        pkg.CallAdapter.validate_python({"_tool": "addThing", "body": {"name": "c"}})
+    tools = list(pkg.TOOLS)
+    composition = compose(tools, activities=[t.name for t in tools])
+    items: list[dict[str, Any]] = composition["properties"]["calls"]["items"]["anyOf"]
+    add_thing = next(i for i in items if i["properties"]["_tool"]["const"] == "addThing")
+    assert add_thing["additionalProperties"] is False
+    with pytest.raises(ValueError) as info:
+        composition.response.model_validate(
+            {"output": None, "calls": [{"_tool": "addThing", "body": {"name": "c"}}]}
+        )
+    text = str(info.value)
+    assert "calls[0] (tool 'addThing') field body: Extra inputs are not permitted" in text
+    assert "addThing takes name" in text
