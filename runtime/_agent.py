@@ -14,8 +14,9 @@ retries, then ``ResponseValidationError`` carries the last raw response — then
 * explicit (an Activity resolved by ``_activity`` > same-name > none): run the Activity (sync,
   async or async generator; per-call timeout; calls run concurrently unless an Activity opts out);
   an exception or timeout becomes a failed ``ToolResult``, never a crash of the loop;
-* latent (no Activity): the ``_output`` the model produced is the result (the Response model
-  refuses a latent call without ``_output``, so a missing one is fed back like any error);
+* latent (no Activity): the ``_output`` the model produced is the result. The composed schema
+  makes ``_output`` optional (the seeds' rule) and the Response model holds to that schema, so a
+  latent call without one is valid: its result is null, with ``metadata["output"] = "absent"``;
 * async (gateway-v3 ``space``, ``external`` without a URL, or an Activity that returns
   ``Pending``): the call is added to the pending store and its result, once submitted, is
   delivered to the model as an event at a later step of the same run.
@@ -280,7 +281,7 @@ class Agent:
         import instructor as _instructor
         import openai
 
-        from .http._auth import Redactor
+        from ._secrets import Redactor
 
         chosen = mode if mode is not None else _instructor.Mode.TOOLS
         self._mode = chosen
@@ -756,7 +757,7 @@ class Agent:
             convo.append(
                 {
                     "role": "user",
-                    "content": json.dumps(
+                    "content": _for_the_model(
                         {
                             "event": "tool_result",
                             "call_id": item.call_id,
@@ -862,7 +863,10 @@ class Agent:
         event("tool-input-delta", {"delta": json.dumps(arguments)})
         value: Any
         if route == "latent":
-            value = _Result.ok(dumped.get("_output"), execution="latent")
+            if "_output" in dumped:
+                value = _Result.ok(dumped["_output"], execution="latent")
+            else:  # optional in the composed schema: the model gave none
+                value = _Result.ok(None, execution="latent", output="absent")
         elif route == "missing":
             name = (binding.activity if binding else None) or tool
             value = _Result.fail(f"no Activity named {name!r} is registered for tool {tool!r}")
@@ -1033,7 +1037,15 @@ def _feed_back(
         content = {"results": [], "note": "No calls and no output: call tools or give the output."}
     else:
         content = {"results": []}
-    convo.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(content)})
+    convo.append({"role": "tool", "tool_call_id": call_id, "content": _for_the_model(content)})
+
+
+def _for_the_model(content: Any) -> str:
+    """A tool message's text: every configured secret (credentials, ``headers=``, ``${env.X}``
+    values, OAuth tokens) scrubbed — results keep the API's own data, the model never sees one."""
+    from ._secrets import scrub_everywhere
+
+    return scrub_everywhere(json.dumps(content))
 
 
 def _run_sync(coro: Awaitable[T]) -> T:

@@ -4,10 +4,10 @@ Imports ``_compose`` (the seeds' composition rules), ``_binding``, ``types``, ``
 feedback, ``ModelFeedback``) and pydantic; a raw JSON Schema output is compiled through ``_compiler``.
 
 The Response type is a ``ToolResponse`` over the discriminated union (on ``_tool``) of the tools'
-Call models, ``output`` typed by the output model (or ``str``). It validates what the LLM sent and
-additionally requires ``_output`` on every call of a latent tool (the LLM is the executor, so the
-output is part of its answer). Its JSON Schema, the one sent to the LLM, is exactly the composed
-schema.
+Call models, ``output`` typed by the output model (or ``str``). It validates what the LLM sent
+against exactly the schema the LLM was sent: the composed schema, which is also its JSON Schema.
+A latent tool's ``_output`` is optional there (the seeds' composition rule), so it is optional
+here too: a model constrained by a grammar built from the schema is never refused for following it.
 """
 
 from __future__ import annotations
@@ -160,7 +160,10 @@ def response_model(
     else:
         call_type = Annotated[Union[tuple(calls)], Field(discriminator="tool")]  # noqa: UP007
     base: type[ToolResponse[Any, Any]] = ToolResponse[call_type, _output_type(output)]
-    latent_names = frozenset(latent)
+    # A latent call may leave ``_output`` out: the composed schema makes it optional (the seeds'
+    # rule), and the validator holds to the schema it sent — a grammar-constrained model follows
+    # that schema exactly. Such a call's result is null (``Agent`` notes it in the metadata).
+    del latent
     composed_activities = dict(activities or {})
     frozen_schema = dict(schema)
 
@@ -169,11 +172,6 @@ def response_model(
         for index, call in enumerate(cast("list[Any]", self.calls)):
             tool = getattr(call, "tool", None)
             shown = _short(tool)
-            if tool in latent_names and getattr(call, "output", None) is None:
-                problems.append(
-                    f"- calls[{index}] (tool {shown}) field _output: missing — {shown} has no "
-                    "Activity, so you produce its output yourself (keyword: required)"
-                )
             expected = composed_activities.get(tool) if isinstance(tool, str) else None
             given = _meta_value(call, "_activity")
             if expected is not None and given is not None and given != expected:

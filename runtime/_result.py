@@ -1,4 +1,4 @@
-"""Runtime layer: the result envelope of every tool execution. Imports pydantic.
+"""Runtime layer: the result envelope of every tool execution. Imports pydantic and ``_secrets``.
 
 AgentB's ``IToolResult`` (agentb-tools.md): ``success``, ``data`` (what goes back to the LLM),
 ``error`` (a message when ``success`` is false) and ``metadata`` (e.g. an HTTP status and selected
@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ._secrets import scrub_everywhere
 
 DataT = TypeVar("DataT")
 
@@ -41,3 +43,10 @@ class ToolResult(BaseModel, Generic[DataT]):
     def fail(cls, error: str, *, data: DataT | None = None, **metadata: Any) -> ToolResult[DataT]:
         """A failed result; ``data`` may carry e.g. a non-2xx response body."""
         return cls(success=False, data=data, error=error, metadata=metadata)
+
+    def __repr__(self) -> str:
+        # ``data`` is what the API sent, secrets it echoes included; a repr reaches logs
+        return scrub_everywhere(super().__repr__())
+
+    def __str__(self) -> str:
+        return scrub_everywhere(super().__str__())

@@ -435,7 +435,7 @@ async def token(request: Request) -> Any:
     ):
         return JSONResponse({"error": "invalid_client"}, status_code=401)
     STATE["token_fetches"] += 1
-    value = f"tok-{STATE['token_fetches']}"
+    value = f"tok-{STATE['token_fetches']:06d}"  # real tokens are long: no shorter than a secret
     lifetime = STATE["token_lifetime"]
     STATE["tokens"][value] = time.monotonic() + lifetime
     return {"access_token": value, "token_type": "Bearer", "expires_in": lifetime}

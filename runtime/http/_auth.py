@@ -19,129 +19,28 @@ Credential shapes, per scheme type (strings may contain ``${env.NAME}``):
 from __future__ import annotations
 
 import base64
-import logging
 import os
 import re
 import threading
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx
 
+from .._secrets import (
+    MIN_SECRET_CHARS as MIN_SECRET_CHARS,
+)
+from .._secrets import Redactor as Redactor
+from .._secrets import Secret as Secret
+from .._secrets import scrub_everywhere as scrub_everywhere
 from ..contract import SecurityRequirement, SecurityScheme
 from ..errors import HttpConfigurationError, TokenError
 
 _ENV = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}")
 # An OAuth2 token is refreshed this many seconds before it expires.
 _EXPIRY_SKEW = 30.0
-
-
-class Secret:
-    """A configured secret; its ``repr``/``str`` never show the value."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        """The secret's value, for the one place that writes it on the wire."""
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
-
-class Redactor:
-    """Scrubs known secret values out of text that may reach a user, the model or a log.
-
-    Every live Redactor also scrubs the records of the HTTP and LLM client libraries' own loggers
-    (httpx logs each request URL at INFO, and an apiKey may travel in the query; instructor logs
-    each failed LLM call with the server's error text, which may echo the key).
-    """
-
-    def __init__(self) -> None:
-        self._values: set[str] = set()
-        self._lock = threading.Lock()
-        _LIVE.add(self)
-
-    def add(self, value: str) -> None:
-        """Remember ``value`` (and its common encodings) as secret."""
-        if len(value) < 4:  # too short to scrub without mangling ordinary text
-            return
-        from urllib.parse import quote
-
-        with self._lock:
-            self._values.update({value, quote(value, safe=""), quote(value)})
-        _attach_log_filter()
-
-    def scrub_logs(self) -> None:
-        """Scrub the records of the client libraries' loggers made since (e.g. instructor makes
-        its loggers when a client is first wrapped)."""
-        if self._values:
-            _attach_log_filter()
-
-    def __call__(self, text: str) -> str:
-        with self._lock:
-            values = sorted(self._values, key=len, reverse=True)
-        for value in values:
-            if value in text:
-                text = text.replace(value, "***")
-        return text
-
-
-_LIVE: weakref.WeakSet[Redactor] = weakref.WeakSet()
-
-
-class _LibraryLogFilter(logging.Filter):
-    """Rewrites httpx/httpcore log records with every live Redactor applied."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed record: leave it to logging's own error handling
-            return True
-        scrubbed = message
-        for redactor in list(_LIVE):
-            scrubbed = redactor(scrubbed)
-        if scrubbed != message:
-            record.msg, record.args = scrubbed, None
-        return True
-
-
-_FILTER = _LibraryLogFilter()
-# The libraries whose log records may carry a request's URL, headers or a server's error text.
-_FILTERED = ("httpx", "httpcore", "httpx2", "openai", "instructor", "toolbind")
-_FILTERED_NAMES: set[str] = set()
-
-
-def _attach_log_filter() -> None:
-    """Put the scrubbing filter on every logger of ``_FILTERED`` that exists now.
-
-    Filters are not inherited by child loggers (a record logged on ``instructor.v2.retry`` does
-    not pass ``instructor``'s filters), so each one gets it; this runs whenever a secret is
-    registered, i.e. after the client libraries in use were imported and made their loggers.
-    """
-    loggers = logging.Logger.manager.loggerDict
-    for name, logger in list(loggers.items()):
-        if (
-            name not in _FILTERED_NAMES
-            and isinstance(logger, logging.Logger)
-            and name.split(".", 1)[0] in _FILTERED
-        ):
-            _FILTERED_NAMES.add(name)
-            if _FILTER not in logger.filters:
-                logger.addFilter(_FILTER)
-
-
-for _name in ("httpx", "httpcore", "httpcore.http11", "httpcore.http2", "httpcore.connection"):
-    logging.getLogger(_name)
-_attach_log_filter()
 
 
 def expand_env(text: str, *, where: str, env: Mapping[str, str] | None = None) -> str:
@@ -221,7 +120,14 @@ def parse_credentials(
                 raise HttpConfigurationError(
                     f"{where}: basic auth needs {{'username': ..., 'password': ...}}"
                 )
-            u, p = sec(user, "username"), sec(password, "password")
+            # the user name identifies the account (an API may echo it): only the password, and the
+            # header value made of both, are secret
+            if not isinstance(user, str):
+                raise HttpConfigurationError(
+                    f"{where}.username: expected a string, got {type(user).__name__}"
+                )
+            u = Secret(expand_env(user, where=f"{where}.username", env=env))
+            p = sec(password, "password")
             redact.add(base64.b64encode(f"{u.reveal()}:{p.reveal()}".encode()).decode())
             out[key] = Credential(scheme=scheme, username=u, password=p)
         elif scheme.type == "oauth2":

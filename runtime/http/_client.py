@@ -165,8 +165,7 @@ class _Base:
         self._headers: list[tuple[str, str]] = []
         for name, value in (headers or {}).items():
             expanded = expand_env(value, where=f"headers[{name!r}]", env=env)
-            if expanded != value:  # it held ${env.X}: treat as a secret
-                self._redact.add(expanded)
+            self._redact.add(expanded)  # configured headers carry secrets (``Bearer x``, keys)
             try:
                 self._headers.append((name, check_header_value(name, expanded)))
             except ParameterError as exc:

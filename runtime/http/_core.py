@@ -583,13 +583,15 @@ class Exchange:
         media = _media(response.headers)
         status = response.status_code
         prefix = f"{out.label}: " if out.label else ""
+        # ``data`` is what the API sent, unscrubbed (the Agent scrubs what it sends the model);
+        # messages, which reach logs and exceptions, are scrubbed
         if not 200 <= status < 300:
-            text = self.redact(_text(response, body))
+            text = _text(response, body)
             data: Any = text[:_ERROR_BODY_CHARS]
             if _is_json(media) and len(text) <= _ERROR_BODY_CHARS:
                 with contextlib.suppress(ValueError):
                     data = json.loads(text)
-            snippet = " ".join(text[:_ERROR_SNIPPET_CHARS].split())
+            snippet = self.redact(" ".join(text[:_ERROR_SNIPPET_CHARS].split()))
             reason = response.reason_phrase
             message = f"{prefix}HTTP {status} {reason} from {_where(out, url)}"
             if snippet:
@@ -601,18 +603,16 @@ class Exchange:
             value: Any = None
         elif _is_json(media):
             try:
-                text = _text(response, body)
-                clean = self.redact(text)  # an API echoing a credential: the model never sees it
-                value = json.loads(clean if clean != text else body)
+                value = json.loads(_text(response, body))
             except ValueError:
                 meta["error_type"] = "invalid_response"
                 return ToolResult[Any].fail(
-                    f"{prefix}{_where(out, url)} returned invalid JSON",
-                    data=self.redact(_text(response, body))[:_ERROR_BODY_CHARS],
+                    f"{prefix}{self.redact(_where(out, url))} returned invalid JSON",
+                    data=_text(response, body)[:_ERROR_BODY_CHARS],
                     **meta,
                 )
         elif _is_text(media) or not media:
-            value = self.redact(_text(response, body))
+            value = _text(response, body)
         elif output_model is None:
             return ToolResult[Any].ok(body, **meta)  # binary: bytes
         else:

@@ -125,9 +125,9 @@ class Env:
             result = asyncio.run(go())
         if result.success:  # typed by the generated Output model
             assert isinstance(result.data, self.output_model(tool)), (tool, result.data)
-        # Secrets never in errors or metadata (nor in a failed result's data). A success's data
-        # is the API's answer: authApiKeyCookie echoes the cookies it received, by design.
-        seen = [result.error, result.metadata] + ([] if result.success else [result.data])
+        # Secrets never in errors, metadata or the result's repr/str (what reaches logs); its data
+        # is the API's answer as sent (authApiKeyCookie echoes the cookies it received).
+        seen = [result.error, result.metadata, repr(result), str(result)]
         text = json.dumps(seen, default=repr)
         assert not any(secret in text for secret in SECRETS), tool
         return result
@@ -209,10 +209,13 @@ def _header_styles(env: Env) -> None:
         "X-List": [1, 2],
         "X-Obj": {"role": "admin", "first": "Alex"},
         "session": "s1; api_session=forged",  # one cookie's value, not a second cookie
-        # The spec declares an Authorization parameter: not a Call field, never sent.
-        "Authorization": "Bearer forged-by-the-model",
     }
+    # The spec declares an Authorization parameter: not a Call field; a model that fills it
+    # anyway is refused (the tool is closed), so it is never sent.
     assert "Authorization" not in env.binding("headerStyles").parameters["properties"]
+    forged = {**fields, "Authorization": "Bearer forged-by-the-model"}
+    with pytest.raises(ValueError, match="Authorization"):
+        env.run("headerStyles", forged)
     echo = env.ok("headerStyles", fields)
     assert "authorization" not in echo.headers
     assert echo.headers["x-trace"] == "t"
@@ -392,8 +395,9 @@ def _auth_oauth(env: Env) -> None:
     http_app.STATE["token_lifetime"] = 1  # seconds: refreshed shortly before
     with env.client() as client:
         first = env.ok("authOauth", {}, client)
-        # the server echoes the token: the client scrubs it; token_no tells tokens apart
-        assert (first.who, first.token, first.token_no) == ("oauth", "***", 1)
+        # the server echoes the token: the data is the API's own (scrubbed only on the way to the
+        # model, in logs and reprs); token_no tells tokens apart
+        assert (first.who, first.token, first.token_no) == ("oauth", "tok-000001", 1)
         assert env.ok("authOauth", {}, client).token_no == 1  # cached
         assert http_app.STATE["token_fetches"] == 1
         assert http_app.STATE["last_token_form"] == {
@@ -404,7 +408,7 @@ def _auth_oauth(env: Env) -> None:
         assert env.ok("authOauth", {}, client).token_no == 2
         assert http_app.STATE["token_fetches"] == 2 == client.token_fetches
         http_app.STATE["token_lifetime"] = 3600
-        http_app.STATE["revoked"].add("tok-2")  # the server revokes it: a 401, refetched once
+        http_app.STATE["revoked"].add("tok-000002")  # the server revokes it: a 401, refetched once
         assert env.ok("authOauth", {}, client).token_no == 3
         assert http_app.STATE["token_fetches"] == 3 == client.token_fetches
     _who("authOauth", "oauth")(env)
@@ -433,7 +437,8 @@ def _auth_or(env: Env) -> None:
 def _auth_leaky(env: Env) -> None:
     result = env.run("authLeaky", {})  # the server repeats the key in its error body
     assert not result.success and result.metadata["status"] == 500
-    assert "bad key ***" in json.dumps(result.data)  # run() checked no secret is anywhere
+    assert f"bad key {http_app.API_KEY}" in json.dumps(result.data)  # the API's body, as sent
+    assert "bad key ***" in repr(result)  # run() checked no secret is in errors, logs, reprs
 
 
 # -- transport: statuses, retries, redirects, timeouts, sizes --------------------------------------

@@ -1,0 +1,90 @@
+"""The agent loop's contract with a real model: the schema the model is sent and the validator that
+reads its answer are the same contract (a grammar-constrained model follows the schema exactly).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests._servers import serve_asgi
+from tests.scripted_llm import ScriptedLLM, call
+from toolbind.runtime import Agent, ToolRegistry, compose
+
+SENTIMENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Analyzes text sentiment",
+    "properties": {
+        "_tool": {"type": "string", "const": "sentimentAnalysis"},
+        "text": {"type": "string"},
+        "_output": {
+            "type": "object",
+            "properties": {"sentiment": {"type": "string"}},
+            "required": ["sentiment"],
+        },
+    },
+    "required": ["text"],
+}
+
+
+@pytest.fixture
+def llm() -> Iterator[tuple[ScriptedLLM, str]]:
+    server = ScriptedLLM()
+    with serve_asgi(server.app) as url:
+        yield server, f"{url}/v1"
+
+
+def _latent_tools() -> ToolRegistry:
+    tools = ToolRegistry()
+    tools.register("sentimentAnalysis", SENTIMENT_SCHEMA)
+    return tools
+
+
+def test_a_latent_tools_output_is_optional_in_the_schema_and_in_the_validator() -> None:
+    tools = _latent_tools()
+    composition = compose(tools)
+    item = composition["properties"]["calls"]["items"]
+    assert "_output" in item["properties"] and "_output" not in item["required"]
+    # exactly what the schema requires, nothing more: valid
+    answer = {"output": None, "calls": [{"_tool": "sentimentAnalysis", "text": "great"}]}
+    parsed = composition.response.model_validate(answer)
+    assert parsed.calls[0].output is None
+
+
+def test_zero_config_tools_work_with_a_model_that_sends_only_what_the_schema_requires(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    """The defect: with no Activity registered every tool is latent; the Response model refused a
+    call without ``_output`` although the composed schema does not require it, so a model under a
+    grammar built from that schema never produced a valid answer (0 of 20 on BFCL)."""
+    server, url = llm
+    server.add(call({"output": None, "calls": [{"_tool": "sentimentAnalysis", "text": "great"}]}))
+    server.add(call({"output": "positive", "calls": []}))
+    agent = Agent(url, model="scripted", tools=_latent_tools(), max_retries=0)
+    result = agent.run("How does 'great' sound?")
+    assert result.finished and result.output == "positive"
+    assert len(server.requests) == 2  # no retry was needed
+    record = result.steps[0].calls[0]
+    assert record.route == "latent" and record.result.success
+    assert record.result.data is None and record.result.metadata["output"] == "absent"
+    (tool_message,) = server.tool_messages(1)
+    fed = json.loads(tool_message["content"])["results"][0]
+    assert fed["data"] is None and fed["metadata"]["output"] == "absent"
+
+
+def test_a_latent_output_given_is_still_validated_by_its_schema(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    server, url = llm
+    bad = {"_tool": "sentimentAnalysis", "text": "x", "_output": {"mood": "?"}}
+    good = {"_tool": "sentimentAnalysis", "text": "x", "_output": {"sentiment": "neutral"}}
+    server.add(call({"output": None, "calls": [bad]}))
+    server.add(call({"output": None, "calls": [good]}))
+    agent = Agent(url, model="scripted", tools=_latent_tools(), max_retries=1)
+    response = agent.request("Mood of x?")
+    assert response.calls[0].output is not None
+    feedback = json.dumps(server.requests[1]["messages"])
+    assert "sentiment" in feedback and "required" in feedback
