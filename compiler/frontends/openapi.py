@@ -292,14 +292,21 @@ class _Reader:
             for method, raw_op in item_obj.items():
                 if method not in METHODS:
                     continue
-                op = as_object(raw_op)
-                oloc = item.loc.child(method)
+                # Split specs put whole operations in other files (``get: {$ref: ops/x.yaml}``):
+                # followed like any $ref, and the operation's own $refs are relative to its file.
+                found = self.deref(
+                    _Where(raw_op, item.loc.child(method), item.root, item.path), "operation"
+                )
+                if found is None:
+                    continue
+                op = as_object(found.value)
+                oloc = found.loc
                 if op is None:
                     self.diags.warning(
-                        oloc, f"operation is {describe(raw_op)}", "an object; skipped"
+                        oloc, f"operation is {describe(found.value)}", "an object; skipped"
                     )
                     continue
-                built = self.operation(route, method, item, op, oloc, select)
+                built = self.operation(route, method, item, op, oloc, select, found)
                 if built is not None:
                     tool, http = built
                     tools.append(tool)
@@ -471,7 +478,11 @@ class _Reader:
         op: dict[str, Any],
         loc: SourceLocation,
         select: OperationFilter | None,
+        op_doc: _Where,
     ) -> tuple[ToolSpec, HttpOperation] | None:
+        """One operation as a tool. ``op_doc`` is where ``op`` was read: the document its own
+        ``$ref``s (parameters, body, responses) are relative to, which a path item's are not when
+        the operation was ``$ref``-ed from another file."""
         raw_id = op.get("operationId")
         operation_id = raw_id if isinstance(raw_id, str) and raw_id else None
         tags = tuple(t for t in as_array(op.get("tags")) or [] if isinstance(t, str))
@@ -487,10 +498,10 @@ class _Reader:
         item_obj: dict[str, Any] = item.value
         # Parameters: path-level first, operation-level overriding by (name, in).
         raw_params: dict[tuple[str, str], _Where] = {}
-        for owner, oloc in ((item_obj, item.loc), (op, loc)):
+        for owner, oloc, doc in ((item_obj, item.loc, item), (op, loc, op_doc)):
             for i, raw in enumerate(as_array(owner.get("parameters")) or []):
                 p = self.deref(
-                    _Where(raw, oloc.child("parameters", i), item.root, item.path), "parameter"
+                    _Where(raw, oloc.child("parameters", i), doc.root, doc.path), "parameter"
                 )
                 pobj = as_object(p.value) if p is not None else None
                 if p is None or pobj is None:
@@ -538,8 +549,8 @@ class _Reader:
                 made = self.parameter(pname, location, p, taken, props, name)
                 if made is not None:
                     params.append(made)
-        body = self.body(op, loc, item, raw_params, taken, props, name)
-        output, responses = self.responses(op, loc, item)
+        body = self.body(op, loc, op_doc, raw_params, taken, props, name)
+        output, responses = self.responses(op, loc, op_doc)
         summary = op.get("summary") if isinstance(op.get("summary"), str) else None
         description = op.get("description") if isinstance(op.get("description"), str) else None
         text = (

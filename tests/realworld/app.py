@@ -36,6 +36,14 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         parts = path.split("/")  # /api/users/{userId}/items/{itemId}
         status = 200
         content = json.dumps({"n": int(parts[5]), "user": parts[3]}).encode()
+    elif path.startswith("/api/pets/") and method == "GET":
+        pet_id = int(path.rsplit("/", 1)[1])
+        if pet_id == 404:
+            status, content = 404, b'{"error": "no such pet"}'
+        else:
+            status, content = 200, json.dumps({"id": pet_id, "name": f"pet{pet_id}"}).encode()
+    elif path == "/api/pets" and method == "POST":
+        status, content = 201, json.dumps({"id": 1, **json.loads(body)}).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

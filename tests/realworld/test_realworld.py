@@ -61,6 +61,45 @@ def _call(pkg: ModuleType, base: str, payload: dict[str, Any]) -> Any:
         return pkg.HttpActivities(client).activities()[payload["_tool"]](call)
 
 
+# -- a spec split over many files, operations included -------------------------------------------
+
+
+def test_operations_split_over_files_keep_their_parameters_bodies_and_outputs(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect: operations that were ``$ref``s into other files compiled, exit 0, to tools with
+    no parameters, no description and no output, and every call with a path parameter failed."""
+    pkg = packages["split_api"]
+    binding = next(t for t in pkg.TOOLS if t.name == "getPet")
+    params = binding.parameters
+    assert params["properties"]["petId"] == {"type": "integer", "minimum": 1}
+    assert params["required"] == ["petId"] and "verbose" in params["properties"]
+    assert binding.description == "One pet by its id"
+    with pytest.raises(ValueError, match="petId"):
+        pkg.CallAdapter.validate_python({"_tool": "getPet", "petId": 0})
+    found = _call(pkg, server, {"_tool": "getPet", "petId": 7, "verbose": True})
+    assert found.success, found.error
+    assert found.data.model_dump(mode="json") == {"id": 7, "name": "pet7"}
+    added = _call(pkg, server, {"_tool": "addPet", "name": "Rex"})
+    assert added.success and added.data.model_dump(mode="json") == {"id": 1, "name": "Rex"}
+    with pytest.raises(ValueError, match="name"):
+        pkg.CallAdapter.validate_python({"_tool": "addPet"})  # the body's required field
+
+
+def test_an_operation_ref_that_does_not_resolve_is_reported_not_dropped(tmp_path: Path) -> None:
+    spec = tmp_path / "broken.yaml"
+    spec.write_text(
+        'openapi: 3.0.3\ninfo: {title: b, version: "1"}\npaths:\n'
+        '  /a:\n    get: {$ref: "ops.yaml#/missing"}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "ops.yaml").write_text("other: {}\n", encoding="utf-8")
+    tree = generate_tree([spec])
+    rendered = [d.render() for d in tree.diagnostics if d.severity == "warning"]
+    assert any("operation $ref 'ops.yaml#/missing' does not resolve" in r for r in rendered)
+    assert any("the spec has no operations" in r for r in rendered)
+
+
 # -- type names that are not JSON Schema's ------------------------------------------------------
 
 
