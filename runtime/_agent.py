@@ -375,7 +375,7 @@ class Agent:
             return "missing", None
         return "latent", None
 
-    def composition(self, output: OutputSpec = None) -> Composition:
+    def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
         """The composed schema (and ``.response`` type) the next request will use."""
         tools = list(self.tools)
         routed = {t.name: self._route(t)[0] for t in tools}
@@ -385,13 +385,19 @@ class Agent:
             if isinstance(output, Mapping)
             else output
         )
-        key = (tuple(id(t) for t in tools), not_latent, out_key, self.max_calls)
+        key = (tuple(id(t) for t in tools), not_latent, out_key, self.max_calls, tool_choice)
         # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
         if found is None:
             if len(self._compositions) >= 64:
                 self._compositions.clear()
-            found = compose(tools, output, activities=not_latent, max_calls=self.max_calls)
+            found = compose(
+                tools,
+                output,
+                activities=not_latent,
+                max_calls=self.max_calls,
+                tool_choice=tool_choice,
+            )
             self._compositions[key] = found
         return found
 
@@ -475,7 +481,11 @@ class Agent:
     # -- one LLM step
 
     async def _ask(
-        self, messages: list[dict[str, Any]], output: OutputSpec, step: Step
+        self,
+        messages: list[dict[str, Any]],
+        output: OutputSpec,
+        step: Step,
+        tool_choice: str = "auto",
     ) -> ToolResponse[Any, Any]:
         from instructor.core.exceptions import (
             IncompleteOutputException,
@@ -484,7 +494,7 @@ class Agent:
         )
         from instructor.core.hooks import HookName, Hooks
 
-        response_model = self.composition(output).response
+        response_model = self.composition(output, tool_choice).response
         hooks = Hooks()
 
         answered = [False]  # whether the latest request got a completion back
@@ -573,21 +583,34 @@ class Agent:
         raise failure
 
     async def arequest(
-        self, messages: str | Sequence[Mapping[str, Any]], output: OutputSpec = None
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: OutputSpec = None,
+        *,
+        tool_choice: str = "auto",
     ) -> ToolResponse[Any, Any]:
         """One LLM step: the validated Response (``.calls`` typed per tool, ``.output``).
+
+        ``tool_choice``: ``auto`` (calls and/or output), ``required`` (at least one call and no
+        output), ``none`` (the output, no call) or a tool's name (only that tool, called at least
+        once). The composed schema says so and the answer is held to it.
 
         Raises:
             ResponseValidationError: the answers stayed invalid after ``max_retries`` retries.
             LLMError: the request failed (HTTP error, timeout).
+            ValueError: ``tool_choice`` names no tool offered.
         """
-        return await self._ask(self._conversation(messages), output, Step(index=0))
+        return await self._ask(self._conversation(messages), output, Step(index=0), tool_choice)
 
     def request(
-        self, messages: str | Sequence[Mapping[str, Any]], output: OutputSpec = None
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: OutputSpec = None,
+        *,
+        tool_choice: str = "auto",
     ) -> ToolResponse[Any, Any]:
         """``arequest`` for synchronous code (not from inside a running event loop)."""
-        return self._sync(self.arequest(messages, output))
+        return self._sync(self.arequest(messages, output, tool_choice=tool_choice))
 
     # -- the loop
 
@@ -598,6 +621,7 @@ class Agent:
         *,
         max_steps: int = 8,
         run_id: str | None = None,
+        tool_choice: str = "auto",
     ) -> RunResult:
         """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
 
@@ -606,6 +630,8 @@ class Agent:
             output: the final output's type (pydantic model or JSON Schema); None for text.
             max_steps: the most LLM steps to make.
             run_id: resume a run (its pending results get delivered); a new id by default.
+            tool_choice: the first step's (``arequest``'s values); later steps are ``auto``, so
+                the run can end (as the OpenAI Agents SDK resets a required tool choice).
 
         Raises:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
@@ -613,7 +639,7 @@ class Agent:
         result: RunResult | None = None
         if max_steps < 1:
             raise ValueError("arun(max_steps=...) must be >= 1")
-        async for event in self._events(messages, output, max_steps, run_id):
+        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
             if event.type == "run.complete":
                 result = event.result
         assert result is not None
@@ -626,9 +652,12 @@ class Agent:
         *,
         max_steps: int = 8,
         run_id: str | None = None,
+        tool_choice: str = "auto",
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
-        return self._sync(self.arun(messages, output, max_steps=max_steps, run_id=run_id))
+        return self._sync(
+            self.arun(messages, output, max_steps=max_steps, run_id=run_id, tool_choice=tool_choice)
+        )
 
     async def astream(
         self,
@@ -637,13 +666,15 @@ class Agent:
         *,
         max_steps: int = 8,
         run_id: str | None = None,
+        tool_choice: str = "auto",
     ) -> AsyncIterator[AgentEvent]:
-        """Run the loop, yielding the user-facing events as they happen.
+        """Run the loop, yielding the user-facing events as they happen (``tool_choice`` as
+        for ``arun``).
 
         Only calls of visible tools (``visible`` flag; default: every execution type but
         ``internal``) appear; the last event is ``run.complete`` with ``.result``.
         """
-        async for event in self._events(messages, output, max_steps, run_id):
+        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
             if event.visible:
                 yield event
 
@@ -664,6 +695,7 @@ class Agent:
         output: OutputSpec,
         max_steps: int,
         run_id: str | None,
+        tool_choice: str = "auto",
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
         # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
@@ -679,7 +711,9 @@ class Agent:
             for event in self._deliver_pending(rid, step, convo, outstanding):
                 yield event
             try:
-                response = await self._ask(convo, output, step)
+                response = await self._ask(
+                    convo, output, step, tool_choice if index == 0 else "auto"
+                )
             except AgentError as exc:
                 exc.steps = steps  # the transcript so far, for the caller's diagnosis
                 raise

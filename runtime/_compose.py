@@ -103,32 +103,63 @@ def output_schema_of(output: type[BaseModel] | Mapping[str, Any] | None) -> Mapp
     return output.model_json_schema(by_alias=True)
 
 
+ToolChoice = str
+"""``"auto"`` (calls and/or output), ``"required"`` (at least one call, no output this step),
+``"none"`` (no call: the output), or a tool's name (at least one call, of that tool only)."""
+TOOL_CHOICES = ("auto", "required", "none")
+
+
 def compose(
     tools: Iterable[ComposableTool],
     output: type[BaseModel] | Mapping[str, Any] | None = None,
     *,
     activities: Collection[str] = (),
+    tool_choice: ToolChoice = "auto",
 ) -> dict[str, Any]:
-    """The composed ``{output, calls}`` schema the LLM fills.
+    """The composed ``{calls, output}`` schema the LLM fills.
+
+    ``calls`` comes first: a model fills properties in order, and a small one that meets
+    ``output`` first answers in text and stops (measured on BFCL: issue 21's 94 % right function
+    with calls first and required, against 40 % with output first). ``tool_choice`` narrows one
+    step: ``required`` makes ``calls`` ``minItems: 1`` and ``output`` null, a tool's name offers
+    only that tool (and requires a call of it), ``none`` allows no call and requires the output.
 
     Args:
         tools: the tools offered, in the order the LLM should see them.
         output: the final output's schema (a JSON Schema or a pydantic model); None for text.
         activities: names of registered Activities, for zero-config activity matching.
+        tool_choice: ``auto``, ``required``, ``none`` or a tool's name.
+
+    Raises:
+        ValueError: ``tool_choice`` is none of these (an unknown tool name included).
     """
     tool_list = list(tools)
+    if tool_choice not in TOOL_CHOICES:
+        chosen = [t for t in tool_list if t.name == tool_choice]
+        if not chosen:
+            offered = ", ".join(t.name for t in tool_list) or "none"
+            raise ValueError(
+                f"tool_choice={tool_choice!r}: expected auto, required, none or a tool offered "
+                f"({offered})"
+            )
+        tool_list = chosen
     schemas = [tool_schema(t, activities) for t in tool_list]
     items: dict[str, Any] = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
     if not schemas:
         items = {"not": {}}
     out_schema = dict(output_schema_of(output))
     out_defs = out_schema.pop("$defs", None)
+    calls: dict[str, Any] = {"type": "array", "items": items}
+    output_property = nullable(out_schema)
+    if tool_choice == "none":
+        calls["maxItems"] = 0
+        output_property = out_schema
+    elif tool_choice != "auto":  # required, or one tool by name
+        calls["minItems"] = 1
+        output_property = {"type": "null"}
     composed: dict[str, Any] = {
         "type": "object",
-        "properties": {
-            "output": nullable(out_schema),
-            "calls": {"type": "array", "items": items},
-        },
+        "properties": {"calls": calls, "output": output_property},
         "required": ["calls", "output"],
     }
     defs: dict[str, Any] = {}

@@ -26,7 +26,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from ._compose import ComposableTool, resolve_activity
+from ._compose import TOOL_CHOICES, ComposableTool, resolve_activity
 from ._compose import compose as compose_schema
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, ToolResponse
@@ -52,8 +52,10 @@ class Composition(dict[str, Any]):
         activities: Collection[str],
         response_name: str,
         max_calls: int | None = None,
+        tool_choice: str = "auto",
     ) -> None:
         super().__init__(schema)
+        self.tool_choice = tool_choice
         self.tools = tools
         self.output = output
         self.activities = {t.name: resolve_activity(t, activities) for t in tools}
@@ -83,6 +85,7 @@ class Composition(dict[str, Any]):
                 name=self._response_name,
                 activities=self.activities,
                 max_calls=self.max_calls,
+                tool_choice=self.tool_choice,
             )
         return self._response
 
@@ -94,6 +97,7 @@ def compose(
     activities: Collection[str] = (),
     response_name: str = "Response",
     max_calls: int | None = None,
+    tool_choice: str = "auto",
 ) -> Composition:
     """Compose tools (and an output schema) for the LLM, as the seeds specify.
 
@@ -105,14 +109,18 @@ def compose(
         response_name: the Response model's class name (the function name the LLM calls).
         max_calls: the most calls one answer may hold (None: no limit); a longer ``calls`` is
             refused before its items are validated, like any invalid answer.
+        tool_choice: ``auto``; ``required`` (at least one call, ``output`` null); ``none`` (no
+            call, the output); or a tool's name (only that tool is offered, and called). The
+            schema says so and the Response model holds the answer to it.
 
     Returns:
         The composed schema (a dict equal to the seeds' JSON) with ``.response``, the pydantic
         Response type that validates what the LLM fills.
     """
     tool_list = list(tools)
-    schema = compose_schema(tool_list, output, activities=activities)
-    return Composition(schema, tool_list, output, activities, response_name, max_calls)
+    schema = compose_schema(tool_list, output, activities=activities, tool_choice=tool_choice)
+    offered = [t for t in tool_list if tool_choice in TOOL_CHOICES or t.name == tool_choice]
+    return Composition(schema, offered, output, activities, response_name, max_calls, tool_choice)
 
 
 def _output_type(output: OutputSpec) -> Any:
@@ -135,6 +143,7 @@ def response_model(
     name: str = "Response",
     activities: Mapping[str, str] | None = None,
     max_calls: int | None = None,
+    tool_choice: str = "auto",
 ) -> type[ToolResponse[Any, Any]]:
     """The Response model over the tools' Call models (see the module docstring).
 
@@ -179,6 +188,21 @@ def response_model(
                     f"- calls[{index}] (tool {shown}) field _activity: must be {expected!r} or "
                     f"left out, found {_short(given)} (keyword: const)"
                 )
+        count = len(cast("list[Any]", self.calls))
+        if tool_choice == "none" and count:
+            problems.append(
+                f"- field calls: {count} calls, none allowed this step (keyword: maxItems)"
+            )
+        elif tool_choice != "auto" and not count:
+            problems.append(
+                "- field calls: no call; this step needs at least one"
+                + (f" (of {tool_choice})" if tool_choice != "required" else "")
+                + " (keyword: minItems)"
+            )
+        if tool_choice == "none" and self.output is None:
+            problems.append("- field output: required this step, no calls allowed (keyword: type)")
+        if tool_choice not in ("auto", "none") and self.output is not None:
+            problems.append("- field output: must be null while calls are required (keyword: type)")
         if problems:
             raise ModelFeedback(problems)
         return self

@@ -88,3 +88,69 @@ def test_a_latent_output_given_is_still_validated_by_its_schema(
     assert response.calls[0].output is not None
     feedback = json.dumps(server.requests[1]["messages"])
     assert "sentiment" in feedback and "required" in feedback
+
+
+# -- tool_choice, and calls before output -------------------------------------------------------
+
+WEATHER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Current weather",
+    "properties": {"_tool": {"const": "weatherCheck"}, "location": {"type": "string"}},
+    "required": ["location"],
+}
+
+
+def _two_tools() -> ToolRegistry:
+    tools = _latent_tools()
+    tools.register("weatherCheck", WEATHER_SCHEMA)
+    return tools
+
+
+def test_calls_come_before_output_in_the_composed_schema() -> None:
+    composition = compose(_two_tools())
+    assert list(composition["properties"]) == ["calls", "output"]
+    assert composition["required"] == ["calls", "output"]
+
+
+def test_tool_choice_is_in_the_schema_and_holds_the_answer() -> None:
+    tools = _two_tools()
+    required = compose(tools, tool_choice="required")
+    assert required["properties"]["calls"]["minItems"] == 1
+    assert required["properties"]["output"] == {"type": "null"}
+    with pytest.raises(ValueError, match="field calls: no call; this step needs at least one"):
+        required.response.model_validate({"calls": [], "output": "just text"})
+    one = compose(tools, tool_choice="weatherCheck")
+    assert one["properties"]["calls"]["items"]["properties"]["_tool"] == {"const": "weatherCheck"}
+    with pytest.raises(ValueError, match="sentimentAnalysis"):
+        one.response.model_validate(
+            {"calls": [{"_tool": "sentimentAnalysis", "text": "x"}], "output": None}
+        )
+    assert one.response.model_validate(
+        {"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}
+    ).calls
+    none = compose(tools, tool_choice="none")
+    assert none["properties"]["calls"]["maxItems"] == 0
+    assert none["properties"]["output"] == {"type": "string"}
+    with pytest.raises(ValueError, match="field output: required this step"):
+        none.response.model_validate({"calls": [], "output": None})
+    with pytest.raises(ValueError, match="tool_choice='nope': expected auto, required, none"):
+        compose(tools, tool_choice="nope")
+
+
+def test_required_tool_choice_feeds_a_text_only_answer_back_then_the_run_ends(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    server, url = llm
+    server.add(call({"calls": [], "output": "It is sunny."}))  # what a small model does
+    server.add(call({"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}))
+    server.add(call({"calls": [], "output": "Sunny in Oslo."}))
+    agent = Agent(url, model="scripted", tools=_two_tools(), max_retries=1)
+    result = agent.run("Weather in Oslo?", tool_choice="required")
+    assert result.finished and result.output == "Sunny in Oslo."
+    assert [c.tool for c in result.steps[0].calls] == ["weatherCheck"]
+    retry = json.dumps(server.requests[1]["messages"])
+    assert "this step needs at least one" in retry
+    first_schema = server.requests[0]["tools"][0]["function"]["parameters"]
+    last_schema = server.requests[2]["tools"][0]["function"]["parameters"]
+    assert first_schema["properties"]["calls"]["minItems"] == 1
+    assert "minItems" not in last_schema["properties"]["calls"]  # later steps: auto
