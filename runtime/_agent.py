@@ -206,6 +206,29 @@ class Step:
     calls: list[CallRecord] = field(default_factory=list[CallRecord])
     delivered: list[CallRecord] = field(default_factory=list[CallRecord])
 
+    @property
+    def llm_requests(self) -> int:
+        """How many requests this step sent the model (1, plus one per retry)."""
+        return len(self.requests)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """Token usage of this step's responses, as the server reported it (``prompt_tokens``,
+        ``completion_tokens``, ``total_tokens``; summed over retries; 0 where not reported)."""
+        return _usage(self.raw_responses)
+
+
+def _usage(responses: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    total: dict[str, int] = dict.fromkeys(("prompt_tokens", "completion_tokens", "total_tokens"), 0)
+    for response in responses:
+        reported: Any = response.get("usage")
+        if isinstance(reported, dict):
+            for key in total:
+                value: Any = cast("dict[str, Any]", reported).get(key)
+                if isinstance(value, int):
+                    total[key] += value
+    return total
+
 
 @dataclass(slots=True, kw_only=True)
 class RunResult:
@@ -217,6 +240,16 @@ class RunResult:
     steps: list[Step]
     messages: list[dict[str, Any]]
     pending: list[str]
+
+    @property
+    def llm_requests(self) -> int:
+        """How many requests the run sent the model, retries included."""
+        return sum(step.llm_requests for step in self.steps)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The run's token usage (every step's, retries included)."""
+        return _usage(r for step in self.steps for r in step.raw_responses)
 
 
 # -- the agent -----------------------------------------------------------------------------------

@@ -154,3 +154,16 @@ def test_required_tool_choice_feeds_a_text_only_answer_back_then_the_run_ends(
     last_schema = server.requests[2]["tools"][0]["function"]["parameters"]
     assert first_schema["properties"]["calls"]["minItems"] == 1
     assert "minItems" not in last_schema["properties"]["calls"]  # later steps: auto
+
+
+def test_each_step_tells_its_llm_requests_and_token_usage(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    bad = {"calls": [{"_tool": "weatherCheck"}], "output": None}  # location missing: one retry
+    server.add(call(bad))
+    server.add(call({"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}))
+    server.add(call({"calls": [], "output": "done"}))
+    result = Agent(url, model="scripted", tools=_two_tools(), max_retries=1).run("go")
+    assert [s.llm_requests for s in result.steps] == [2, 1]
+    assert result.llm_requests == 3 == len(server.requests)
+    assert result.steps[0].usage == {"prompt_tokens": 2, "completion_tokens": 2, "total_tokens": 4}
+    assert result.usage == {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}
