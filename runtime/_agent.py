@@ -270,6 +270,12 @@ class Agent:
         max_retries: how many times an invalid answer is sent back with its errors.
         max_calls: the most calls one answer may hold; a longer ``calls`` is an invalid answer
             (fed back like any other), so a model cannot start 10^5 Activities in one step.
+        end_on_output: end a run at the first step that sets ``output``. By default a step that
+            sets ``output`` but also made explicit calls (whose results the model has not seen)
+            goes on: its output is provisional, the model sees the results and answers again (the
+            RFC allows calls and output together; an output written before the results came back
+            is a guess). The run ends on an output given with no such call, or with only latent
+            calls (their results are the model's own) or pending ones (delivered to a later run).
         mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
@@ -301,6 +307,7 @@ class Agent:
         activities: ActivityRegistry | Mapping[str, ActivityFn] | None = None,
         max_retries: int = 2,
         max_calls: int = DEFAULT_MAX_CALLS,
+        end_on_output: bool = False,
         mode: instructor.Mode | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
@@ -375,6 +382,7 @@ class Agent:
             self.activities = ActivityRegistry(activities)
         self.max_retries = max_retries
         self.max_calls = max_calls
+        self.end_on_output = end_on_output
         self.instructions = instructions
         self.activity_timeout = activity_timeout
         self.pending = pending
@@ -777,8 +785,11 @@ class Agent:
                     outstanding[record.call_id] = record
             _feed_back(convo, response, step, self.composition(output).response.__name__)
             if response.output is not None:
-                final, finished = response.output, True
-                break
+                final = response.output  # provisional while results the model hasn't seen exist
+                unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
+                if self.end_on_output or not unseen:
+                    finished = True
+                    break
         result = RunResult(
             run_id=rid,
             output=final,
