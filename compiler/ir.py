@@ -354,6 +354,9 @@ class ToolSpec:
     strict: bool | None = None  # OpenAI ``strict`` flag
     deprecated: bool = False
     toolsets: tuple[str, ...] = ()  # e.g. BFCL record ids, OpenAPI tags
+    # the tool's place in each of ``toolsets`` (a BFCL record's function order), when it has one;
+    # a toolset lists its tools in that order, as the spec gives them to a model
+    toolset_positions: tuple[int, ...] = ()
     original_name: str | None = None  # set when the frontend had to qualify ``name``
 
 

@@ -206,6 +206,29 @@ class Step:
     calls: list[CallRecord] = field(default_factory=list[CallRecord])
     delivered: list[CallRecord] = field(default_factory=list[CallRecord])
 
+    @property
+    def llm_requests(self) -> int:
+        """How many requests this step sent the model (1, plus one per retry)."""
+        return len(self.requests)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """Token usage of this step's responses, as the server reported it (``prompt_tokens``,
+        ``completion_tokens``, ``total_tokens``; summed over retries; 0 where not reported)."""
+        return _usage(self.raw_responses)
+
+
+def _usage(responses: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    total: dict[str, int] = dict.fromkeys(("prompt_tokens", "completion_tokens", "total_tokens"), 0)
+    for response in responses:
+        reported: Any = response.get("usage")
+        if isinstance(reported, dict):
+            for key in total:
+                value: Any = cast("dict[str, Any]", reported).get(key)
+                if isinstance(value, int):
+                    total[key] += value
+    return total
+
 
 @dataclass(slots=True, kw_only=True)
 class RunResult:
@@ -217,6 +240,16 @@ class RunResult:
     steps: list[Step]
     messages: list[dict[str, Any]]
     pending: list[str]
+
+    @property
+    def llm_requests(self) -> int:
+        """How many requests the run sent the model, retries included."""
+        return sum(step.llm_requests for step in self.steps)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """The run's token usage (every step's, retries included)."""
+        return _usage(r for step in self.steps for r in step.raw_responses)
 
 
 # -- the agent -----------------------------------------------------------------------------------
@@ -237,6 +270,12 @@ class Agent:
         max_retries: how many times an invalid answer is sent back with its errors.
         max_calls: the most calls one answer may hold; a longer ``calls`` is an invalid answer
             (fed back like any other), so a model cannot start 10^5 Activities in one step.
+        end_on_output: end a run at the first step that sets ``output``. By default a step that
+            sets ``output`` but also made explicit calls (whose results the model has not seen)
+            goes on: its output is provisional, the model sees the results and answers again (the
+            RFC allows calls and output together; an output written before the results came back
+            is a guess). The run ends on an output given with no such call, or with only latent
+            calls (their results are the model's own) or pending ones (delivered to a later run).
         mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
@@ -268,6 +307,7 @@ class Agent:
         activities: ActivityRegistry | Mapping[str, ActivityFn] | None = None,
         max_retries: int = 2,
         max_calls: int = DEFAULT_MAX_CALLS,
+        end_on_output: bool = False,
         mode: instructor.Mode | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
@@ -342,6 +382,7 @@ class Agent:
             self.activities = ActivityRegistry(activities)
         self.max_retries = max_retries
         self.max_calls = max_calls
+        self.end_on_output = end_on_output
         self.instructions = instructions
         self.activity_timeout = activity_timeout
         self.pending = pending
@@ -744,8 +785,11 @@ class Agent:
                     outstanding[record.call_id] = record
             _feed_back(convo, response, step, self.composition(output).response.__name__)
             if response.output is not None:
-                final, finished = response.output, True
-                break
+                final = response.output  # provisional while results the model hasn't seen exist
+                unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
+                if self.end_on_output or not unseen:
+                    finished = True
+                    break
         result = RunResult(
             run_id=rid,
             output=final,

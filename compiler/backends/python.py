@@ -670,11 +670,14 @@ class PythonBackend:
         return out
 
     def _toolsets(self) -> list[tuple[str, list[str]]]:
-        sets: dict[str, list[str]] = {}
-        for tool in self.pkg.tools:
-            for s in tool.toolsets:
-                sets.setdefault(s, []).append(tool.name)
-        return [(py_str(k), [py_str(n) for n in v]) for k, v in sorted(sets.items())]
+        """Each toolset's tools in the order its spec gives them (a BFCL record's function list),
+        else in the package's order."""
+        sets: dict[str, list[tuple[int, int, str]]] = {}
+        for order, tool in enumerate(self.pkg.tools):
+            for k, s in enumerate(tool.toolsets):
+                pos = tool.toolset_positions[k] if k < len(tool.toolset_positions) else order
+                sets.setdefault(s, []).append((pos, order, tool.name))
+        return [(py_str(k), [py_str(n) for *_, n in sorted(v)]) for k, v in sorted(sets.items())]
 
     def _tool_data(self, tools: list[ToolView]) -> dict[str, Any]:
         """``tools.json``'s content: each tool's schemas and metadata, and the shared ``$defs``."""

@@ -683,7 +683,24 @@ class SchemaLowerer:
             ap = s["additionalProperties"]
             if ap is not True and ap != {}:
                 additional = self._lower(ap, loc.child("additionalProperties"), ctx, depth + 1)
-        # Required names without a property schema still constrain the instance.
+        # Required names without a property schema still constrain the instance; one that looks
+        # like a declared property misspelt (``username`` beside ``userName``) is almost surely a
+        # typo that makes every valid call need a field nobody will send: said, not guessed at.
+        declared = [p.name for p in props]
+        for i, name in enumerate(required_list or []):
+            if not isinstance(name, str) or name in props_map:
+                continue
+            close = [d for d in declared if d.lower() == name.lower()] or difflib.get_close_matches(
+                name, declared, n=1, cutoff=0.85
+            )
+            if close:
+                self.diags.warning(
+                    loc.child("required", i),
+                    f"required names {name!r}, a property that is not declared; it is required "
+                    "with any value",
+                    "the name of a declared property",
+                    hint=f"did you mean {close[0]!r}?",
+                )
         for name in sorted(required - {p.name for p in props}):
             props.append(
                 Property(

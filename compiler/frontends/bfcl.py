@@ -87,7 +87,9 @@ def read(
                     )
                     continue
                 names.add(tool.name)
-                found.append((replace(tool, toolsets=(record_id,)), freeze(fn)))
+                found.append(
+                    (replace(tool, toolsets=(record_id,), toolset_positions=(j,)), freeze(fn))
+                )
         elif obj is not None:
             tool = _function(reader, obj, vloc)
             if tool is not None:
@@ -109,6 +111,7 @@ def read(
         if len(variants) == 1:
             tools = next(iter(variants.values()))
             sets = tuple(s for t in tools for s in t.toolsets)
+            positions = tuple(p for t in tools for p in t.toolset_positions)
             if len(tools) > 1 and not sets:
                 for dup in tools[1:]:
                     diags.error(
@@ -116,7 +119,7 @@ def read(
                         f"duplicate tool name {name!r} (first defined at {tools[0].loc})",
                         "tool names unique within a spec",
                     )
-            out.append(replace(tools[0], toolsets=sets))
+            out.append(replace(tools[0], toolsets=sets, toolset_positions=positions))
             continue
         # Definitions outside records can't be told apart: each later one points at the first.
         first = entries[0][0]
@@ -147,7 +150,16 @@ def read(
                 f"tool {name!r} is defined differently in several records; this one is {qualified!r}",
             )
             sets = tuple(s for t in in_records for s in t.toolsets)
-            out.append(replace(tool, name=qualified, original_name=name, toolsets=sets))
+            positions = tuple(p for t in in_records for p in t.toolset_positions)
+            out.append(
+                replace(
+                    tool,
+                    name=qualified,
+                    original_name=name,
+                    toolsets=sets,
+                    toolset_positions=positions,
+                )
+            )
     return out
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,12 @@ class _Reader:
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
         self._documents: dict[Path, Document | Diagnostic] = {}
+        # What was read and what became of it, per kind: every item read is emitted (a tool, a
+        # Call field, a body, a declared response), reported (a located warning or note says why
+        # not), filtered (--tag/--path/--operation) or overridden (an operation's parameter
+        # replaces its path item's, as OpenAPI says). ``toolbind generate -v`` prints it; a test
+        # holds read == the rest over every corpus spec.
+        self.counts: Counter[tuple[str, str]] = Counter()
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
@@ -292,12 +299,14 @@ class _Reader:
             for method, raw_op in item_obj.items():
                 if method not in METHODS:
                     continue
+                self.counts["operations", "read"] += 1
                 # Split specs put whole operations in other files (``get: {$ref: ops/x.yaml}``):
                 # followed like any $ref, and the operation's own $refs are relative to its file.
                 found = self.deref(
                     _Where(raw_op, item.loc.child(method), item.root, item.path), "operation"
                 )
                 if found is None:
+                    self.counts["operations", "reported"] += 1
                     continue
                 op = as_object(found.value)
                 oloc = found.loc
@@ -305,12 +314,17 @@ class _Reader:
                     self.diags.warning(
                         oloc, f"operation is {describe(found.value)}", "an object; skipped"
                     )
+                    self.counts["operations", "reported"] += 1
                     continue
                 built = self.operation(route, method, item, op, oloc, select, found)
-                if built is not None:
+                if built is None:
+                    self.counts["operations", "filtered"] += 1
+                else:
+                    self.counts["operations", "emitted"] += 1
                     tool, http = built
                     tools.append(tool)
                     operations[tool.name] = http
+        self.diags.note(self.top, "read → emitted: " + self.summary())
         if not tools and not self.diags.has_errors:
             self.diags.warning(
                 self.top.child("paths"),
@@ -332,6 +346,55 @@ class _Reader:
             definitions=definitions,
             http=api,
         )
+
+    def _count_body(
+        self,
+        op: dict[str, Any],
+        loc: SourceLocation,
+        raw_params: dict[tuple[str, str], _Where],
+        body: HttpBody | None,
+    ) -> None:
+        if not self.swagger:
+            if "requestBody" in op:
+                self.counts["request bodies", "read"] += 1
+                fate = "emitted" if body is not None else "reported"  # body() warned why not
+                self.counts["request bodies", fate] += 1
+            return
+        bodies = [p for (_, pin), p in raw_params.items() if pin == "body"]
+        forms = [p for (_, pin), p in raw_params.items() if pin == "formData"]
+        if bodies:
+            self.counts["parameters in body", "emitted" if body is not None else "reported"] += 1
+            for extra in bodies[1:]:
+                self.diags.warning(
+                    extra.loc,
+                    "a second body parameter; only the first is the request body",
+                    "one parameter with in: body per operation",
+                )
+                self.counts["parameters in body", "reported"] += 1
+            if forms:  # Swagger 2.0 forbids both: the body wins
+                self.diags.warning(
+                    loc,
+                    f"{len(forms)} formData parameter(s) beside a body parameter are not sent",
+                    "in: body or in: formData, not both",
+                )
+                self.counts["parameters in formData", "reported"] += len(forms)
+        elif forms:
+            fate = "emitted" if body is not None else "reported"
+            self.counts["parameters in formData", fate] += len(forms)
+
+    def summary(self) -> str:
+        """What was read and what became of it, per kind (``toolbind generate -v``)."""
+        kinds = sorted({"operations", *(kind for kind, _ in self.counts)})
+        parts: list[str] = []
+        for kind in kinds:
+            read = self.counts[kind, "read"]
+            fates = [
+                f"{self.counts[kind, fate]} {fate}"
+                for fate in ("emitted", "reported", "filtered", "overridden")
+                if self.counts[kind, fate]
+            ]
+            parts.append(f"{kind} {read} → {', '.join(fates) or '0 emitted'}")
+        return "; ".join(parts)
 
     # -- servers and security ---------------------------------------------------------------
 
@@ -505,8 +568,17 @@ class _Reader:
                 )
                 pobj = as_object(p.value) if p is not None else None
                 if p is None or pobj is None:
+                    if p is not None:
+                        self.diags.warning(
+                            p.loc, f"parameter is {describe(p.value)}", "an object; skipped"
+                        )
+                    self.counts["parameters", "read"] += 1
+                    self.counts["parameters", "reported"] += 1
                     continue
                 pname, pin = pobj.get("name"), pobj.get("in")
+                valid = isinstance(pname, str) and pin in (*_LOCATIONS, "body", "formData")
+                kind = f"parameters in {pin}" if valid else "parameters"
+                self.counts[kind, "read"] += 1
                 if not isinstance(pname, str) or pin not in (*_LOCATIONS, "body", "formData"):
                     self.diags.warning(
                         p.loc,
@@ -514,7 +586,10 @@ class _Reader:
                         f"{describe(pin)})",
                         "name and in: path, query, header or cookie; skipped",
                     )
+                    self.counts[kind, "reported"] += 1
                     continue
+                if (pname, pin) in raw_params:  # the operation's replaces the path item's
+                    self.counts[kind, "overridden"] += 1
                 if pin == "header" and pname.lower() in IGNORED_HEADERS:
                     # OpenAPI ignores Accept/Content-Type/Authorization parameters; the model must
                     # never be asked for credentials or for what frames the request.
@@ -524,6 +599,7 @@ class _Reader:
                         "it (credentials come from securitySchemes and configuration)",
                     )
                     raw_params.pop((pname, pin), None)
+                    self.counts[kind, "reported"] += 1
                     continue
                 raw_params[(pname, pin)] = p
         for template in dict.fromkeys(_PATH_TEMPLATE.findall(route)):
@@ -536,6 +612,7 @@ class _Reader:
                     f"a parameter {{name: {template}, in: path, required: true}}",
                     hint="declare it in the operation's or the path item's parameters",
                 )
+                self.counts["parameters in path", "read"] += 1  # read from the path template
                 declared: dict[str, Any] = {"name": template, "in": "path", "required": True}
                 declared |= {"type": "string"} if self.swagger else {"schema": {"type": "string"}}
                 raw_params[(template, "path")] = _Where(declared, loc, item.root, item.path)
@@ -549,7 +626,9 @@ class _Reader:
                 made = self.parameter(pname, location, p, taken, props, name)
                 if made is not None:
                     params.append(made)
+                    self.counts[f"parameters in {location}", "emitted"] += 1
         body = self.body(op, loc, op_doc, raw_params, taken, props, name)
+        self._count_body(op, loc, raw_params, body)
         output, responses = self.responses(op, loc, op_doc)
         summary = op.get("summary") if isinstance(op.get("summary"), str) else None
         description = op.get("description") if isinstance(op.get("description"), str) else None
@@ -683,6 +762,10 @@ class _Reader:
         )
         rb = as_object(found.value) if found is not None else None
         if found is None or rb is None:
+            if found is not None:
+                self.diags.warning(
+                    found.loc, f"request body is {describe(found.value)}", "an object; skipped"
+                )
             return None
         content = as_object(rb.get("content")) or {}
         if not content:
@@ -844,11 +927,17 @@ class _Reader:
         for status, raw in table.items():
             if status.startswith("x-"):
                 continue
+            self.counts["responses", "read"] += 1
             found = self.deref(
                 _Where(raw, loc.child("responses", status), item.root, item.path), "response"
             )
             resp = as_object(found.value) if found is not None else None
             if found is None or resp is None:
+                if found is not None:
+                    self.diags.warning(
+                        found.loc, f"response is {describe(found.value)}", "an object; skipped"
+                    )
+                self.counts["responses", "reported"] += 1
                 continue
             media_type: str | None = None
             schema: _Where | None = None
@@ -901,6 +990,7 @@ class _Reader:
                         meta=Meta(loc=found.loc, description="The response, as the API sends it.")
                     )
             out.append(HttpResponse(status=status, media_type=media_type, is_output=is_output))
+            self.counts["responses", "emitted"] += 1
         return output, tuple(out)
 
 

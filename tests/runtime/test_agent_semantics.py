@@ -154,3 +154,48 @@ def test_required_tool_choice_feeds_a_text_only_answer_back_then_the_run_ends(
     last_schema = server.requests[2]["tools"][0]["function"]["parameters"]
     assert first_schema["properties"]["calls"]["minItems"] == 1
     assert "minItems" not in last_schema["properties"]["calls"]  # later steps: auto
+
+
+def test_each_step_tells_its_llm_requests_and_token_usage(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    bad = {"calls": [{"_tool": "weatherCheck"}], "output": None}  # location missing: one retry
+    server.add(call(bad))
+    server.add(call({"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}))
+    server.add(call({"calls": [], "output": "done"}))
+    result = Agent(url, model="scripted", tools=_two_tools(), max_retries=1).run("go")
+    assert [s.llm_requests for s in result.steps] == [2, 1]
+    assert result.llm_requests == 3 == len(server.requests)
+    assert result.steps[0].usage == {"prompt_tokens": 2, "completion_tokens": 2, "total_tokens": 4}
+    assert result.usage == {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}
+
+
+def test_an_output_given_beside_explicit_calls_is_provisional(llm: tuple[ScriptedLLM, str]) -> None:
+    """The defect: with every tool explicit, all ran and the run "finished" at step 0 with an
+    output the model wrote before any result came back."""
+    server, url = llm
+    weather = {"_tool": "weatherCheck", "location": "Oslo"}
+    server.add(call({"calls": [weather], "output": "Probably sunny."}))  # a guess
+    server.add(call({"calls": [], "output": "Rain in Oslo."}))  # after seeing the result
+    activities = {"weatherCheck": lambda c: {"conditions": "rain"}}
+    agent = Agent(url, model="scripted", tools=_two_tools(), activities=activities)
+    result = agent.run("Weather in Oslo?")
+    assert result.finished and result.output == "Rain in Oslo." and len(result.steps) == 2
+    assert result.steps[0].response is not None
+    assert result.steps[0].response.output == "Probably sunny."  # kept in the transcript
+    fed = json.loads(server.tool_messages(1)[0]["content"])["results"][0]
+    assert fed["data"] == {"conditions": "rain"}
+
+    server.add(call({"calls": [weather], "output": "Probably sunny."}))
+    ending = Agent(
+        url, model="scripted", tools=_two_tools(), activities=activities, end_on_output=True
+    )
+    first = ending.run("Weather in Oslo?")
+    assert first.finished and first.output == "Probably sunny." and len(first.steps) == 1
+
+
+def test_an_output_beside_latent_calls_only_ends_the_run(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    latent = {"_tool": "sentimentAnalysis", "text": "x", "_output": {"sentiment": "calm"}}
+    server.add(call({"calls": [latent], "output": "calm"}))
+    result = Agent(url, model="scripted", tools=_two_tools()).run("Mood?")
+    assert result.finished and result.output == "calm" and len(result.steps) == 1

@@ -598,8 +598,9 @@ def test_megabyte_tool_name_was_repeated_whole_in_the_feedback(world: World) -> 
 
 def test_nan_and_infinity_were_accepted_as_json_numbers(world: World) -> None:
     # 1e400 overflows to inf; pydantic's JSON reader takes NaN/Infinity; the Activity got a float
-    # that dumps as null, against the schema's "number"
-    agent = _agent(world, max_retries=3)
+    # that dumps as null, against the schema's "number" (end_on_output: the run ends on the answer
+    # that books, output and call together; the loop's own semantics are tested elsewhere)
+    agent = _agent(world, max_retries=3, end_on_output=True)
     flight = {"_tool": "bookFlight", "origin": "CDG", "passengers": 1}
     world.server.add(
         _answer({**flight, "price": Raw("NaN")}),
@@ -651,7 +652,7 @@ def test_finish_reason_length_escaped_as_an_instructor_exception(world: World) -
 
 
 def test_100k_valid_calls_in_one_answer_all_ran(world: World) -> None:
-    agent = _agent(world, max_retries=1, max_calls=10)
+    agent = _agent(world, max_retries=1, max_calls=10, end_on_output=True)
     call = {"_tool": "weatherCheck", "location": "P"}
     world.server.add(_answer(*[call] * 100_000), _answer(call, output="one is enough"))
     result = agent.run("go")

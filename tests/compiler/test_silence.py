@@ -1,0 +1,31 @@
+"""What a spec says and toolbind cannot use as written is reported, never dropped in silence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolbind.compiler import SpecError, generate_tree
+
+TYPO = """\
+greetUser:
+  type: object
+  properties:
+    _tool: {const: greetUser}
+    userName: {type: string}
+    mail: {type: string}
+  required: [username, mail, extra]
+"""
+
+
+def test_a_required_name_that_looks_like_a_declared_property_is_a_warning(tmp_path: Path) -> None:
+    spec = tmp_path / "greet.yaml"
+    spec.write_text(TYPO, encoding="utf-8")
+    warnings = [d.render() for d in generate_tree([spec]).diagnostics if d.severity == "warning"]
+    assert len(warnings) == 1, warnings  # 'extra' is like nothing declared: plain JSON Schema
+    (warning,) = warnings
+    assert f"{spec}#/greetUser/required/0: warning: required names 'username'" in warning
+    assert "did you mean 'userName'?" in warning
+    with pytest.raises(SpecError, match="did you mean 'userName'"):
+        generate_tree([spec], strict=True)
