@@ -176,7 +176,11 @@ def test_an_output_given_beside_explicit_calls_is_provisional(llm: tuple[Scripte
     weather = {"_tool": "weatherCheck", "location": "Oslo"}
     server.add(call({"calls": [weather], "output": "Probably sunny."}))  # a guess
     server.add(call({"calls": [], "output": "Rain in Oslo."}))  # after seeing the result
-    activities = {"weatherCheck": lambda c: {"conditions": "rain"}}
+
+    def rain(call: Any) -> dict[str, str]:
+        return {"conditions": "rain"}
+
+    activities = {"weatherCheck": rain}
     agent = Agent(url, model="scripted", tools=_two_tools(), activities=activities)
     result = agent.run("Weather in Oslo?")
     assert result.finished and result.output == "Rain in Oslo." and len(result.steps) == 2
