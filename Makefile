@@ -10,6 +10,10 @@ OUT ?= generated
 .PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench conformance wheel-test clean
 
 help: ## Show the targets
+	@echo "Set up (a fresh machine, Python >= 3.11 and make; the local model also needs a C++ compiler and cmake):"
+	@echo "  make install generate    # .venv with toolbind and the test tools, then compile specs/ into generated/"
+	@echo "  make llm test test-slow  # the local model, the suite (make test: the fast part), the slow tests"
+	@echo "Targets:"
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
 
 $(PY):
@@ -75,5 +79,6 @@ ci: ## Run .ci/run's steps here, as CI runs them on a clean clone
 wheel-test: ## Build the wheel, install it in a fresh venv, generate and import
 	bash .ci/wheel-test.sh
 
-clean: ## Remove build artefacts (keeps .venv)
-	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+clean: ## Remove build artefacts (keeps .venv and the editable install's tree under build/)
+	find build -mindepth 1 -maxdepth 1 ! -name '__editable__*' -exec rm -rf {} + 2>/dev/null || true
+	rm -rf dist *.egg-info .pytest_cache .ruff_cache .hypothesis
