@@ -13,13 +13,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import functools
 import gc
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,6 +121,25 @@ def read_specs(
     return packages
 
 
+def _shadows(name: str) -> str | None:
+    """What importable module ``name`` would shadow (or be shadowed by): the standard library's,
+    or an installed distribution's top-level module; None when the name is free."""
+    if name in sys.stdlib_module_names:
+        return f"the standard library module {name!r}"
+    dists = _installed_modules().get(name)
+    if dists:
+        return f"the installed module {name!r} (from {', '.join(sorted(set(dists)))})"
+    return None
+
+
+@functools.cache
+def _installed_modules() -> Mapping[str, list[str]]:
+    """Top-level module -> the installed distributions that provide it (read once per run)."""
+    import importlib.metadata
+
+    return importlib.metadata.packages_distributions()
+
+
 def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, str]:
     """Render every package; names of packages come from their spec files' stems."""
     scope = Scope(taken={"toolbind"})
@@ -130,6 +151,15 @@ def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, st
             diags.note(
                 SourceLocation(file=pkg.source),
                 f"generated as package {name!r} (its name was taken)",
+            )
+        shadowed = _shadows(name)
+        if shadowed:
+            diags.warning(
+                SourceLocation(file=pkg.source),
+                f"the generated package {name!r} has the name of {shadowed}: whichever comes "
+                "first on sys.path hides the other",
+                "a package name nothing else uses",
+                hint="rename the spec file (the package is named after it)",
             )
         rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
         for rel, text in rendered.files.items():

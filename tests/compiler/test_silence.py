@@ -29,3 +29,13 @@ def test_a_required_name_that_looks_like_a_declared_property_is_a_warning(tmp_pa
     assert "did you mean 'userName'?" in warning
     with pytest.raises(SpecError, match="did you mean 'userName'"):
         generate_tree([spec], strict=True)
+
+
+def test_a_package_named_like_an_installed_module_is_a_warning(tmp_path: Path) -> None:
+    spec = tmp_path / "httpx.yaml"  # the package is named after the spec file
+    spec.write_text(TYPO.replace("required: [username, mail, extra]", "required: [mail]"), "utf-8")
+    tree = generate_tree([spec])
+    assert list(tree.packages) == ["httpx"]
+    (warning,) = [d.render() for d in tree.diagnostics if d.severity == "warning"]
+    assert "the generated package 'httpx' has the name of the installed module 'httpx'" in warning
+    assert "hint: rename the spec file" in warning
