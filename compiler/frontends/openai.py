@@ -41,10 +41,23 @@ def read_tool(reader: ToolReader, value: dict[str, Any], loc: SourceLocation) ->
     return read_function(reader, fn, loc.child("function"))
 
 
+# What a function definition (OpenAI's, BFCL's) holds; anything else is read and not used.
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict", "response"})
+
+
 def read_function(reader: ToolReader, fn: dict[str, Any], loc: SourceLocation) -> ToolSpec | None:
     name = reader.name(fn.get("name"), loc.child("name"))
     if name is None:
         return None
+    for key in fn:
+        if key not in _FUNCTION_KEYS and not key.startswith("x-"):
+            # e.g. a package.json read as a function: said, not compiled into an empty tool
+            reader.diags.warning(
+                loc.child(key),
+                f"{key!r} is not part of a function definition; ignored",
+                "name, description, parameters (strict, response)",
+                hint="is this file a tool spec? (functions are {name, description, parameters})",
+            )
     strict = fn.get("strict")
     return ToolSpec(
         name=name,

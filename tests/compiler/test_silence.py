@@ -39,3 +39,18 @@ def test_a_package_named_like_an_installed_module_is_a_warning(tmp_path: Path) -
     (warning,) = [d.render() for d in tree.diagnostics if d.severity == "warning"]
     assert "the generated package 'httpx' has the name of the installed module 'httpx'" in warning
     assert "hint: rename the spec file" in warning
+
+
+def test_a_file_that_is_no_tool_spec_is_not_compiled_in_silence(tmp_path: Path) -> None:
+    spec = tmp_path / "package.json"
+    spec.write_text(
+        '{"name": "x", "version": "1.0.0", "scripts": {"test": "jest"}, "dependencies": {}}',
+        encoding="utf-8",
+    )
+    warnings = [d.render() for d in generate_tree([spec]).diagnostics if d.severity == "warning"]
+    for key in ("version", "scripts", "dependencies"):
+        assert any(
+            f"#/{key}: warning: {key!r} is not part of a function definition" in w for w in warnings
+        )
+    with pytest.raises(SpecError):
+        generate_tree([spec], strict=True)
