@@ -93,6 +93,36 @@ _NO_CONTENT = frozenset({"204", "205", "304"})
 # ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
 _PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
+
+# The fields each object may hold, per version; anything else (but ``x-`` extensions) is a field
+# toolbind would ignore, so it is reported rather than passed over in silence.
+_DOC_FIELDS = {
+    "swagger": frozenset(
+        "swagger info host basePath schemes consumes produces paths definitions parameters "
+        "responses securityDefinitions security tags externalDocs".split()
+    ),
+    "openapi": frozenset(
+        "openapi info jsonSchemaDialect servers paths webhooks components security tags "
+        "externalDocs".split()
+    ),
+}
+_ITEM_FIELDS = {
+    "swagger": frozenset({"$ref", "parameters", *METHODS} - {"trace"}),
+    "openapi": frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS}),
+}
+_OPERATION_FIELDS = {
+    "swagger": frozenset(
+        "tags summary description externalDocs operationId consumes produces parameters "
+        "responses schemes deprecated security".split()
+    ),
+    "openapi": frozenset(
+        "tags summary description externalDocs operationId parameters requestBody responses "
+        "callbacks deprecated security servers".split()
+    ),
+}
+# Fields of those objects that must hold an array / an object when present.
+_ARRAYS = frozenset({"servers", "parameters", "security", "tags", "schemes", "consumes", "produces"})
+_OBJECTS = frozenset({"responses", "requestBody", "callbacks", "components", "definitions"})
 _STYLES = ("form", "simple", "label", "matrix", "deepObject", "spaceDelimited", "pipeDelimited")
 _DEFAULT_STYLE: dict[str, ParameterStyle] = {
     "path": "simple",
@@ -189,6 +219,7 @@ class _Reader:
         # replaces its path item's, as OpenAPI says). ``toolbind generate -v`` prints it; a test
         # holds read == the rest over every corpus spec.
         self.counts: Counter[tuple[str, str]] = Counter()
+        self.extensions: dict[str, list[SourceLocation]] = {}  # x- field → where seen
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
@@ -265,9 +296,38 @@ class _Reader:
 
     # -- the document -----------------------------------------------------------------------
 
+    def fields(self, obj: dict[str, Any], loc: SourceLocation, what: str, table: Any) -> None:
+        """Report what of ``obj`` toolbind would ignore: a field the spec's version does not
+        define for ``what`` (extensions aside: counted, then noted once per spec), and a field of
+        the wrong shape."""
+        allowed: frozenset[str] = table["swagger" if self.swagger else "openapi"]
+        version = "Swagger 2.0" if self.swagger else "OpenAPI 3.x"
+        arrays, objects = _ARRAYS, _OBJECTS
+        if what == "document":  # Swagger 2.0's top-level parameters/responses are maps
+            arrays, objects = _ARRAYS - {"parameters"}, _OBJECTS | {"parameters", "paths"}
+        for key, value in obj.items():
+            if key.startswith("x-"):
+                self.extensions.setdefault(key, []).append(loc.child(key))
+            elif key not in allowed:
+                self.diags.warning(
+                    loc.child(key),
+                    f"{key!r} is not a field of {version} {what}s; ignored",
+                    f"one of {', '.join(sorted(allowed))}",
+                    hint="an extension of your own is named x-…",
+                )
+            elif key in arrays and value is not None and as_array(value) is None:
+                self.diags.warning(
+                    loc.child(key), f"{key} is {describe(value)}", "an array; ignored"
+                )
+            elif key in objects and value is not None and as_object(value) is None:
+                self.diags.warning(
+                    loc.child(key), f"{key} is {describe(value)}", "an object; ignored"
+                )
+
     def read(self, select: OperationFilter | None) -> SpecPackage | None:
         tools: list[ToolSpec] = []
         operations: dict[str, HttpOperation] = {}
+        self.fields(self.spec, self.top, "document", _DOC_FIELDS)
         paths = as_object(self.spec.get("paths", {}))
         if paths is None:
             self.diags.error(
@@ -296,6 +356,7 @@ class _Reader:
                     iloc, f"path item is {describe(item.value)}", "an object; skipped"
                 )
                 continue
+            self.fields(item_obj, item.loc, "path item", _ITEM_FIELDS)
             for method, raw_op in item_obj.items():
                 if method not in METHODS:
                     continue
@@ -316,6 +377,14 @@ class _Reader:
                     )
                     self.counts["operations", "reported"] += 1
                     continue
+                self.fields(op, oloc, "operation", _OPERATION_FIELDS)
+                callbacks = as_object(op.get("callbacks"))
+                if callbacks:
+                    self.diags.note(
+                        oloc.child("callbacks"),
+                        f"{len(callbacks)} callback(s) skipped: callbacks are requests the API "
+                        "sends, not operations a tool can call",
+                    )
                 built = self.operation(route, method, item, op, oloc, select, found)
                 if built is None:
                     self.counts["operations", "filtered"] += 1
@@ -324,6 +393,14 @@ class _Reader:
                     tool, http = built
                     tools.append(tool)
                     operations[tool.name] = http
+        if self.extensions:
+            first = next(iter(self.extensions.values()))[0]
+            self.diags.note(
+                first,
+                f"{sum(map(len, self.extensions.values()))} extension field(s) ignored "
+                f"({', '.join(sorted(self.extensions))}): toolbind reads no x- extension of the "
+                "document, its path items or operations",
+            )
         self.diags.note(self.top, "read → emitted: " + self.summary())
         if not tools and not self.diags.has_errors:
             self.diags.warning(

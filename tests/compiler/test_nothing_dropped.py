@@ -70,3 +70,33 @@ def test_the_counts_are_printed_with_verbose(tmp_path: Path) -> None:
     assert (
         "read → emitted: operations 2 → 2 emitted; parameters in path 1 → 1 emitted" in out.stderr
     )
+
+
+def test_fields_toolbind_ignores_are_each_reported(tmp_path: Path) -> None:
+    """A field no OpenAPI version defines, a field of the wrong shape, callbacks and ``x-``
+    extensions are read and not used: each says so, located."""
+    spec = tmp_path / "odd.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\n"
+        "info: {title: odd, version: '1'}\n"
+        "servers: 3\n"
+        "x-tagGroups: []\n"
+        "paths:\n"
+        "  /a:\n"
+        "    frob: {}\n"
+        "    x-internal: true\n"
+        "    post:\n"
+        "      operationId: a\n"
+        "      respones: {'200': {description: typo}}\n"
+        "      callbacks: {done: {'{$request.body#/url}': {post: {responses: {'200': {description: ok}}}}}}\n"
+        "      responses: 7\n"
+    )
+    tree = build([spec], formatted=False)
+    said = {(d.loc.pointer, d.severity): d.found for d in tree.diagnostics}
+    assert "servers is an integer 3" in said["/servers", "warning"]
+    assert "'frob' is not a field of OpenAPI 3.x path items" in said["/paths/~1a/frob", "warning"]
+    typo = said["/paths/~1a/post/respones", "warning"]
+    assert "'respones' is not a field of OpenAPI 3.x operations" in typo
+    assert "responses is an integer 7" in said["/paths/~1a/post/responses", "warning"]
+    assert "1 callback(s) skipped" in said["/paths/~1a/post/callbacks", "note"]
+    assert "2 extension field(s) ignored (x-internal, x-tagGroups)" in said["/x-tagGroups", "note"]
