@@ -98,12 +98,37 @@ _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie"
 # toolbind would ignore, so it is reported rather than passed over in silence.
 _DOC_FIELDS = {
     "swagger": frozenset(
-        "swagger info host basePath schemes consumes produces paths definitions parameters "
-        "responses securityDefinitions security tags externalDocs".split()
+        [
+            "swagger",
+            "info",
+            "host",
+            "basePath",
+            "schemes",
+            "consumes",
+            "produces",
+            "paths",
+            "definitions",
+            "parameters",
+            "responses",
+            "securityDefinitions",
+            "security",
+            "tags",
+            "externalDocs",
+        ]
     ),
     "openapi": frozenset(
-        "openapi info jsonSchemaDialect servers paths webhooks components security tags "
-        "externalDocs".split()
+        [
+            "openapi",
+            "info",
+            "jsonSchemaDialect",
+            "servers",
+            "paths",
+            "webhooks",
+            "components",
+            "security",
+            "tags",
+            "externalDocs",
+        ]
     ),
 }
 _ITEM_FIELDS = {
@@ -112,16 +137,42 @@ _ITEM_FIELDS = {
 }
 _OPERATION_FIELDS = {
     "swagger": frozenset(
-        "tags summary description externalDocs operationId consumes produces parameters "
-        "responses schemes deprecated security".split()
+        [
+            "tags",
+            "summary",
+            "description",
+            "externalDocs",
+            "operationId",
+            "consumes",
+            "produces",
+            "parameters",
+            "responses",
+            "schemes",
+            "deprecated",
+            "security",
+        ]
     ),
     "openapi": frozenset(
-        "tags summary description externalDocs operationId parameters requestBody responses "
-        "callbacks deprecated security servers".split()
+        [
+            "tags",
+            "summary",
+            "description",
+            "externalDocs",
+            "operationId",
+            "parameters",
+            "requestBody",
+            "responses",
+            "callbacks",
+            "deprecated",
+            "security",
+            "servers",
+        ]
     ),
 }
 # Fields of those objects that must hold an array / an object when present.
-_ARRAYS = frozenset({"servers", "parameters", "security", "tags", "schemes", "consumes", "produces"})
+_ARRAYS = frozenset(
+    {"servers", "parameters", "security", "tags", "schemes", "consumes", "produces"}
+)
 _OBJECTS = frozenset({"responses", "requestBody", "callbacks", "components", "definitions"})
 _STYLES = ("form", "simple", "label", "matrix", "deepObject", "spaceDelimited", "pipeDelimited")
 _DEFAULT_STYLE: dict[str, ParameterStyle] = {
