@@ -44,6 +44,7 @@ from ._core import (
     base_of,
     is_under,
     origin,
+    unsent,
 )
 from ._params import (
     IGNORED_HEADERS,
@@ -382,7 +383,7 @@ class HttpClient(_Base):
 
 
 def _invalid(tool: str, message: str) -> ToolResult[Any]:
-    return ToolResult[Any].fail(f"{tool}: {message}", error_type="invalid_input")
+    return unsent(f"{tool}: {message}", "invalid_input")
 
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -504,10 +505,12 @@ class GenericHttpTool(_Base):
                 f"{scheme}://{host}{f':{port}' if port is not None else ''}{prefix}"
                 for scheme, host, port, prefix in self._exchange.bases
             )
-            return ToolResult[Any].fail(
+            return unsent(
                 f"{self.name}: {origin(out.url)}{out.url.path} is outside the API's servers "
                 f"({servers}); refused",
-                error_type="refused_url",
+                "refused_url",
+                method=out.method,
+                url=f"{origin(out.url)}{out.url.path}",
             )
         return (yield from self._exchange.steps(out, auth, None))
 

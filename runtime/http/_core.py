@@ -436,16 +436,28 @@ class Exchange:
         refreshed = False
         retries: list[dict[str, Any]] = []
 
-        def fail(message: str, kind: str, **extra: Any) -> ToolResult[Any]:
-            meta: dict[str, Any] = {
-                "error_type": kind,
+        def described(status: int | None, response_headers: httpx.Headers | None) -> dict[str, Any]:
+            # Every result carries the same keys, whether or not a response came back (a
+            # connection failure has status None), so code reading them never meets a KeyError;
+            # a failed one adds error_type.
+            return {
+                "status": status,
                 "method": method,
                 "url": self.redact(origin(url) + url.path),
+                "headers": (
+                    {}
+                    if response_headers is None
+                    else selected_headers(response_headers, self.redact)
+                ),
+                "attempts": attempts,
+                "retries": retries,
+                "redirects": redirects,
             }
-            meta["attempts"] = attempts
-            if retries:
-                meta["retries"] = retries
-            meta.update(extra)
+
+        def fail(
+            message: str, kind: str, status: int | None = None, **extra: Any
+        ) -> ToolResult[Any]:
+            meta = described(status, None) | {"error_type": kind} | extra
             text = self.redact(f"{out.label}: {message}" if out.label else message)
             log.info("%s", text)
             return ToolResult[Any].fail(text, **meta)
@@ -555,17 +567,7 @@ class Exchange:
                     status=status,
                 )
             yield Action("close", response)
-            meta: dict[str, Any] = {
-                "status": status,
-                "method": method,
-                "url": self.redact(origin(url) + url.path),
-                "headers": selected_headers(response.headers, self.redact),
-                "attempts": attempts,
-            }
-            if retries:
-                meta["retries"] = retries
-            if redirects:
-                meta["redirects"] = redirects
+            meta = described(status, response.headers)
             return self._result(out, url, response, body, output_model, meta)
 
     def _backoff(self, attempt: int) -> float:
@@ -640,6 +642,24 @@ class Exchange:
                     **meta,
                 )
         return ToolResult[Any].ok(value, **meta)
+
+
+def unsent(
+    message: str, kind: str, *, method: str | None = None, url: str | None = None
+) -> ToolResult[Any]:
+    """A failure before anything was sent (invalid input, a refused URL): the same metadata keys
+    as every other result — ``status`` None, no headers, no attempt — and its ``error_type``."""
+    return ToolResult[Any].fail(
+        message,
+        status=None,
+        method=method,
+        url=url,
+        headers={},
+        attempts=0,
+        retries=[],
+        redirects=0,
+        error_type=kind,
+    )
 
 
 def _with_body(response: httpx.Response, body: bytes) -> httpx.Response:

@@ -43,7 +43,7 @@ from pydantic import BaseModel
 from .._binding import ToolBinding
 from .._result import ToolResult
 from ._auth import HttpConfigurationError, Redactor, expand_env
-from ._core import Action, Exchange, Outgoing, RetryPolicy, base_of
+from ._core import Action, Exchange, Outgoing, RetryPolicy, base_of, unsent
 from ._params import ParameterError, check_header_value, has_dot_segment, primitive
 
 _TEMPLATE = re.compile(r"\{\{\s*input((?:\.[A-Za-z0-9_$@-]+)*)\s*\}\}")
@@ -232,7 +232,7 @@ class HttpExecution:
         try:
             out = self._prepare(input)
         except ParameterError as exc:
-            return ToolResult[Any].fail(f"{self.tool}: {exc}", error_type="invalid_input")
+            return unsent(f"{self.tool}: {exc}", "invalid_input")
         return (yield from self._exchange.steps(out, None, output_model))
 
     def _prepare(self, input: BaseModel | Mapping[str, Any]) -> Outgoing:

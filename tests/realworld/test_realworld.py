@@ -215,3 +215,32 @@ def test_an_operation_tool_is_closed_and_the_feedback_names_the_fields(
     text = str(info.value)
     assert "calls[0] (tool 'addThing') field body: Extra inputs are not permitted" in text
     assert "addThing takes name" in text
+
+
+# -- every result carries the same metadata keys -------------------------------------------------
+
+
+def test_every_result_has_the_same_metadata_keys(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """Code that prints ``result.metadata["status"]`` works for every outcome: a success, an
+    HTTP error and a connection failure (status None) carry the same keys; a
+    failure adds ``error_type``."""
+    import socket
+
+    things = packages["no_response_schemas"]
+    ok = _call(things, server, {"_tool": "listThings"})
+    missing = _call(things, server.replace("/api", "") + "/nowhere", {"_tool": "listThings"})
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    call = things.CallAdapter.validate_python({"_tool": "listThings"})
+    with HttpClient(things.API, base_url=f"{closed}/api", retry=None) as client:
+        unreachable = things.HttpActivities(client).activities()["listThings"](call)
+    keys = {"status", "method", "url", "headers", "attempts", "retries", "redirects"}
+    assert ok.success and set(ok.metadata) >= keys
+    for failed, status in ((missing, 404), (unreachable, None)):
+        assert not failed.success
+        assert set(failed.metadata) == set(ok.metadata) | {"error_type"}, failed.metadata
+        assert failed.metadata["status"] == status
+    assert unreachable.metadata["error_type"] == "connection"
