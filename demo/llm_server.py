@@ -13,7 +13,8 @@ Imports the standard library and httpx only; neither toolbind layer. Needs the `
 and requests slow down 20-60x on a 2-core machine shared with other work.
 
 Run as a script to measure start-up, warm-up and one named-tool_choice completion:
-``.venv/bin/python demo/llm_server.py``.
+``.venv/bin/python demo/llm_server.py``; to serve the model on 127.0.0.1:8080 until Ctrl-C (the
+README's Runtime example talks to it): ``.venv/bin/python demo/llm_server.py --serve --port 8080``.
 """
 
 from __future__ import annotations
@@ -115,6 +116,7 @@ def llama_server(
     n_ctx: int = 2048,
     startup_timeout: float = 180.0,
     warm_up: bool = True,
+    port: int | None = None,
 ) -> Generator[LlamaServer]:
     """Start ``python -m llama_cpp.server`` on 127.0.0.1 (a free port), wait, warm up; always stop.
 
@@ -123,6 +125,7 @@ def llama_server(
         n_threads: llama.cpp threads (2 on this machine).
         startup_timeout: seconds to wait for ``/v1/models`` to answer.
         warm_up: send one tiny chat completion before yielding (the first request is slow).
+        port: the port on 127.0.0.1; default: a free one.
 
     Raises:
         LocalLLMUnavailable: llama_cpp or the model is not installed.
@@ -133,7 +136,7 @@ def llama_server(
             "llama-cpp-python[server] is not installed — run `make llm` (builds it from source)"
         )
     gguf = model or smollm2_gguf()
-    port = _free_port()
+    port = port or _free_port()
     log_fd, log_name = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
     log = Path(log_name)
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
@@ -253,5 +256,18 @@ def _measure() -> None:  # pragma: no cover - a measurement script
     print("server stopped")
 
 
+def _serve(port: int) -> None:  # pragma: no cover - a command for people
+    with llama_server(port=port) as server:
+        print(f"{server.model} on {server.base_url} (Ctrl-C stops it)", flush=True)
+        try:
+            server.process.wait()
+        except KeyboardInterrupt:
+            pass
+
+
 if __name__ == "__main__":  # pragma: no cover
-    _measure()
+    if "--serve" in sys.argv:  # python demo/llm_server.py --serve [--port 8080]
+        args = sys.argv[1:]
+        _serve(int(args[args.index("--port") + 1]) if "--port" in args else 8080)
+    else:
+        _measure()
