@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Generator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -259,10 +259,8 @@ def _measure() -> None:  # pragma: no cover - a measurement script
 def _serve(port: int) -> None:  # pragma: no cover - a command for people
     with llama_server(port=port) as server:
         print(f"{server.model} on {server.base_url} (Ctrl-C stops it)", flush=True)
-        try:
+        with suppress(KeyboardInterrupt):
             server.process.wait()
-        except KeyboardInterrupt:
-            pass
 
 
 if __name__ == "__main__":  # pragma: no cover

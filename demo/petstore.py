@@ -60,30 +60,33 @@ def _answers(port: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="A tiny petstore API on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument(
         "--detach", action="store_true", help="serve in the background; print the pid"
     )
     args = parser.parse_args(argv)
     if args.detach:
-        log = tempfile.TemporaryFile()  # the server's own messages, shown if it fails to start
-        process = subprocess.Popen(
-            [sys.executable, __file__, "--port", str(args.port)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 30
-        while not _answers(args.port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                log.seek(0)
-                err = log.read().decode(errors="replace")
-                print(f"petstore did not start on 127.0.0.1:{args.port}:\n{err}", file=sys.stderr)
-                return 1
-            time.sleep(0.1)
+        # the server's own messages go to a file, shown if it fails to start
+        with tempfile.TemporaryFile() as log:
+            process = subprocess.Popen(
+                [sys.executable, __file__, "--port", str(args.port)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+            deadline = time.monotonic() + 30
+            while not _answers(args.port):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    log.seek(0)
+                    err = log.read().decode(errors="replace")
+                    print(
+                        f"petstore did not start on 127.0.0.1:{args.port}:\n{err}", file=sys.stderr
+                    )
+                    return 1
+                time.sleep(0.1)
         print(process.pid)
         return 0
     import uvicorn

@@ -95,12 +95,27 @@ def nullable(schema: Mapping[str, Any] | bool) -> dict[str, Any]:
     return out
 
 
-def output_schema_of(output: type[BaseModel] | Mapping[str, Any] | None) -> Mapping[str, Any]:
+def output_schema_of(output: Any) -> Mapping[str, Any]:
+    """The JSON Schema of an output spec: None (free text), a JSON Schema dict, a pydantic model,
+    or any other type pydantic validates (``str``, ``list[int]``, a TypedDict, a dataclass)."""
     if output is None:
         return DEFAULT_OUTPUT_SCHEMA
     if isinstance(output, Mapping):
-        return output
-    return output.model_json_schema(by_alias=True)
+        return cast("Mapping[str, Any]", output)
+    from pydantic import BaseModel, TypeAdapter
+    from pydantic.errors import PydanticSchemaGenerationError, PydanticUserError
+
+    if isinstance(output, type) and issubclass(output, BaseModel):
+        return output.model_json_schema(by_alias=True)
+    try:
+        return TypeAdapter[Any](cast(Any, output)).json_schema(by_alias=True)
+    except (PydanticSchemaGenerationError, PydanticUserError, TypeError) as exc:
+        from .errors import UsageError
+
+        raise UsageError(
+            f"output={output!r} is not an output spec — a pydantic model, a type pydantic can "
+            "validate (str, list[int], a TypedDict), a JSON Schema dict, or None for free text"
+        ) from exc
 
 
 ToolChoice = str

@@ -33,7 +33,8 @@ from .types import Nothing, ToolResponse
 
 __all__ = ["Composition", "compose"]
 
-OutputSpec = type[BaseModel] | Mapping[str, Any] | None
+OutputSpec = type[BaseModel] | Mapping[str, Any] | type | Any | None
+"""A pydantic model, any type pydantic validates (``str``, ``list[int]``), a JSON Schema, or None."""
 
 
 class Composition(dict[str, Any]):
@@ -103,7 +104,8 @@ def compose(
 
     Args:
         tools: the tools offered (``ToolBinding``s, a ``ToolRegistry``, a package's ``TOOLS``).
-        output: the final output: a pydantic model, a JSON Schema dict, or None for free text.
+        output: the final output: a pydantic model, any type pydantic validates (``str``,
+            ``list[int]``, a TypedDict), a JSON Schema dict, or None for free text.
         activities: names of registered Activities (zero-config matching: explicit
             ``_activity`` > same-name Activity > latent ``''``).
         response_name: the Response model's class name (the function name the LLM calls).
@@ -130,7 +132,7 @@ def _output_type(output: OutputSpec) -> Any:
         # a raw JSON Schema: compiled to the same faithful model a generated one would be
         from ._compiler import model_from_schema
 
-        return model_from_schema(dict(output), name="Output")
+        return model_from_schema(dict(cast("Mapping[str, Any]", output)), name="Output")
     return output
 
 
