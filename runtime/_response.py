@@ -33,7 +33,7 @@ from .types import Nothing, ToolResponse
 
 __all__ = ["Composition", "compose"]
 
-OutputSpec = type[BaseModel] | Mapping[str, Any] | type | Any | None
+OutputSpec = Any
 """A pydantic model, any type pydantic validates (``str``, ``list[int]``), a JSON Schema, or None."""
 
 

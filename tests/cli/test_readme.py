@@ -101,7 +101,13 @@ def llm() -> Iterator[tuple[ScriptedLLM, str]]:
         yield server, f"{url}/v1"
 
 
-def _run(bash_script: str, cwd: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+def _run(bash_script: str, cwd: Path) -> dict[str, str]:
+    # a newcomer's shell: none of this test run's Python or pytest settings
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "VIRTUAL_ENV", "PYTEST_XDIST_WORKER")
+    }
     result = subprocess.run(
         ["bash", "-c", bash_script],
         cwd=cwd,
