@@ -97,6 +97,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from _corpus import corpus_root
+
 REPO = Path(__file__).resolve().parent.parent
 PEER_NAME = "datamodel-codegen"
 PEER_EXPECTED_VERSION = "0.89.0"
@@ -593,7 +595,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--corpus",
         type=Path,
-        default=REPO.parent / "shared" / "corpus",
+        default=corpus_root(),
         help="corpus root (default: %(default)s)",
     )
     parser.add_argument(
@@ -750,7 +752,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [str(d) for d in corpus.toolbind_inputs if not d.is_dir()]
     if missing:
         print(
-            f"error: corpus directories not found: {', '.join(missing)} (use --corpus)",
+            f"error: corpus directories not found: {', '.join(missing)} (use --corpus or set TOOLBIND_CORPUS)",
             file=sys.stderr,
         )
         return 2

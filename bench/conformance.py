@@ -116,6 +116,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Literal, Protocol, cast
 
+from _corpus import corpus_root
 from _suite import DRAFTS, Case, Group, Suite, load_groups, load_remotes, suite_files, suite_root
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -835,12 +836,11 @@ def version(package: str) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    repo = Path(__file__).resolve().parent.parent
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "--corpus",
         type=Path,
-        default=repo.parent / "shared" / "corpus",
+        default=corpus_root(),
         help="the shared corpus (holds jsonschema-test-suite/); default: %(default)s",
     )
     parser.add_argument("--draft", choices=[*DRAFTS, "all"], default="all")
@@ -859,7 +859,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     root = suite_root(args.corpus)
     if not (root / "tests").is_dir():
-        print(f"error: no test suite at {root} (use --corpus)", file=sys.stderr)
+        print(
+            f"error: no test suite at {root} (use --corpus or set TOOLBIND_CORPUS)", file=sys.stderr
+        )
         return 2
     drafts = DRAFTS if args.draft == "all" else (args.draft,)
     remotes = load_remotes(root)

@@ -37,8 +37,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from _corpus import corpus_root
+
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus")) / "openapi"
+CORPUS = corpus_root() / "openapi"
 BIN = Path(sys.executable).parent
 PEER_SPECS = (
     "openai__openapi.yaml",
@@ -197,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.peer_specs:
         args.spec += list(PEER_SPECS)
     if not CORPUS.is_dir():
-        print(f"no corpus at {CORPUS}", file=sys.stderr)
+        print(f"error: no corpus at {CORPUS} (set TOOLBIND_CORPUS)", file=sys.stderr)
         return 2
     specs = sorted(
         p

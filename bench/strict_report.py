@@ -11,18 +11,19 @@ reasons of the others (a tool counts once per reason kind), plus what Gemini's s
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+from _corpus import corpus_root
+
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import NotStrictable, ToolBinding, gemini_tools, openai_strict_schema
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus"))
+CORPUS = corpus_root()
 
 
 def load(inputs: list[Path]) -> list[ToolBinding]:

@@ -63,6 +63,7 @@ from typing import Any
 
 import jsonschema
 import yaml
+from _corpus import corpus_root, require
 from datamodel_code_generator import DataModelType, Formatter, InputFileType, generate
 
 from toolbind.compiler import compile_to_directory, load_package
@@ -74,7 +75,7 @@ except ImportError:  # optional peer
     fastjsonschema = None
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
+DEFAULT_CORPUS = corpus_root()
 
 TARGET_VS_DMCG = 1.0
 TARGET_VS_JSONSCHEMA = 10.0
@@ -315,7 +316,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds (best is kept)")
     args = parser.parse_args()
 
-    items = workloads(args.corpus)
+    items = workloads(require(args.corpus, "the corpus directory"))
     impls = ["toolbind", "datamodel-codegen", "jsonschema"]
     if fastjsonschema is not None:
         impls.append("fastjsonschema")

@@ -247,6 +247,9 @@ def run_tool_models(binding: ToolBinding, how: RunSettings) -> tuple[PartResult,
 def activity_contract(binding: ToolBinding) -> Contract:
     """The Calls an Activity registered for the tool receives (``_activity`` resolved to it)."""
     schema = with_defs(tool_schema(binding, (binding.name,)), binding)
+    # An explicit call carries no ``_output`` (the Activity makes it); an open tool's schema would
+    # otherwise let one in as an extra property, which the Call model types as the Output.
+    schema["properties"] = {**schema["properties"], "_output": False}
     return Contract("Call", binding.call_model, schema, binding.name)
 
 

@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -24,7 +25,9 @@ from toolbind.compiler import compile_to_directory, load_package
 from toolbind.testing import strategies_for
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("TOOLBIND_CORPUS", REPO.parent / "shared" / "corpus"))
+CORPUS = Path(os.environ.get("TOOLBIND_CORPUS") or REPO.parent / "shared" / "corpus")
+NO_CORPUS = f"no third-party corpus at {CORPUS} (set TOOLBIND_CORPUS)"
+"""The one skip reason of every test that needs the corpus (``make test`` counts them once)."""
 
 settings.register_profile(
     "ci",
@@ -125,3 +128,16 @@ def foreign(servers: tuple[str, str]) -> str:
 @pytest.fixture(params=["sync", "async"])
 def mode(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many tests were skipped and why, once per reason, at the end of the run."""
+    reasons: Counter[str] = Counter()
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reasons[str(reason).removeprefix("Skipped: ")] += 1
+    if reasons:
+        terminalreporter.section("skipped tests, by reason", sep="-")
+        for reason, count in reasons.most_common():
+            terminalreporter.write_line(f"{count:5d} skipped: {reason}")

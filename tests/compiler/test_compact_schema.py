@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, NO_CORPUS
 from toolbind.compiler._driver import build
 from toolbind.runtime._compose import inline_single_use
 
@@ -55,7 +55,7 @@ def _refs(schema: Any) -> list[str]:
 def test_inlining_keeps_every_tool_schema_the_same(spec: str) -> None:
     path = CORPUS / spec
     if not path.is_file():
-        pytest.skip(f"no corpus file {path}")
+        pytest.skip(NO_CORPUS)
     tree = build([Path(path)], formatted=False)
     (package,) = tree.packages
     data: dict[str, Any] = json.loads(tree.files[f"{package}/tools.json"])

@@ -17,13 +17,11 @@ from typing import Any, cast
 
 import pytest
 
-from tests.conftest import CORPUS, REPO
+from tests.conftest import CORPUS, NO_CORPUS, REPO
 
 SUITE = CORPUS / "jsonschema-test-suite"
 
-pytestmark = pytest.mark.skipif(
-    not SUITE.is_dir(), reason="the shared corpus is not beside the repo"
-)
+pytestmark = pytest.mark.skipif(not SUITE.is_dir(), reason=NO_CORPUS)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from hypothesis import find, given
 from hypothesis.errors import Unsatisfiable
 from pydantic import ValidationError
 
-from tests.conftest import CORPUS, instances_of
+from tests.conftest import CORPUS, NO_CORPUS, instances_of
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import ToolBinding, tool_schema
 from toolbind.runtime.types import json_equal
@@ -29,9 +29,7 @@ TOOL_DIRS = [
     CORPUS / "tools" / "bfcl" / "multi_turn_func_doc",
 ]
 
-pytestmark = pytest.mark.skipif(
-    not TOOL_DIRS[0].is_dir(), reason="the shared corpus is not beside the repo"
-)
+pytestmark = pytest.mark.skipif(not TOOL_DIRS[0].is_dir(), reason=NO_CORPUS)
 
 
 @cache

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from tests.conftest import CORPUS, CompileSpec
+from tests.conftest import CORPUS, NO_CORPUS, CompileSpec
 from toolbind.compiler import SpecError, generate_tree, load_package
 from toolbind.compiler._driver import build, write_tree
 from toolbind.compiler.naming import class_name
@@ -31,7 +31,7 @@ OPENAPI = CORPUS / "openapi"
 SPECS = sorted(p for p in OPENAPI.glob("*") if p.suffix in (".json", ".yaml"))
 PROVIDER_NAME = r"^[a-zA-Z0-9_-]{1,64}$"
 
-corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason="the shared corpus is not beside the repo")
+corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason=NO_CORPUS)
 
 
 @cache

@@ -37,7 +37,7 @@ import pytest
 from hypothesis import settings
 from pydantic import BaseModel, RootModel
 
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, NO_CORPUS
 from toolbind.compiler import load_package
 from toolbind.compiler._driver import build, write_tree
 from toolbind.testing import (
@@ -56,7 +56,7 @@ EVERY_COMPONENT = settings().max_examples >= 1000 or os.environ.get("TOOLBIND_AL
 # Known fidelity bugs, each with its reason: the test xfails (strictly: only these failed).
 XFAIL: dict[tuple[str, str], str] = {}
 
-corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason="the shared corpus is not beside the repo")
+corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason=NO_CORPUS)
 
 
 @cache

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from pydantic import ValidationError
 
 from tests.compiler.test_corpus_tools import TOOL_DIRS, corpus_tools
-from tests.conftest import REPO, CompileSpec, instances_of
+from tests.conftest import NO_CORPUS, REPO, CompileSpec, instances_of
 from toolbind.runtime import (
     ExportIssue,
     NotStrictable,
@@ -62,9 +62,7 @@ def all_corpus_tools() -> list[ToolBinding]:
     return corpus_tools()
 
 
-needs_corpus = pytest.mark.skipif(
-    not TOOL_DIRS[0].is_dir(), reason="the shared corpus is not beside the repo (TOOLBIND_CORPUS)"
-)
+needs_corpus = pytest.mark.skipif(not TOOL_DIRS[0].is_dir(), reason=NO_CORPUS)
 
 
 def resolve(schema: Any, pointer: str) -> Any:
