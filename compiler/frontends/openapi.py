@@ -355,7 +355,7 @@ class _Reader:
         version = "Swagger 2.0" if self.swagger else "OpenAPI 3.x"
         arrays, objects = _ARRAYS, _OBJECTS
         if what == "document":  # Swagger 2.0's top-level parameters/responses are maps
-            arrays, objects = _ARRAYS - {"parameters"}, _OBJECTS | {"parameters", "paths"}
+            arrays, objects = _ARRAYS - {"parameters"}, _OBJECTS | {"parameters"}
         for key, value in obj.items():
             if key.startswith("x-"):
                 self.extensions.setdefault(key, []).append(loc.child(key))
