@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -134,9 +134,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """How many tests were skipped and why, once per reason, at the end of the run."""
     reasons: Counter[str] = Counter()
     for report in terminalreporter.stats.get("skipped", []):
-        longrepr = report.longrepr
-        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-        reasons[str(reason).removeprefix("Skipped: ")] += 1
+        longrepr: object = report.longrepr
+        reason = str(
+            cast("tuple[object, ...]", longrepr)[2] if isinstance(longrepr, tuple) else longrepr
+        )
+        reasons[reason.removeprefix("Skipped: ")] += 1
     if reasons:
         terminalreporter.section("skipped tests, by reason", sep="-")
         for reason, count in reasons.most_common():
