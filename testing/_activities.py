@@ -37,7 +37,7 @@ from pydantic.errors import PydanticUserError
 from toolbind.runtime import ToolBinding
 from toolbind.runtime.types import json_equal
 
-from ._contract import Contract, ContractError, output_schema
+from ._contract import Contract, ContractError, binding_of, output_schema
 from ._errors import ContractViolation, from_pydantic_error, from_schema_error, schema_error
 
 
@@ -103,6 +103,17 @@ class ActivityCheck:
             if isinstance(m, type) and m.__name__ == self.binding.call_model.__name__
         ]
         if accepted is None and stale:
+            theirs = binding_of(stale[0])
+            other = theirs[0].source.partition("#")[0] if theirs is not None else ""
+            mine = self.binding.source.partition("#")[0]
+            if other and mine and other != mine:
+                # the same tool name in two specs: nothing is stale, the Activity is the other's
+                return self._violation(
+                    f"takes a {stale[0].__name__} from {stale[0].__module__} (the tool "
+                    f"{self.binding.name!r} of {other}), not this one's ({mine}), and their schemas "
+                    "differ — two specs define a tool of that name: give this spec's tool its own "
+                    "Activity (its own --activities module), or rename the tool in one spec"
+                )
             return self._violation(
                 f"takes a {stale[0].__name__} from {stale[0].__module__} whose schema differs "
                 "from the spec's — regenerate that package (`toolbind generate`)"

@@ -148,6 +148,22 @@ def test_an_activity_typed_with_a_stale_package_is_told_to_regenerate(tmp_path: 
     assert "regenerate that package" in result.stdout
 
 
+def test_two_specs_defining_one_tool_name_are_told_apart(tmp_path: Path) -> None:
+    """An Activity typed with spec A's Call, checked against spec B's tool of the same name: not
+    a stale package (regenerating would not help) — the message names both specs."""
+    root = project(tmp_path, GOOD_ACTIVITIES)
+    other = SCORING.replace("maxLength: 8", "maxLength: 9")
+    (root / "specs" / "wording.yaml").write_text(other, encoding="utf-8")
+    assert toolbind("generate", "specs", "-o", "generated", cwd=root).returncode == 0
+    result = toolbind("test", "specs", "--activities", "acts", "--examples", "10", cwd=root)
+    assert result.returncode == 1
+    out = " ".join(result.stdout.split())
+    assert "FAIL specs/wording.yaml · echo Activity echo: takes a EchoCall from" in out
+    assert "(the tool 'echo' of specs/scoring.yaml), not this one's (specs/wording.yaml)" in out
+    assert "two specs define a tool of that name" in out
+    assert "regenerate" not in out
+
+
 def test_an_activity_whose_signature_does_not_take_the_call_fails(tmp_path: Path) -> None:
     root = project(
         tmp_path,
