@@ -28,8 +28,12 @@ def generate_tree(
     operations: Sequence[str] = (),
     allow_refs: Sequence[Path | str] = (),
     strict: bool = False,
+    package_names: Mapping[str, str] | None = None,
 ) -> GeneratedTree:
     """Compile spec files (or directories of them) into an in-memory tree of formatted files.
+
+    Each spec becomes a package named after its file; ``package_names`` (spec file → name)
+    names others explicitly.
 
     What a spec says with an assumed meaning (``type: int``, an undeclared path parameter, an
     empty ``enum``...) is read that way with a located warning; ``strict`` refuses it instead.
@@ -47,7 +51,12 @@ def generate_tree(
     select = OperationFilter(tags=tuple(tags), paths=tuple(paths), operations=tuple(operations))
     refs = RefPolicy.allowing(allow_refs)
     return build(
-        [Path(p) for p in inputs], progress, select=select or None, refs=refs, strict=strict
+        [Path(p) for p in inputs],
+        progress,
+        select=select or None,
+        refs=refs,
+        strict=strict,
+        names=package_names,
     )
 
 
@@ -57,11 +66,14 @@ def compile_to_directory(
     *,
     allow_refs: Sequence[Path | str] = (),
     strict: bool = False,
+    package_names: Mapping[str, str] | None = None,
 ) -> GeneratedTree:
     """Compile and write all-or-nothing to ``out`` (replacing a previous toolbind output);
-    ``strict`` turns every warning into an error, as ``generate_tree``'s does."""
+    ``strict`` and ``package_names`` as ``generate_tree``'s."""
     refs = RefPolicy.allowing(allow_refs)
-    return write_into([Path(p) for p in inputs], Path(out), refs=refs, strict=strict)
+    return write_into(
+        [Path(p) for p in inputs], Path(out), refs=refs, strict=strict, names=package_names
+    )
 
 
 def load_package(out: Path | str, package: str) -> ModuleType:

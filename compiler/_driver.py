@@ -16,6 +16,7 @@ import difflib
 import functools
 import gc
 import json
+import keyword
 import os
 import shutil
 import subprocess
@@ -140,14 +141,47 @@ def _installed_modules() -> Mapping[str, list[str]]:
     return importlib.metadata.packages_distributions()
 
 
-def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, str]:
-    """Render every package; names of packages come from their spec files' stems."""
-    scope = Scope(taken={"toolbind"})
+def package_names(names: Mapping[str, str] | None, packages: list[SpecPackage]) -> dict[str, str]:
+    """``names`` (spec file → package name, as the user gave them) keyed by each package's
+    ``source``; raise ``SelectionError`` for a name that is no identifier, a spec that was not
+    compiled, or one name given twice."""
+    if not names:
+        return {}
+    by_file = {Path(pkg.source).resolve(): pkg.source for pkg in packages}
+    out: dict[str, str] = {}
+    for spec, name in names.items():
+        if not name.isidentifier() or keyword.iskeyword(name) or name == "toolbind":
+            raise SelectionError(
+                f"package name {name!r} (for {spec}) is not a usable Python package name — "
+                "letters, digits and _, not starting with a digit, not a keyword"
+            )
+        source = by_file.get(Path(spec).resolve())
+        if source is None:
+            raise SelectionError(
+                f"--package names {spec}, which is not one of the specs compiled "
+                f"({', '.join(sorted(pkg.source for pkg in packages)) or 'none'})"
+            )
+        if name in out.values():
+            raise SelectionError(f"package name {name!r} is given to two specs")
+        out[source] = name
+    return out
+
+
+def render_tree(
+    packages: list[SpecPackage], diags: Diagnostics, names: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Render every package; a package is named after its spec file's stem, or as ``names``
+    (package ``source`` → name, from ``package_names``) says."""
+    chosen = dict(names or {})
+    scope = Scope(taken={"toolbind", *chosen.values()})
     files: dict[str, str] = {}
     manifest: dict[str, str] = {}
     for pkg in packages:
-        name = scope.claim(module_name(Path(pkg.source).stem), original=pkg.source)
-        if name != module_name(Path(pkg.source).stem):
+        if pkg.source in chosen:
+            name = chosen[pkg.source]
+        else:
+            name = scope.claim(module_name(Path(pkg.source).stem), original=pkg.source)
+        if pkg.source not in chosen and name != module_name(Path(pkg.source).stem):
             diags.note(
                 SourceLocation(file=pkg.source),
                 f"generated as package {name!r} (its name was taken)",
@@ -159,7 +193,8 @@ def render_tree(packages: list[SpecPackage], diags: Diagnostics) -> dict[str, st
                 f"the generated package {name!r} has the name of {shadowed}: whichever comes "
                 "first on sys.path hides the other",
                 "a package name nothing else uses",
-                hint="rename the spec file (the package is named after it)",
+                hint="name it with --package SPEC=NAME (package_names= in the API), or rename "
+                "the spec file (the package is named after it)",
             )
         rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
         for rel, text in rendered.files.items():
@@ -243,8 +278,12 @@ def build(
     stage: Path | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
     strict: bool = False,
+    names: Mapping[str, str] | None = None,
 ) -> GeneratedTree:
     """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error.
+
+    ``names``: spec file → package name, for the specs whose package is not to be named after
+    the file (``SelectionError`` for a bad name or a spec not among ``inputs``).
 
     ``strict``: every warning (what was read with an assumed meaning: ``type: int`` taken as
     ``integer``, an undeclared path parameter, a ``$ref`` to nothing...) is an error instead.
@@ -266,7 +305,7 @@ def build(
             raise SpecError(diags.items)
         if select:
             _check_selection(select, packages)
-        files = render_tree(packages, diags)
+        files = render_tree(packages, diags, package_names(names, packages))
     if diags.has_errors:
         raise SpecError(diags.items)
     packages_map: dict[str, str] = json.loads(files[MANIFEST])["packages"]
@@ -456,6 +495,30 @@ def write_tree(tree: GeneratedTree, out: Path, inputs: Iterable[Path] = ()) -> N
             shutil.rmtree(new, ignore_errors=True)
 
 
+def shadowing_in_project(tree: GeneratedTree, out: Path) -> list[Diagnostic]:
+    """Warnings for packages named like a top-level module or package of the project ``out``
+    is in (its parent directory, where ``python`` and pytest run): importing either may get
+    the other."""
+    found: list[Diagnostic] = []
+    parent = out.absolute().parent
+    for name, source in sorted(tree.packages.items()):
+        for candidate in (parent / name, parent / f"{name}.py"):
+            if candidate != out.absolute() and candidate.exists():
+                found.append(
+                    Diagnostic(
+                        loc=SourceLocation(file=source),
+                        severity="warning",
+                        found=f"the generated package {name!r} has the name of "
+                        f"{display_path(candidate)}, beside the output directory: whichever "
+                        "comes first on sys.path hides the other",
+                        expected="a package name nothing else uses",
+                        hint=f"name it with --package {source}=OTHER, or write it elsewhere (-o)",
+                    )
+                )
+                break
+    return found
+
+
 def write_into(
     inputs: list[Path],
     out: Path,
@@ -464,22 +527,27 @@ def write_into(
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
     strict: bool = False,
+    names: Mapping[str, str] | None = None,
 ) -> GeneratedTree:
     """``build`` then ``write_tree``, formatting in the staging directory beside ``out`` (the
     files are written once, no scratch copy is deleted). The same errors, in the same order:
     ``SpecError`` before ``OutputError``; on either, ``out`` is untouched."""
     out = out.absolute()
     if not out.parent.is_dir():  # nowhere to stage without creating directories first
-        tree = build(inputs, progress, select=select, refs=refs, strict=strict)
+        tree = build(inputs, progress, select=select, refs=refs, strict=strict, names=names)
         write_tree(tree, out, inputs)
+        tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
     _recover(out)
     new = _staging(out)
     new.mkdir()
     try:
-        tree = build(inputs, progress, select=select, stage=new, refs=refs, strict=strict)
+        tree = build(
+            inputs, progress, select=select, stage=new, refs=refs, strict=strict, names=names
+        )
         check_output_dir(out, inputs)
         _swap(new, out)
+        tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
     finally:
         if new.exists():

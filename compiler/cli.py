@@ -123,6 +123,22 @@ def _root(
     """Compile tool specs into typed, validated Pydantic tool bindings."""
 
 
+def _package_names(given: list[str], inputs: list[Path]) -> dict[str, str]:
+    """``--package`` values as spec → name; a bare NAME needs exactly one spec file."""
+    names: dict[str, str] = {}
+    for item in given:
+        spec, sep, name = item.rpartition("=")
+        if not sep:
+            if len(inputs) != 1 or inputs[0].is_dir():
+                raise _usage(
+                    f"--package {item}: with several specs (or a directory) say which spec: "
+                    "--package SPEC=NAME"
+                )
+            spec, name = str(inputs[0]), item
+        names[spec] = name
+    return names
+
+
 @app.command()
 def generate(
     specs: Annotated[
@@ -163,9 +179,18 @@ def generate(
             help="Refuse what is read with an assumed meaning (every warning is an error).",
         ),
     ] = False,
+    package: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--package",
+            help="Name a spec's package: SPEC=NAME (repeatable), or NAME with one spec "
+            "(default: the spec file's stem).",
+        ),
+    ] = None,
 ) -> None:
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
     inputs = specs or [Path("specs")]
+    names = _package_names(package or [], inputs)
     allowed = _allowed_refs(allow_ref)
     if not check:
         try:  # refuse an output path before spending a compilation on it (checked again later)
@@ -179,10 +204,18 @@ def generate(
     refs = RefPolicy.allowing(allowed)
     try:
         if check:
-            tree = build(inputs, progress, select=select or None, refs=refs, strict=strict)
+            tree = build(
+                inputs, progress, select=select or None, refs=refs, strict=strict, names=names
+            )
         else:
             tree = write_into(
-                inputs, out, progress, select=select or None, refs=refs, strict=strict
+                inputs,
+                out,
+                progress,
+                select=select or None,
+                refs=refs,
+                strict=strict,
+                names=names,
             )
     except SpecError as exc:
         progress.stop()

@@ -173,3 +173,22 @@ def test_every_generated_file_says_do_not_edit() -> None:
         if path.is_file() and "__pycache__" not in path.parts:
             head = path.read_text(encoding="utf-8")[:200]
             assert "DO NOT EDIT" in head, path
+
+
+def test_package_option_names_a_specs_package(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for stem in ("a", "b"):
+        shutil.copy(REPO / "specs" / "seeds.yaml", specs / f"{stem}.yaml")
+    out = toolbind("generate", "specs", "-o", "gen", "--package", "specs/b.yaml=beta", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == ["a", "beta", "toolbind.json"]
+    bare = toolbind("generate", "specs", "-o", "gen", "--package", "beta", cwd=tmp_path)
+    assert bare.returncode == 2
+    assert "say which spec: --package SPEC=NAME" in bare.stderr
+    one = toolbind("generate", "specs/a.yaml", "-o", "one", "--package", "alpha", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert (tmp_path / "one" / "alpha" / "__init__.py").is_file()
+    bad = toolbind("generate", "specs/a.yaml", "-o", "one", "--package", "a-b", cwd=tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "'a-b' (for specs/a.yaml) is not a usable Python package name" in bad.stderr

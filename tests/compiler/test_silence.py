@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from toolbind.compiler import SpecError, generate_tree
+from toolbind.compiler import SelectionError, SpecError, compile_to_directory, generate_tree
 
 TYPO = """\
 greetUser:
@@ -38,7 +38,47 @@ def test_a_package_named_like_an_installed_module_is_a_warning(tmp_path: Path) -
     assert list(tree.packages) == ["httpx"]
     (warning,) = [d.render() for d in tree.diagnostics if d.severity == "warning"]
     assert "the generated package 'httpx' has the name of the installed module 'httpx'" in warning
-    assert "hint: rename the spec file" in warning
+    assert "hint: name it with --package SPEC=NAME" in warning
+    renamed = generate_tree([spec], package_names={str(spec): "httpx_tools"})
+    assert list(renamed.packages) == ["httpx_tools"]
+    assert not [d for d in renamed.diagnostics if d.severity == "warning"]
+
+
+def test_a_package_named_like_a_module_of_the_project_is_a_warning(tmp_path: Path) -> None:
+    """The README's old trap: specs/demo.yaml → generated/demo beside the project's own demo/."""
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "__init__.py").write_text("", encoding="utf-8")
+    spec = tmp_path / "demo.yaml"
+    spec.write_text(TYPO.replace("required: [username, mail, extra]", "required: [mail]"), "utf-8")
+    tree = compile_to_directory([spec], tmp_path / "generated")
+    (warning,) = [d.render() for d in tree.diagnostics if d.severity == "warning"]
+    assert "the generated package 'demo' has the name of" in warning
+    assert "beside the output directory" in warning
+    assert f"--package {spec}=OTHER" in warning
+    tree = compile_to_directory(
+        [spec], tmp_path / "generated", package_names={str(spec): "demo_tools"}
+    )
+    assert list(tree.packages) == ["demo_tools"]
+    assert not [d for d in tree.diagnostics if d.severity == "warning"]
+    assert (tmp_path / "generated" / "demo_tools" / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        ({"x.yaml": "1x"}, "is not a usable Python package name"),
+        ({"x.yaml": "class"}, "is not a usable Python package name"),
+        ({"other.yaml": "fine"}, "which is not one of the specs compiled"),
+    ],
+)
+def test_a_bad_package_name_is_a_usage_error(
+    tmp_path: Path, names: dict[str, str], message: str
+) -> None:
+    spec = tmp_path / "x.yaml"
+    spec.write_text(TYPO.replace("required: [username, mail, extra]", "required: [mail]"), "utf-8")
+    given = {str(tmp_path / k): v for k, v in names.items()}
+    with pytest.raises(SelectionError, match=message):
+        generate_tree([spec], package_names=given)
 
 
 def test_a_file_that_is_no_tool_spec_is_not_compiled_in_silence(tmp_path: Path) -> None:
