@@ -94,3 +94,35 @@ def test_a_file_that_is_no_tool_spec_is_not_compiled_in_silence(tmp_path: Path) 
         )
     with pytest.raises(SpecError):
         generate_tree([spec], strict=True)
+
+
+def test_every_error_of_every_spec_is_reported_in_one_run(tmp_path: Path) -> None:
+    """Three errors in one spec, three in another format, a syntax error in a third file: one
+    run reports all seven, each located (none hides the others)."""
+    (tmp_path / "tools.yaml").write_text(
+        "a:\n  type: object\n  properties:\n    _tool: {const: a}\n    x: {type: frobnicate}\n"
+        "    y: {minLength: -1}\nb:\n  type: object\n  properties:\n    _tool: {const: b}\n"
+        "    z: {type: [string, 3]}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "openai.json").write_text(
+        '[{"type": "function", "function": {"parameters": {"type": "object"}}},'
+        ' {"type": "function", "function": {"name": "ok", "parameters": {"type": "object",'
+        ' "properties": {"a": {"type": "nope"}}}}},'
+        ' {"type": "function", "function": {"name": "c", "parameters": "notaschema"}}]',
+        encoding="utf-8",
+    )
+    (tmp_path / "broken.yaml").write_text("a: [1, 2\n", encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        generate_tree([tmp_path])
+    errors = [d for d in caught.value.diagnostics if d.severity == "error"]
+    where = sorted(f"{Path(d.loc.file).name}#{d.loc.pointer}" for d in errors)
+    assert where == [
+        "broken.yaml#",
+        "openai.json#/0/function/name",
+        "openai.json#/1/function/parameters/properties/a/type",
+        "openai.json#/2/function/parameters",
+        "tools.yaml#/a/properties/x/type",
+        "tools.yaml#/a/properties/y/minLength",
+        "tools.yaml#/b/properties/z/type/1",
+    ]
