@@ -7,7 +7,7 @@ SPECS ?= specs
 OUT ?= generated
 
 .DEFAULT_GOAL := help
-.PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench conformance wheel-test clean
+.PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
 
 help: ## Show the targets
 	@echo "Set up (a fresh machine, Python >= 3.11 and make; the local model also needs a C++ compiler and cmake):"
@@ -78,6 +78,9 @@ bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/http_runtime.py
 	$(PY) bench/runtime.py
 	$(PY) bench/openapi.py
+
+bfcl: llm ## BFCL with the local model: toolbind's Agent vs a hand-written instructor baseline
+	$(PY) bench/bfcl.py $(BFCL_ARGS)
 
 conformance: ## JSON-Schema-Test-Suite: toolbind vs datamodel-codegen vs jsonschema
 	$(PY) bench/conformance.py

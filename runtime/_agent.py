@@ -323,6 +323,8 @@ class Agent:
 
         from ._secrets import Redactor
 
+        self.last_step: Step | None = None
+        """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
         chosen = mode if mode is not None else _instructor.Mode.TOOLS
         self._mode = chosen
         raw: Any = client
@@ -630,7 +632,8 @@ class Agent:
         *,
         tool_choice: str = "auto",
     ) -> ToolResponse[Any, Any]:
-        """One LLM step: the validated Response (``.calls`` typed per tool, ``.output``).
+        """One LLM step: the validated Response (``.calls`` typed per tool, ``.output``);
+        ``agent.last_step`` keeps the step's requests and token usage (``.llm_requests``, ``.usage``).
 
         ``tool_choice``: ``auto`` (calls and/or output), ``required`` (at least one call and no
         output), ``none`` (the output, no call) or a tool's name (only that tool, called at least
@@ -641,7 +644,9 @@ class Agent:
             LLMError: the request failed (HTTP error, timeout).
             ValueError: ``tool_choice`` names no tool offered.
         """
-        return await self._ask(self._conversation(messages), output, Step(index=0), tool_choice)
+        step = Step(index=0)
+        self.last_step = step  # its requests, raw responses and usage, also when this raises
+        return await self._ask(self._conversation(messages), output, step, tool_choice)
 
     def request(
         self,

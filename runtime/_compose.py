@@ -54,13 +54,42 @@ def resolve_activity(tool: ComposableTool, activities: Collection[str] = ()) -> 
     return ""
 
 
-def tool_schema(tool: ComposableTool, activities: Collection[str] = ()) -> dict[str, Any]:
-    """The LLM-facing schema of one tool, with the meta fields composed in."""
+def spec_name(tool: ComposableTool) -> str:
+    """The name the spec gave ``tool``: a package may have qualified it (BFCL's ``name@record``
+    for a function defined differently in several records)."""
+    original: Any = getattr(tool, "original_name", None)
+    return original if isinstance(original, str) and original else tool.name
+
+
+def offered_names(tools: Iterable[ComposableTool]) -> dict[str, str]:
+    """Each tool's name → the ``_tool`` value the model is offered: the spec's own name wherever
+    it is unique among ``tools`` (a model copies ``lawsuit_details.find@multiple_139`` as it is;
+    within one toolset the spec's names are unique), else the package's name."""
+    tool_list = list(tools)
+    wanted = {t.name: spec_name(t) for t in tool_list}
+    uses: dict[str, int] = {}
+    for name in {*wanted.values(), *wanted}:
+        uses[name] = sum(1 for n, w in wanted.items() if name in (n, w))
+    return {n: w if uses[w] == 1 else n for n, w in wanted.items()}
+
+
+def names_tool(tool: ComposableTool, choice: str) -> bool:
+    """Whether ``tool_choice=choice`` names ``tool`` (by the package's or the spec's name)."""
+    return choice in (tool.name, spec_name(tool))
+
+
+def tool_schema(
+    tool: ComposableTool, activities: Collection[str] = (), offered: str | None = None
+) -> dict[str, Any]:
+    """The LLM-facing schema of one tool, with the meta fields composed in; ``offered`` is the
+    ``_tool`` value the model sees (default: the tool's name)."""
     activity = resolve_activity(tool, activities)
     params = dict(tool.parameters)
+    # a same-name Activity is shown under the name the tool is offered by (read back likewise)
+    shown = offered if offered and activity == tool.name else activity
     properties: dict[str, Any] = {
-        "_tool": {"const": tool.name},
-        "_activity": {"const": activity},
+        "_tool": {"const": offered or tool.name},
+        "_activity": {"const": shown},
         "_reasoningForCall": {"type": "string"},
     }
     if not activity:
@@ -150,7 +179,7 @@ def compose(
     """
     tool_list = list(tools)
     if tool_choice not in TOOL_CHOICES:
-        chosen = [t for t in tool_list if t.name == tool_choice]
+        chosen = [t for t in tool_list if names_tool(t, tool_choice)]
         if not chosen:
             offered = ", ".join(t.name for t in tool_list) or "none"
             raise ValueError(
@@ -158,7 +187,8 @@ def compose(
                 f"({offered})"
             )
         tool_list = chosen
-    schemas = [tool_schema(t, activities) for t in tool_list]
+    names = offered_names(tool_list)
+    schemas = [tool_schema(t, activities, names[t.name]) for t in tool_list]
     items: dict[str, Any] = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
     if not schemas:
         items = {"not": {}}

@@ -26,7 +26,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from ._compose import TOOL_CHOICES, ComposableTool, resolve_activity
+from ._compose import TOOL_CHOICES, ComposableTool, names_tool, offered_names, resolve_activity
 from ._compose import compose as compose_schema
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, ToolResponse
@@ -78,6 +78,7 @@ class Composition(dict[str, Any]):
         """
         if self._response is None:
             latent = frozenset(n for n, a in self.activities.items() if not a)
+            aliases = {o: n for n, o in offered_names(self.tools).items() if o != n}
             self._response = response_model(
                 self.tools,
                 self.output,
@@ -87,6 +88,7 @@ class Composition(dict[str, Any]):
                 activities=self.activities,
                 max_calls=self.max_calls,
                 tool_choice=self.tool_choice,
+                aliases=aliases,
             )
         return self._response
 
@@ -121,7 +123,7 @@ def compose(
     """
     tool_list = list(tools)
     schema = compose_schema(tool_list, output, activities=activities, tool_choice=tool_choice)
-    offered = [t for t in tool_list if tool_choice in TOOL_CHOICES or t.name == tool_choice]
+    offered = [t for t in tool_list if tool_choice in TOOL_CHOICES or names_tool(t, tool_choice)]
     return Composition(schema, offered, output, activities, response_name, max_calls, tool_choice)
 
 
@@ -146,8 +148,12 @@ def response_model(
     activities: Mapping[str, str] | None = None,
     max_calls: int | None = None,
     tool_choice: str = "auto",
+    aliases: Mapping[str, str] | None = None,
 ) -> type[ToolResponse[Any, Any]]:
     """The Response model over the tools' Call models (see the module docstring).
+
+    ``aliases``: the ``_tool`` value the model was offered → the tool's name, where they differ
+    (``offered_names``); a call naming the offered one is read as the tool's.
 
     ``activities`` (tool → its resolved ``_activity``, as composed) makes a call's ``_activity``
     hold to the composed ``const``: a model cannot re-route a call by naming another Activity.
@@ -177,6 +183,7 @@ def response_model(
     del latent
     composed_activities = dict(activities or {})
     frozen_schema = dict(schema)
+    renamed = dict(aliases or {})
 
     def check_meta_fields(self: Any) -> Any:
         problems: list[str] = []
@@ -226,6 +233,11 @@ def response_model(
                         "(keyword: maxItems)"
                     ]
                 )
+        if renamed and isinstance(raw_calls, list):
+            data = {
+                **cast("dict[str, Any]", data),
+                "calls": [_renamed(c, renamed) for c in cast("list[Any]", raw_calls)],
+            }
         not_json = _non_finite(data)
         if not_json:
             raise ModelFeedback(
@@ -262,6 +274,20 @@ def response_model(
 
 
 _MAX_NAME_CHARS = 64
+
+
+def _renamed(call: Any, aliases: Mapping[str, str]) -> Any:
+    """``call`` with its ``_tool`` (and a same-name ``_activity``) read back from the offered
+    name to the tool's own."""
+    if not isinstance(call, dict):
+        return call
+    fields = cast("dict[str, Any]", call)
+    out = fields
+    for meta in ("_tool", "_activity"):  # a same-name Activity was shown by the offered name
+        value = fields.get(meta)
+        if isinstance(value, str) and value in aliases:
+            out = {**out, meta: aliases[value]}
+    return out
 
 
 def _short(value: Any) -> str:

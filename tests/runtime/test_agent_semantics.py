@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from tests._servers import serve_asgi
+from tests.conftest import unload
 from tests.scripted_llm import ScriptedLLM, call
+from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, ToolRegistry, compose
 
 SENTIMENT_SCHEMA: dict[str, Any] = {
@@ -203,3 +207,81 @@ def test_an_output_beside_latent_calls_only_ends_the_run(llm: tuple[ScriptedLLM,
     server.add(call({"calls": [latent], "output": "calm"}))
     result = Agent(url, model="scripted", tools=_two_tools()).run("Mood?")
     assert result.finished and result.output == "calm" and len(result.steps) == 1
+
+
+# -- issue 21 item 4: the model is offered the spec's own names -------------------------------
+
+
+def _records(tmp_path: Path) -> ModuleType:
+    """A BFCL file where ``find`` is defined differently in two records (``find@r1``,
+    ``find@r2`` in the package)."""
+
+    def fn(name: str, prop: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "description": f"{name} by {prop}",
+            "parameters": {"type": "dict", "properties": {prop: {"type": "string"}}},
+        }
+
+    records = [
+        {"id": "r1", "question": "q1", "function": [fn("find", "case"), fn("other", "x")]},
+        {"id": "r2", "question": "q2", "function": [fn("find", "court")]},
+    ]
+    spec = tmp_path / "records.jsonl"
+    spec.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out")
+    return load_package(tmp_path / "out", "records")
+
+
+def test_a_toolset_offers_the_specs_own_names_and_maps_them_back(
+    tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """The defect: the model was offered ``_tool: "find@r1"`` (the package's disambiguation) and
+    copied it. Within one toolset the spec's names are unique: the model sees ``find``; its call
+    is read as ``find@r1`` and routed to that tool's Activity."""
+    pkg = _records(tmp_path)
+    try:
+        toolset = [t for t in pkg.TOOLS if t.name in pkg.TOOLSETS["r1"]]
+        assert [t.name for t in toolset] == ["find@r1", "other"]
+        composition = compose(toolset)
+        consts = [
+            s["properties"]["_tool"]["const"]
+            for s in composition["properties"]["calls"]["items"]["anyOf"]
+        ]
+        assert consts == ["find", "other"]
+        answer = {"calls": [{"_tool": "find", "case": "Smith v. Jones"}], "output": None}
+        (parsed,) = composition.response.model_validate(answer).calls
+        assert (
+            parsed.tool == "find@r1" and type(parsed).__name__ == pkg.TOOLS[0].call_model.__name__
+        )
+
+        server, url = llm
+        # the model copies the offered names, _activity included
+        echoed = {"_tool": "find", "_activity": "find", "case": "Smith v. Jones"}
+        server.add(call({"calls": [echoed], "output": None}))
+        server.add(call({"calls": [], "output": "found it"}))
+        seen: list[str] = []
+
+        def find(call: Any) -> dict[str, Any]:
+            seen.append(call.case)
+            return {"case": call.case}
+
+        agent = Agent(url, model="scripted", tools=toolset, activities={"find@r1": find})
+        result = agent.run("Find Smith v. Jones")
+        assert result.output == "found it" and seen == ["Smith v. Jones"]
+        record = result.steps[0].calls[0]
+        assert record.tool == "find@r1" and record.route == "explicit"
+        sent = server.requests[0]["tools"][0]["function"]["parameters"]
+        assert "find@r1" not in json.dumps(sent)  # the internal name never reaches the model
+        # a tool_choice may name the tool either way
+        assert compose(toolset, tool_choice="find").response is not None
+        assert compose(toolset, tool_choice="find@r1")["properties"]["calls"]["minItems"] == 1
+
+        # both variants offered together: the spec's name is ambiguous, the package's names stay
+        both = compose([t for t in pkg.TOOLS if t.name.startswith("find")])
+        consts = [
+            s["properties"]["_tool"]["const"] for s in both["properties"]["calls"]["items"]["anyOf"]
+        ]
+        assert consts == ["find@r1", "find@r2"]
+    finally:
+        unload("records")
