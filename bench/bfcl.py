@@ -104,7 +104,12 @@ def _same(value: Any, allowed: Any) -> bool:
     return value == allowed
 
 
+VERBOSE = False
+
+
 def score(tally: Tally, question: Question, name: str | None, args: dict[str, Any] | None) -> None:
+    if VERBOSE:
+        print(f"  {tally.name:18} {question.id}: {name} {json.dumps(args)[:200]}  truth {json.dumps(question.truth)[:200]}")
     if name is None or args is None:
         return
     tally.valid += 1
@@ -287,7 +292,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=50, help="questions (default %(default)s)")
     parser.add_argument("--corpus", type=Path, default=corpus_root())
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
     args = parser.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
     questions = load(args.corpus, args.limit)
     from demo.llm_server import LocalLLMUnavailable, llama_server
 
