@@ -109,7 +109,9 @@ VERBOSE = False
 
 def score(tally: Tally, question: Question, name: str | None, args: dict[str, Any] | None) -> None:
     if VERBOSE:
-        print(f"  {tally.name:18} {question.id}: {name} {json.dumps(args)[:200]}  truth {json.dumps(question.truth)[:200]}")
+        print(
+            f"  {tally.name:18} {question.id}: {name} {json.dumps(args)[:200]}  truth {json.dumps(question.truth)[:200]}"
+        )
     if name is None or args is None:
         return
     tally.valid += 1

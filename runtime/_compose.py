@@ -90,7 +90,11 @@ def tool_schema(
     properties: dict[str, Any] = {
         "_tool": {"const": offered or tool.name},
         "_activity": {"const": shown},
-        "_reasoningForCall": {"type": "string"},
+        # before the arguments, so a model that writes it thinks before it fills them
+        "_reasoningForCall": {
+            "type": "string",
+            "description": "Optional: why this call, in one short sentence, before its arguments.",
+        },
     }
     if not activity:
         properties["_output"] = dict(tool.output_schema) if tool.output_schema is not None else {}

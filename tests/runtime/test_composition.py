@@ -45,7 +45,10 @@ def rfc_with_meta_rules() -> dict[str, Any]:
     item["properties"] = {
         "_tool": {"const": "greetUser"},
         "_activity": {"const": ""},  # no Activity: latent
-        "_reasoningForCall": {"type": "string"},  # added by the system
+        "_reasoningForCall": {  # added by the system, saying what it is for (issue 21)
+            "type": "string",
+            "description": "Optional: why this call, in one short sentence, before its arguments.",
+        },
         "_output": {},  # latent: optional output, any JSON (greetUser declares none)
         "userName": {"type": "string"},
     }

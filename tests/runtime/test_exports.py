@@ -331,7 +331,7 @@ def test_strict_shape_of_weather_check() -> None:
         "type": "string",
         "description": 'City name, e.g. "Paris"',
     }
-    assert schema["properties"]["_reasoningForCall"] == {"type": ["string", "null"]}
+    assert schema["properties"]["_reasoningForCall"]["type"] == ["string", "null"]
     assert schema["properties"]["_activity"] == {
         "anyOf": [{"const": "weatherCheck"}, {"type": "null"}]
     }
@@ -536,7 +536,7 @@ def test_gemini_declarations(
         assert set(declaration) <= {"name", "description", "parameters"}
         check_gemini(declaration["parameters"])
     weather = next(d for d in export.declarations if d["name"] == "weatherCheck")
-    assert weather["parameters"]["properties"]["_reasoningForCall"] == {"type": "STRING"}
+    assert weather["parameters"]["properties"]["_reasoningForCall"]["type"] == "STRING"
     assert weather["parameters"]["properties"]["_tool"] == {
         "type": "STRING",
         "enum": ["weatherCheck"],
