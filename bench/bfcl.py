@@ -295,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=corpus_root())
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
+    parser.add_argument(
+        "--only", action="append", default=[], help="run only these toolbind configurations"
+    )
     args = parser.parse_args(argv)
     global VERBOSE
     VERBOSE = args.verbose
@@ -316,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
                 ("toolbind explicit", True, "required"),
                 ("toolbind auto", False, "auto"),
             ):
+                if args.only and name not in args.only:
+                    continue
                 tallies.append(
                     run_toolbind(
                         name,
