@@ -20,26 +20,64 @@ _OUTSIDE_CLASS = {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za
 _INSIDE_CLASS = {"d": "0-9", "w": "A-Za-z0-9_"}
 
 
+_CLASS_ESCAPES = frozenset("dDwWsS")
+
+
 def translate(pattern: str) -> str:
-    """``pattern`` (ECMA-262) rewritten for the ``regex`` package with the same meaning."""
+    """``pattern`` (ECMA-262) rewritten for the ``regex`` package with the same meaning.
+
+    Besides the classes and anchors above: ``[]`` matches nothing and ``[^]`` any character
+    (Python reads ``]`` there as a literal); a class escape at either end of a range in a
+    character class (``[\\w-.]``, common in real specs) makes the ``-`` a literal, as ECMA-262's
+    Annex B says, where Python refuses the pattern.
+    """
     out: list[str] = []
     i = 0
     in_class = False
+    after_class_escape = False  # the previous class atom was \d, \w, \s (or negated)
     while i < len(pattern):
         c = pattern[i]
         if c == "\\" and i + 1 < len(pattern):
             n = pattern[i + 1]
             table = _INSIDE_CLASS if in_class else _OUTSIDE_CLASS
             out.append(table.get(n, pattern[i : i + 2]))
+            after_class_escape = in_class and n in _CLASS_ESCAPES
             i += 2
             continue
         if c == "[" and not in_class:
+            if pattern.startswith("[]", i):
+                out.append("(?!)")  # the empty class: matches nothing
+                i += 2
+                continue
+            if pattern.startswith("[^]", i):
+                out.append("[\\s\\S]")  # any character, newlines included
+                i += 3
+                continue
             in_class = True
-        elif c == "]" and in_class:
+            out.append(c)
+            if pattern.startswith("[^", i):
+                out.append("^")
+                i += 1
+            i += 1
+            if i < len(pattern) and pattern[i] == "]":
+                pass  # cannot happen after the cases above
+            after_class_escape = False
+            continue
+        if in_class and c == "-" and i + 1 < len(pattern) and pattern[i + 1] != "]":
+            next_is_escape = (
+                pattern[i + 1] == "\\" and i + 2 < len(pattern) and pattern[i + 2] in _CLASS_ESCAPES
+            )
+            if after_class_escape or next_is_escape:
+                out.append("\\-")  # Annex B: a range with a class escape at an end is literal
+                i += 1
+                after_class_escape = False
+                continue
+        if c == "]" and in_class:
             in_class = False
         elif c == "$" and not in_class:
             c = r"\Z"  # ECMA-262 ``$`` (no multiline flag) is the end of the input, only
         out.append(c)
+        after_class_escape = False
         i += 1
     return "".join(out)
 

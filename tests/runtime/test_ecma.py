@@ -1,0 +1,43 @@
+"""``pattern`` keeps its ECMA-262 meaning where Python's would differ or refuse the pattern (real
+specs use these: a spec whose pattern Python refuses used to fail to compile as a whole)."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolbind.compiler import model_from_schema
+from toolbind.runtime._ecma import compile_pattern
+
+CASES = [
+    # Annex B: a class escape at an end of a range makes the "-" a literal (seen in AWS, Azure specs)
+    (r"^[\w-.+]+@[\w-.+]+$", ["a-b.c@x.y", "a+b@c"], ["a b@x", "a@"]),
+    (r"^[A-Za-z0-9][\w-\.]*[A-Za-z0-9]$", ["a-b.c", "ab"], ["a b", "-a"]),
+    (r"^[-\w]+$", ["a-b"], ["a b"]),
+    (r"^[\d-]+$", ["1-2"], ["a"]),
+    (r"^[^\s-]+$", ["ab"], ["a b", "a-b"]),
+    (r"^[a-z-\d]+$", ["a-1"], ["A"]),
+    # the empty class matches nothing; [^] matches any character, a newline included
+    (r"^[]$", [], ["", "a"]),
+    (r"^a[^]b$", ["a\nb", "axb"], ["ab"]),
+    # ASCII \d and \w, and $ only at the very end
+    (r"^\d+$", ["123"], ["١٢٣", "12\n"]),
+    (r"^\w+$", ["a_1"], ["é"]),
+    # a plain range is still a range
+    (r"^[a-c]+$", ["abc"], ["-", "d"]),
+]
+
+
+@pytest.mark.parametrize(("pattern", "matching", "other"), CASES)
+def test_patterns_mean_what_ecma_262_says(
+    pattern: str, matching: list[str], other: list[str]
+) -> None:
+    compiled = compile_pattern(pattern)
+    assert [bool(compiled.search(s)) for s in matching] == [True] * len(matching)
+    assert [bool(compiled.search(s)) for s in other] == [False] * len(other)
+
+
+def test_a_spec_pattern_python_would_refuse_compiles_and_validates() -> None:
+    Email = model_from_schema({"type": "string", "pattern": r"^[\w-.+]+@[\w-.+]+$"})
+    assert Email.model_validate("a-b.c@x.y").root == "a-b.c@x.y"
+    with pytest.raises(ValueError, match="pattern"):
+        Email.model_validate("not an address")
