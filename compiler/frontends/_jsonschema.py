@@ -668,12 +668,29 @@ class SchemaLowerer:
                     )
         elif isinstance(required_raw, bool) and self.dialect == "bfcl":
             pass
+        elif isinstance(required_raw, bool) and self.lenient:
+            pass  # draft 3's form: the parent object read it (and said so) below
         else:
             self.diags.error(
                 loc.child("required"),
                 f"required is {describe(required_raw)}",
                 "an array of property names",
             )
+        if self.lenient:
+            # draft 3's boolean ``required`` inside a property (still common in real specs):
+            # ``true`` means this object requires the property, ``false`` nothing
+            for pname, pschema in props_map.items():
+                pobj = as_object(pschema)
+                flag: object = pobj.get("required") if pobj is not None else None
+                if isinstance(flag, bool):
+                    if flag:
+                        required.add(pname)
+                    self.diags.warning(
+                        loc.child("properties", pname, "required"),
+                        f"required is a boolean {str(flag).lower()} (JSON Schema draft 3's form); "
+                        + (f"read as: the object requires {pname!r}" if flag else "ignored"),
+                        "the property's name in the object's required array",
+                    )
         props: list[Property] = []
         for pname, pschema in props_map.items():
             node = self._lower(pschema, loc.child("properties", pname), ctx, depth + 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,37 @@ def test_every_error_of_every_spec_is_reported_in_one_run(tmp_path: Path) -> Non
         "tools.yaml#/a/properties/y/minLength",
         "tools.yaml#/b/properties/z/type/1",
     ]
+
+
+def test_draft_3_boolean_required_is_read_with_a_warning(tmp_path: Path) -> None:
+    """Real specs still write draft 3's ``required: true`` inside a property: one obvious
+    meaning (the object requires it), said where it is; ``false`` means nothing."""
+    spec = tmp_path / "signup.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\n"
+        "info: {title: signup, version: '1'}\n"
+        "paths:\n"
+        "  /signup:\n"
+        "    post:\n"
+        "      operationId: signup\n"
+        "      requestBody:\n"
+        "        required: true\n"
+        "        content:\n"
+        "          application/json:\n"
+        "            schema:\n"
+        "              type: object\n"
+        "              properties:\n"
+        "                email: {type: string, required: true}\n"
+        "                passkey: {type: object, required: false, properties: {id: {type: string}}}\n"
+        "      responses: {'200': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    tree = generate_tree([spec])
+    said = {d.loc.pointer: d.found for d in tree.diagnostics if d.severity == "warning"}
+    base = "/paths/~1signup/post/requestBody/content/application~1json/schema/properties"
+    assert "read as: the object requires 'email'" in said[f"{base}/email/required"]
+    assert said[f"{base}/passkey/required"].endswith("ignored")
+    tools = json.loads(tree.files["signup/tools.json"])["tools"]
+    assert tools[0]["parameters"]["required"] == ["email"]
+    with pytest.raises(SpecError, match="draft 3"):
+        generate_tree([spec], strict=True)
