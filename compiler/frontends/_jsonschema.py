@@ -304,6 +304,18 @@ class SchemaLowerer:
         if schema is False:
             return NeverNode(meta=Meta(loc=loc))
         s = as_object(schema)
+        if s is None and self.lenient and (schema is None or isinstance(schema, str)):
+            # real specs leave a schema empty (``name:`` in YAML) or write its description where
+            # the schema goes: no constraint is meant, so any value — said, not guessed at
+            text = schema.strip() if isinstance(schema, str) else ""
+            self.diags.warning(
+                loc,
+                f"schema is {describe(schema)}; read as any value"
+                + (" described by that text" if text else ""),
+                "a JSON Schema object or boolean",
+                hint="write {} for any value" if not text else "write {description: ...}",
+            )
+            return AnyNode(meta=Meta(loc=loc, description=text or None))
         if s is None:
             self.diags.error(
                 loc, f"schema is {describe(schema)}", "a JSON Schema object or boolean"
@@ -566,19 +578,21 @@ class SchemaLowerer:
             elif self.dialect == "bfcl":
                 name = name.lower()
             elif self.lenient and name not in JSON_TYPES:
-                alias = _lenient_type(name)
-                if alias is not False:
-                    # a real API's own spec says ``type: int``: one obvious meaning, read so
-                    self.diags.warning(
-                        where,
-                        f"type {name!r} is not a JSON Schema type; read as "
-                        + (repr(alias) if alias else "any value (no type)"),
-                        f"one of {', '.join(JSON_TYPES)}",
-                        hint=f"write {alias!r}" if alias else "leave out 'type'",
-                    )
-                    if alias is None:
-                        return None
-                    name = alias
+                # one bad type name must not refuse a whole real spec: a name with no reading
+                # constrains nothing (any value), said where it is; --strict refuses it
+                found = _lenient_type(name)
+                alias = found if found is not False else None
+                # a real API's own spec says ``type: int``: one obvious meaning, read so
+                self.diags.warning(
+                    where,
+                    f"type {name!r} is not a JSON Schema type; read as "
+                    + (repr(alias) if alias else "any value (no type)"),
+                    f"one of {', '.join(JSON_TYPES)}",
+                    hint=f"write {alias!r}" if alias else "leave out 'type'",
+                )
+                if alias is None:
+                    return None
+                name = alias
             if name not in JSON_TYPES:
                 self.diags.error(
                     where,
@@ -1004,7 +1018,8 @@ def _lenient_type(name: str) -> str | Literal[False] | None:
     known |= {"float32": "number", "float64": "number", "integer": "integer"}
     if lowered in known and lowered != "":
         return known[lowered]
-    return False
+    close = difflib.get_close_matches(lowered, JSON_TYPES, n=1, cutoff=0.8)
+    return close[0] if close else False  # a misspelling with one obvious reading: "itneger"
 
 
 def _type_hint(name: str) -> str | None:

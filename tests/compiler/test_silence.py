@@ -161,3 +161,45 @@ def test_draft_3_boolean_required_is_read_with_a_warning(tmp_path: Path) -> None
     assert tools[0]["parameters"]["required"] == ["email"]
     with pytest.raises(SpecError, match="draft 3"):
         generate_tree([spec], strict=True)
+
+
+def test_schemas_real_specs_get_wrong_are_read_with_warnings(tmp_path: Path) -> None:
+    """A misspelt type, a type with no reading, an empty schema and a description written where
+    the schema goes (each seen in real specs) no longer refuse the whole spec: each is read with
+    a located warning, and ``--strict`` refuses them."""
+    spec = tmp_path / "odd.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\n"
+        "info: {title: odd, version: '1'}\n"
+        "paths:\n"
+        "  /a:\n"
+        "    get:\n"
+        "      operationId: a\n"
+        "      parameters:\n"
+        "        - {name: n, in: query, schema: {type: itneger}}\n"
+        "        - {name: m, in: query, schema: {type: frob}}\n"
+        "      responses:\n"
+        "        '200':\n"
+        "          description: ok\n"
+        "          content:\n"
+        "            application/json:\n"
+        "              schema:\n"
+        "                type: object\n"
+        "                properties:\n"
+        "                  x:\n"
+        "                  y: the y value\n",
+        encoding="utf-8",
+    )
+    tree = generate_tree([spec])
+    said = {d.loc.pointer: d.found for d in tree.diagnostics if d.severity == "warning"}
+    assert "read as 'integer'" in said["/paths/~1a/get/parameters/0/schema/type"]
+    assert "read as any value" in said["/paths/~1a/get/parameters/1/schema/type"]
+    props = "/paths/~1a/get/responses/200/content/application~1json/schema/properties"
+    assert "schema is null; read as any value" in said[f"{props}/x"]
+    assert "described by that text" in said[f"{props}/y"]
+    (tool,) = json.loads(tree.files["odd/tools.json"])["tools"]
+    assert tool["parameters"]["properties"]["n"] == {"type": "integer"}
+    assert tool["output_schema"]["properties"]["y"] == {"description": "the y value"}
+    with pytest.raises(SpecError) as caught:
+        generate_tree([spec], strict=True)
+    assert len([d for d in caught.value.diagnostics if d.severity == "error"]) == 4
