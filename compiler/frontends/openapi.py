@@ -132,7 +132,7 @@ _DOC_FIELDS = {
     ),
 }
 _ITEM_FIELDS = {
-    "swagger": frozenset({"$ref", "parameters", *METHODS} - {"trace"}),
+    "swagger": frozenset({"$ref", "parameters", *METHODS}),  # trace too: read, as real specs use it
     "openapi": frozenset({"$ref", "summary", "description", "servers", "parameters", *METHODS}),
 }
 _OPERATION_FIELDS = {

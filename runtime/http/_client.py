@@ -130,6 +130,7 @@ class _Base:
         env: Mapping[str, str] | None,
         transport: httpx.BaseTransport | None,
         async_transport: httpx.AsyncBaseTransport | None,
+        keep_cookies: bool = True,
     ) -> None:
         self.api = api
         self._redact = Redactor()
@@ -182,6 +183,7 @@ class _Base:
             redact=self._redact,
             transport=transport,
             async_transport=async_transport,
+            keep_cookies=keep_cookies,
         )
 
     @property
@@ -256,6 +258,13 @@ class HttpClient(_Base):
             and ``.netrc`` from the environment are not used (they would add hosts or
             credentials the configuration did not name): pass a transport to use a proxy.
         async_transport: an httpx transport for the async client.
+        keep_cookies: send a cookie the API set back to it on later calls and redirects (a
+            session, as a browser keeps); False: every call starts without cookies.
+
+    Every request says ``User-Agent: toolbind/<version>`` (``headers=`` may say otherwise) and
+    ``Accept-Encoding: gzip, deflate, br, zstd``, and responses are decoded. A response streamed
+    as JSON lines (``application/x-ndjson``, or ``application/json`` holding one value per line) or
+    as server-sent events is read whole (within ``max_response_bytes``) as the list of its values.
 
     Raises:
         HttpConfigurationError: no usable server, a bad server variable, bad credentials.
@@ -277,6 +286,7 @@ class HttpClient(_Base):
         env: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
+        keep_cookies: bool = True,
     ) -> None:
         super().__init__(
             api,
@@ -292,6 +302,7 @@ class HttpClient(_Base):
             env=env,
             transport=transport,
             async_transport=async_transport,
+            keep_cookies=keep_cookies,
         )
 
     def call(
@@ -440,6 +451,7 @@ class GenericHttpTool(_Base):
         env: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
+        keep_cookies: bool = True,
     ) -> None:
         super().__init__(
             api,
@@ -455,6 +467,7 @@ class GenericHttpTool(_Base):
             env=env,
             transport=transport,
             async_transport=async_transport,
+            keep_cookies=keep_cookies,
         )
 
     @property

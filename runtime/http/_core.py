@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import httpx
+from httpx._decoders import SUPPORTED_DECODERS
 from pydantic import BaseModel, ValidationError
 
 from .._result import ToolResult
@@ -248,8 +249,13 @@ class Exchange:
         redact: Redactor,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
+        keep_cookies: bool = True,
     ) -> None:
         self.bases = list(bases)
+        # A cookie an API sets is sent back to it on the following requests of this client (its
+        # session) and redirects, as a browser or requests.Session does; requests only ever go to
+        # the configured servers. ``keep_cookies=False``: every call starts without cookies.
+        self.cookies: httpx.Cookies | None = httpx.Cookies() if keep_cookies else None
         self.timeout = timeout
         self.retry = retry
         self.max_response_bytes = max_response_bytes
@@ -472,7 +478,8 @@ class Exchange:
                 parts = AuthParts() if auth is None else (yield from auth.parts())
             except TokenError as exc:
                 return fail(str(exc), "auth")
-            request = _build(method, url, headers, out.cookies, content, parts)
+            request = _build(method, url, _with_defaults(headers), out.cookies, content, parts)
+            self._add_session_cookies(request)
             log.debug("%s attempt %d", self.redact(_where(out, url)), attempts)
             try:
                 started = time.monotonic()
@@ -495,6 +502,8 @@ class Exchange:
             except httpx.HTTPError as exc:
                 return fail(f"{_where(out, url)} failed: {type(exc).__name__}", "connection")
 
+            if self.cookies is not None:
+                self.cookies.extract_cookies(response)
             status = response.status_code
             if status in _REDIRECTS and "location" in response.headers:
                 yield Action("close", response)
@@ -570,6 +579,22 @@ class Exchange:
             meta = described(status, response.headers)
             return self._result(out, url, response, body, output_model, meta)
 
+    def _add_session_cookies(self, request: httpx.Request) -> None:
+        """Add the cookies the API set earlier (for this URL) to ``request``; a cookie the Call
+        sends itself wins over one of the same name."""
+        if self.cookies is None or not self.cookies:
+            return
+        probe = httpx.Request(request.method, request.url)
+        self.cookies.set_cookie_header(probe)
+        kept = probe.headers.get("cookie")
+        if not kept:
+            return
+        given = request.headers.get("cookie")
+        names: set[str] = {p.split("=", 1)[0].strip() for p in given.split(";")} if given else set()
+        extra = [p.strip() for p in kept.split(";") if p.split("=", 1)[0].strip() not in names]
+        if extra:
+            request.headers["Cookie"] = "; ".join([*([given] if given else []), *extra])
+
     def _backoff(self, attempt: int) -> float:
         return min(self.retry.backoff * (2 ** (attempt - 1)), self.retry.max_backoff)
 
@@ -603,10 +628,19 @@ class Exchange:
             return ToolResult[Any].fail(message, data=data, **meta)
         if not body:
             value: Any = None
+        elif media in _STREAM_MEDIA:
+            value = _stream_values(media, _text(response, body))
         elif _is_json(media):
+            text = _text(response, body)
             try:
-                value = json.loads(_text(response, body))
+                value = json.loads(text)
             except ValueError:
+                # an API that streams JSON lines under application/json: the values, in order
+                lines = _json_lines(text)
+                if lines is not None:
+                    value = lines
+                    meta["stream"] = "json-lines"
+                    return self._typed(out, url, value, output_model, meta, prefix)
                 meta["error_type"] = "invalid_response"
                 return ToolResult[Any].fail(
                     f"{prefix}{self.redact(_where(out, url))} returned invalid JSON",
@@ -622,6 +656,18 @@ class Exchange:
                 return ToolResult[Any].ok(output_model.model_validate(body), **meta)
             # A generated Output holds binary content as JSON does: a base64 string.
             value = base64.b64encode(body).decode("ascii")
+        return self._typed(out, url, value, output_model, meta, prefix)
+
+    def _typed(
+        self,
+        out: Outgoing,
+        url: httpx.URL,
+        value: Any,
+        output_model: type[BaseModel] | None,
+        meta: dict[str, Any],
+        prefix: str,
+    ) -> ToolResult[Any]:
+        """``value`` validated by the Output model (a failed result naming what does not fit)."""
         if output_model is not None and value is None:
             # No content: typed when the Output says so (``null``), else plain None.
             with contextlib.suppress(ValidationError):
@@ -642,6 +688,46 @@ class Exchange:
                     **meta,
                 )
         return ToolResult[Any].ok(value, **meta)
+
+
+_STREAM_MEDIA = frozenset(
+    {"application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines",
+     "application/json-seq", "text/event-stream"}
+)  # fmt: skip
+
+
+def _json_lines(text: str) -> list[Any] | None:
+    """The values of ``text`` read as JSON lines (NDJSON, RFC 7464's record separators too);
+    None unless every non-empty line is one JSON value and there are at least two."""
+    values: list[Any] = []
+    for line in text.replace("\x1e", "\n").splitlines():
+        if line.strip():
+            try:
+                values.append(json.loads(line))
+            except ValueError:
+                return None
+    return values if len(values) > 1 else None
+
+
+def _stream_values(media: str, text: str) -> list[Any]:
+    """A streamed response (read whole, within the size bound) as the list of its values: JSON
+    lines, or a server-sent event stream's ``data`` (JSON where it parses, else the text)."""
+    if media != "text/event-stream":
+        return _json_lines(text) or [json.loads(line) for line in text.splitlines() if line.strip()]
+    values: list[Any] = []
+    data: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if not line:  # an event ends at a blank line
+            if data:
+                joined = "\n".join(data)
+                try:
+                    values.append(json.loads(joined))
+                except ValueError:
+                    values.append(joined)
+                data = []
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    return values
 
 
 def unsent(
@@ -669,6 +755,31 @@ def _with_body(response: httpx.Response, body: bytes) -> httpx.Response:
     return httpx.Response(
         response.status_code, headers=headers, content=body, request=response.request
     )
+
+
+def _user_agent() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"toolbind/{version('toolbind')}"
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "toolbind"
+
+
+USER_AGENT = _user_agent()
+"""Sent on every request unless the configuration's ``headers=`` names another."""
+ACCEPT_ENCODING = ", ".join(k for k in SUPPORTED_DECODERS if k != "identity")
+"""Every content coding httpx decodes here: gzip, deflate, br (brotli), zstd (zstandard)."""
+
+
+def _with_defaults(headers: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    names = {k.lower() for k, _ in headers}
+    out = list(headers)
+    if "user-agent" not in names:
+        out.append(("User-Agent", USER_AGENT))
+    if "accept-encoding" not in names:
+        out.append(("Accept-Encoding", ACCEPT_ENCODING))
+    return out
 
 
 def _build(

@@ -1,0 +1,151 @@
+"""What an HTTP client must get right with real servers (issue 13 item 6), against a live server on
+127.0.0.1: who it says it is, compressed responses, cookies within a session and across a
+redirect, and streamed responses (JSON lines, server-sent events) read as lists of values."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import brotli  # pyright: ignore[reportMissingTypeStubs]
+import pytest
+import zstandard
+
+from tests._servers import serve_asgi
+from tests.conftest import unload
+from toolbind.compiler import compile_to_directory, load_package
+from toolbind.runtime.http import HttpClient
+
+SPEC = """\
+openapi: 3.0.3
+info: {title: behaviour, version: "1"}
+servers: [{url: "http://127.0.0.1:9/api"}]
+paths:
+  /echo: {get: {operationId: echo, responses: {"200": {description: the request's headers}}}}
+  /compressed/{coding}:
+    get:
+      operationId: compressed
+      parameters: [{name: coding, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: a JSON body in that content coding
+          content: {application/json: {schema: {type: object, properties: {coding: {type: string}}}}}
+  /login:
+    get: {operationId: login, responses: {"302": {description: a session cookie, then /whoami}}}
+  /whoami: {get: {operationId: whoami, responses: {"200": {description: the cookies received}}}}
+  /ndjson: {get: {operationId: ndjson, responses: {"200": {description: JSON lines}}}}
+  /lines: {get: {operationId: lines, responses: {"200": {description: JSON lines as application/json}}}}
+  /events: {get: {operationId: events, responses: {"200": {description: server-sent events}}}}
+"""
+
+BODY = b'{"coding": "%s"}'
+
+
+def _brotli(data: bytes) -> bytes:
+    return bytes(brotli.compress(data))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+
+
+def _zstd(data: bytes) -> bytes:
+    return zstandard.ZstdCompressor().compress(data)
+
+
+ENCODERS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.compress,
+    "br": _brotli,
+    "zstd": _zstd,
+}
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+    path: str = scope["path"].removeprefix("/api")
+    status, media, body, extra = 200, "application/json", b"{}", list[tuple[bytes, bytes]]()
+    if path == "/echo":
+        body = json.dumps(headers).encode()
+    elif path.startswith("/compressed/"):
+        coding = path.rsplit("/", 1)[1]
+        body = ENCODERS[coding](BODY % coding.encode())
+        extra.append((b"content-encoding", coding.encode()))
+    elif path == "/login":
+        status, body = 302, b""
+        extra += [(b"location", b"/api/whoami"), (b"set-cookie", b"session=s3cr3t-id; Path=/")]
+    elif path == "/whoami":
+        body = json.dumps({"cookie": headers.get("cookie")}).encode()
+    elif path == "/ndjson":
+        media, body = "application/x-ndjson", b'{"n": 1}\n{"n": 2}\n\n{"n": 3}\n'
+    elif path == "/lines":
+        body = b'{"n": 1}\n{"n": 2}\n'
+    elif path == "/events":
+        media = "text/event-stream"
+        body = b'event: tick\ndata: {"n": 1}\n\ndata: plain text\n\ndata: {"n":\ndata: 2}\n\n'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", media.encode()), *extra],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, str]]:
+    root = tmp_path_factory.mktemp("behaviour")
+    spec = root / "behaviour.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    compile_to_directory([Path(spec)], root / "out")
+    pkg = load_package(root / "out", "behaviour")
+    with serve_asgi(app) as url:
+        yield pkg, f"{url}/api"
+    unload("behaviour")
+
+
+def _call(client: HttpClient, pkg: ModuleType, tool: str, **args: Any) -> Any:
+    call = pkg.CallAdapter.validate_python({"_tool": tool, **args})
+    result = pkg.HttpActivities(client).activities()[tool](call)
+    assert result.success, result.error
+    data = result.data
+    return data.model_dump(mode="json") if hasattr(data, "model_dump") else data
+
+
+def test_it_says_who_it_is_and_what_it_decodes(api: tuple[ModuleType, str]) -> None:
+    pkg, base = api
+    with HttpClient(pkg.API, base_url=base) as client:
+        seen = _call(client, pkg, "echo")
+    assert seen["user-agent"].startswith("toolbind/")
+    assert seen["accept-encoding"] == "gzip, deflate, br, zstd"
+    with HttpClient(pkg.API, base_url=base, headers={"User-Agent": "my-agent/2.0"}) as client:
+        assert _call(client, pkg, "echo")["user-agent"] == "my-agent/2.0"
+
+
+@pytest.mark.parametrize("coding", sorted(ENCODERS))
+def test_compressed_responses_are_decoded(api: tuple[ModuleType, str], coding: str) -> None:
+    pkg, base = api
+    with HttpClient(pkg.API, base_url=base) as client:
+        assert _call(client, pkg, "compressed", coding=coding) == {"coding": coding}
+
+
+def test_a_cookie_follows_the_redirect_and_stays_for_the_session(
+    api: tuple[ModuleType, str],
+) -> None:
+    pkg, base = api
+    with HttpClient(pkg.API, base_url=base) as client:
+        assert _call(client, pkg, "login") == {"cookie": "session=s3cr3t-id"}  # the redirect
+        assert _call(client, pkg, "whoami") == {"cookie": "session=s3cr3t-id"}  # a later call
+    with HttpClient(pkg.API, base_url=base) as other:  # another client: another session
+        assert _call(other, pkg, "whoami") == {"cookie": None}
+    with HttpClient(pkg.API, base_url=base, keep_cookies=False) as client:
+        assert _call(client, pkg, "login") == {"cookie": None}
+        assert _call(client, pkg, "whoami") == {"cookie": None}
+
+
+def test_streamed_responses_are_lists_of_values(api: tuple[ModuleType, str]) -> None:
+    pkg, base = api
+    with HttpClient(pkg.API, base_url=base) as client:
+        assert _call(client, pkg, "ndjson") == [{"n": 1}, {"n": 2}, {"n": 3}]
+        assert _call(client, pkg, "lines") == [{"n": 1}, {"n": 2}]
+        assert _call(client, pkg, "events") == [{"n": 1}, "plain text", {"n": 2}]
