@@ -471,6 +471,12 @@ class Exchange:
         if not is_under(url, allowed):
             return fail(f"{origin(url)}{url.path} is outside the configured servers", "refused_url")
 
+        # ``timeout`` bounds the whole call: every attempt, wait between retries and read
+        call_deadline = time.monotonic() + self.timeout
+
+        def in_time(delay: float) -> bool:
+            return time.monotonic() + delay < call_deadline
+
         while True:
             attempts += 1
             idempotent = method in IDEMPOTENT or retry.retry_non_idempotent
@@ -480,21 +486,26 @@ class Exchange:
                 return fail(str(exc), "auth")
             request = _build(method, url, _with_defaults(headers), out.cookies, content, parts)
             self._add_session_cookies(request)
+            left = call_deadline - time.monotonic()
+            if left <= 0:
+                return fail(f"{_where(out, url)} timed out after {self.timeout:g} s", "timeout")
+            request.extensions["timeout"] = httpx.Timeout(min(left, self.timeout)).as_dict()
             log.debug("%s attempt %d", self.redact(_where(out, url)), attempts)
             try:
                 started = time.monotonic()
                 response = cast("httpx.Response", (yield Action("send", request)))
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 # Nothing was sent: safe to retry whatever the method.
-                if attempts < retry.max_attempts:
-                    delay = self._backoff(attempts)
+                delay = self._backoff(attempts)
+                if attempts < retry.max_attempts and in_time(delay):
                     retries.append({"error": type(exc).__name__, "delay": delay})
                     yield Action("sleep", delay)
                     continue
                 return fail(f"cannot connect to {origin(url)} ({type(exc).__name__})", "connection")
             except httpx.TimeoutException as exc:
-                if idempotent and attempts < retry.max_attempts:
-                    delay = self._backoff(attempts)
+                # a POST that timed out may have been done: not sent again (retry_non_idempotent)
+                delay = self._backoff(attempts)
+                if idempotent and attempts < retry.max_attempts and in_time(delay):
                     retries.append({"error": type(exc).__name__, "delay": delay})
                     yield Action("sleep", delay)
                     continue
@@ -540,13 +551,16 @@ class Exchange:
                 attempts -= 1
                 auth.invalidate()
                 continue
-            if status in retry.statuses and idempotent and attempts < retry.max_attempts:
-                after = retry_after_seconds(response.headers.get("retry-after"))
-                delay = (
-                    min(after, retry.max_retry_after)
-                    if after is not None
-                    else self._backoff(attempts)
-                )
+            after = retry_after_seconds(response.headers.get("retry-after"))
+            delay = (
+                min(after, retry.max_retry_after) if after is not None else self._backoff(attempts)
+            )
+            if (
+                status in retry.statuses
+                and idempotent
+                and attempts < retry.max_attempts
+                and in_time(delay)  # no retry the call's deadline could not wait for
+            ):
                 retries.append({"status": status, "delay": delay})
                 yield Action("close", response)
                 log.info(
@@ -555,7 +569,8 @@ class Exchange:
                 yield Action("sleep", delay)
                 continue
             try:
-                body = cast("bytes", (yield Action("read", (response, started + self.timeout))))
+                read_by = min(started + self.timeout, call_deadline)
+                body = cast("bytes", (yield Action("read", (response, read_by))))
             except ResponseTooLarge:
                 yield Action("close", response)
                 return fail(

@@ -149,3 +149,46 @@ def test_streamed_responses_are_lists_of_values(api: tuple[ModuleType, str]) -> 
         assert _call(client, pkg, "ndjson") == [{"n": 1}, {"n": 2}, {"n": 3}]
         assert _call(client, pkg, "lines") == [{"n": 1}, {"n": 2}]
         assert _call(client, pkg, "events") == [{"n": 1}, "plain text", {"n": 2}]
+
+
+def test_the_timeout_is_the_whole_calls_deadline(tmp_path: Path) -> None:
+    """``timeout=`` bounds the call with its retries: a server answering 503 with
+    ``Retry-After: 1`` is retried while the deadline allows a wait, then its last answer is the
+    result; a timed-out POST is not sent again (it may have been done)."""
+    from toolbind.runtime.http import RetryPolicy
+
+    hits: list[str] = []
+
+    async def busy(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        hits.append(scope["method"])
+        if scope["method"] == "POST":
+            import asyncio
+
+            await asyncio.sleep(1.0)
+        headers = [(b"content-type", b"application/json"), (b"retry-after", b"1")]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"busy": true}'})
+
+    spec = tmp_path / "busy.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: busy, version: '1'}\npaths:\n  /x:\n"
+        "    get: {operationId: look, responses: {'200': {description: ok}}}\n"
+        "    post: {operationId: make, responses: {'200': {description: ok}}}\n",
+        encoding="utf-8",
+    )
+    compile_to_directory([spec], tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "busy")
+    try:
+        with serve_asgi(busy) as url:
+            retry = RetryPolicy(max_attempts=5, max_retry_after=1)
+            with HttpClient(pkg.API, base_url=url, timeout=1.5, retry=retry) as client:
+                acts = pkg.HttpActivities(client).activities()
+                looked = acts["look"](pkg.CallAdapter.validate_python({"_tool": "look"}))
+                assert looked.metadata["status"] == 503 and looked.metadata["attempts"] == 2
+                hits.clear()
+            with HttpClient(pkg.API, base_url=url, timeout=0.3, retry=retry) as client:
+                acts = pkg.HttpActivities(client).activities()
+                made = acts["make"](pkg.CallAdapter.validate_python({"_tool": "make"}))
+                assert made.metadata["error_type"] == "timeout" and hits == ["POST"]
+    finally:
+        unload("busy")
