@@ -219,6 +219,12 @@ class OperationFilter:
         return not self.operations or bool({operation_id, name} & set(self.operations))
 
 
+def _load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:
+    """A file an OpenAPI spec ``$ref``s, read as the spec itself is: an unquoted YAML date or
+    timestamp (common in examples and defaults) is the text written."""
+    return load_document(path, shown, dates_as_text=True)
+
+
 def is_document(value: Any) -> bool:
     """Whether ``value`` is an OpenAPI 3.x or Swagger 2.0 document."""
     obj = as_object(value)
@@ -260,6 +266,7 @@ class _Reader:
             drop_extensions=True,
             trim_descriptions=True,
             refs=refs,
+            load=_load_with_dates_as_text,
         )
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
@@ -315,7 +322,9 @@ class _Reader:
                     )
                     return None
                 if target not in self._documents:
-                    self._documents[target] = load_document(target, _join_shown(file, file_part))
+                    self._documents[target] = _load_with_dates_as_text(
+                        target, _join_shown(file, file_part)
+                    )
                 loaded = self._documents[target]
                 if not isinstance(loaded, Document):
                     self.diags.warning(

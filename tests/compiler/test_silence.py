@@ -203,3 +203,25 @@ def test_schemas_real_specs_get_wrong_are_read_with_warnings(tmp_path: Path) -> 
     with pytest.raises(SpecError) as caught:
         generate_tree([spec], strict=True)
     assert len([d for d in caught.value.diagnostics if d.severity == "error"]) == 4
+
+
+def test_a_yaml_timestamp_in_a_file_the_spec_refs_is_its_text(tmp_path: Path) -> None:
+    """The spec itself read unquoted dates as text; a file it ``$ref``s refused them (a real
+    split spec failed to compile over a ``default: 2025-02-28 19:38:57+00:00``)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "defs.yaml").write_text(
+        "Thing:\n  type: object\n  properties:\n"
+        "    at: {type: string, default: 2025-02-28 19:38:57+00:00}\n",
+        encoding="utf-8",
+    )
+    spec = tmp_path / "api.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: d, version: '1'}\npaths:\n  /a:\n    get:\n"
+        "      operationId: a\n      responses:\n        '200':\n          description: ok\n"
+        "          content: {application/json: {schema: {$ref: 'sub/defs.yaml#/Thing'}}}\n",
+        encoding="utf-8",
+    )
+    tools = json.loads(generate_tree([spec]).files["api/tools.json"])
+    assert tools["tools"][0]["output_schema"] == {"$ref": "#/$defs/Thing"}
+    at = tools["$defs"]["Thing"]["properties"]["at"]
+    assert at["default"] == "2025-02-28 19:38:57+00:00"
