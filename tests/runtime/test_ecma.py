@@ -8,7 +8,7 @@ import pytest
 from toolbind.compiler import model_from_schema
 from toolbind.runtime._ecma import compile_pattern
 
-CASES = [
+CASES: list[tuple[str, list[str], list[str]]] = [
     # Annex B: a class escape at an end of a range makes the "-" a literal (seen in AWS, Azure specs)
     (r"^[\w-.+]+@[\w-.+]+$", ["a-b.c@x.y", "a+b@c"], ["a b@x", "a@"]),
     (r"^[A-Za-z0-9][\w-\.]*[A-Za-z0-9]$", ["a-b.c", "ab"], ["a b", "-a"]),
@@ -38,6 +38,6 @@ def test_patterns_mean_what_ecma_262_says(
 
 def test_a_spec_pattern_python_would_refuse_compiles_and_validates() -> None:
     Email = model_from_schema({"type": "string", "pattern": r"^[\w-.+]+@[\w-.+]+$"})
-    assert Email.model_validate("a-b.c@x.y").root == "a-b.c@x.y"
+    assert Email.model_validate("a-b.c@x.y").model_dump() == "a-b.c@x.y"
     with pytest.raises(ValueError, match="pattern"):
         Email.model_validate("not an address")
