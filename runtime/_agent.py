@@ -55,7 +55,7 @@ from ._registry import (
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
 from .contract import META_FIELDS
-from .errors import AgentError, LLMError, ResponseValidationError
+from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
 if TYPE_CHECKING:
@@ -728,7 +728,7 @@ class Agent:
         given: list[dict[str, Any]] = (
             [{"role": "user", "content": messages}]
             if isinstance(messages, str)
-            else [dict(m) for m in messages]
+            else [_message(m, i) for i, m in enumerate(messages)]
         )
         system: dict[str, Any] = {"role": "system", "content": self.instructions}
         if self.instructions and (not given or given[0] != system):  # not again on a resume
@@ -1138,3 +1138,30 @@ def _run_sync(coro: Awaitable[T]) -> T:
         return asyncio.run(cast("Any", coro))
     cast("Any", coro).close()
     raise RuntimeError("Agent.run/request called inside an event loop: use arun/arequest instead")
+
+
+def _message(item: Any, index: int) -> dict[str, Any]:
+    """One chat message; the RFC's context items are read too: ``{type: 'text', text}`` is a user
+    message. A malformed item is the caller's mistake, said before anything is sent."""
+    if not isinstance(item, Mapping):
+        raise UsageError(
+            f"messages[{index}] is a {type(item).__name__}: expected a chat message "
+            "{role, content} or an RFC context item {type: 'text', text}"
+        )
+    message = dict(cast("Mapping[str, Any]", item))
+    if "role" in message:
+        return message
+    kind = message.get("type")
+    if kind == "text" and isinstance(message.get("text"), str):
+        return {"role": "user", "content": message["text"]}
+    if kind == "tool":
+        names = ", ".join(map(str, cast("dict[str, Any]", message.get("tool") or {})))
+        raise UsageError(
+            f"messages[{index}] is an RFC {{type: 'tool'}} context item ({names or 'no tool'}): "
+            "tools are offered from the Agent's registry — Tool.register(name, schema) or "
+            "Agent(tools=...) — not from the messages"
+        )
+    raise UsageError(
+        f"messages[{index}] has no role: expected a chat message {{role, content}} or an RFC "
+        "context item {type: 'text', text}"
+    )

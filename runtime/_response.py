@@ -238,6 +238,17 @@ def response_model(
                 **cast("dict[str, Any]", data),
                 "calls": [_renamed(c, renamed) for c in cast("list[Any]", raw_calls)],
             }
+        extra = _extra_output_keys(frozen_schema, data)
+        if extra:
+            # the composed schema closes an object output (additionalProperties: false); pydantic
+            # models ignore extra keys by default, so the validator says what the schema says
+            raise ModelFeedback(
+                [
+                    f"- field output: unexpected key {_short(key)}; the output takes "
+                    f"{', '.join(extra[key]) or 'no keys'} (keyword: additionalProperties)"
+                    for key in list(extra)[:MAX_FEEDBACK_LINES]
+                ]
+            )
         not_json = _non_finite(data)
         if not_json:
             raise ModelFeedback(
@@ -274,6 +285,26 @@ def response_model(
 
 
 _MAX_NAME_CHARS = 64
+
+
+def _extra_output_keys(schema: Mapping[str, Any], data: Any) -> dict[str, list[str]]:
+    """The keys of ``data["output"]`` a closed object output (as composed) does not take, each
+    with the keys it does take."""
+    props: Any = schema.get("properties")
+    out_schema: Any = (
+        cast("dict[str, Any]", props).get("output") if isinstance(props, dict) else None
+    )
+    if not isinstance(out_schema, dict) or not isinstance(data, dict):
+        return {}
+    closed = cast("dict[str, Any]", out_schema)
+    known: Any = closed.get("properties")
+    given: Any = cast("dict[str, Any]", data).get("output")
+    if closed.get("additionalProperties") is not False or closed.get("patternProperties"):
+        return {}
+    if not isinstance(known, dict) or not isinstance(given, dict):
+        return {}
+    names = list(cast("dict[str, Any]", known))
+    return {k: names for k in cast("dict[str, Any]", given) if k not in names}
 
 
 def _renamed(call: Any, aliases: Mapping[str, str]) -> Any:

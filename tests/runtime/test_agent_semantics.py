@@ -285,3 +285,45 @@ def test_a_toolset_offers_the_specs_own_names_and_maps_them_back(
         assert consts == ["find@r1", "find@r2"]
     finally:
         unload("records")
+
+
+def test_a_closed_object_output_refuses_an_extra_key(llm: tuple[ScriptedLLM, str]) -> None:
+    """The composed schema closes an object output (``additionalProperties: false``); the
+    Response model accepted (and dropped) an extra key. Now the answer is fed back and retried."""
+    from pydantic import BaseModel
+
+    class Summary(BaseModel):
+        summary: str
+
+    composition = compose(_latent_tools(), Summary)
+    assert composition["properties"]["output"]["additionalProperties"] is False
+    with pytest.raises(ValueError, match="unexpected key 'mood'"):
+        composition.response.model_validate(
+            {"calls": [], "output": {"summary": "ok", "mood": "calm"}}
+        )
+    server, url = llm
+    server.add(call({"calls": [], "output": {"summary": "ok", "mood": "calm"}}))
+    server.add(call({"calls": [], "output": {"summary": "ok"}}))
+    result = Agent(url, model="scripted", tools=_latent_tools()).run("Sum up", output=Summary)
+    assert result.output == Summary(summary="ok") and len(server.requests) == 2
+    fed_back = json.dumps(server.requests[1]["messages"])
+    assert "unexpected key 'mood'" in fed_back and "additionalProperties" in fed_back
+
+
+def test_rfc_context_items_are_read_or_refused_clearly(llm: tuple[ScriptedLLM, str]) -> None:
+    """RFC-style context items crashed with instructor's raw ValueError: a text item is a user
+    message; a tool item, or a message without a role, is a UsageError saying what to do."""
+    from toolbind.runtime import UsageError
+
+    server, url = llm
+    server.add(call({"calls": [], "output": "hello"}))
+    agent = Agent(url, model="scripted", tools=_latent_tools())
+    response = agent.request([{"type": "text", "text": "Say hello"}])
+    assert response.output == "hello"
+    assert server.requests[0]["messages"][-1] == {"role": "user", "content": "Say hello"}
+    tool_item = {"type": "tool", "tool": {"greetUser": {"type": "object"}}}
+    with pytest.raises(UsageError, match=r"messages\[0\] is an RFC \{type: 'tool'\}.*greetUser"):
+        agent.request([tool_item, {"type": "text", "text": "hi"}])
+    with pytest.raises(UsageError, match=r"messages\[1\] has no role"):
+        agent.request([{"role": "user", "content": "hi"}, {"content": "no role"}])
+    assert len(server.requests) == 1  # nothing was sent for the refused ones
