@@ -883,6 +883,9 @@ class SchemaLowerer:
             and k not in (consumed_extra or set())
             and k not in ("$defs", "definitions")
             and not (self.drop_extensions and k.startswith("x-"))
+            # BFCL's ``optional`` says again what ``required`` says: its own key, never a
+            # provider's (it would reach the model as an unknown keyword)
+            and not (self.dialect == "bfcl" and k == "optional")
         }
         if isinstance(description, str) and self.trim_descriptions:
             description = description.strip()

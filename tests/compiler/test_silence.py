@@ -225,3 +225,31 @@ def test_a_yaml_timestamp_in_a_file_the_spec_refs_is_its_text(tmp_path: Path) ->
     assert tools["tools"][0]["output_schema"] == {"$ref": "#/$defs/Thing"}
     at = tools["$defs"]["Thing"]["properties"]["at"]
     assert at["default"] == "2025-02-28 19:38:57+00:00"
+
+
+def test_bfcls_own_optional_key_never_reaches_a_provider(tmp_path: Path) -> None:
+    """BFCL function docs mark parameters ``optional: true`` besides ``required``: the key is
+    BFCL's, not JSON Schema's, and was copied into every provider export."""
+    spec = tmp_path / "bf.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "name": "f",
+                "description": "d",
+                "parameters": {
+                    "type": "dict",
+                    "properties": {
+                        "a": {"type": "string", "optional": True, "description": "x"},
+                        "b": {"type": "integer", "default": 3, "optional": False},
+                    },
+                    "required": ["b"],
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    tree = generate_tree([spec])
+    assert '"optional"' not in tree.files["bf/tools.json"]
+    params = json.loads(tree.files["bf/tools.json"])["tools"][0]["parameters"]
+    assert params["properties"]["b"] == {"type": "integer", "default": 3}
+    assert params["required"] == ["b"]
