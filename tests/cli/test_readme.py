@@ -206,8 +206,7 @@ def test_newcomer_from_a_fresh_clone(tmp_path: Path, llm: tuple[ScriptedLLM, str
         )
         assert setup.code.startswith("make install generate")
         sh("make generate", clone)  # the set-up block, toolbind coming from the wheel
-        sh("git status --porcelain generated", clone)  # generated/ as committed
-        assert sh("git status --porcelain generated", clone) == ""
+        assert sh("git status --porcelain generated", clone) == ""  # generated/ as committed
         project = tmp_path / "my_project"
         bash = script(
             (clone / "README.md").read_text(encoding="utf-8"),
