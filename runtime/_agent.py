@@ -754,7 +754,8 @@ class Agent:
         for index in range(max_steps):
             step = Step(index=index)
             steps.append(step)
-            for event in self._deliver_pending(rid, step, convo, outstanding):
+            shown = self.composition(output).shown if self.pending is not None else {}
+            for event in self._deliver_pending(rid, step, convo, outstanding, shown):
                 yield event
             try:
                 response = await self._ask(
@@ -788,7 +789,8 @@ class Agent:
             for record in step.calls:
                 if record.pending:
                     outstanding[record.call_id] = record
-            _feed_back(convo, response, step, self.composition(output).response.__name__)
+            asked = self.composition(output, tool_choice if index == 0 else "auto")
+            _feed_back(convo, response, step, asked.response.__name__, asked.shown)
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist
                 unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
@@ -811,6 +813,7 @@ class Agent:
         step: Step,
         convo: list[dict[str, Any]],
         outstanding: dict[str, CallRecord],
+        shown: Mapping[str, str],
     ) -> list[AgentEvent]:
         if self.pending is None:
             return []
@@ -844,7 +847,7 @@ class Agent:
                         {
                             "event": "tool_result",
                             "call_id": item.call_id,
-                            "tool": item.tool,
+                            "tool": shown.get(item.tool, item.tool),
                             "result": envelope.model_dump(mode="json"),
                         }
                     ),
@@ -1079,11 +1082,22 @@ def _dump(response: Any) -> dict[str, Any]:
 
 
 def _feed_back(
-    convo: list[dict[str, Any]], response: ToolResponse[Any, Any], step: Step, function: str
+    convo: list[dict[str, Any]],
+    response: ToolResponse[Any, Any],
+    step: Step,
+    function: str,
+    shown: Mapping[str, str],
 ) -> None:
-    """Append the step's answer and its results (one tool message) to the conversation."""
+    """Append the step's answer and its results (one tool message) to the conversation.
+
+    ``shown``: tool name → the name the model was offered it by, where they differ; the model
+    reads its own answer and the results under the names it was given (never ``name@record``)."""
     call_id = f"step-{step.index}"
     arguments = response.model_dump_json(by_alias=True, exclude_unset=True)
+    if shown:
+        answer = response.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        answer["calls"] = [_as_offered(c, shown) for c in answer.get("calls", [])]
+        arguments = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
     if step.raw_responses:
         try:
             tool_calls = step.raw_responses[-1]["choices"][0]["message"]["tool_calls"]
@@ -1112,7 +1126,11 @@ def _feed_back(
     if step.calls:
         content: Any = {
             "results": [
-                {"call_id": r.call_id, "tool": r.tool, **r.result.model_dump(mode="json")}
+                {
+                    "call_id": r.call_id,
+                    "tool": shown.get(r.tool, r.tool),
+                    **r.result.model_dump(mode="json"),
+                }
                 for r in step.calls
             ]
         }
@@ -1121,6 +1139,18 @@ def _feed_back(
     else:
         content = {"results": []}
     convo.append({"role": "tool", "tool_call_id": call_id, "content": _for_the_model(content)})
+
+
+def _as_offered(call: Any, shown: Mapping[str, str]) -> Any:
+    """A dumped call with ``_tool`` (and a same-name ``_activity``) as the model was offered them."""
+    if not isinstance(call, dict):
+        return call
+    out = dict(cast("dict[str, Any]", call))
+    for meta in ("_tool", "_activity"):
+        value = out.get(meta)
+        if isinstance(value, str) and value in shown:
+            out[meta] = shown[value]
+    return out
 
 
 def _for_the_model(content: Any) -> str:

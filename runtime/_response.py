@@ -43,6 +43,9 @@ class Composition(dict[str, Any]):
     Attributes:
         tools: the tools, in the order the LLM sees them.
         activities: each tool's resolved ``_activity`` (``''`` for latent).
+        shown: tool name → the ``_tool`` value the model is offered instead, for each tool offered
+            by another name (the spec's own where the package qualified it: ``offered_names``);
+            the Agent's transcript and the feedback to the model use these names.
     """
 
     def __init__(
@@ -60,6 +63,7 @@ class Composition(dict[str, Any]):
         self.tools = tools
         self.output = output
         self.activities = {t.name: resolve_activity(t, activities) for t in tools}
+        self.shown = {n: o for n, o in offered_names(tools).items() if o != n}
         self.max_calls = max_calls
         self._response_name = response_name
         self._response: type[ToolResponse[Any, Any]] | None = None
@@ -78,7 +82,7 @@ class Composition(dict[str, Any]):
         """
         if self._response is None:
             latent = frozenset(n for n, a in self.activities.items() if not a)
-            aliases = {o: n for n, o in offered_names(self.tools).items() if o != n}
+            aliases = {o: n for n, o in self.shown.items()}
             self._response = response_model(
                 self.tools,
                 self.output,
@@ -184,18 +188,22 @@ def response_model(
     composed_activities = dict(activities or {})
     frozen_schema = dict(schema)
     renamed = dict(aliases or {})
+    # the other way: what the model reads in feedback names each tool as it was offered
+    offered_as = {n: o for o, n in renamed.items()}
 
     def check_meta_fields(self: Any) -> Any:
         problems: list[str] = []
         for index, call in enumerate(cast("list[Any]", self.calls)):
             tool = getattr(call, "tool", None)
-            shown = _short(tool)
+            shown = _short(offered_as.get(tool, tool) if isinstance(tool, str) else tool)
             expected = composed_activities.get(tool) if isinstance(tool, str) else None
             given = _meta_value(call, "_activity")
             if expected is not None and given is not None and given != expected:
                 problems.append(
-                    f"- calls[{index}] (tool {shown}) field _activity: must be {expected!r} or "
-                    f"left out, found {_short(given)} (keyword: const)"
+                    f"- calls[{index}] (tool {shown}) field _activity: must be "
+                    f"{offered_as.get(expected, expected)!r} or left out, found "
+                    f"{_short(offered_as.get(given, given) if isinstance(given, str) else given)}"
+                    " (keyword: const)"
                 )
         count = len(cast("list[Any]", self.calls))
         if tool_choice == "none" and count:
@@ -265,7 +273,7 @@ def response_model(
             own = [e.get("ctx", {}).get("error") for e in errors]
             if own and all(isinstance(e, ModelFeedback) for e in own):
                 raise cast("ModelFeedback", own[0]) from None
-            raise feedback_for(errors, data, fields) from None
+            raise feedback_for(errors, data, fields, offered_as) from None
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -422,12 +430,17 @@ def explain_errors(errors: list[ErrorDetails], data: Any) -> str:
 
 
 def feedback_for(
-    errors: list[ErrorDetails], data: Any, fields: Mapping[str, list[str]] | None = None
+    errors: list[ErrorDetails],
+    data: Any,
+    fields: Mapping[str, list[str]] | None = None,
+    offered_as: Mapping[str, str] | None = None,
 ) -> ModelFeedback:
     """One line per error: which call (and tool), which field, what was wrong, which keyword.
 
     ``fields`` (tool → its parameter names): a field the tool does not take is told beside the
-    ones it does, so the model can move the value where it belongs."""
+    ones it does, so the model can move the value where it belongs. ``offered_as`` (tool → the
+    ``_tool`` value the model was offered, where they differ): the lines name tools so."""
+    shown = dict(offered_as or {})
     plain: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
     raw_calls: Any = plain.get("calls")
     calls: list[Any] = cast("list[Any]", raw_calls) if isinstance(raw_calls, list) else []
@@ -445,7 +458,7 @@ def feedback_for(
             if rest and isinstance(tool, str) and rest[0] == tool:
                 rest = rest[1:]
             where = (
-                f"calls[{index}] (tool {_short(tool)})"
+                f"calls[{index}] (tool {_short(shown.get(tool, tool))})"
                 if isinstance(tool, str)
                 else f"calls[{index}]"
             )
@@ -460,7 +473,12 @@ def feedback_for(
             named: Any = loc[2]
             takes = fields.get(named) if isinstance(named, str) else None
             if takes is not None:
-                message += f"; {named} takes " + (", ".join(takes) if takes else "no parameters")
+                message += f"; {shown.get(named, named)} takes " + (
+                    ", ".join(takes) if takes else "no parameters"
+                )
+        elif error["type"] == "union_tag_invalid":
+            for name, offered in shown.items():  # the expected tags, as the model was offered them
+                message = message.replace(repr(name), repr(offered))
         if len(message) > MAX_FEEDBACK_LINE_CHARS:
             message = message[: MAX_FEEDBACK_LINE_CHARS - 1] + "…"
         lines.append(f"- {where}: {message} (keyword: {_keyword(error)})")

@@ -287,6 +287,43 @@ def test_a_toolset_offers_the_specs_own_names_and_maps_them_back(
         unload("records")
 
 
+def test_the_transcript_and_the_feedback_name_tools_as_they_were_offered(
+    tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """The model reads its own answers, the results and the retry feedback under the names it was
+    offered: a transcript that echoed ``find@r1`` taught the model the internal name again."""
+    pkg = _records(tmp_path)
+    try:
+        toolset = [t for t in pkg.TOOLS if t.name in pkg.TOOLSETS["r1"]]
+        server, url = llm
+        server.add(call({"calls": [{"_tool": "nope", "case": "x"}], "output": None}))
+        server.add(
+            call({"calls": [{"_tool": "find", "_activity": "find", "case": "x"}], "output": None})
+        )
+        server.add(call({"calls": [], "output": "done"}))
+        routed: list[str] = []
+
+        def find(call: Any) -> dict[str, int]:
+            routed.append(call.case)
+            return {"n": 1}
+
+        agent = Agent(url, model="scripted", tools=toolset, activities={"find@r1": find})
+        result = agent.run("Find x")
+        assert result.output == "done" and routed == ["x"]
+        assert [c.tool for c in result.steps[0].calls] == ["find@r1"]  # the package's name
+        feedback = json.dumps(server.requests[1]["messages"])
+        assert "expected tags: 'find', 'other'" in feedback
+        last = server.requests[2]["messages"]
+        answer = json.loads(next(m["content"] for m in last if m["role"] == "assistant"))
+        assert answer["calls"] == [{"_tool": "find", "_activity": "find", "case": "x"}]
+        (results,) = [json.loads(m["content"]) for m in last if m["role"] == "tool"]
+        assert [r["tool"] for r in results["results"]] == ["find"]
+        for request in server.requests:
+            assert "find@r1" not in json.dumps(request)  # nowhere, on any request
+    finally:
+        unload("records")
+
+
 def test_a_closed_object_output_refuses_an_extra_key(llm: tuple[ScriptedLLM, str]) -> None:
     """The composed schema closes an object output (``additionalProperties: false``); the
     Response model accepted (and dropped) an extra key. Now the answer is fed back and retried."""
