@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
-from ._compose import resolve_activity
+from ._compose import META_FIELD_CHOICES, MetaFields, resolve_activity
 from ._registry import (
     Activity,
     ActivityFn,
@@ -276,6 +276,10 @@ class Agent:
             RFC allows calls and output together; an output written before the results came back
             is a guess). The run ends on an output given with no such call, or with only latent
             calls (their results are the model's own) or pending ones (delivered to a later run).
+        meta_fields: ``"all"`` (default: the seeds' composition, ``_tool``, ``_activity``,
+            ``_reasoningForCall`` and a latent tool's ``_output``) or ``"needed"`` (``_tool`` and a
+            latent tool's ``_output`` only: fewer prompt tokens; answers are read and routed the
+            same way).
         mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
@@ -308,6 +312,7 @@ class Agent:
         max_retries: int = 2,
         max_calls: int = DEFAULT_MAX_CALLS,
         end_on_output: bool = False,
+        meta_fields: MetaFields = "all",
         mode: instructor.Mode | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
@@ -365,6 +370,11 @@ class Agent:
             raise ValueError("Agent(max_retries=...) must be >= 0")
         if max_calls < 1:
             raise ValueError("Agent(max_calls=...) must be >= 1")
+        if meta_fields not in META_FIELD_CHOICES:
+            raise ValueError(
+                f"Agent(meta_fields={meta_fields!r}): expected one of {', '.join(META_FIELD_CHOICES)}"
+            )
+        self.meta_fields = meta_fields
         self.model = model
         if tools is None:
             self.tools: ToolRegistry | list[ToolBinding] = Tool
@@ -428,7 +438,14 @@ class Agent:
             if isinstance(output, Mapping)
             else output
         )
-        key = (tuple(id(t) for t in tools), not_latent, out_key, self.max_calls, tool_choice)
+        key = (
+            tuple(id(t) for t in tools),
+            not_latent,
+            out_key,
+            self.max_calls,
+            tool_choice,
+            self.meta_fields,
+        )
         # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
         if found is None:
@@ -440,6 +457,7 @@ class Agent:
                 activities=not_latent,
                 max_calls=self.max_calls,
                 tool_choice=tool_choice,
+                meta_fields=self.meta_fields,
             )
             self._compositions[key] = found
         return found

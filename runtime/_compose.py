@@ -78,24 +78,37 @@ def names_tool(tool: ComposableTool, choice: str) -> bool:
     return choice in (tool.name, spec_name(tool))
 
 
+MetaFields = str
+"""``"all"``: the seeds' composition (``_tool``, ``_activity``, ``_reasoningForCall``, and
+``_output`` for a latent tool); ``"needed"``: only what reading the answer needs (``_tool``, and
+``_output`` for a latent tool) — ``_activity`` is a ``const`` the model can only copy and the
+validator fills in, ``_reasoningForCall`` an optional note. Fewer prompt tokens (see
+bench/bfcl.py)."""
+META_FIELD_CHOICES = ("all", "needed")
+
+
 def tool_schema(
-    tool: ComposableTool, activities: Collection[str] = (), offered: str | None = None
+    tool: ComposableTool,
+    activities: Collection[str] = (),
+    offered: str | None = None,
+    *,
+    meta_fields: MetaFields = "all",
 ) -> dict[str, Any]:
     """The LLM-facing schema of one tool, with the meta fields composed in; ``offered`` is the
-    ``_tool`` value the model sees (default: the tool's name)."""
+    ``_tool`` value the model sees (default: the tool's name); ``meta_fields``: ``all`` or
+    ``needed`` (``META_FIELD_CHOICES``)."""
     activity = resolve_activity(tool, activities)
     params = dict(tool.parameters)
     # a same-name Activity is shown under the name the tool is offered by (read back likewise)
     shown = offered if offered and activity == tool.name else activity
-    properties: dict[str, Any] = {
-        "_tool": {"const": offered or tool.name},
-        "_activity": {"const": shown},
+    properties: dict[str, Any] = {"_tool": {"const": offered or tool.name}}
+    if meta_fields == "all":
+        properties["_activity"] = {"const": shown}
         # before the arguments, so a model that writes it thinks before it fills them
-        "_reasoningForCall": {
+        properties["_reasoningForCall"] = {
             "type": "string",
             "description": "Optional: why this call, in one short sentence, before its arguments.",
-        },
-    }
+        }
     if not activity:
         properties["_output"] = dict(tool.output_schema) if tool.output_schema is not None else {}
     properties.update(params.pop("properties", {}))
@@ -163,6 +176,7 @@ def compose(
     *,
     activities: Collection[str] = (),
     tool_choice: ToolChoice = "auto",
+    meta_fields: MetaFields = "all",
 ) -> dict[str, Any]:
     """The composed ``{calls, output}`` schema the LLM fills.
 
@@ -177,10 +191,17 @@ def compose(
         output: the final output's schema (a JSON Schema or a pydantic model); None for text.
         activities: names of registered Activities, for zero-config activity matching.
         tool_choice: ``auto``, ``required``, ``none`` or a tool's name.
+        meta_fields: ``all`` (the seeds' composition) or ``needed`` (``_tool``, and ``_output``
+            for latent tools: no ``_activity`` const, no ``_reasoningForCall``).
 
     Raises:
-        ValueError: ``tool_choice`` is none of these (an unknown tool name included).
+        ValueError: ``tool_choice`` or ``meta_fields`` is none of these (an unknown tool name
+            included).
     """
+    if meta_fields not in META_FIELD_CHOICES:
+        raise ValueError(
+            f"meta_fields={meta_fields!r}: expected one of {', '.join(META_FIELD_CHOICES)}"
+        )
     tool_list = list(tools)
     if tool_choice not in TOOL_CHOICES:
         chosen = [t for t in tool_list if names_tool(t, tool_choice)]
@@ -192,7 +213,9 @@ def compose(
             )
         tool_list = chosen
     names = offered_names(tool_list)
-    schemas = [tool_schema(t, activities, names[t.name]) for t in tool_list]
+    schemas = [
+        tool_schema(t, activities, names[t.name], meta_fields=meta_fields) for t in tool_list
+    ]
     items: dict[str, Any] = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
     if not schemas:
         items = {"not": {}}

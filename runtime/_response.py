@@ -26,7 +26,14 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from ._compose import TOOL_CHOICES, ComposableTool, names_tool, offered_names, resolve_activity
+from ._compose import (
+    TOOL_CHOICES,
+    ComposableTool,
+    MetaFields,
+    names_tool,
+    offered_names,
+    resolve_activity,
+)
 from ._compose import compose as compose_schema
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, ToolResponse
@@ -105,6 +112,7 @@ def compose(
     response_name: str = "Response",
     max_calls: int | None = None,
     tool_choice: str = "auto",
+    meta_fields: MetaFields = "all",
 ) -> Composition:
     """Compose tools (and an output schema) for the LLM, as the seeds specify.
 
@@ -120,13 +128,18 @@ def compose(
         tool_choice: ``auto``; ``required`` (at least one call, ``output`` null); ``none`` (no
             call, the output); or a tool's name (only that tool is offered, and called). The
             schema says so and the Response model holds the answer to it.
+        meta_fields: ``all`` (the seeds' composition: ``_tool``, ``_activity``,
+            ``_reasoningForCall``, ``_output`` for latent tools) or ``needed`` (``_tool`` and a
+            latent tool's ``_output``; the answer is read the same way).
 
     Returns:
         The composed schema (a dict equal to the seeds' JSON) with ``.response``, the pydantic
         Response type that validates what the LLM fills.
     """
     tool_list = list(tools)
-    schema = compose_schema(tool_list, output, activities=activities, tool_choice=tool_choice)
+    schema = compose_schema(
+        tool_list, output, activities=activities, tool_choice=tool_choice, meta_fields=meta_fields
+    )
     offered = [t for t in tool_list if tool_choice in TOOL_CHOICES or names_tool(t, tool_choice)]
     return Composition(schema, offered, output, activities, response_name, max_calls, tool_choice)
 

@@ -364,3 +364,59 @@ def test_rfc_context_items_are_read_or_refused_clearly(llm: tuple[ScriptedLLM, s
     with pytest.raises(UsageError, match=r"messages\[1\] has no role"):
         agent.request([{"role": "user", "content": "hi"}, {"content": "no role"}])
     assert len(server.requests) == 1  # nothing was sent for the refused ones
+
+
+# -- issue 21 item 5: the meta fields say what they are for, and can be left out ----------------
+
+
+def test_reasoning_for_call_is_described_and_precedes_the_arguments() -> None:
+    item = compose(_latent_tools())["properties"]["calls"]["items"]
+    names = list(item["properties"])
+    assert names.index("_reasoningForCall") < names.index("text")  # before every argument
+    assert "why this call" in item["properties"]["_reasoningForCall"]["description"]
+    assert "_reasoningForCall" not in item["required"]
+
+
+def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    """``meta_fields="needed"``: ``_tool`` and a latent tool's ``_output``; no ``_activity``
+    const, no ``_reasoningForCall`` (measured: a small model never filled it). The answer is read
+    and routed as with every meta field."""
+    tools = _two_tools()
+    full = compose(tools, activities={"weatherCheck"})
+    lean = compose(tools, activities={"weatherCheck"}, meta_fields="needed")
+    latent, explicit = lean["properties"]["calls"]["items"]["anyOf"]
+    assert list(latent["properties"]) == ["_tool", "_output", "text"]
+    assert list(explicit["properties"])[:1] == ["_tool"]
+    assert "_activity" not in explicit["properties"]
+    assert len(json.dumps(lean)) < len(json.dumps(full))
+    with pytest.raises(ValueError, match="meta_fields='none'"):
+        compose(tools, meta_fields="none")
+
+    server, url = llm
+    weather = {"_tool": "weatherCheck", "location": "Oslo"}
+    mood = {"_tool": "sentimentAnalysis", "text": "x", "_output": {"sentiment": "calm"}}
+    server.add(call({"calls": [weather, mood], "output": None}))
+    server.add(call({"calls": [], "output": "Cold and calm."}))
+    checked: list[str] = []
+
+    def weather_check(call: Any) -> dict[str, Any]:
+        checked.append(call.location)
+        return {"temperature": -3}
+
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities={"weatherCheck": weather_check},
+        meta_fields="needed",
+    )
+    result = agent.run("Weather in Oslo, and my mood?")
+    assert result.output == "Cold and calm." and checked == ["Oslo"]
+    routes = [(c.tool, c.route) for c in result.steps[0].calls]
+    assert routes == [("weatherCheck", "explicit"), ("sentimentAnalysis", "latent")]
+    sent = json.dumps(server.requests[0]["tools"])
+    assert "_reasoningForCall" not in sent and "_activity" not in sent
+    with pytest.raises(ValueError, match="meta_fields"):
+        Agent(url, model="scripted", tools=tools, meta_fields="some")
