@@ -1,128 +1,213 @@
-"""BFCL benchmark: does the model call the tool? toolbind's Agent vs a hand-written instructor baseline.
+"""BFCL benchmark: does the model call the right tools? toolbind's Agent vs a hand-written instructor baseline.
 
 The same local model (SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible server, started on
-127.0.0.1 by ``demo/llm_server.py``; ``make llm`` installs it), the same questions (the first
-``--limit`` of BFCL's ``live_simple`` category, each answered by exactly one call; ground truth in
-``possible_answer/``), the same settings (greedy, ``max_tokens``, one retry), in one run:
+127.0.0.1 by ``demo/llm_server.py``; ``make llm`` installs it), the same questions, the same settings
+(greedy, ``max_tokens``, one retry), in one run. The questions: BFCL's development categories that
+come with answers in ``possible_answer/`` — ``live_simple``, ``parallel``, ``parallel_multiple``,
+``live_parallel``, ``live_parallel_multiple`` — the first ``--limit`` taken round-robin over them
+(so every category is in a short run); every question's own functions are offered, and only those.
 
-- ``instructor``: the baseline a user writes by hand — a pydantic model per function (built from the
-  BFCL parameters with ``create_model``), instructor TOOLS mode, the function forced;
-- ``toolbind latent``: the question's functions compiled by toolbind (BFCL format), every tool
-  zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
+Configurations:
+
+- ``instructor``: the baseline a user writes by hand — one pydantic model per function (built from
+  the BFCL parameters with ``create_model``; a required ``function: Literal[name]`` tag first), the
+  answer ``{calls: [discriminated union]}``, instructor TOOLS mode (the one function forced);
+- ``toolbind latent``: the question's functions compiled by toolbind (the BFCL frontend), every
+  tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
 - ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
-- ``toolbind auto``: the latent setup with the default ``tool_choice="auto"`` (for information: the
-  model may answer in text instead of calling).
+- ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
+- ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text).
 
-Per configuration: valid answers (a call came back and validated), right function, right arguments
-(every ground-truth parameter's value among BFCL's allowed values, an optional one absent only where
-BFCL allows it), LLM requests and tokens — each also as a ratio to the baseline.
+Scored as BFCL scores (its AST checker's rules, simplified): *valid* — a call came back and
+validated; *right function(s)* — the multiset of functions called is the answer's; *right
+arguments* — besides, the calls can be matched one to one with the answer's, each required
+parameter's value among the allowed ones (strings compared without case, spaces and punctuation;
+"" allows a parameter absent), no parameter the answer does not know. Also: LLM requests, prompt
+and total tokens, seconds — per configuration and as ratios to the baseline.
 
-Run: ``.venv/bin/python bench/bfcl.py [--limit 50] [--json FILE]`` (``TOOLBIND_CORPUS`` or
-``--corpus`` for the corpus).
+Run: ``.venv/bin/python bench/bfcl.py [--limit 50] [--category NAME ...] [--only CONFIG ...]
+[-v] [--json FILE]`` (``TOOLBIND_CORPUS`` or ``--corpus`` for the corpus).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from _corpus import REPO, corpus_root, require
 
 sys.path.insert(0, str(REPO))  # demo.llm_server
 
-CATEGORY = "BFCL_v4_live_simple.json"
-SETTINGS: dict[str, Any] = {"temperature": 0, "max_tokens": 256}
+CATEGORIES = (
+    "live_simple",
+    "parallel",
+    "parallel_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+)
+SETTINGS: dict[str, Any] = {"temperature": 0, "max_tokens": 384}
+CONFIGS = (
+    "toolbind latent",
+    "toolbind explicit",
+    "toolbind lean",
+    "toolbind auto",
+    "toolbind listed",
+)
+
+Truth = list[
+    dict[str, dict[str, list[Any]]]
+]  # one {function: {parameter: allowed values}} per call
+Calls = list[tuple[str, dict[str, Any]]]  # (function, arguments) per call the model made
 
 
 @dataclass
 class Question:
     id: str
+    category: str
     messages: list[dict[str, str]]
-    function: dict[str, Any]
-    truth: dict[str, dict[str, list[Any]]]  # function name → parameter → allowed values
+    functions: list[dict[str, Any]]
+    truth: Truth
 
 
 @dataclass
 class Tally:
     name: str
+    questions: int = 0
     valid: int = 0
     right_function: int = 0
     right_arguments: int = 0
     requests: int = 0
+    prompt_tokens: int = 0
     tokens: int = 0
     seconds: float = 0.0
     failures: list[str] = field(default_factory=list[str])
+    per_category: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
 
 
-def load(corpus: Path, limit: int) -> list[Question]:
+def load(corpus: Path, categories: list[str], limit: int) -> list[Question]:
+    """The first ``limit`` questions, taken round-robin over ``categories`` (file order)."""
     bfcl = require(corpus / "tools" / "bfcl", "the BFCL questions")
-    answers = {
-        (row := json.loads(line))["id"]: row["ground_truth"]
-        for line in (bfcl / "possible_answer" / CATEGORY).read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    }
+    pools: list[list[Question]] = []
+    for category in categories:
+        name = f"BFCL_v4_{category}.json"
+        answers = {
+            (row := json.loads(line))["id"]: row["ground_truth"]
+            for line in (bfcl / "possible_answer" / name).read_text("utf-8").splitlines()
+            if line.strip()
+        }
+        pool: list[Question] = []
+        for line in (bfcl / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if row["id"] in answers:
+                    messages = row["question"][0]
+                    pool.append(
+                        Question(row["id"], category, messages, row["function"], answers[row["id"]])
+                    )
+        pools.append(pool)
     out: list[Question] = []
-    for line in (bfcl / CATEGORY).read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        (truth,) = answers[row["id"]]
-        (function,) = row["function"]
-        out.append(Question(row["id"], row["question"][0], function, truth))
-        if len(out) == limit:
-            break
+    index = 0
+    while len(out) < limit and any(index < len(p) for p in pools):
+        for pool in pools:
+            if index < len(pool) and len(out) < limit:
+                out.append(pool[index])
+        index += 1
     return out
 
 
-def right_arguments(truth: dict[str, list[Any]], given: dict[str, Any]) -> bool:
-    """BFCL's rule: each parameter's value is one of the allowed ones ("" allows it absent), and
-    no parameter is given that the answer does not know."""
+# -- scoring (BFCL's AST checker, simplified) ----------------------------------------------------
+
+_PUNCTUATION = re.compile(r"[ ,./\-_*^]")
+
+
+def _standard(text: str) -> str:
+    """BFCL compares strings without case, spaces and some punctuation, ' as "."""
+    return _PUNCTUATION.sub("", text).lower().replace("'", '"')
+
+
+def _same(value: Any, allowed: Any) -> bool:
+    if isinstance(allowed, dict) and isinstance(value, dict):
+        return _right_arguments(allowed, value)  # type: ignore[arg-type]
+    if isinstance(value, str) and isinstance(allowed, str):
+        return _standard(value) == _standard(allowed)
+    if isinstance(value, bool) or isinstance(allowed, bool):
+        return value is allowed
+    if isinstance(value, int | float) and isinstance(allowed, int | float):
+        return float(value) == float(allowed)
+    if isinstance(value, list | tuple) and isinstance(allowed, list | tuple):
+        return len(value) == len(allowed) and all(
+            _same(v, a) for v, a in zip(value, allowed, strict=True)
+        )
+    return value == allowed
+
+
+def _right_arguments(truth: dict[str, list[Any]], given: dict[str, Any]) -> bool:
+    """Each parameter's value is one of the allowed ones ("" allows it absent), and no
+    parameter is given that the answer does not know."""
     for name, allowed in truth.items():
         if name not in given:
             if "" not in allowed:
                 return False
             continue
-        value = given[name]
-        if not any(_same(value, a) for a in allowed if a != "" or value == ""):
+        if not any(_same(given[name], a) for a in allowed if a != "" or given[name] == ""):
             return False
     return set(given) <= set(truth)
 
 
-def _same(value: Any, allowed: Any) -> bool:
-    if isinstance(value, str) and isinstance(allowed, str):
-        return value.strip().lower() == allowed.strip().lower()
-    if isinstance(value, bool) or isinstance(allowed, bool):
-        return value is allowed
-    if isinstance(value, int | float) and isinstance(allowed, int | float):
-        return float(value) == float(allowed)
-    return value == allowed
+def _matched(truth: Truth, calls: Calls) -> bool:
+    """Whether the calls match the answer's one to one (any order)."""
+    if len(truth) != len(calls):
+        return False
+    if not truth:
+        return True
+    ((function, params),) = truth[0].items()
+    for i, (name, args) in enumerate(calls):
+        rest = calls[:i] + calls[i + 1 :]
+        if name == function and _right_arguments(params, args) and _matched(truth[1:], rest):
+            return True
+    return False
 
 
 VERBOSE = False
 
 
-def score(tally: Tally, question: Question, name: str | None, args: dict[str, Any] | None) -> None:
+def score(tally: Tally, question: Question, calls: Calls | None) -> None:
+    tally.questions += 1
+    row = tally.per_category.setdefault(question.category, [0, 0, 0, 0])
+    row[0] += 1
     if VERBOSE:
         print(
-            f"  {tally.name:18} {question.id}: {name} {json.dumps(args)[:200]}  truth {json.dumps(question.truth)[:200]}"
+            f"  {tally.name:18} {question.id}: {json.dumps(calls)[:240]}"
+            f"  truth {json.dumps(question.truth)[:240]}"
         )
-    if name is None or args is None:
+    if not calls:
         return
     tally.valid += 1
-    (expected,) = question.truth
-    if name == expected:
-        tally.right_function += 1
-        if right_arguments(question.truth[expected], args):
-            tally.right_arguments += 1
+    row[1] += 1
+    expected = sorted(next(iter(t)) for t in question.truth)
+    if sorted(name for name, _ in calls) != expected:
+        return
+    tally.right_function += 1
+    row[2] += 1
+    if _matched(question.truth, calls):
+        tally.right_arguments += 1
+        row[3] += 1
 
 
-# -- the baseline: instructor with a hand-built pydantic model per function ----------------------
+def _given(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a call gave (a null is read as absent, for every configuration alike)."""
+    return {k: v for k, v in arguments.items() if v is not None}
+
+
+# -- the baseline: instructor with hand-built pydantic models ------------------------------------
 
 _TYPES: dict[str, Any] = {
     "string": str,
@@ -130,32 +215,65 @@ _TYPES: dict[str, Any] = {
     "float": float,
     "number": float,
     "boolean": bool,
-    "array": list[Any],
-    "dict": dict[str, Any],
-    "object": dict[str, Any],
     "any": Any,
 }
 
 
-def baseline_model(function: dict[str, Any]) -> type[Any]:
-    """What a user writes by hand for one BFCL function: a pydantic model with its parameters."""
-    from pydantic import Field, create_model
+def _python_type(prop: dict[str, Any], name: str) -> Any:
+    """What a user writes by hand for one BFCL parameter."""
+    from pydantic import create_model
 
-    params = function.get("parameters", {})
+    if prop.get("enum"):
+        return Literal[tuple(prop["enum"])]  # type: ignore[valid-type]
+    kind = str(prop.get("type", "any"))
+    if kind in ("array", "tuple"):
+        items = prop.get("items")
+        return list[_python_type(items, name) if isinstance(items, dict) else Any]  # type: ignore[misc]
+    if kind in ("dict", "object"):
+        if isinstance(prop.get("properties"), dict):
+            return create_model(f"{name}_value", **_fields(prop))  # type: ignore[call-overload]
+        return dict[str, Any]
+    return _TYPES.get(kind, Any)
+
+
+def _fields(params: dict[str, Any]) -> dict[str, Any]:
+    from pydantic import Field
+
     required = set(params.get("required", []))
     fields: dict[str, Any] = {}
     for pname, prop in params.get("properties", {}).items():
-        kind: Any = _TYPES.get(str(prop.get("type", "any")), Any)
-        if prop.get("enum"):
-            kind = Literal[tuple(prop["enum"])]  # type: ignore[valid-type]
+        kind = _python_type(prop, pname)
         description = prop.get("description")
         if pname in required:
             fields[pname] = (kind, Field(description=description))
         else:
             fields[pname] = (kind | None, Field(default=None, description=description))
-    name = "".join(c if c.isalnum() else "_" for c in function["name"])
-    model = create_model(name, __doc__=function.get("description") or None, **fields)
-    return model
+    return fields
+
+
+def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
+    """One pydantic model per function (its name a required ``function`` tag, first), the answer
+    a list of calls of them: a discriminated union, as instructor's docs show."""
+    from pydantic import BaseModel, Field, create_model
+
+    models: list[type[BaseModel]] = []
+    for function in functions:
+        safe = "".join(c if c.isalnum() else "_" for c in function["name"])
+        fields = {"function": (Literal[function["name"]], ...)}  # type: ignore[valid-type]
+        fields.update(_fields(function.get("parameters", {})))
+        models.append(
+            create_model(safe, __doc__=function.get("description") or None, **fields)  # type: ignore[call-overload]
+        )
+    item: Any = (
+        models[0]
+        if len(models) == 1
+        else Annotated[Union[tuple(models)], Field(discriminator="function")]  # noqa: UP007
+    )
+    return create_model(
+        "FunctionCalls",
+        __doc__="The function calls that answer the user's request.",
+        calls=(list[item], ...),
+    )
 
 
 def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
@@ -170,9 +288,10 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
     responses: list[Any] = []
     client.on("completion:response", responses.append)  # every request instructor makes
     for q in questions:
-        model = baseline_model(q.function)
+        model = baseline_model(q.functions)
         started = time.monotonic()
         before = len(responses)
+        calls: Calls | None = None
         try:
             answer = client.chat.completions.create(
                 model=model_name,
@@ -181,19 +300,25 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
                 max_retries=1,
                 **SETTINGS,
             )
-            score(tally, q, q.function["name"], answer.model_dump(exclude_none=True))
+            calls = []
+            for item in answer.calls:
+                dumped = item.model_dump(mode="json", exclude_unset=True)
+                name = dumped.pop("function", None) or item.function
+                calls.append((name, _given(dumped)))
         except Exception as exc:  # an invalid answer after the retry: no call
             tally.failures.append(f"{q.id}: {type(exc).__name__}")
+        score(tally, q, calls)
         tally.seconds += time.monotonic() - started
         made = responses[before:]
         tally.requests += len(made)
-        tally.tokens += sum(_tokens(r) for r in made)
+        tally.prompt_tokens += sum(_tokens(r, "prompt_tokens") for r in made)
+        tally.tokens += sum(_tokens(r, "total_tokens") for r in made)
     return tally
 
 
-def _tokens(completion: Any) -> int:
+def _tokens(completion: Any, key: str) -> int:
     usage = getattr(completion, "usage", None)
-    return int(getattr(usage, "total_tokens", 0) or 0)
+    return int(getattr(usage, key, 0) or 0)
 
 
 # -- toolbind ---------------------------------------------------------------------------------
@@ -206,7 +331,7 @@ def compile_questions(questions: list[Question], out: Path) -> Any:
     spec = out / "bfcl_bench.jsonl"
     spec.write_text(
         "\n".join(
-            json.dumps({"id": q.id, "question": [q.messages], "function": [q.function]})
+            json.dumps({"id": q.id, "question": [q.messages], "function": q.functions})
             for q in questions
         )
         + "\n",
@@ -228,8 +353,10 @@ def run_toolbind(
     questions: list[Question],
     pkg: Any,
     *,
-    explicit: bool,
-    tool_choice: str,
+    explicit: bool = False,
+    tool_choice: str = "required",
+    meta_fields: str = "all",
+    tools_in_prompt: bool = False,
 ) -> Tally:
     from toolbind.runtime import Agent
 
@@ -245,67 +372,102 @@ def run_toolbind(
             activities=activities,
             max_retries=1,
             timeout=300,
+            meta_fields=meta_fields,
+            tools_in_prompt=tools_in_prompt,
             request_kwargs=SETTINGS,
         )
         started = time.monotonic()
+        calls: Calls | None = None
         try:
             response = agent.request(q.messages, tool_choice=tool_choice)
-            calls = list(response.calls)
-            if calls:
-                first = calls[0]
-                binding = by_name[first.tool]
-                given = first.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            calls = []
+            for call in response.calls:
+                binding = by_name[call.tool]
+                given = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
                 args = {k: v for k, v in given.items() if not k.startswith("_")}
-                score(tally, q, binding.original_name or binding.name, args)
-            else:
+                calls.append((binding.original_name or binding.name, _given(args)))
+            if not calls:
                 tally.failures.append(f"{q.id}: no call")
         except Exception as exc:  # ResponseValidationError after the retry, LLMError
             tally.failures.append(f"{q.id}: {type(exc).__name__}")
+        score(tally, q, calls)
         tally.seconds += time.monotonic() - started
         step = agent.last_step
         if step is not None:
             tally.requests += step.llm_requests
+            tally.prompt_tokens += step.usage.get("prompt_tokens", 0)
             tally.tokens += step.usage.get("total_tokens", 0)
     return tally
 
 
-def report(tallies: list[Tally], count: int) -> None:
+RUNNERS: dict[str, Callable[..., Tally]] = {
+    "toolbind latent": lambda *a: run_toolbind("toolbind latent", *a),
+    "toolbind explicit": lambda *a: run_toolbind("toolbind explicit", *a, explicit=True),
+    "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
+    "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),
+    "toolbind listed": lambda *a: run_toolbind("toolbind listed", *a, tools_in_prompt=True),
+}
+
+
+def report(tallies: list[Tally], questions: list[Question]) -> None:
     base = tallies[0]
+    count = len(questions)
+
+    def pct(n: int) -> str:
+        return f"{n} ({100 * n / count:.0f}%)" if count else "0"
 
     def ratio(a: float, b: float) -> str:
         return f"{a / b:.2f}x" if b else "-"
 
-    print(f"\nBFCL {CATEGORY.removeprefix('BFCL_v4_').removesuffix('.json')}: {count} questions")
-    head = (
-        f"{'configuration':20} {'valid':>7} {'right fn':>9} {'right args':>11} "
-        f"{'requests':>9} {'tokens':>8} {'seconds':>8}  vs baseline (right args, tokens)"
+    categories = sorted({q.category for q in questions}, key=CATEGORIES.index)
+    print(f"\nBFCL ({', '.join(categories)}): {count} questions")
+    print(
+        f"{'configuration':18} {'valid':>9} {'right fn':>9} {'right args':>10} {'requests':>8} "
+        f"{'prompt tok':>10} {'tokens':>7} {'s/question':>10}  vs baseline: right fn, right args, "
+        "prompt tokens"
     )
-    print(head)
     for t in tallies:
         print(
-            f"{t.name:20} {t.valid:>7} {t.right_function:>9} {t.right_arguments:>11} "
-            f"{t.requests:>9} {t.tokens:>8} {t.seconds:>8.1f}  "
-            f"{ratio(t.right_arguments, base.right_arguments)}, {ratio(t.tokens, base.tokens)}"
+            f"{t.name:18} {pct(t.valid):>9} {pct(t.right_function):>9} "
+            f"{pct(t.right_arguments):>10} {t.requests:>8} {t.prompt_tokens:>10} {t.tokens:>7} "
+            f"{t.seconds / max(1, t.questions):>10.2f}  "
+            f"{t.right_function - base.right_function:+d}, "
+            f"{t.right_arguments - base.right_arguments:+d}, "
+            f"{ratio(t.prompt_tokens, base.prompt_tokens)}"
         )
+    print("per category (questions: valid / right fn / right args):")
+    for t in tallies:
+        cells = [
+            f"{c} {r[0]}: {r[1]}/{r[2]}/{r[3]}"
+            for c in categories
+            if (r := t.per_category.get(c)) is not None
+        ]
+        print(f"  {t.name:18} " + "; ".join(cells))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--limit", type=int, default=50, help="questions (default %(default)s)")
+    parser.add_argument(
+        "--category",
+        action="append",
+        choices=CATEGORIES,
+        help="BFCL categories (default: all five with answers)",
+    )
     parser.add_argument("--corpus", type=Path, default=corpus_root())
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
     parser.add_argument(
-        "--only", action="append", default=[], help="run only these toolbind configurations"
+        "--only", action="append", choices=CONFIGS, help="run only these toolbind configurations"
     )
     args = parser.parse_args(argv)
     global VERBOSE
     VERBOSE = args.verbose
-    questions = load(args.corpus, args.limit)
+    questions = load(args.corpus, list(args.category or CATEGORIES), args.limit)
     from demo.llm_server import LocalLLMUnavailable, llama_server
 
     try:
-        server_cm = llama_server()
+        server_cm = llama_server(n_ctx=4096)
         server = server_cm.__enter__()
     except LocalLLMUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -314,27 +476,12 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="toolbind-bfcl-") as tmp:
             pkg = compile_questions(questions, Path(tmp))
             tallies = [run_baseline(server.base_url, server.model, questions)]
-            for name, explicit, choice in (
-                ("toolbind latent", False, "required"),
-                ("toolbind explicit", True, "required"),
-                ("toolbind auto", False, "auto"),
-            ):
-                if args.only and name not in args.only:
-                    continue
-                tallies.append(
-                    run_toolbind(
-                        name,
-                        server.base_url,
-                        server.model,
-                        questions,
-                        pkg,
-                        explicit=explicit,
-                        tool_choice=choice,
-                    )
-                )
+            for name in CONFIGS:
+                if not args.only or name in args.only:
+                    tallies.append(RUNNERS[name](server.base_url, server.model, questions, pkg))
     finally:
         server_cm.__exit__(None, None, None)
-    report(tallies, len(questions))
+    report(tallies, questions)
     for t in tallies:
         if t.failures:
             print(f"  {t.name}: {len(t.failures)} without a valid call, e.g. {t.failures[:3]}")

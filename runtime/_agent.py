@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
-from ._compose import META_FIELD_CHOICES, MetaFields, resolve_activity
+from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
 from ._registry import (
     Activity,
     ActivityFn,
@@ -280,6 +280,11 @@ class Agent:
             ``_reasoningForCall`` and a latent tool's ``_output``) or ``"needed"`` (``_tool`` and a
             latent tool's ``_output`` only: fewer prompt tokens; answers are read and routed the
             same way).
+        tools_in_prompt: also list the offered tools in a system message (``name(params) —
+            description``, each parameter's description; ``describe_tools``). For servers whose
+            chat template does not show the tool schema to the model (llama.cpp with many GGUF
+            templates, SmolLM2's among them: only the grammar built from the schema reaches the
+            model, never a description); a provider that renders tools itself needs none.
         mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
@@ -313,6 +318,7 @@ class Agent:
         max_calls: int = DEFAULT_MAX_CALLS,
         end_on_output: bool = False,
         meta_fields: MetaFields = "all",
+        tools_in_prompt: bool = False,
         mode: instructor.Mode | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
@@ -375,6 +381,7 @@ class Agent:
                 f"Agent(meta_fields={meta_fields!r}): expected one of {', '.join(META_FIELD_CHOICES)}"
             )
         self.meta_fields = meta_fields
+        self.tools_in_prompt = tools_in_prompt
         self.model = model
         if tools is None:
             self.tools: ToolRegistry | list[ToolBinding] = Tool
@@ -555,7 +562,10 @@ class Agent:
         )
         from instructor.core.hooks import HookName, Hooks
 
-        response_model = self.composition(output, tool_choice).response
+        composition = self.composition(output, tool_choice)
+        response_model = composition.response
+        if self.tools_in_prompt and composition.tools:
+            messages = _with_tools_listed(messages, describe_tools(composition.tools))
         hooks = Hooks()
 
         answered = [False]  # whether the latest request got a completion back
@@ -1157,6 +1167,23 @@ def _feed_back(
     else:
         content = {"results": []}
     convo.append({"role": "tool", "tool_call_id": call_id, "content": _for_the_model(content)})
+
+
+TOOLS_HEADER = "Tools you can call (each call names its tool in `_tool`):\n"
+
+
+def _with_tools_listed(messages: list[dict[str, Any]], listing: str) -> list[dict[str, Any]]:
+    """``messages`` for one request, the tool listing added to the system message (a new one
+    first when there is none); the conversation itself is left as it is."""
+    text = TOOLS_HEADER + listing
+    if (
+        messages
+        and messages[0].get("role") == "system"
+        and isinstance(messages[0].get("content"), str)
+    ):
+        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{text}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": text}, *messages]
 
 
 def _as_offered(call: Any, shown: Mapping[str, str]) -> Any:

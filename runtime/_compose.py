@@ -18,6 +18,7 @@ an array whose items are the one tool schema, or ``anyOf`` the tool schemas; bot
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -387,3 +388,65 @@ def reachable_defs(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
         elif isinstance(node, list):
             todo.extend(cast("list[Any]", node))
     return {name: found[name] for name in sorted(found)}
+
+
+def _type_text(schema: Any) -> str:
+    """A short reading of a parameter's schema: ``string``, ``"a"|"b"``, ``array of integer``."""
+    if not isinstance(schema, dict):
+        return "any"
+    node = cast("dict[str, Any]", schema)
+    if "const" in node:
+        return json.dumps(node["const"])
+    enum: Any = node.get("enum")
+    if isinstance(enum, list) and enum:
+        return "|".join(json.dumps(v) for v in cast("list[Any]", enum)[:12])
+    kind: Any = node.get("type")
+    if isinstance(kind, list):
+        kind = "|".join(str(k) for k in cast("list[Any]", kind) if k != "null") or "null"
+    if kind == "array":
+        return f"array of {_type_text(node.get('items'))}"
+    if isinstance(kind, str):
+        return kind
+    for key in ("anyOf", "oneOf"):
+        options: Any = node.get(key)
+        if isinstance(options, list):
+            return "|".join(_type_text(o) for o in cast("list[Any]", options)[:6])
+    return "object" if "properties" in node else "any"
+
+
+def describe_tools(tools: Iterable[ComposableTool], *, max_chars: int = 400) -> str:
+    """The offered tools as text, one line each: ``name(param: type, opt?: type) — description``,
+    then one indented line per described parameter. For a model whose chat template does not
+    show the tool schema (llama.cpp applies the GGUF's template; SmolLM2's ignores ``tools`` and
+    only the grammar built from the schema reaches the model), this is what it reads of them.
+    Names are those offered (``offered_names``); each description is cut to ``max_chars``."""
+    tool_list = list(tools)
+    names = offered_names(tool_list)
+
+    def cut(text: str) -> str:
+        text = " ".join(text.split())
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+    lines: list[str] = []
+    for tool in tool_list:
+        props: Any = tool.parameters.get("properties")
+        params = cast("dict[str, Any]", props) if isinstance(props, dict) else {}
+        required: Any = tool.parameters.get("required")
+        needed = set(cast("list[str]", required)) if isinstance(required, list) else set[str]()
+        signature = ", ".join(
+            f"{p}{'' if p in needed else '?'}: {_type_text(s)}"
+            for p, s in params.items()
+            if not p.startswith("_")
+        )
+        head = f"- {names[tool.name]}({signature})"
+        if tool.description:
+            head += f" — {cut(tool.description)}"
+        lines.append(head)
+        for p, s in params.items():
+            node = cast("dict[str, Any]", s) if isinstance(s, dict) else {}
+            text: Any = node.get("description")
+            default: Any = node.get("default")
+            if isinstance(text, str) and text.strip() and not p.startswith("_"):
+                extra = f" (default {json.dumps(default)})" if default not in (None, "") else ""
+                lines.append(f"    {p}: {cut(text)}{extra}")
+    return "\n".join(lines)
