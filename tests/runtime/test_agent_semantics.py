@@ -420,3 +420,76 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
     assert "_reasoningForCall" not in sent and "_activity" not in sent
     with pytest.raises(ValueError, match="meta_fields"):
         Agent(url, model="scripted", tools=tools, meta_fields="some")
+
+
+# -- issue 15 item 3: what the model reads of the tools ------------------------------------------
+
+
+def _one(call: Any) -> dict[str, int]:
+    return {"n": 1}
+
+
+def test_tools_in_prompt_lists_the_offered_tools_in_the_system_message(
+    tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """llama.cpp renders the GGUF's chat template, and SmolLM2's ignores ``tools``: only the
+    grammar built from the schema reaches the model, no description. ``tools_in_prompt=True``
+    lists the tools (offered names, parameters, descriptions, enums, defaults) in the system
+    message of each request; the run's own transcript is left as it is."""
+    pkg = _records(tmp_path)
+    try:
+        toolset = [t for t in pkg.TOOLS if t.name in pkg.TOOLSETS["r1"]]
+        server, url = llm
+        server.add(call({"calls": [{"_tool": "find", "case": "x"}], "output": None}))
+        server.add(call({"calls": [], "output": "done"}))
+        agent = Agent(
+            url,
+            model="scripted",
+            tools=toolset,
+            activities={"find@r1": _one},
+            instructions="Be brief.",
+            tools_in_prompt=True,
+        )
+        result = agent.run("Find x")
+        assert result.output == "done"
+        for request in server.requests:
+            system = request["messages"][0]
+            assert system["role"] == "system" and system["content"].startswith("Be brief.\n\n")
+            assert "- find(case?: string) — find by case" in system["content"]
+            assert "- other(x?: string) — other by x" in system["content"]
+            assert "find@r1" not in json.dumps(request)
+        assert [m["content"] for m in result.messages if m["role"] == "system"] == ["Be brief."]
+
+        plain = Agent(url, model="scripted", tools=toolset)
+        server.add(call({"calls": [{"_tool": "other", "x": "1"}], "output": None}))
+        plain.request("Other")
+        assert server.requests[-1]["messages"] == [{"role": "user", "content": "Other"}]
+    finally:
+        unload("records")
+
+
+def test_describe_tools_reads_types_enums_defaults_and_descriptions() -> None:
+    from toolbind.runtime._compose import describe_tools
+
+    tools = ToolRegistry()
+    tools.register(
+        "weather",
+        {
+            "type": "object",
+            "description": "Current   weather\nfor a city.",
+            "properties": {
+                "city": {"type": "string", "description": "City, State"},
+                "unit": {"enum": ["c", "f"], "default": "f", "description": "Unit."},
+                "days": {"type": "array", "items": {"type": "integer"}},
+                "note": {"type": ["string", "null"]},
+            },
+            "required": ["city"],
+        },
+    )
+    assert describe_tools(tools).splitlines() == [
+        '- weather(city: string, unit?: "c"|"f", days?: array of integer, note?: string)'
+        " — Current weather for a city.",
+        "    city: City, State",
+        '    unit: Unit. (default "f")',
+    ]
+    assert describe_tools(tools, max_chars=10).splitlines()[0].endswith("— Current w…")
