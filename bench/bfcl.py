@@ -251,23 +251,26 @@ def _fields(params: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+_TAGS = ("function", "function_name", "tool", "tool_name_")
+
+
 def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
     """One pydantic model per function (its name a required ``function`` tag, first), the answer
     a list of calls of them: a discriminated union, as instructor's docs show."""
     from pydantic import BaseModel, Field, create_model
 
     models: list[type[BaseModel]] = []
+    taken = {p for f in functions for p in f.get("parameters", {}).get("properties", {})}
+    tag = next(t for t in _TAGS if t not in taken)
     for function in functions:
         safe = "".join(c if c.isalnum() else "_" for c in function["name"])
-        fields = {"function": (Literal[function["name"]], ...)}  # type: ignore[valid-type]
+        fields = {tag: (Literal[function["name"]], ...)}  # type: ignore[valid-type]
         fields.update(_fields(function.get("parameters", {})))
         models.append(
             create_model(safe, __doc__=function.get("description") or None, **fields)  # type: ignore[call-overload]
         )
     item: Any = (
-        models[0]
-        if len(models) == 1
-        else Annotated[Union[tuple(models)], Field(discriminator="function")]  # noqa: UP007
+        models[0] if len(models) == 1 else Annotated[Union[tuple(models)], Field(discriminator=tag)]  # noqa: UP007
     )
     return create_model(
         "FunctionCalls",
@@ -302,8 +305,8 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
             )
             calls = []
             for item in answer.calls:
-                dumped = item.model_dump(mode="json", exclude_unset=True)
-                name = dumped.pop("function", None) or item.function
+                dumped = item.model_dump(mode="json")
+                name = dumped.pop(next(iter(dumped)))  # the tag is the first field
                 calls.append((name, _given(dumped)))
         except Exception as exc:  # an invalid answer after the retry: no call
             tally.failures.append(f"{q.id}: {type(exc).__name__}")
