@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import keyword
 import re
 import sys
 import tempfile
@@ -244,10 +245,16 @@ def _fields(params: dict[str, Any]) -> dict[str, Any]:
     for pname, prop in params.get("properties", {}).items():
         kind = _python_type(prop, pname)
         description = prop.get("description")
+        field_name = pname
+        if not pname.isidentifier() or pname.startswith("_") or keyword.iskeyword(pname):
+            field_name = "f_" + "".join(c if c.isalnum() else "_" for c in pname)
         if pname in required:
-            fields[pname] = (kind, Field(description=description))
+            fields[field_name] = (kind, Field(alias=pname, description=description))
         else:
-            fields[pname] = (kind | None, Field(default=None, description=description))
+            fields[field_name] = (
+                kind | None,
+                Field(default=None, alias=pname, description=description),
+            )
     return fields
 
 
@@ -305,7 +312,7 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
             )
             calls = []
             for item in answer.calls:
-                dumped = item.model_dump(mode="json")
+                dumped = item.model_dump(mode="json", by_alias=True)
                 name = dumped.pop(next(iter(dumped)))  # the tag is the first field
                 calls.append((name, _given(dumped)))
         except Exception as exc:  # an invalid answer after the retry: no call
