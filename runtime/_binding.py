@@ -3,13 +3,19 @@
 A ``ToolBinding`` is plain data: the tool's wire name, its Call and Output models, and the JSON
 Schemas the runtime composes for the LLM. Generated packages build one per tool (``TOOLS``);
 the registries (``Tool``, ``Activity``) are keyed by ``name``.
+
+A large package's bindings load their models on first use: names, descriptions and JSON Schemas
+come from ``tools.json``, so registering 1,000 tools and composing ten of them builds no class,
+and the first validated call of one tool imports only the modules its models need.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from typing import Any
 
@@ -18,15 +24,19 @@ from pydantic import BaseModel
 from .contract import ExecutionType
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+Models = tuple[type[BaseModel], type[BaseModel]]
+"""A tool's (Call model, Output model)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolBinding:
     """One tool of a generated package.
 
     Attributes:
         name: the spec's name, the value of ``_tool`` on the wire.
         provider_name: ``name`` made safe for providers' function names (``^[a-zA-Z0-9_-]{1,64}$``).
-        call_model: the generated Call model.
-        output_model: the generated Output model.
+        models: the (Call model, Output model), or a function that loads them on first use of
+            ``call_model`` / ``output_model`` (a large generated package's ``TOOLS``).
         parameters: the parameters' JSON Schema (an object schema; ``$ref``s point into ``defs``).
         output_schema: the output's JSON Schema, or None when the spec declares none.
         defs: the package's shared ``$defs``.
@@ -42,8 +52,7 @@ class ToolBinding:
 
     name: str
     provider_name: str
-    call_model: type[BaseModel]
-    output_model: type[BaseModel]
+    models: Models | Callable[[], Models] = field(repr=False, compare=False)
     parameters: Mapping[str, Any]
     output_schema: Mapping[str, Any] | None = None
     defs: Mapping[str, Any]
@@ -60,15 +69,31 @@ class ToolBinding:
     source: str = ""
     deprecated: bool = False
 
+    @cached_property
+    def _loaded(self) -> Models:
+        return self.models() if callable(self.models) else self.models
+
+    @property
+    def call_model(self) -> type[BaseModel]:
+        """The generated Call model (loaded on first use for a large package)."""
+        return self._loaded[0]
+
+    @property
+    def output_model(self) -> type[BaseModel]:
+        """The generated Output model (loaded on first use for a large package)."""
+        return self._loaded[1]
+
 
 def load_bindings(
-    package: str, models: Sequence[tuple[type[BaseModel], type[BaseModel]]]
+    package: str, models: Sequence[Models] | Sequence[tuple[str, str]]
 ) -> tuple[ToolBinding, ...]:
     """The ToolBindings of a generated package, from its ``tools.json`` and its model classes.
 
     Args:
         package: the generated package's import name (``tools.json`` is read from it).
-        models: the (Call model, Output model) of each tool, in ``tools.json`` order.
+        models: the (Call model, Output model) of each tool, in ``tools.json`` order; or their
+            class names in the package's ``models`` module, imported on first use (a large
+            package: registering and composing its tools builds no model).
     """
     text = resources.files(package).joinpath("tools.json").read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
@@ -79,10 +104,27 @@ def load_bindings(
         )
     defs: dict[str, Any] = data["$defs"]
     bindings: list[ToolBinding] = []
-    for entry, (call_model, output_model) in zip(entries, models, strict=True):
+    for entry, pair in zip(entries, models, strict=True):
         fields: dict[str, Any] = dict(entry)
         fields["toolsets"] = tuple(fields.get("toolsets", ()))
-        bindings.append(
-            ToolBinding(call_model=call_model, output_model=output_model, defs=defs, **fields)
+        loaded: Models | Callable[[], Models] = (
+            _loader(f"{package}.models", pair[0], pair[1])
+            if isinstance(pair[0], str) and isinstance(pair[1], str)
+            else (_as_model(pair[0]), _as_model(pair[1]))
         )
+        bindings.append(ToolBinding(models=loaded, defs=defs, **fields))
     return tuple(bindings)
+
+
+def _as_model(value: object) -> type[BaseModel]:
+    if isinstance(value, type) and issubclass(value, BaseModel):
+        return value
+    raise TypeError(f"load_bindings: {value!r} is not a pydantic model class")
+
+
+def _loader(module: str, call: str, output: str) -> Callable[[], Models]:
+    def load() -> Models:
+        found = importlib.import_module(module)
+        return _as_model(getattr(found, call)), _as_model(getattr(found, output))
+
+    return load

@@ -118,8 +118,7 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
     return ToolBinding(
         name=name,
         provider_name=name,
-        call_model=call_model,
-        output_model=output_model,
+        models=(call_model, output_model),
         parameters=params,
         output_schema=cast("Mapping[str, Any]", output_raw)
         if isinstance(output_raw, dict)
@@ -165,8 +164,7 @@ def binding_from_model(name: str, model: type[BaseModel]) -> ToolBinding:
     return ToolBinding(
         name=name,
         provider_name=name,
-        call_model=_with_meta_fields(name, model, by_alias),
-        output_model=output_model,
+        models=(_with_meta_fields(name, model, by_alias), output_model),
         parameters=params,
         output_schema=output_schema,
         defs=defs,

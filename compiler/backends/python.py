@@ -415,6 +415,7 @@ class PythonBackend:
             del files["models.py"]
             files.update(self._lazy_models(ctx))
             files["__init__.py"] = self._lazy_init(ctx)
+            files.update(self._lazy_tools(ctx))
         if self.pkg.http is not None:
             files["http.py"] = self._http_module(ctx, tools)
         scaffold = _ENV.get_template("scaffold.py.jinja").render(
@@ -586,6 +587,20 @@ class PythonBackend:
             {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where}
         )
         return files
+
+    def _lazy_tools(self, ctx: dict[str, Any]) -> dict[str, str]:
+        """A large package's ``tools.py``, whose ``TOOLS`` load each tool's models on first use,
+        and ``_calls.py`` with the Call union and Response model (every tool's models)."""
+        calls_names = sorted(
+            {"Call", "CallAdapter", "OutputT", "Response", *ctx["tools_extra"]}
+        )
+        calls = _ENV.get_template("calls.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
+        return {
+            "tools.py": _ENV.get_template("lazy_tools.py.jinja").render(
+                {**ctx, "calls_names": calls_names}
+            ),
+            "_calls.py": calls.replace(_IMPORTS_MARK, import_block(calls)),
+        }
 
     def _lazy_init(self, ctx: dict[str, Any]) -> str:
         exported: list[str] = ctx["exported"]

@@ -1106,8 +1106,7 @@ def test_gateway_execution_from_binding(base: str, mode: str) -> None:
     binding = ToolBinding(
         name="fetchItem",
         provider_name="fetchItem",
-        call_model=BaseModel,
-        output_model=BaseModel,
+        models=(BaseModel, BaseModel),
         parameters={"type": "object"},
         defs={},
         execution_type="gateway",
