@@ -23,7 +23,6 @@ from pydantic import BaseModel
 
 from .contract import ExecutionType
 
-
 Models = tuple[type[BaseModel], type[BaseModel]]
 """A tool's (Call model, Output model)."""
 

@@ -591,9 +591,7 @@ class PythonBackend:
     def _lazy_tools(self, ctx: dict[str, Any]) -> dict[str, str]:
         """A large package's ``tools.py``, whose ``TOOLS`` load each tool's models on first use,
         and ``_calls.py`` with the Call union and Response model (every tool's models)."""
-        calls_names = sorted(
-            {"Call", "CallAdapter", "OutputT", "Response", *ctx["tools_extra"]}
-        )
+        calls_names = sorted({"Call", "CallAdapter", "OutputT", "Response", *ctx["tools_extra"]})
         calls = _ENV.get_template("calls.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
         return {
             "tools.py": _ENV.get_template("lazy_tools.py.jinja").render(
