@@ -13,6 +13,11 @@ same process tree, and the ratios toolbind / peer are printed for wall time and 
 all generated packages in one process.
 
     .venv/bin/python bench/openapi.py [--pyright] [--json FILE] [--markdown FILE]
+    .venv/bin/python bench/openapi.py --large [SPEC]
+
+``--large`` measures one 500+-operation spec (GitHub's, from npm, by default) beside FastMCP and
+datamodel-code-generator instead: compile, and import + register + compose + first call
+(``bench/_large.py``).
 
 This is the figure of issue 4's point 3; ``bench/compile.py`` (the script that issue names) runs
 it on the peer specs (``--peer-specs``) before its own tool-corpus comparison.
@@ -195,7 +200,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="only the specs issue 4 compares with the peer (openai, discord, twilio, slack, …)",
     )
+    parser.add_argument(
+        "--large",
+        nargs="?",
+        const="",
+        metavar="SPEC",
+        help="one large spec beside FastMCP (default: GitHub's REST API, from npm)",
+    )
     args = parser.parse_args(argv)
+    if args.large is not None:
+        from _large import large
+
+        return large(args.large or None)
     if args.peer_specs:
         args.spec += list(PEER_SPECS)
     if not CORPUS.is_dir():
