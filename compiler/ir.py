@@ -358,6 +358,9 @@ class ToolSpec:
     # a toolset lists its tools in that order, as the spec gives them to a model
     toolset_positions: tuple[int, ...] = ()
     original_name: str | None = None  # set when the frontend had to qualify ``name``
+    # OpenAPI: the declared error responses' schemas (``"404"``, ``"4XX"``, ``"default"``), which
+    # a failed call's body is read into
+    errors: tuple[tuple[str, SchemaNode], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

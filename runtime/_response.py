@@ -36,7 +36,7 @@ from ._compose import (
 )
 from ._compose import compose as compose_schema
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
-from .types import Nothing, ToolResponse
+from .types import Nothing, ToolResponse, ToolTag
 
 __all__ = ["Composition", "compose"]
 
@@ -192,7 +192,7 @@ def response_model(
     elif len(calls) == 1:
         call_type = calls[0]
     else:
-        call_type = Annotated[Union[tuple(calls)], Field(discriminator="tool")]  # noqa: UP007
+        call_type = Annotated[Union[tuple(calls)], Field(discriminator="tool"), ToolTag]  # noqa: UP007
     base: type[ToolResponse[Any, Any]] = ToolResponse[call_type, _output_type(output)]
     # A latent call may leave ``_output`` out: the composed schema makes it optional (the seeds'
     # rule), and the validator holds to the schema it sent — a grammar-constrained model follows

@@ -7,9 +7,10 @@ headers). Explicit Activities, HTTP Activities and latent outputs all end up in 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._secrets import scrub_everywhere
 
@@ -43,6 +44,32 @@ class ToolResult(BaseModel, Generic[DataT]):
     def fail(cls, error: str, *, data: DataT | None = None, **metadata: Any) -> ToolResult[DataT]:
         """A failed result; ``data`` may carry e.g. a non-2xx response body."""
         return cls(success=False, data=data, error=error, metadata=metadata)
+
+    def typed_error(self, models: Mapping[str, type[BaseModel]]) -> ToolResult[DataT]:
+        """This result, with an HTTP error body read into the model the operation declares for
+        its status (``"404"``, then ``"4XX"``, then ``"default"``): ``data`` holds the model and
+        ``metadata["error_model"]`` its name. Any other result, or a body that does not fit the
+        model (kept as the API sent it), is returned as it is. Generated HTTP Activities call
+        this with the operation's declared error responses."""
+        status = self.metadata.get("status")
+        if self.success or self.metadata.get("error_type") != "http_status" or status is None:
+            return self
+        code = str(status)
+        model = (
+            models.get(code)
+            or models.get(f"{code[:1]}XX")
+            or models.get(f"{code[:1]}xx")
+            or models.get("default")
+        )
+        if model is None:
+            return self
+        try:
+            typed = model.model_validate(self.data)
+        except ValidationError:
+            return self
+        return self.model_copy(
+            update={"data": typed, "metadata": {**self.metadata, "error_model": model.__name__}}
+        )
 
     def __repr__(self) -> str:
         # ``data`` is what the API sent, secrets it echoes included; a repr reaches logs

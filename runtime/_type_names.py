@@ -34,6 +34,7 @@ TYPES_EXPORTS: tuple[str, ...] = (
     "ToolCall",
     "ToolModel",
     "ToolResponse",
+    "ToolTag",
     "Unevaluated",
     "UniqueItems",
     "json_equal",

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ._compose import compose as compose_schema
+from ._compose import reachable_defs
 from ._ecma import compile_pattern
 from ._formats import FORMATS
 from ._type_names import TYPES_EXPORTS
@@ -68,6 +69,7 @@ __all__ = [
     "ToolSchema",
     "compile_pattern",
     "compose_schema",
+    "reachable_defs",
 ]
 
 # The seeds' meta fields, in the order a composed tool schema lists them (wire names).

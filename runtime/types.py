@@ -63,6 +63,7 @@ __all__ = [
     "ToolCall",
     "ToolModel",
     "ToolResponse",
+    "ToolTag",
     "Unevaluated",
     "UniqueItems",
     "json_equal",
@@ -187,6 +188,20 @@ class KeepExtrasApart(BaseModel):
                 if alias is not None and alias not in data:
                     model.__pydantic_fields_set__.discard(key)
         return model
+
+
+def _tool_tag_first(source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    schema = handler(source)
+    if schema["type"] == "tagged-union" and schema["discriminator"] == [["tool"], ["_tool"]]:
+        schema["discriminator"] = [["_tool"], ["tool"]]
+    return schema
+
+
+ToolTag = GetPydanticSchema(_tool_tag_first)
+"""After ``Field(discriminator="tool")`` on a union of Calls: the tag is read from ``_tool``
+first. pydantic looks a discriminator up by the field's Python name before its alias, so a
+parameter (or an extra property) named ``tool`` — the Python name of ``_tool`` — was read as the
+tag and the call refused; ``tool`` stays the fallback, for Call instances."""
 
 
 CallT = TypeVar("CallT")

@@ -24,7 +24,13 @@ from typing import Any, cast
 
 import jinja2
 
-from toolbind.runtime.contract import FORMATS, TYPES_EXPORTS, ToolSchema, compose_schema
+from toolbind.runtime.contract import (
+    FORMATS,
+    TYPES_EXPORTS,
+    ToolSchema,
+    compose_schema,
+    reachable_defs,
+)
 
 from .. import naming
 from ..diagnostics import Diagnostics
@@ -252,6 +258,8 @@ class ToolView:
     doc: str | None
     description_literal: str
     index: int
+    # OpenAPI: (status literal, model class) of each declared error response
+    errors: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -640,6 +648,7 @@ class PythonBackend:
                     "name_literal": t.name_literal,
                     "call_class": t.call_class,
                     "output_class": t.output_class,
+                    "errors": t.errors,
                     "method": method,
                     "amethod": amethod,
                     "doc": docstring(f"{doc}: {t.provider_name}, sync."),
@@ -677,7 +686,7 @@ class PythonBackend:
             expr = (
                 classes[0]
                 if len(classes) == 1
-                else f'Annotated[Union[{", ".join(classes)}], Field(discriminator="tool")]'
+                else f'Annotated[Union[{", ".join(classes)}], Field(discriminator="tool"), ToolTag]'
             )
             out.append((self.names.toolset_unions[s], expr, py_str(s)))
         return out
@@ -734,6 +743,10 @@ class PythonBackend:
         defs, roots = share_repeated(
             defs, roots, lambda hint: self.names.inline_class(naming.class_name(hint))
         )
+        # only what the tools' schemas reach: a definition only an error response uses is a
+        # model in models.py, never a schema the LLM or the registry reads
+        reached = reachable_defs(roots, defs)
+        defs = {name: schema for name, schema in defs.items() if name in reached}
         outputs = iter(roots[len(entries) :])
         for entry, parameters in zip(entries, roots, strict=False):
             entry["parameters"] = parameters
@@ -767,7 +780,6 @@ class PythonBackend:
     def _tool(self, tool: ToolSpec, index: int) -> ToolView:
         call_cls, out_cls, act_cls, fn = self.names.tool_names[tool.name]
         self._output(out_cls, tool.output)
-        output_admits_null = tool.output is None or admits_null(tool.output, self.defs, set())
         meta_fields: list[FieldView] = [
             FieldView(
                 "tool",
@@ -786,10 +798,11 @@ class PythonBackend:
             ),
             FieldView(
                 "output",
-                # An output schema that admits null (or none at all: any JSON) makes `_output: null` valid.
-                f"{out_cls} | None"
-                if output_admits_null
-                else f"Annotated[{out_cls} | None, NotNull]",
+                # NotNull: None means absent, so dumps leave it out whatever `model_fields_set`
+                # says (an extra key `output` beside open parameters marks it). An Output that
+                # admits null (or any JSON: no schema) takes a given `_output: null` itself,
+                # as `Output(None)`; any other Output refuses it.
+                f"Annotated[{out_cls} | None, NotNull]",
                 "Field(default=None, alias='_output')",
             ),
         ]
@@ -808,7 +821,21 @@ class PythonBackend:
             doc=docstring(doc) if doc and doc.strip() else None,
             description_literal=py_str(doc or ""),
             index=index,
+            errors=tuple(
+                (py_str(status), self._error(call_cls, status, node))
+                for status, node in tool.errors
+            ),
         )
+
+    def _error(self, call_cls: str, status: str, node: SchemaNode) -> str:
+        """The model a failed call's body is read into: the schema's own class when it names
+        one (most specs share one ``Error``), else a new ``<Tool>Error<status>`` model."""
+        if isinstance(node, RefNode) and node.target in self.class_defs:
+            return self.names.def_names[node.target]
+        suffix = "" if status == "default" else status.upper().replace("XX", "xx")
+        name = self.names.inline_class(call_cls.removesuffix("Call") + "Error" + suffix)
+        self._output(name, node)
+        return name
 
     def _output(self, name: str, node: SchemaNode | None) -> None:
         if node is None:

@@ -766,7 +766,7 @@ class _Reader:
                     self.counts[f"parameters in {location}", "emitted"] += 1
         body = self.body(op, loc, op_doc, raw_params, taken, props, name)
         self._count_body(op, loc, raw_params, body)
-        output, responses = self.responses(op, loc, op_doc)
+        output, responses, errors = self.responses(op, loc, op_doc)
         summary = op.get("summary") if isinstance(op.get("summary"), str) else None
         description = op.get("description") if isinstance(op.get("description"), str) else None
         text = (
@@ -793,6 +793,7 @@ class _Reader:
             deprecated=deprecated,
             toolsets=tags,
             original_name=operation_id if operation_id and operation_id != name else None,
+            errors=errors,
         )
         http = HttpOperation(
             tool=name,
@@ -1056,11 +1057,13 @@ class _Reader:
 
     def responses(
         self, op: dict[str, Any], loc: SourceLocation, item: _Where
-    ) -> tuple[SchemaNode | None, tuple[HttpResponse, ...]]:
+    ) -> tuple[SchemaNode | None, tuple[HttpResponse, ...], tuple[tuple[str, SchemaNode], ...]]:
+        """The Output's schema, every declared response, and the error responses' schemas."""
         table = as_object(op.get("responses")) or {}
         chosen = _success_status(list(table))
         output: SchemaNode | None = None
         out: list[HttpResponse] = []
+        errors: list[tuple[str, SchemaNode]] = []
         for status, raw in table.items():
             if status.startswith("x-"):
                 continue
@@ -1126,9 +1129,20 @@ class _Reader:
                     output = AnyNode(
                         meta=Meta(loc=found.loc, description="The response, as the API sends it.")
                     )
+            elif (
+                schema is not None
+                and _is_error_status(status)
+                and _body_kind(media_type or "") == "json"
+            ):
+                errors.append((status, self.schema(schema)))
             out.append(HttpResponse(status=status, media_type=media_type, is_output=is_output))
             self.counts["responses", "emitted"] += 1
-        return output, tuple(out)
+        return output, tuple(out), tuple(errors)
+
+
+def _is_error_status(status: str) -> bool:
+    """4xx/5xx (``404``, ``4XX``) or ``default`` (when it is not the Output)."""
+    return status == "default" or re.fullmatch(r"[45](\d\d|XX|xx)", status) is not None
 
 
 def _success_status(statuses: list[str]) -> str | None:
@@ -1208,6 +1222,7 @@ def _reachable(tools: list[ToolSpec], defs: dict[str, Definition]) -> tuple[Defi
         stack.append(t.params)
         if t.output is not None:
             stack.append(t.output)
+        stack.extend(node for _, node in t.errors)
     while stack:
         node = stack.pop()
         if isinstance(node, RefNode):

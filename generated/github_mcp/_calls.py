@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, TypeVar, Union
 from pydantic import ConfigDict, Field, TypeAdapter
-from toolbind.runtime.types import ToolResponse
+from toolbind.runtime.types import ToolResponse, ToolTag
 
 from .models import (
     ActionsGetCall,
@@ -255,6 +255,7 @@ Call = Annotated[
         UpdatePullRequestTitleCall,
     ],
     Field(discriminator="tool"),
+    ToolTag,
 ]
 CallAdapter: TypeAdapter[
     Union[

@@ -137,37 +137,49 @@ class HttpActivities:
 
     def find_pets(self, call: models.FindPetsCall) -> ToolResult[models.FindPetsOutput]:
         """GET /pets: findPets, sync."""
-        return self.client.call("findPets", call, models.FindPetsOutput)
+        return self.client.call("findPets", call, models.FindPetsOutput).typed_error(
+            {"default": models.Error}
+        )
 
     async def afind_pets(self, call: models.FindPetsCall) -> ToolResult[models.FindPetsOutput]:
         """GET /pets: findPets, async."""
-        return await self.client.acall("findPets", call, models.FindPetsOutput)
+        result = await self.client.acall("findPets", call, models.FindPetsOutput)
+        return result.typed_error({"default": models.Error})
 
     def add_pet(self, call: models.AddPetCall) -> ToolResult[models.AddPetOutput]:
         """POST /pets: addPet, sync."""
-        return self.client.call("addPet", call, models.AddPetOutput)
+        return self.client.call("addPet", call, models.AddPetOutput).typed_error(
+            {"default": models.Error}
+        )
 
     async def aadd_pet(self, call: models.AddPetCall) -> ToolResult[models.AddPetOutput]:
         """POST /pets: addPet, async."""
-        return await self.client.acall("addPet", call, models.AddPetOutput)
+        result = await self.client.acall("addPet", call, models.AddPetOutput)
+        return result.typed_error({"default": models.Error})
 
     def find_pet_by_id(self, call: models.FindPetByIdCall) -> ToolResult[models.FindPetByIdOutput]:
         """GET /pets/{id}: find_pet_by_id, sync."""
-        return self.client.call("find_pet_by_id", call, models.FindPetByIdOutput)
+        return self.client.call("find_pet_by_id", call, models.FindPetByIdOutput).typed_error(
+            {"default": models.Error}
+        )
 
     async def afind_pet_by_id(
         self, call: models.FindPetByIdCall
     ) -> ToolResult[models.FindPetByIdOutput]:
         """GET /pets/{id}: find_pet_by_id, async."""
-        return await self.client.acall("find_pet_by_id", call, models.FindPetByIdOutput)
+        result = await self.client.acall("find_pet_by_id", call, models.FindPetByIdOutput)
+        return result.typed_error({"default": models.Error})
 
     def delete_pet(self, call: models.DeletePetCall) -> ToolResult[models.DeletePetOutput]:
         """DELETE /pets/{id}: deletePet, sync."""
-        return self.client.call("deletePet", call, models.DeletePetOutput)
+        return self.client.call("deletePet", call, models.DeletePetOutput).typed_error(
+            {"default": models.Error}
+        )
 
     async def adelete_pet(self, call: models.DeletePetCall) -> ToolResult[models.DeletePetOutput]:
         """DELETE /pets/{id}: deletePet, async."""
-        return await self.client.acall("deletePet", call, models.DeletePetOutput)
+        result = await self.client.acall("deletePet", call, models.DeletePetOutput)
+        return result.typed_error({"default": models.Error})
 
     def activities(self) -> dict[str, Callable[[Any], ToolResult[Any]]]:
         """Tool name → sync Activity."""

@@ -13,6 +13,7 @@ __all__ = [
     "AddPetOutput",
     "DeletePetCall",
     "DeletePetOutput",
+    "Error",
     "FindPetByIdCall",
     "FindPetByIdOutput",
     "FindPetsCall",
@@ -20,6 +21,11 @@ __all__ = [
     "NewPet",
     "Pet",
 ]
+
+
+class Error(ToolModel):
+    code: JsonInt
+    message: JsonStr
 
 
 class NewPet(ToolModel):
@@ -96,7 +102,7 @@ class DeletePetCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: DeletePetOutput | None = Field(default=None, alias="_output")
+    output: Annotated[DeletePetOutput | None, NotNull] = Field(default=None, alias="_output")
     id: JsonInt = Field(description="ID of pet to delete")
 
 

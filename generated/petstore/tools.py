@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any, TypeVar, Union
 from pydantic import ConfigDict, Field, TypeAdapter
 from toolbind.runtime import ToolBinding, load_bindings
-from toolbind.runtime.types import ToolResponse
+from toolbind.runtime.types import ToolResponse, ToolTag
 
 from .models import (
     FindPetsCall,
@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 Call = Annotated[
-    Union[FindPetsCall, AddPetCall, FindPetByIdCall, DeletePetCall], Field(discriminator="tool")
+    Union[FindPetsCall, AddPetCall, FindPetByIdCall, DeletePetCall],
+    Field(discriminator="tool"),
+    ToolTag,
 ]
 CallAdapter: TypeAdapter[Union[FindPetsCall, AddPetCall, FindPetByIdCall, DeletePetCall]] = (
     TypeAdapter(Call, config=ConfigDict(defer_build=True))

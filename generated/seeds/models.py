@@ -79,7 +79,7 @@ class GreetUserCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GreetUserOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GreetUserOutput | None, NotNull] = Field(default=None, alias="_output")
     userName: JsonStr
 
 

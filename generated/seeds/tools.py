@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, TypeVar, Union
 from pydantic import ConfigDict, Field, TypeAdapter
 from toolbind.runtime import ToolBinding, load_bindings
-from toolbind.runtime.types import ToolResponse
+from toolbind.runtime.types import ToolResponse, ToolTag
 
 from .models import (
     SentimentAnalysisCall,
@@ -25,6 +25,7 @@ __all__ = ["NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "OutputT", "R
 Call = Annotated[
     Union[SentimentAnalysisCall, WeatherCheckCall, SendEmailCall, GreetUserCall],
     Field(discriminator="tool"),
+    ToolTag,
 ]
 CallAdapter: TypeAdapter[
     Union[SentimentAnalysisCall, WeatherCheckCall, SendEmailCall, GreetUserCall]

@@ -202,6 +202,66 @@ def test_additional_properties(compile_spec: CompileSpec) -> None:
     assert dump(module.OpenCall.model_validate(kept)) == kept
 
 
+def test_any_extra_key_round_trips_on_an_open_call(compile_spec: CompileSpec) -> None:
+    """dump(validate(x)) == x for every extra key name, the meta fields' Python names included
+    (an extra ``output`` once put ``"_output": null`` into the dump of every tool with an
+    untyped Output)."""
+    module = compile_spec(
+        [
+            seeds_tool("open", {"q": {"type": "string"}}),
+            seeds_tool("typed", {"q": {"type": "string"}}, _output={"type": "string"}),
+        ]
+    )
+    names = st.sampled_from(
+        ["output", "tool", "activity", "reasoning_for_call", "model_config", "q_", "output_"]
+    ) | st.text(min_size=1, max_size=12)
+    value = st.none() | st.integers() | st.text(max_size=5) | st.lists(st.integers(), max_size=2)
+
+    def with_output(v: Any) -> dict[str, Any]:
+        return {"_output": v}
+
+    nothing: dict[str, Any] = {}
+    outputs: st.SearchStrategy[dict[str, Any]] = st.just(nothing) | st.builds(with_output, value)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(names, value, max_size=4), st.sampled_from(["open", "typed"]), outputs)
+    def round_trips(extra: dict[str, Any], tool: str, output: dict[str, Any]) -> None:
+        reserved = {"_tool", "_activity", "_reasoningForCall", "_output", "q"}
+        payload = {"_tool": tool, **{k: v for k, v in extra.items() if k not in reserved}}
+        cls = module.OpenCall if tool == "open" else module.TypedCall
+        if tool == "open" or isinstance(output.get("_output"), str):
+            payload.update(output)  # any JSON for the untyped Output; a string for the typed
+        assert dump(cls.model_validate(payload)) == payload
+        assert dump(cls.model_validate_json(json.dumps(payload))) == payload
+        response = module.Response[str].model_validate({"output": None, "calls": [payload]})
+        assert dump(response)["calls"] == [payload]
+
+    round_trips()
+
+
+def test_a_parameter_named_tool_does_not_steal_the_union_tag(compile_spec: CompileSpec) -> None:
+    """pydantic reads a discriminator by Python name before alias: ``tool`` (a parameter, or an
+    extra property) was taken for ``_tool``'s value and every such call refused by the union."""
+    module = compile_spec(
+        [
+            seeds_tool("useTool", {"tool": {"type": "string"}}, required=["tool"]),
+            seeds_tool("other", {"x": {"type": "string"}}),
+        ]
+    )
+    for payload in (
+        {"_tool": "useTool", "tool": "hammer"},
+        {"_tool": "other", "tool": "hammer", "x": "1"},  # an extra property
+    ):
+        call = module.CallAdapter.validate_python(payload)
+        assert dump(call) == payload
+        assert dump(module.CallAdapter.validate_json(json.dumps(payload))) == payload
+        response = module.Response[str].model_validate({"output": None, "calls": [payload]})
+        assert dump(response)["calls"] == [payload]
+        assert module.Response[str](output=None, calls=[call]).calls == [call]  # instances too
+    with pytest.raises(ValidationError, match="'nope'"):
+        module.CallAdapter.validate_python({"_tool": "nope", "tool": "useTool"})
+
+
 def test_one_of_checked_in_python_only_when_variants_can_overlap(
     compile_spec: CompileSpec,
 ) -> None:

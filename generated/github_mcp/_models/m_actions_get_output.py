@@ -23,7 +23,7 @@ class ActionsGetCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ActionsGetOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ActionsGetOutput | None, NotNull] = Field(default=None, alias="_output")
     method: Literal[
         "get_workflow",
         "get_workflow_run",

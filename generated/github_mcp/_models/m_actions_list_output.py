@@ -25,7 +25,7 @@ class ActionsListCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ActionsListOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ActionsListOutput | None, NotNull] = Field(default=None, alias="_output")
     method: Literal[
         "list_workflows", "list_workflow_runs", "list_workflow_jobs", "list_workflow_run_artifacts"
     ] = Field(description="The action to perform")

@@ -22,7 +22,9 @@ class ActionsRunTriggerCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ActionsRunTriggerOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ActionsRunTriggerOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     inputs: Annotated[dict[str, JsonValue] | None, NotNull] = Field(
         default=None,
         description="Inputs the workflow accepts. Only used for 'run_workflow' method.",

@@ -24,7 +24,9 @@ class AddCommentToPendingReviewCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddCommentToPendingReviewOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddCommentToPendingReviewOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     body: JsonStr = Field(description="The text of the review comment")
     line: Annotated[JsonNumber | None, NotNull] = Field(
         default=None,

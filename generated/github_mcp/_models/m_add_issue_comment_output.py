@@ -22,7 +22,7 @@ class AddIssueCommentCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddIssueCommentOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddIssueCommentOutput | None, NotNull] = Field(default=None, alias="_output")
     body: Annotated[Annotated[JsonStr, Field(min_length=1)] | None, NotNull] = Field(
         default=None, description="Comment content. Required unless reaction is provided."
     )

@@ -24,7 +24,9 @@ class AddIssueCommentReactionCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddIssueCommentReactionOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddIssueCommentReactionOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     comment_id: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue or pull request comment ID"
     )

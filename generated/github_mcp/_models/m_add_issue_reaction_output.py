@@ -22,7 +22,7 @@ class AddIssueReactionCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddIssueReactionOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddIssueReactionOutput | None, NotNull] = Field(default=None, alias="_output")
     content: Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"] = Field(
         description="The emoji reaction type"
     )

@@ -24,7 +24,9 @@ class AddPullRequestReviewCommentCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddPullRequestReviewCommentOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddPullRequestReviewCommentOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     body: JsonStr = Field(description="The comment body")
     line: Annotated[JsonNumber | None, NotNull] = Field(
         default=None, description="The line number in the diff to comment on (optional)"

@@ -24,7 +24,9 @@ class AddPullRequestReviewCommentReactionCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddPullRequestReviewCommentReactionOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddPullRequestReviewCommentReactionOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     comment_id: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The numeric pull request review comment ID. Use the number from a #discussion_r... anchor, not the GraphQL thread node ID (PRRT_...)."
     )

@@ -24,7 +24,9 @@ class AddReplyToPullRequestCommentCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddReplyToPullRequestCommentOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddReplyToPullRequestCommentOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The text of the reply. Required unless reaction is provided."
     )

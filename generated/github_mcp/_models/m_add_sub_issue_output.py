@@ -22,7 +22,7 @@ class AddSubIssueCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AddSubIssueOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AddSubIssueOutput | None, NotNull] = Field(default=None, alias="_output")
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The parent issue number")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     replace_parent: Annotated[JsonBool | None, NotNull] = Field(

@@ -31,7 +31,9 @@ class AssignCopilotToIssueCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: AssignCopilotToIssueOutput | None = Field(default=None, alias="_output")
+    output: Annotated[AssignCopilotToIssueOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     base_ref: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Git reference (e.g., branch) that the agent will start its work from. If not specified, defaults to the repository's default branch",

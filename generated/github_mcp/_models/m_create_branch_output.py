@@ -22,7 +22,7 @@ class CreateBranchCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: CreateBranchOutput | None = Field(default=None, alias="_output")
+    output: Annotated[CreateBranchOutput | None, NotNull] = Field(default=None, alias="_output")
     branch: JsonStr = Field(description="Name for new branch")
     from_branch: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Source branch (defaults to repo default)"

@@ -22,7 +22,7 @@ class CreateGistCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: CreateGistOutput | None = Field(default=None, alias="_output")
+    output: Annotated[CreateGistOutput | None, NotNull] = Field(default=None, alias="_output")
     content: JsonStr = Field(description="Content for simple single-file gist creation")
     description: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Description of the gist"

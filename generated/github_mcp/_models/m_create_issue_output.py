@@ -22,7 +22,7 @@ class CreateIssueCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: CreateIssueOutput | None = Field(default=None, alias="_output")
+    output: Annotated[CreateIssueOutput | None, NotNull] = Field(default=None, alias="_output")
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Issue body content (optional)"
     )

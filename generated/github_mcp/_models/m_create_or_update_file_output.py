@@ -28,7 +28,9 @@ class CreateOrUpdateFileCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: CreateOrUpdateFileOutput | None = Field(default=None, alias="_output")
+    output: Annotated[CreateOrUpdateFileOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     allow_symlink_write: JsonBool = Field(
         default=False,
         description="Set true to update a symbolic link itself; content must be its new target path.",

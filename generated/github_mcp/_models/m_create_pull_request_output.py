@@ -22,7 +22,9 @@ class CreatePullRequestCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: CreatePullRequestOutput | None = Field(default=None, alias="_output")
+    output: Annotated[CreatePullRequestOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     base: JsonStr = Field(description="Branch to merge into")
     body: Annotated[JsonStr | None, NotNull] = Field(default=None, description="PR description")
     draft: Annotated[JsonBool | None, NotNull] = Field(

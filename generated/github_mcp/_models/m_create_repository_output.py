@@ -22,7 +22,7 @@ class CreateRepositoryCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: CreateRepositoryOutput | None = Field(default=None, alias="_output")
+    output: Annotated[CreateRepositoryOutput | None, NotNull] = Field(default=None, alias="_output")
     autoInit: Annotated[JsonBool | None, NotNull] = Field(
         default=None, description="Initialize with README"
     )

@@ -22,7 +22,7 @@ class DeleteFileCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: DeleteFileOutput | None = Field(default=None, alias="_output")
+    output: Annotated[DeleteFileOutput | None, NotNull] = Field(default=None, alias="_output")
     branch: JsonStr = Field(description="Branch to delete the file from")
     message: JsonStr = Field(description="Commit message")
     owner: JsonStr = Field(description="Repository owner (username or organization)")

@@ -22,7 +22,7 @@ class DeleteRepositoryCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: DeleteRepositoryOutput | None = Field(default=None, alias="_output")
+    output: Annotated[DeleteRepositoryOutput | None, NotNull] = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")
 

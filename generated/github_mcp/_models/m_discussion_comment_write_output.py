@@ -25,7 +25,9 @@ class DiscussionCommentWriteCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: DiscussionCommentWriteOutput | None = Field(default=None, alias="_output")
+    output: Annotated[DiscussionCommentWriteOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Comment content (required for 'add', 'reply', and 'update' methods)",

@@ -22,7 +22,9 @@ class DismissNotificationCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: DismissNotificationOutput | None = Field(default=None, alias="_output")
+    output: Annotated[DismissNotificationOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     state: Literal["read", "done"] = Field(
         description="The new state of the notification (read/done)"
     )

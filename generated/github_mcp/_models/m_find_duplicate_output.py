@@ -22,7 +22,7 @@ class FindDuplicateCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: FindDuplicateOutput | None = Field(default=None, alias="_output")
+    output: Annotated[FindDuplicateOutput | None, NotNull] = Field(default=None, alias="_output")
     confidence_threshold: Annotated[JsonNumber | None, NotNull] = Field(
         default=None,
         description="Minimum similarity threshold a candidate must meet to be returned; higher values are stricter. When omitted, the API's high-precision default is used. The scale is defined by the API, so no client-side bounds are enforced.",

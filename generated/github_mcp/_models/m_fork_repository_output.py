@@ -22,7 +22,7 @@ class ForkRepositoryCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ForkRepositoryOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ForkRepositoryOutput | None, NotNull] = Field(default=None, alias="_output")
     organization: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Organization to fork to"
     )

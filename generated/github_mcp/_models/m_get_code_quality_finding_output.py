@@ -24,7 +24,9 @@ class GetCodeQualityFindingCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetCodeQualityFindingOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetCodeQualityFindingOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     findingNumber: JsonNumber = Field(description="The number of the finding.")
     owner: JsonStr = Field(description="The owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")

@@ -24,7 +24,9 @@ class GetCodeScanningAlertCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetCodeScanningAlertOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetCodeScanningAlertOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     alertNumber: JsonNumber = Field(description="The number of the alert.")
     owner: JsonStr = Field(description="The owner of the repository.")
     repo: JsonStr = Field(description="The name of the repository.")

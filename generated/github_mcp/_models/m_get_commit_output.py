@@ -22,7 +22,7 @@ class GetCommitCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetCommitOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetCommitOutput | None, NotNull] = Field(default=None, alias="_output")
     detail: Literal["none", "stats", "full_patch"] = Field(
         default="stats",
         description='Level of detail to include for changed files. "none" omits stats and files entirely. "stats" (default) includes per-file metadata: filename, status, and lines-of-code counts (additions, deletions, changes), with no patch content. "full_patch" additionally includes the unified diff content for each file and can be very large.',

@@ -24,7 +24,9 @@ class GetDiscussionCommentsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetDiscussionCommentsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetDiscussionCommentsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     after: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Cursor for pagination. Use the cursor from the previous response.",

@@ -22,7 +22,7 @@ class GetDiscussionCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetDiscussionOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetDiscussionOutput | None, NotNull] = Field(default=None, alias="_output")
     discussionNumber: JsonNumber = Field(description="Discussion Number")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")

@@ -22,7 +22,7 @@ class GetFileBlameCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetFileBlameOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetFileBlameOutput | None, NotNull] = Field(default=None, alias="_output")
     after: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Cursor for pagination. Use the cursor from the previous response.",

@@ -22,7 +22,7 @@ class GetFileContentsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetFileContentsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetFileContentsOutput | None, NotNull] = Field(default=None, alias="_output")
     fields_: Annotated[
         list[
             Literal[

@@ -22,7 +22,7 @@ class GetGistCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetGistOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetGistOutput | None, NotNull] = Field(default=None, alias="_output")
     gist_id: JsonStr = Field(description="The ID of the gist")
 
 

@@ -24,7 +24,9 @@ class GetGlobalSecurityAdvisoryCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetGlobalSecurityAdvisoryOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetGlobalSecurityAdvisoryOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     ghsaId: JsonStr = Field(
         description="GitHub Security Advisory ID (format: GHSA-xxxx-xxxx-xxxx)."
     )

@@ -22,7 +22,7 @@ class GetJobLogsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetJobLogsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetJobLogsOutput | None, NotNull] = Field(default=None, alias="_output")
     failed_only: Annotated[JsonBool | None, NotNull] = Field(
         default=None, description="When true, gets logs for all failed jobs in run_id"
     )

@@ -22,7 +22,7 @@ class GetLabelCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetLabelOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetLabelOutput | None, NotNull] = Field(default=None, alias="_output")
     name: JsonStr = Field(description="Label name.")
     owner: JsonStr = Field(description="Repository owner (username or organization name)")
     repo: JsonStr = Field(description="Repository name")

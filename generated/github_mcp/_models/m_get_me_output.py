@@ -22,7 +22,7 @@ class GetMeCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetMeOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetMeOutput | None, NotNull] = Field(default=None, alias="_output")
 
 
 class GetMeOutput(RootModel[JsonValue]):

@@ -24,7 +24,9 @@ class GetNotificationDetailsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetNotificationDetailsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetNotificationDetailsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     notificationID: JsonStr = Field(description="The ID of the notification")
 
 

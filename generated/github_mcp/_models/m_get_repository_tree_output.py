@@ -22,7 +22,9 @@ class GetRepositoryTreeCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetRepositoryTreeOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetRepositoryTreeOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     path_filter: Annotated[JsonStr | None, NotNull] = Field(
         default=None,

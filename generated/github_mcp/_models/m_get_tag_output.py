@@ -22,7 +22,7 @@ class GetTagCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetTagOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetTagOutput | None, NotNull] = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
     tag: JsonStr = Field(description="Tag name")

@@ -22,7 +22,7 @@ class GetTeamMembersCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetTeamMembersOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetTeamMembersOutput | None, NotNull] = Field(default=None, alias="_output")
     org: JsonStr = Field(description="Organization login (owner) that contains the team.")
     team_slug: JsonStr = Field(description="Team slug")
 

@@ -22,7 +22,7 @@ class GetTeamsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetTeamsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetTeamsOutput | None, NotNull] = Field(default=None, alias="_output")
     user: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Username to get teams for. If not provided, uses the authenticated user.",

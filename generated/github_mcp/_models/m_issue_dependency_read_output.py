@@ -22,7 +22,9 @@ class IssueDependencyReadCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: IssueDependencyReadOutput | None = Field(default=None, alias="_output")
+    output: Annotated[IssueDependencyReadOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     issue_number: JsonNumber = Field(description="The number of the issue")
     method: Literal["get_blocked_by", "get_blocking"] = Field(
         description="The read operation to perform on a single issue's dependencies.\nOptions are:\n1. get_blocked_by - List the issues that block this issue (this issue is blocked by them).\n2. get_blocking - List the issues that this issue blocks.\n"

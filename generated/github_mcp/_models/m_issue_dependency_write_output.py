@@ -22,7 +22,9 @@ class IssueDependencyWriteCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: IssueDependencyWriteOutput | None = Field(default=None, alias="_output")
+    output: Annotated[IssueDependencyWriteOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     issue_number: JsonNumber = Field(description="The number of the subject issue")
     method: Literal["add", "remove"] = Field(
         description="The action to perform.\nOptions are:\n- 'add' - create the dependency relationship.\n- 'remove' - delete the dependency relationship."

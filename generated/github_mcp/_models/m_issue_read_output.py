@@ -22,7 +22,7 @@ class IssueReadCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: IssueReadOutput | None = Field(default=None, alias="_output")
+    output: Annotated[IssueReadOutput | None, NotNull] = Field(default=None, alias="_output")
     issue_number: JsonNumber = Field(description="The number of the issue")
     method: Literal["get", "get_comments", "get_sub_issues", "get_parent", "get_labels"] = Field(
         description="The read operation to perform on a single issue.\nOptions are:\n1. get - Get issue details. Also returns best-effort hierarchy flags (`has_parent`, `has_children`); `parent` and `sub_issues_summary` are optional relationship summaries, and `closed_by_pull_requests` summarizes the pull requests configured to close the issue as `total_count` plus up to 5 `references`.\n2. get_comments - Get issue comments.\n3. get_sub_issues - Get sub-issues (children) of the issue.\n4. get_parent - Get the parent issue, if this issue is a sub-issue of another.\n5. get_labels - Get labels assigned to the issue.\n"

@@ -23,7 +23,7 @@ class IssueWriteCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: IssueWriteOutput | None = Field(default=None, alias="_output")
+    output: Annotated[IssueWriteOutput | None, NotNull] = Field(default=None, alias="_output")
     assignees: Annotated[list[JsonStr] | None, NotNull] = Field(
         default=None, description="Usernames to assign to this issue"
     )

@@ -22,7 +22,7 @@ class LabelWriteCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: LabelWriteOutput | None = Field(default=None, alias="_output")
+    output: Annotated[LabelWriteOutput | None, NotNull] = Field(default=None, alias="_output")
     color: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Label color as 6-character hex code without '#' prefix (e.g., 'f29513'). Required for 'create', optional for 'update'.",

@@ -22,7 +22,7 @@ class ListBranchesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListBranchesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListBranchesOutput | None, NotNull] = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner")
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"

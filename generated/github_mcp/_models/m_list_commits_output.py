@@ -22,7 +22,7 @@ class ListCommitsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListCommitsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListCommitsOutput | None, NotNull] = Field(default=None, alias="_output")
     author: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Author username or email address to filter commits by"
     )

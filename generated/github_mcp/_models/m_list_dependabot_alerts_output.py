@@ -22,7 +22,9 @@ class ListDependabotAlertsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListDependabotAlertsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListDependabotAlertsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     after: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Cursor for pagination. Use the cursor from the previous response.",

@@ -24,7 +24,9 @@ class ListDiscussionCategoriesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListDiscussionCategoriesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListDiscussionCategoriesOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     owner: JsonStr = Field(description="Repository owner")
     repo: Annotated[JsonStr | None, NotNull] = Field(
         default=None,

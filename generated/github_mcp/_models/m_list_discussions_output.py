@@ -22,7 +22,7 @@ class ListDiscussionsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListDiscussionsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListDiscussionsOutput | None, NotNull] = Field(default=None, alias="_output")
     after: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Cursor for pagination. Use the cursor from the previous response.",

@@ -22,7 +22,7 @@ class ListGistsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListGistsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListGistsOutput | None, NotNull] = Field(default=None, alias="_output")
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"
     )

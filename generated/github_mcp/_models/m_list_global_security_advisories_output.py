@@ -24,7 +24,9 @@ class ListGlobalSecurityAdvisoriesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListGlobalSecurityAdvisoriesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListGlobalSecurityAdvisoriesOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     affects: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description='Filter advisories by affected package or version (e.g. "package1,package2@1.0.0").',

@@ -22,7 +22,7 @@ class ListIssueFieldsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListIssueFieldsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListIssueFieldsOutput | None, NotNull] = Field(default=None, alias="_output")
     owner: JsonStr = Field(
         description="The account owner of the repository or organization. The name is not case sensitive."
     )

@@ -22,7 +22,7 @@ class ListIssueTypesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListIssueTypesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListIssueTypesOutput | None, NotNull] = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="The account owner of the repository or organization.")
     repo: Annotated[JsonStr | None, NotNull] = Field(
         default=None,

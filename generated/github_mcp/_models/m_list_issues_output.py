@@ -23,7 +23,7 @@ class ListIssuesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListIssuesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListIssuesOutput | None, NotNull] = Field(default=None, alias="_output")
     after: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Cursor for pagination. Use the cursor from the previous response.",

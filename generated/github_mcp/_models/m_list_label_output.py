@@ -22,7 +22,7 @@ class ListLabelCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListLabelOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListLabelOutput | None, NotNull] = Field(default=None, alias="_output")
     owner: JsonStr = Field(
         description="Repository owner (username or organization name) - required for all operations"
     )

@@ -22,7 +22,9 @@ class ListNotificationsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListNotificationsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListNotificationsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     before: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Only show notifications updated before the given time (ISO 8601 format)",

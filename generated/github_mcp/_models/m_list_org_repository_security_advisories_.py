@@ -24,7 +24,9 @@ class ListOrgRepositorySecurityAdvisoriesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListOrgRepositorySecurityAdvisoriesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListOrgRepositorySecurityAdvisoriesOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     direction: Annotated[Literal["asc", "desc"] | None, NotNull] = Field(
         default=None, description="Sort direction."
     )

@@ -22,7 +22,7 @@ class ListPullRequestsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListPullRequestsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListPullRequestsOutput | None, NotNull] = Field(default=None, alias="_output")
     base: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Filter by base branch"
     )

@@ -22,7 +22,7 @@ class ListReleasesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListReleasesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListReleasesOutput | None, NotNull] = Field(default=None, alias="_output")
     fields_: Annotated[
         list[
             Literal[

@@ -24,7 +24,9 @@ class ListRepositoryCollaboratorsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListRepositoryCollaboratorsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListRepositoryCollaboratorsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     affiliation: Annotated[Literal["outside", "direct", "all"] | None, NotNull] = Field(
         default=None,
         description="Filter by affiliation. Can be one of: 'outside' (outside collaborators), 'direct' (all with permissions regardless of org membership), 'all' (all collaborators). Default: 'all'",

@@ -24,7 +24,9 @@ class ListRepositorySecurityAdvisoriesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListRepositorySecurityAdvisoriesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListRepositorySecurityAdvisoriesOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     direction: Annotated[Literal["asc", "desc"] | None, NotNull] = Field(
         default=None, description="Sort direction."
     )

@@ -24,7 +24,9 @@ class ListSecretScanningAlertsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListSecretScanningAlertsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListSecretScanningAlertsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     owner: JsonStr = Field(description="The owner of the repository.")
     page: Annotated[Annotated[JsonNumber, Bounds(ge=1)] | None, NotNull] = Field(
         default=None, description="Page number for pagination (min 1)"

@@ -24,7 +24,9 @@ class ListStarredRepositoriesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ListStarredRepositoriesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ListStarredRepositoriesOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     direction: Annotated[Literal["asc", "desc"] | None, NotNull] = Field(
         default=None, description="The direction to sort the results by."
     )

@@ -24,7 +24,9 @@ class ManageNotificationSubscriptionCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ManageNotificationSubscriptionOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ManageNotificationSubscriptionOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     action: Literal["ignore", "watch", "delete"] = Field(
         description="Action to perform: ignore, watch, or delete the notification subscription."
     )

@@ -24,7 +24,7 @@ class ManageRepositoryNotificationSubscriptionCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ManageRepositoryNotificationSubscriptionOutput | None = Field(
+    output: Annotated[ManageRepositoryNotificationSubscriptionOutput | None, NotNull] = Field(
         default=None, alias="_output"
     )
     action: Literal["ignore", "watch", "delete"] = Field(

@@ -24,7 +24,9 @@ class MarkAllNotificationsReadCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: MarkAllNotificationsReadOutput | None = Field(default=None, alias="_output")
+    output: Annotated[MarkAllNotificationsReadOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     lastReadAt: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Describes the last point that notifications were checked (optional). Default: Now",

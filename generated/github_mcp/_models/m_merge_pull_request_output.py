@@ -22,7 +22,7 @@ class MergePullRequestCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: MergePullRequestOutput | None = Field(default=None, alias="_output")
+    output: Annotated[MergePullRequestOutput | None, NotNull] = Field(default=None, alias="_output")
     commit_message: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Extra detail for merge commit"
     )

@@ -23,7 +23,7 @@ class ProjectsGetCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ProjectsGetOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ProjectsGetOutput | None, NotNull] = Field(default=None, alias="_output")
     field_id: Annotated[JsonNumber | None, NotNull] = Field(
         default=None, description="The field's ID. Required for 'get_project_field' method."
     )

@@ -23,7 +23,7 @@ class ProjectsListCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ProjectsListOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ProjectsListOutput | None, NotNull] = Field(default=None, alias="_output")
     after: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Forward pagination cursor from previous pageInfo.nextCursor."
     )

@@ -84,7 +84,7 @@ class ProjectsWriteCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ProjectsWriteOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ProjectsWriteOutput | None, NotNull] = Field(default=None, alias="_output")
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="The body of the status update (markdown). Used for 'create_project_status_update' method.",

@@ -22,7 +22,7 @@ class PullRequestReadCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: PullRequestReadOutput | None = Field(default=None, alias="_output")
+    output: Annotated[PullRequestReadOutput | None, NotNull] = Field(default=None, alias="_output")
     after: Annotated[JsonStr | None, NotNull] = Field(
         default=None,
         description="Cursor for pagination, used only by the get_review_comments method. Pass the endCursor from the previous page's PageInfo to fetch the next page.",

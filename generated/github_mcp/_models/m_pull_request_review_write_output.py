@@ -31,7 +31,9 @@ class PullRequestReviewWriteCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: PullRequestReviewWriteOutput | None = Field(default=None, alias="_output")
+    output: Annotated[PullRequestReviewWriteOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Review comment text"
     )

@@ -23,7 +23,7 @@ class PushFilesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: PushFilesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[PushFilesOutput | None, NotNull] = Field(default=None, alias="_output")
     branch: JsonStr = Field(description="Branch to push to")
     files: list[PushFilesCallFilesItem] = Field(
         description="Array of file objects to push, each object with path (string) and content (string)"

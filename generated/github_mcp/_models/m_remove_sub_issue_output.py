@@ -22,7 +22,7 @@ class RemoveSubIssueCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: RemoveSubIssueOutput | None = Field(default=None, alias="_output")
+    output: Annotated[RemoveSubIssueOutput | None, NotNull] = Field(default=None, alias="_output")
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The parent issue number")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     repo: JsonStr = Field(description="Repository name")

@@ -22,7 +22,9 @@ class ReprioritizeSubIssueCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ReprioritizeSubIssueOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ReprioritizeSubIssueOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     after_id: Annotated[JsonNumber | None, NotNull] = Field(
         default=None,
         description="The ID of the sub-issue to place this after (either after_id OR before_id should be specified)",

@@ -22,7 +22,9 @@ class RequestCopilotReviewCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: RequestCopilotReviewOutput | None = Field(default=None, alias="_output")
+    output: Annotated[RequestCopilotReviewOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     owner: JsonStr = Field(description="Repository owner")
     pullNumber: JsonNumber = Field(description="Pull request number")
     repo: JsonStr = Field(description="Repository name")

@@ -22,7 +22,9 @@ class ResolveReviewThreadCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ResolveReviewThreadOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ResolveReviewThreadOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     threadID: JsonStr = Field(
         description="The node ID of the review thread to resolve (e.g., PRRT_kwDOxxx)"
     )

@@ -22,7 +22,7 @@ class SearchCodeCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SearchCodeOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SearchCodeOutput | None, NotNull] = Field(default=None, alias="_output")
     fields_: Annotated[
         list[Literal["name", "path", "sha", "repository", "text_matches"]] | None, NotNull
     ] = Field(

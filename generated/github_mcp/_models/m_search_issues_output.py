@@ -22,7 +22,7 @@ class SearchIssuesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SearchIssuesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SearchIssuesOutput | None, NotNull] = Field(default=None, alias="_output")
     fields_: Annotated[
         list[
             Literal[

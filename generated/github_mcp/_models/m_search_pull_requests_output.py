@@ -22,7 +22,9 @@ class SearchPullRequestsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SearchPullRequestsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SearchPullRequestsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     fields_: Annotated[
         list[
             Literal[

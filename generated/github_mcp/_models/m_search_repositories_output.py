@@ -22,7 +22,9 @@ class SearchRepositoriesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SearchRepositoriesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SearchRepositoriesOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     minimal_output: JsonBool = Field(
         default=True,
         description="Return minimal repository information (default: true). When false, returns full GitHub API repository objects.",

@@ -22,7 +22,7 @@ class SearchUsersCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SearchUsersOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SearchUsersOutput | None, NotNull] = Field(default=None, alias="_output")
     order: Annotated[Literal["asc", "desc"] | None, NotNull] = Field(
         default=None, description="Sort order"
     )

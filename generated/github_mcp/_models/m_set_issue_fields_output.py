@@ -31,7 +31,7 @@ class SetIssueFieldsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SetIssueFieldsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SetIssueFieldsOutput | None, NotNull] = Field(default=None, alias="_output")
     fields_: Annotated[list[SetIssueFieldsCallFieldsItem], Field(min_length=1)] = Field(
         alias="fields",
         description="Array of issue field values to set. Each element must have a 'field_id' (string, the GraphQL node ID of the field) and exactly one value field: 'text_value' for text fields, 'number_value' for number fields, 'date_value' (ISO 8601 date string) for date fields, or 'single_select_option_id' (the GraphQL node ID of the option) for single select fields. Set 'delete' to true to remove a field value.",

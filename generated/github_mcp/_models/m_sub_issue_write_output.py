@@ -22,7 +22,7 @@ class SubIssueWriteCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SubIssueWriteOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SubIssueWriteOutput | None, NotNull] = Field(default=None, alias="_output")
     after_id: Annotated[JsonNumber | None, NotNull] = Field(
         default=None,
         description="The ID of the sub-issue to be prioritized after (either after_id OR before_id should be specified)",

@@ -24,7 +24,9 @@ class SubmitPendingPullRequestReviewCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SubmitPendingPullRequestReviewOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SubmitPendingPullRequestReviewOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     body: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The review body text (optional)"
     )

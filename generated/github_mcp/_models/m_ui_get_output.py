@@ -22,7 +22,7 @@ class UiGetCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UiGetOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UiGetOutput | None, NotNull] = Field(default=None, alias="_output")
     method: Literal[
         "labels", "assignees", "milestones", "issue_types", "branches", "issue_fields", "reviewers"
     ] = Field(description="The type of data to fetch")

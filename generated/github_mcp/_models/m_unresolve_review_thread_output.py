@@ -24,7 +24,9 @@ class UnresolveReviewThreadCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UnresolveReviewThreadOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UnresolveReviewThreadOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     threadID: JsonStr = Field(
         description="The node ID of the review thread to unresolve (e.g., PRRT_kwDOxxx)"
     )

@@ -22,7 +22,7 @@ class UnstarRepositoryCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UnstarRepositoryOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UnstarRepositoryOutput | None, NotNull] = Field(default=None, alias="_output")
     owner: JsonStr = Field(description="Repository owner")
     repo: JsonStr = Field(description="Repository name")
 

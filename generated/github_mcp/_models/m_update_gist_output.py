@@ -22,7 +22,7 @@ class UpdateGistCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdateGistOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdateGistOutput | None, NotNull] = Field(default=None, alias="_output")
     content: JsonStr = Field(description="Content for the file")
     description: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="Updated description of the gist"

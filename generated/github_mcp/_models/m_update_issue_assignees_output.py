@@ -31,7 +31,9 @@ class UpdateIssueAssigneesCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdateIssueAssigneesOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdateIssueAssigneesOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     assignees: list[JsonStr | UpdateIssueAssigneesCallAssigneesItemOption2] = Field(
         description="GitHub usernames to assign to this issue."
     )

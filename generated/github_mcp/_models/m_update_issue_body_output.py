@@ -22,7 +22,7 @@ class UpdateIssueBodyCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdateIssueBodyOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdateIssueBodyOutput | None, NotNull] = Field(default=None, alias="_output")
     body: JsonStr = Field(description="The new body content for the issue")
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"

@@ -31,7 +31,9 @@ class UpdateIssueLabelsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdateIssueLabelsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdateIssueLabelsOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )

@@ -22,7 +22,7 @@ class UpdateIssueStateCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdateIssueStateOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdateIssueStateOutput | None, NotNull] = Field(default=None, alias="_output")
     confidence: Annotated[Literal["LOW", "MEDIUM", "HIGH"] | None, NotNull] = Field(
         default=None,
         description="How confident you are in this choice. Use 'HIGH' for clear signal or explicit user request, 'MEDIUM' for reasonable inference with some ambiguity, 'LOW' for best guess with limited signal.",

@@ -22,7 +22,7 @@ class UpdateIssueTitleCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdateIssueTitleOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdateIssueTitleOutput | None, NotNull] = Field(default=None, alias="_output")
     issue_number: Annotated[JsonNumber, Bounds(ge=1)] = Field(
         description="The issue number to update"
     )

@@ -24,7 +24,9 @@ class UpdatePullRequestBodyCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdatePullRequestBodyOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdatePullRequestBodyOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     body: JsonStr = Field(description="The new body content for the pull request")
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")

@@ -24,7 +24,9 @@ class UpdatePullRequestBranchCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdatePullRequestBranchOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdatePullRequestBranchOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     expectedHeadSha: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="The expected SHA of the pull request's HEAD ref"
     )

@@ -24,7 +24,9 @@ class UpdatePullRequestDraftStateCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdatePullRequestDraftStateOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdatePullRequestDraftStateOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     draft: JsonBool = Field(
         description="Set to true to convert to draft, false to mark as ready for review"
     )

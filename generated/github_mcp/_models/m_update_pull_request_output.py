@@ -22,7 +22,9 @@ class UpdatePullRequestCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdatePullRequestOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdatePullRequestOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     base: Annotated[JsonStr | None, NotNull] = Field(
         default=None, description="New base branch name"
     )

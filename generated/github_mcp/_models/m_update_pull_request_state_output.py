@@ -24,7 +24,9 @@ class UpdatePullRequestStateCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: UpdatePullRequestStateOutput | None = Field(default=None, alias="_output")
+    output: Annotated[UpdatePullRequestStateOutput | None, NotNull] = Field(
+        default=None, alias="_output"
+    )
     owner: JsonStr = Field(description="Repository owner (username or organization)")
     pullNumber: Annotated[JsonNumber, Bounds(ge=1)] = Field(description="The pull request number")
     repo: JsonStr = Field(description="Repository name")

@@ -31,7 +31,7 @@ class GetWeatherCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: GetWeatherOutput | None = Field(default=None, alias="_output")
+    output: Annotated[GetWeatherOutput | None, NotNull] = Field(default=None, alias="_output")
     city: JsonStr
     unit: Literal["c", "f"] | None
 
@@ -44,7 +44,7 @@ class FetchWeatherCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: FetchWeatherOutput | None = Field(default=None, alias="_output")
+    output: Annotated[FetchWeatherOutput | None, NotNull] = Field(default=None, alias="_output")
     query: JsonStr
 
 
@@ -54,7 +54,7 @@ class ConfirmActionCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: ConfirmActionOutput | None = Field(default=None, alias="_output")
+    output: Annotated[ConfirmActionOutput | None, NotNull] = Field(default=None, alias="_output")
     prompt: Annotated[JsonStr | None, NotNull] = Field(default=None)
 
 
@@ -66,7 +66,7 @@ class SearchProductsCall(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: SearchProductsOutput | None = Field(default=None, alias="_output")
+    output: Annotated[SearchProductsOutput | None, NotNull] = Field(default=None, alias="_output")
     searchQuery: JsonStr = Field(description="What to look for")
     limit: Annotated[Annotated[JsonInt, Field(ge=1, le=50)] | None, NotNull] = Field(default=None)
 

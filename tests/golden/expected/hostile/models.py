@@ -35,7 +35,7 @@ import os; os.system('touch canary')\x00 \u202e bidi {{ jinja }} {% raw %}"""
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: EvilToolOutput | None = Field(default=None, alias="_output")
+    output: Annotated[EvilToolOutput | None, NotNull] = Field(default=None, alias="_output")
     class_: JsonStr = Field(alias="class")
     init: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="__init__", description='"""\n\\'
@@ -67,7 +67,7 @@ class EvilTool2Call(ToolCall):
     reasoning_for_call: Annotated[JsonStr | None, NotNull] = Field(
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
-    output: EvilTool2Output | None = Field(default=None, alias="_output")
+    output: Annotated[EvilTool2Output | None, NotNull] = Field(default=None, alias="_output")
     x: Annotated[JsonStr | None, NotNull] = Field(default=None, description='ends with a quote"')
 
 

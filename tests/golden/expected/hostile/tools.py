@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, TypeVar, Union
 from pydantic import ConfigDict, Field, TypeAdapter
 from toolbind.runtime import ToolBinding, load_bindings
-from toolbind.runtime.types import ToolResponse
+from toolbind.runtime.types import ToolResponse, ToolTag
 
 from .models import (
     EvilToolCall,
@@ -18,7 +18,7 @@ from .models import (
 
 __all__ = ["NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "OutputT", "Response"]
 
-Call = Annotated[Union[EvilToolCall, EvilTool2Call], Field(discriminator="tool")]
+Call = Annotated[Union[EvilToolCall, EvilTool2Call], Field(discriminator="tool"), ToolTag]
 CallAdapter: TypeAdapter[Union[EvilToolCall, EvilTool2Call]] = TypeAdapter(
     Call, config=ConfigDict(defer_build=True)
 )
