@@ -5,11 +5,11 @@ the counts). Checked on every corpus spec and on the real-world deviation specs.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from tests._fates import FATES, read_counts
 from tests.conftest import CORPUS
 from toolbind.compiler._driver import build
 
@@ -20,17 +20,6 @@ SPECS = sorted(
         *REALWORLD.glob("*.yaml"),
     ]
 )
-FATES = ("emitted", "reported", "filtered", "overridden")
-
-
-def _counts(note: str) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for part in note.split("read → emitted: ", 1)[1].split("; "):
-        kind, read, fates = re.fullmatch(r"(.+?) (\d+) → (.*)", part).groups()  # type: ignore[union-attr]
-        out[kind] = {"read": int(read)} | {
-            fate: int(n) for n, fate in (f.split(" ", 1) for f in fates.split(", "))
-        }
-    return out
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=[p.name for p in SPECS])
@@ -38,7 +27,7 @@ def test_everything_read_is_emitted_or_reported(spec: Path) -> None:
     tree = build([spec], formatted=False)
     notes = [d for d in tree.diagnostics if "read → emitted: " in d.found]
     assert len(notes) == 1, [d.render() for d in tree.diagnostics]
-    counts = _counts(notes[0].found)
+    counts = read_counts(notes[0].found)
     assert counts["operations"]["read"] > 0 or spec.name.startswith("oai-examples__webhook")
     reported = sum(c.get("reported", 0) for c in counts.values())
     said = [d for d in tree.diagnostics if d.severity in ("warning", "note") and d is not notes[0]]
