@@ -82,6 +82,9 @@ DEFAULT_ACTIVITY_TIMEOUT = 30.0
 DEFAULT_MAX_CALLS = 100
 
 Route = Literal["explicit", "latent", "async", "missing"]
+
+RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
+"""Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
 EventType = Literal[
     "tool-call.start",
     "tool-input-delta",
@@ -431,14 +434,30 @@ class Agent:
         has_url = bool(execution.get("url") or execution.get("webhookUrl"))
         if tool.execution_type == "space" or (tool.execution_type == "external" and not has_url):
             return "async", None
-        if name:
-            return "missing", None
+        if name or tool.execution_type in RUNS_ELSEWHERE:
+            return "missing", None  # never latent: its result is not the model's to invent
         return "latent", None
 
     def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
         """The composed schema (and ``.response`` type) the next request will use."""
         tools = list(self.tools)
         routed = {t.name: self._route(t)[0] for t in tools}
+        stranded = [
+            t.name
+            for t in tools
+            if routed[t.name] == "missing"
+            and t.execution_type in RUNS_ELSEWHERE
+            and not resolve_activity(t, self.activities.names)
+        ]
+        if stranded:
+            raise UsageError(
+                f"{len(stranded)} tool(s) run elsewhere and have no way to run here: "
+                f"{', '.join(stranded[:10])}{' …' if len(stranded) > 10 else ''} (an MCP tool runs on "
+                "its server, a gateway tool on the gateway). Register an Activity for each "
+                "(Activity.register(name, fn)), give it an `execution` config, or leave it out of "
+                "Agent(tools=...): such a tool is never run latently, where the model's guess would "
+                "come back as its result."
+            )
         not_latent = frozenset(n for n, r in routed.items() if r != "latent")
         out_key: Any = (
             json.dumps(output, sort_keys=True, default=str)

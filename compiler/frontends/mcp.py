@@ -2,6 +2,10 @@
 
 Each tool is ``{name, title?, description, inputSchema, outputSchema?, annotations?}``; a file holds
 one tool, a list, ``{"tools": [...]}`` (the result object) or a JSON-RPC response around it.
+
+An MCP tool runs on its server: it is a ``gateway`` tool, not visible by default
+(gateway-v3-tool-system.md, "MCP Tools"), and never latent — the Agent refuses to offer one that
+has no Activity rather than take the model's invented ``_output`` as its result.
 """
 
 from __future__ import annotations
@@ -34,4 +38,6 @@ def read_tool(reader: ToolReader, value: dict[str, Any], loc: SourceLocation) ->
         description=reader.text(value.get("description"), loc.child("description"), "description"),
         title=reader.text(title, loc.child("title"), "title"),
         annotations=freeze(annotations) if annotations is not None else None,
+        execution_type="gateway",
+        visible=False,
     )

@@ -493,3 +493,73 @@ def test_describe_tools_reads_types_enums_defaults_and_descriptions() -> None:
         '    unit: Unit. (default "f")',
     ]
     assert describe_tools(tools, max_chars=10).splitlines()[0].endswith("— Current w…")
+
+
+MCP_TOOLS = {
+    "tools": [
+        {
+            "name": "get_forecast",
+            "description": "The forecast for a city (runs on the MCP server).",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+            "outputSchema": {
+                "type": "object",
+                "properties": {"summary": {"type": "string"}},
+                "required": ["summary"],
+            },
+        }
+    ]
+}
+
+
+def test_an_imported_mcp_tool_never_runs_latently(
+    llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    """The defect (issue 14): a tool imported from an MCP ``tools/list`` with no Activity ran
+    latently — the model's invented ``_output`` came back as a successful result. An MCP tool runs
+    on its server: a ``gateway`` tool, not visible, refused before anything is sent when nothing
+    here can run it, and offered without ``_output`` when an Activity can."""
+    from toolbind.runtime import ActivityRegistry, UsageError
+
+    spec = tmp_path / "weather_mcp.json"
+    spec.write_text(json.dumps(MCP_TOOLS), encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "weather_mcp")
+    try:
+        (binding,) = pkg.TOOLS
+        assert binding.execution_type == "gateway" and binding.visible is False
+        server, url = llm
+        server.add(
+            call(
+                {
+                    "output": None,
+                    "calls": [
+                        {"_tool": "get_forecast", "city": "Oslo", "_output": {"summary": "sunny"}}
+                    ],
+                }
+            )
+        )
+        with pytest.raises(UsageError, match="get_forecast"):
+            Agent(url, model="scripted", tools=list(pkg.TOOLS), max_retries=0).request("Oslo?")
+        assert server.requests == []  # refused before anything was sent
+
+        def forecast(c: Any) -> dict[str, str]:
+            return {"summary": f"rain in {c.city}"}
+
+        activities = ActivityRegistry()
+        activities.register("get_forecast", forecast)
+        agent = Agent(url, model="scripted", tools=list(pkg.TOOLS), activities=activities)
+        item = agent.composition()["properties"]["calls"]["items"]
+        assert "_output" not in item["properties"]  # nothing for the model to invent
+        server.requests.clear()
+        server.add(call({"output": None, "calls": [{"_tool": "get_forecast", "city": "Oslo"}]}))
+        server.add(call({"output": "It rains.", "calls": []}))
+        result = agent.run("Oslo?")
+        record = result.steps[0].calls[0]
+        assert record.route == "explicit"
+        assert record.result.model_dump(mode="json")["data"] == {"summary": "rain in Oslo"}
+    finally:
+        unload("weather_mcp")
