@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import uuid
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -383,6 +384,14 @@ class HttpClient(_Base):
         accept = next((r.media_type for r in op.responses if r.is_output and r.media_type), None)
         if accept is not None:
             headers.append(("Accept", accept))
+        # An operation that takes an Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header)
+        # says a repeat with the same key is safe: the call gets one (a fresh UUID unless it gave
+        # its own), every attempt sends it, and a POST/PATCH is retried as a GET is.
+        keyed = any(
+            p.location == "header" and p.name.lower() == IDEMPOTENCY_KEY for p in op.parameters
+        )
+        if keyed and not any(name.lower() == IDEMPOTENCY_KEY for name, _ in headers):
+            headers.append(("Idempotency-Key", str(uuid.uuid4())))
         return Outgoing(
             method=op.method.upper(),
             url=httpx.URL(text),
@@ -390,6 +399,7 @@ class HttpClient(_Base):
             cookies=cookies,
             content=content,
             label=op.tool,
+            idempotent=keyed,
         )
 
 
@@ -398,6 +408,7 @@ def _invalid(tool: str, message: str) -> ToolResult[Any]:
 
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+IDEMPOTENCY_KEY = "idempotency-key"
 # Headers the model may not set through the generic tool: routing, framing, credentials.
 _FORBIDDEN_HEADERS = frozenset(
     {

@@ -94,6 +94,9 @@ class Outgoing:
     cookies: list[str] = field(default_factory=list[str])
     content: bytes | None = None
     label: str = ""  # the tool's name, for messages
+    # the operation says a repeat is safe (it takes an ``Idempotency-Key``, which this request
+    # carries): a POST/PATCH is retried like a GET
+    idempotent: bool = False
 
 
 class Authenticator:
@@ -479,7 +482,7 @@ class Exchange:
 
         while True:
             attempts += 1
-            idempotent = method in IDEMPOTENT or retry.retry_non_idempotent
+            idempotent = method in IDEMPOTENT or retry.retry_non_idempotent or out.idempotent
             try:
                 parts = AuthParts() if auth is None else (yield from auth.parts())
             except TokenError as exc:

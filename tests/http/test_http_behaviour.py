@@ -18,7 +18,7 @@ import zstandard
 from tests._servers import serve_asgi
 from tests.conftest import unload
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime.http import HttpClient
+from toolbind.runtime.http import HttpClient, RetryPolicy
 
 SPEC = """\
 openapi: 3.0.3
@@ -40,6 +40,13 @@ paths:
   /ndjson: {get: {operationId: ndjson, responses: {"200": {description: JSON lines}}}}
   /lines: {get: {operationId: lines, responses: {"200": {description: JSON lines as application/json}}}}
   /events: {get: {operationId: events, responses: {"200": {description: server-sent events}}}}
+  /orders:
+    post:
+      operationId: createOrder
+      parameters: [{name: Idempotency-Key, in: header, schema: {type: string}}]
+      responses: {"200": {description: the attempts this key took}}
+  /notes:
+    post: {operationId: createNote, responses: {"200": {description: the attempts}}}
 """
 
 BODY = b'{"coding": "%s"}'
@@ -58,6 +65,9 @@ ENCODERS: dict[str, Callable[[bytes], bytes]] = {
     "br": _brotli,
     "zstd": _zstd,
 }
+
+
+ATTEMPTS: dict[tuple[str, str], int] = {}
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -79,6 +89,13 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         media, body = "application/x-ndjson", b'{"n": 1}\n{"n": 2}\n\n{"n": 3}\n'
     elif path == "/lines":
         body = b'{"n": 1}\n{"n": 2}\n'
+    elif path in ("/orders", "/notes"):
+        # the first attempt of each key fails with 503; the next ones count the attempts
+        key = headers.get("idempotency-key", "(none)")
+        ATTEMPTS[key, path] = ATTEMPTS.get((key, path), 0) + 1
+        if ATTEMPTS[key, path] == 1:
+            status = 503
+        body = json.dumps({"key": key, "attempts": ATTEMPTS[key, path]}).encode()
     elif path == "/events":
         media = "text/event-stream"
         body = b'event: tick\ndata: {"n": 1}\n\ndata: plain text\n\ndata: {"n":\ndata: 2}\n\n'
@@ -192,3 +209,23 @@ def test_the_timeout_is_the_whole_calls_deadline(tmp_path: Path) -> None:
                 assert made.metadata["error_type"] == "timeout" and hits == ["POST"]
     finally:
         unload("busy")
+
+
+def test_a_post_that_takes_an_idempotency_key_is_retried_with_the_same_key(
+    api: tuple[ModuleType, str],
+) -> None:
+    """Issue 13 item 6: a POST is not retried (it may have been done) unless the operation says a
+    repeat is safe — it takes an ``Idempotency-Key``: the call gets one, every attempt sends it."""
+    pkg, base = api
+    quick = RetryPolicy(backoff=0.01)
+    with HttpClient(pkg.API, base_url=base, retry=quick) as client:
+        order = _call(client, pkg, "createOrder")  # 503, then the same key again: 200
+        assert order["attempts"] == 2 and len(order["key"]) == 36  # a UUID the client made
+        again = _call(client, pkg, "createOrder")
+        assert again["key"] != order["key"] and again["attempts"] == 2  # a new call, a new key
+        given = _call(client, pkg, "createOrder", **{"Idempotency-Key": "order-7"})
+        assert given == {"key": "order-7", "attempts": 2}  # the caller's own key is kept
+        call = pkg.CallAdapter.validate_python({"_tool": "createNote"})
+        note = pkg.HttpActivities(client).activities()["createNote"](call)
+    assert not note.success and note.metadata["status"] == 503  # no key: never sent twice
+    assert note.metadata["attempts"] == 1
