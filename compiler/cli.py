@@ -428,6 +428,82 @@ def test_command(
     raise typer.Exit(code)
 
 
+@app.command("serve")
+def serve_command(
+    specs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Spec files or directories to serve.", show_default=False, readable=False
+        ),
+    ],
+    activities: Annotated[
+        str | None,
+        typer.Option(
+            "--activities",
+            help="Module (import path or .py file) with the Activities: its ACTIVITIES dict "
+            "(tool name → function), else functions named like the tools.",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="Where an OpenAPI spec's operations are called (default: its first server).",
+        ),
+    ] = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http", metavar="HOST:PORT", help="Serve streamable HTTP at /mcp (default: stdio)."
+        ),
+    ] = None,
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--token-env", metavar="NAME", help="Require 'Authorization: Bearer $NAME' over HTTP."
+        ),
+    ] = None,
+    allow_ref: AllowRef = None,
+) -> None:
+    """Serve SPEC's tools as an MCP server: each tool with an Activity (an OpenAPI operation over
+    HTTP, or a function of --activities) is an MCP tool; calls are validated by the generated Call
+    models. stdio by default; --http HOST:PORT for streamable HTTP."""
+    import os
+
+    from ._serve import ServeError, parse_address, prepare, run
+
+    allowed = _allowed_refs(allow_ref)
+    token: str | None = None
+    if token_env is not None:
+        token = os.environ.get(token_env)
+        if not token:
+            raise _usage(f"--token-env {token_env}: the variable is not set (or empty)")
+    try:
+        address = parse_address(http, token) if http is not None else None
+        server, served, skipped, root = prepare(
+            specs, activities=activities, base_url=base_url, allow_refs=allowed
+        )
+    except SpecError as exc:
+        _render(exc.diagnostics)
+        raise typer.Exit(1) from None
+    except ServeError as exc:
+        raise _usage(str(exc)) from None
+    try:
+        if skipped:
+            _err.print(
+                f"not served (no Activity): {', '.join(skipped[:20])}"
+                f"{' …' if len(skipped) > 20 else ''}",
+                markup=False,
+            )
+        where = f"http://{http}/mcp" if http else "stdio"
+        _err.print(f"serving {len(served)} tool(s) over {where}", markup=False)
+        run(server, address, token)
+    finally:
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
         openai_tools,
         strict_violations,
     )
+    from ._mcp_server import mcp_server
     from ._pending import PendingStore, PendingToolCall, pending_app
     from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
@@ -100,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "openai_tools",
         "strict_violations",
     ),
+    "._mcp_server": ("mcp_server",),
     "._pending": (
         "PendingStore",
         "PendingToolCall",
@@ -174,6 +176,7 @@ __all__ = [
     "compose",
     "gemini_tools",
     "load_bindings",
+    "mcp_server",
     "mcp_tools",
     "nullable",
     "openai_strict_schema",

@@ -91,6 +91,7 @@ def test_runtime_surface() -> None:
         "compose",
         "gemini_tools",
         "load_bindings",
+        "mcp_server",
         "mcp_tools",
         "nullable",
         "openai_strict_schema",
