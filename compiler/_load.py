@@ -400,6 +400,17 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
         mark = exc.problem_mark
         context = exc.context_mark
         problem = exc.problem or exc.context or "syntax error"
+        if "maximum nesting depth" in problem:  # PyYAML >= 6.0.4 has a depth limit of its own
+            deep = _too_deep(loc)
+            return Diagnostic(
+                loc=loc,
+                severity="error",
+                found=deep.found,
+                expected=deep.expected,
+                hint=deep.hint,
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+            )
         hint = None
         if exc.context and exc.problem and not exc.context.startswith("while "):
             # e.g. "expected a single document in the stream" + "but found another document"
