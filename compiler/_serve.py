@@ -17,11 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import CompileError
-
-
-class ServeError(CompileError):
-    """A ``toolbind serve`` usage error (missing extra, bad address, nothing to serve)."""
+from toolbind.runtime.errors import UsageError
 
 
 def prepare(
@@ -36,17 +32,16 @@ def prepare(
 
     Raises:
         SpecError: a spec has errors.
-        ServeError: the ``mcp`` extra is missing, the activities module can't be used, or no
+        UsageError: the ``mcp`` extra is missing, the activities module can't be used, or no
             tool has an Activity.
     """
     try:
         import mcp  # noqa: F401  # pyright: ignore[reportUnusedImport]
     except ImportError:
-        raise ServeError(
+        raise UsageError(
             "toolbind serve needs the mcp extra: pip install 'toolbind[mcp]'"
         ) from None
-    from toolbind.runtime import ToolBinding
-    from toolbind.runtime._mcp_server import mcp_server, servable
+    from toolbind.runtime import ToolBinding, mcp_server, resolve_activity
     from toolbind.runtime.http import HttpClient
 
     from ._api import compile_to_directory, load_package
@@ -69,15 +64,16 @@ def prepare(
             try:
                 found, unknown = activities_in(load_activities(activities), tools)
             except ContractError as exc:
-                raise ServeError(str(exc)) from None
+                raise UsageError(str(exc)) from None
             if unknown:
-                raise ServeError(
+                raise UsageError(
                     f"{activities}: ACTIVITIES names no tool of these specs: {', '.join(unknown)}"
                 )
             fns.update(found)
-        served, skipped = servable(tools, fns)
+        served = [t.name for t in tools if (resolve_activity(t, fns.keys()) or t.name) in fns]
+        skipped = [t.name for t in tools if t.name not in served]
         if not served:
-            raise ServeError(
+            raise UsageError(
                 "no tool has an Activity to run it: give --activities MODULE (or an OpenAPI spec, "
                 "whose operations are called over HTTP)"
             )
@@ -91,17 +87,17 @@ def parse_address(text: str, token: str | None) -> tuple[str, int]:
     """``HOST:PORT`` for ``--http``; a non-loopback host needs a token.
 
     Raises:
-        ServeError: not HOST:PORT, or a non-loopback host without ``--token-env``.
+        UsageError: not HOST:PORT, or a non-loopback host without ``--token-env``.
     """
     host, sep, port_text = text.rpartition(":")
     if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise ServeError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+        raise UsageError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
     host = host.strip("[]")
     loopback = host == "localhost"
     with contextlib.suppress(ValueError):  # a name, not an address
         loopback = loopback or ipaddress.ip_address(host).is_loopback
     if not loopback and token is None:
-        raise ServeError(
+        raise UsageError(
             f"--http {text}: serving beyond this machine needs a bearer token "
             "(--token-env NAME, the variable holding it)"
         )

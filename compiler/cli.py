@@ -470,7 +470,9 @@ def serve_command(
     models. stdio by default; --http HOST:PORT for streamable HTTP."""
     import os
 
-    from ._serve import ServeError, parse_address, prepare, run
+    from toolbind.runtime.errors import UsageError
+
+    from ._serve import parse_address, prepare, run
 
     allowed = _allowed_refs(allow_ref)
     token: str | None = None
@@ -486,7 +488,7 @@ def serve_command(
     except SpecError as exc:
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
-    except ServeError as exc:
+    except UsageError as exc:
         raise _usage(str(exc)) from None
     try:
         if skipped:
