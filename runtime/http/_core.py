@@ -630,7 +630,9 @@ class Exchange:
         prefix = f"{out.label}: " if out.label else ""
         # ``data`` is what the API sent, unscrubbed (the Agent scrubs what it sends the model);
         # messages, which reach logs and exceptions, are scrubbed
-        if not 200 <= status < 300:
+        # 304 Not Modified answers the caller's own conditional request (If-None-Match,
+        # If-Modified-Since): a success with no data, as 204 is
+        if not 200 <= status < 300 and status != 304:
             text = _text(response, body)
             data: Any = text[:_ERROR_BODY_CHARS]
             if _is_json(media) and len(text) <= _ERROR_BODY_CHARS:

@@ -44,6 +44,14 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             status, content = 200, json.dumps({"id": pet_id, "name": f"pet{pet_id}"}).encode()
     elif path == "/api/pets" and method == "POST":
         status, content = 201, json.dumps({"id": 1, **json.loads(body)}).encode()
+    elif path.startswith("/api/snapshots/"):  # /api/snapshots/{bucket}/{name}@{at}
+        _, bucket, name_at = path.removeprefix("/api/").split("/")
+        name, at = name_at.split("@")
+        if dict(scope["headers"]).get(b"if-none-match") == b'"v1"':
+            status, media, content = 304, "", b""
+        else:
+            status = 200
+            content = json.dumps({"bucket": bucket, "name": name, "at": int(at)}).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []
