@@ -7,7 +7,10 @@ live test app on 127.0.0.1:
   field, and at run time its value replaced the whole ``{collection_id}@{timestamp}`` part of the
   URL, so the real parameters went nowhere;
 - ``304 Not Modified`` (the answer to the caller's own ``If-None-Match``) came back as a failed
-  call; it is a success with no data, as ``204`` is.
+  call; it is a success with no data, as ``204`` is;
+- a 200 declaring both ``application/json`` and ``text/event-stream`` (llama-cpp-python's server,
+  which streams when the body says ``stream: true``): the event stream, read as a list of values,
+  was checked against the JSON answer's Output model and every streamed call failed.
 """
 
 from __future__ import annotations
@@ -99,3 +102,26 @@ def test_304_is_a_success_with_no_data(pkg: ModuleType, server: str) -> None:
     assert unchanged.success, unchanged.error
     assert unchanged.metadata["status"] == 304 and "error_type" not in unchanged.metadata
     assert unchanged.data is None
+
+
+STREAM_SPEC = Path(__file__).parent / "specs" / "stream_or_json.yaml"
+
+
+def test_a_streamed_answer_beside_a_json_one_is_the_list_of_values(
+    server: str, tmp_path: Path
+) -> None:
+    """The Output model describes the JSON answer; the event stream the same operation sends
+    when asked to was read into a list and checked against it: every streamed call failed."""
+    compile_to_directory([STREAM_SPEC], tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "stream_or_json")
+    try:
+        whole = _call(pkg, server, {"_tool": "count", "upto": 3})
+        assert whole.success, whole.error
+        assert whole.data.model_dump(mode="json") == {"n": 3}
+        assert "stream" not in whole.metadata
+        streamed = _call(pkg, server, {"_tool": "count", "upto": 3, "stream": True})
+        assert streamed.success, streamed.error
+        assert streamed.metadata["stream"] == "event-stream"
+        assert streamed.data == [{"n": 1}, {"n": 2}, {"n": 3}, "[DONE]"]
+    finally:
+        unload("stream_or_json")
