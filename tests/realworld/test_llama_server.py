@@ -15,7 +15,7 @@ checked against what the server documents it answers.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -30,6 +30,7 @@ from toolbind.runtime.http import HttpClient
 
 MISSING = "llama-cpp-python[server] is not installed — `make llm` builds it (~10 min on 2 cores)"
 KEY = "llama-test-key-0123456789"
+Check = Callable[[Any, dict[str, Any]], bool]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_llama_cpp_servers_own_spec_works_against_it(pkg: ModuleType, server: st
     tools: set[str] = set()
     state: dict[str, Any] = {}
 
-    def check(client: HttpClient, tool: str, args: dict[str, Any], status: int, ok: Any) -> None:
+    def check(client: HttpClient, tool: str, args: dict[str, Any], status: int, ok: Check) -> None:
         nonlocal called, correct
         call = pkg.CallAdapter.validate_python({"_tool": tool, **args})
         result = pkg.HttpActivities(client).activities()[tool](call)
