@@ -18,19 +18,18 @@ field). Each result is checked against what Kinto documents it answers.
 from __future__ import annotations
 
 import logging
-import threading
 import warnings
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import httpx
 import pytest
 
+from tests._servers import serve_wsgi
 from tests.conftest import unload
-from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime.http import HttpClient
+
+from ._served import compile_served
 
 kinto = pytest.importorskip("kinto", reason="kinto is in the test extra (make install)")
 
@@ -48,38 +47,28 @@ BOB = ("bob", "bob-password")
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    from werkzeug.serving import make_server
-
     logger = logging.getLogger("kinto")
     level = logger.level
     logger.setLevel(logging.CRITICAL)  # its 500 logs a traceback
     with warnings.catch_warnings():  # "HTTPS is not enabled": on 127.0.0.1, by design
         warnings.simplefilter("ignore", UserWarning)
         app = kinto.main({}, **SETTINGS)
-    srv = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=srv.serve_forever, name="kinto", daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{srv.server_port}"
+        with serve_wsgi(app, name="kinto") as base:
+            yield base
     finally:
-        srv.shutdown()
-        thread.join(timeout=10)
         logger.setLevel(level)
 
 
 @pytest.fixture(scope="module")
 def pkg(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
     root = tmp_path_factory.mktemp("kinto")
-    spec = root / "kinto.json"
-    spec.write_bytes(httpx.get(f"{server}/v1/__api__", timeout=30).content)  # as served
-    tree = compile_to_directory([Path(spec)], root / "out", package_names={str(spec): "kinto_api"})
-    note = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)
+    package, note, warnings = compile_served(f"{server}/v1/__api__", root, "kinto_api")
     assert "operations 41 → 41 emitted" in note, note
     # the snapshot's 'collection_id}@{timestamp' path parameter: reported, not a Call field
     assert "parameters in path 52 → 50 emitted, 1 reported, 1 overridden" in note, note
-    warnings = [d.found for d in tree.diagnostics if d.severity == "warning"]
     assert any("path parameter 'collection_id}@{timestamp' is not named" in w for w in warnings)
-    yield load_package(root / "out", "kinto_api")
+    yield package
     unload("kinto_api")
 
 

@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import httpx
 import pytest
 
 from demo.llm_server import MODEL_ALIAS, llama_cpp_installed, llama_server
 from tests.conftest import unload
-from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime.http import HttpClient
+
+from ._served import compile_served
 
 MISSING = "llama-cpp-python[server] is not installed — `make llm` builds it (~10 min on 2 cores)"
 KEY = "llama-test-key-0123456789"
@@ -46,12 +45,8 @@ def server() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def pkg(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
     root = tmp_path_factory.mktemp("llama")
-    spec = root / "llama.json"
-    spec.write_bytes(httpx.get(f"{server}/openapi.json", timeout=30).content)  # as served
-    tree = compile_to_directory([Path(spec)], root / "out", package_names={str(spec): "llama_api"})
-    note = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)
+    package, note, _ = compile_served(f"{server}/openapi.json", root, "llama_api")
     assert "operations 7 → 7 emitted" in note, note
-    package = load_package(root / "out", "llama_api")
     assert {k: v.type for k, v in package.API.security_schemes.items()} == {"HTTPBearer": "http"}
     yield package
     unload("llama_api")
