@@ -368,7 +368,11 @@ def _format_in(root: Path, files: dict[str, str]) -> dict[str, str]:
     """Write ``files`` below ``root``, ruff-format them there and read them back."""
     _write_files(root, files)
     format_dir(root)
-    return {rel: (root / rel).read_text(encoding="utf-8") for rel in files}
+    # ruff formats Python files only: the rest are already as they will be written
+    return {
+        rel: (root / rel).read_text(encoding="utf-8") if rel.endswith(".py") else text
+        for rel, text in files.items()
+    }
 
 
 def _check_selection(select: OperationFilter, packages: list[SpecPackage]) -> None:

@@ -221,11 +221,15 @@ class HttpResponse:
         status: ``"200"``, ``"2XX"`` or ``"default"``.
         media_type: the content type the Output model describes, or None (no content).
         is_output: this is the response the tool's Output model was made from.
+        headers: the response headers it declares (lower-case names): a result carries their
+            values in ``metadata["headers"]`` (``Set-Cookie`` excepted: cookies stay with the
+            client).
     """
 
     status: str
     media_type: str | None = None
     is_output: bool = False
+    headers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

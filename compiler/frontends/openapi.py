@@ -1150,7 +1150,17 @@ class _Reader:
                 and _body_kind(media_type or "") == "json"
             ):
                 errors.append((status, self.schema(schema)))
-            out.append(HttpResponse(status=status, media_type=media_type, is_output=is_output))
+            declared = as_object(resp.get("headers")) or {}
+            self.counts["response headers", "read"] += len(declared)
+            self.counts["response headers", "emitted"] += len(declared)
+            out.append(
+                HttpResponse(
+                    status=status,
+                    media_type=media_type,
+                    is_output=is_output,
+                    headers=tuple(sorted({str(h).lower() for h in declared})),
+                )
+            )
             self.counts["responses", "emitted"] += 1
         return output, tuple(out), tuple(errors)
 

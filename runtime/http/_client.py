@@ -401,6 +401,7 @@ class HttpClient(_Base):
             label=op.tool,
             idempotent=keyed,
             output_media=accept,
+            declared_headers=frozenset(h for r in op.responses for h in r.headers),
         )
 
 

@@ -22,7 +22,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -99,6 +99,8 @@ class Outgoing:
     idempotent: bool = False
     # the content type the Output model describes (None: unknown, the model applies to any)
     output_media: str | None = None
+    # the response headers the operation declares (lower-case): reported in the metadata
+    declared_headers: frozenset[str] = frozenset()
 
 
 class Authenticator:
@@ -205,12 +207,19 @@ _SELECTED = ("content-type", "etag", "location", "retry-after", "traceparent")
 _SELECTED_PARTS = ("request-id", "requestid", "correlation-id", "trace-id", "ratelimit")
 
 
-def selected_headers(headers: httpx.Headers, redact: Redactor) -> dict[str, str]:
-    """The response headers worth reporting: content type, request ids, rate limits, retry."""
+def selected_headers(
+    headers: httpx.Headers, redact: Redactor, declared: Collection[str] = ()
+) -> dict[str, str]:
+    """The response headers worth reporting: content type, request ids, rate limits, retry,
+    and those the operation's spec declares (``declared``, lower-case; never ``Set-Cookie``)."""
     out: dict[str, str] = {}
     for name, value in headers.items():
         lower = name.lower()
-        if lower in _SELECTED or any(part in lower for part in _SELECTED_PARTS):
+        if (
+            lower in _SELECTED
+            or any(part in lower for part in _SELECTED_PARTS)
+            or (lower in declared and lower != "set-cookie")
+        ):
             out[lower] = redact(value)
     return out
 
@@ -458,7 +467,7 @@ class Exchange:
                 "headers": (
                     {}
                     if response_headers is None
-                    else selected_headers(response_headers, self.redact)
+                    else selected_headers(response_headers, self.redact, out.declared_headers)
                 ),
                 "attempts": attempts,
                 "retries": retries,

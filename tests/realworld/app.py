@@ -24,6 +24,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     path: str = scope["path"]
     method: str = scope["method"]
     status, media, content = 404, "application/json", b'{"error": "not found"}'
+    extra: list[tuple[bytes, bytes]] = []
     if path == "/api/things" and method == "GET":
         status, content = 200, json.dumps([{"name": "a"}, {"name": "b"}]).encode()
     elif path == "/api/things" and method == "POST":
@@ -61,8 +62,17 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         else:
             status = 200
             content = json.dumps({"bucket": bucket, "name": name, "at": int(at)}).encode()
+    elif path == "/api/versioned":  # declared and undeclared response headers
+        status, content = 200, b'{"v": 3}'
+        extra = [
+            (b"last-modified", b"Tue, 24 Nov 2026 10:00:00 GMT"),
+            (b"etag", b'"v3"'),
+            (b"set-cookie", b"session=s3cr3t-session-id; HttpOnly"),
+            (b"x-undeclared", b"not reported"),
+        ]
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []
+    headers += extra
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": content})

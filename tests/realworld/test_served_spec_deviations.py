@@ -10,7 +10,8 @@ live test app on 127.0.0.1:
   call; it is a success with no data, as ``204`` is;
 - a 200 declaring both ``application/json`` and ``text/event-stream`` (llama-cpp-python's server,
   which streams when the body says ``stream: true``): the event stream, read as a list of values,
-  was checked against the JSON answer's Output model and every streamed call failed.
+  was checked against the JSON answer's Output model and every streamed call failed;
+- response headers a spec declares (Kinto's ``Last-Modified``, ``ETag``): read, and put nowhere.
 """
 
 from __future__ import annotations
@@ -125,3 +126,27 @@ def test_a_streamed_answer_beside_a_json_one_is_the_list_of_values(
         assert streamed.data == [{"n": 1}, {"n": 2}, {"n": 3}, "[DONE]"]
     finally:
         unload("stream_or_json")
+
+
+HEADERS_SPEC = Path(__file__).parent / "specs" / "response_headers.yaml"
+
+
+def test_declared_response_headers_are_in_the_metadata(server: str, tmp_path: Path) -> None:
+    """A caller needs an ``ETag``/``Last-Modified`` the spec declares for its next conditional
+    request: the result's metadata carries them (``Set-Cookie`` never: cookies stay with the
+    client), an undeclared one is not added, and the counts say the headers were emitted."""
+    tree = generate_tree([HEADERS_SPEC])
+    note = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)
+    assert "response headers 3 → 3 emitted" in note, note
+    compile_to_directory([HEADERS_SPEC], tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "response_headers")
+    try:
+        found = _call(pkg, server, {"_tool": "getVersioned"})
+        assert found.success, found.error
+        headers = found.metadata["headers"]
+        assert headers["etag"] == '"v3"'
+        assert headers["last-modified"] == "Tue, 24 Nov 2026 10:00:00 GMT"
+        assert "set-cookie" not in headers
+        assert "x-undeclared" not in headers
+    finally:
+        unload("response_headers")
