@@ -11,7 +11,7 @@ import itertools
 import sys
 import types
 from collections.abc import Mapping
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast, get_args
 
 from pydantic import BaseModel
 
@@ -20,27 +20,12 @@ from ._version import VERSION
 from .backends.python import PythonBackend
 from .diagnostics import Diagnostics, SpecError
 from .frontends._jsonschema import SchemaLowerer
+from .frontends._resolver import Draft, draft_named
 from .ir import SourceLocation, SpecPackage, ToolSpec
 
 _counter = itertools.count()
 
-Draft = Literal["draft4", "draft6", "draft7", "draft2019-09", "draft2020-12"]
 _LEGACY_REF_DRAFTS = frozenset({"draft4", "draft6", "draft7"})
-
-
-def _draft_of(schema: Any) -> Draft:
-    """The draft a schema's ``$schema`` names (2020-12 when it names none we know)."""
-    uri = (as_object(schema) or {}).get("$schema")
-    if isinstance(uri, str):
-        markers: tuple[tuple[str, Draft], ...] = (
-            ("draft-04", "draft4"),
-            ("draft-06", "draft6"),
-            ("draft-07", "draft7"),
-        )
-        for marker, draft in markers:
-            if marker in uri:
-                return draft
-    return "draft2020-12"
 
 
 def model_from_schema(
@@ -75,11 +60,13 @@ def model_from_schema(
         raise ValueError(f"draft={draft!r}: expected one of {', '.join(get_args(Draft))}")
     source = "<schema>"
     diags = Diagnostics()
+    draft = draft or draft_named(schema) or "draft2020-12"
     lowerer = SchemaLowerer(
         diags=diags,
         allow_remote_files=False,
         remotes=dict(remotes or {}),
-        legacy_ref=(draft or _draft_of(schema)) in _LEGACY_REF_DRAFTS,
+        legacy_ref=draft in _LEGACY_REF_DRAFTS,
+        draft=draft,
     )
     root = lowerer.lower_root(schema, SourceLocation(file=source), root=schema, path=None)
     if diags.has_errors:

@@ -67,10 +67,12 @@ from ..ir import (
 )
 from ._resolver import (
     Dialect,
+    Draft,
     RefResolver,
     _Context,  # pyright: ignore[reportPrivateUsage]
     _DynamicRef,  # pyright: ignore[reportPrivateUsage]
     _pushed,  # pyright: ignore[reportPrivateUsage]
+    id_keyword,
 )
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
@@ -163,6 +165,10 @@ class SchemaLowerer:
     # Drafts 4-7: a ``$ref`` replaces the schema object it sits in (siblings, ``$id`` included,
     # are ignored). Draft 2019-09 on: ``$ref`` is an applicator beside its siblings.
     legacy_ref: bool = False
+    # The draft the schemas are written in, when one was named (``model_from_schema``); None
+    # reads every draft's spellings (tool specs rarely say). Draft 4 names resources with
+    # ``id`` instead of ``$id``.
+    draft: Draft | None = None
     # Documents that ``$ref``s may name by absolute URI (``model_from_schema(remotes=...)``);
     # nothing is ever fetched.
     remotes: Mapping[str, Any] = field(default_factory=lambda: {})
@@ -194,6 +200,7 @@ class SchemaLowerer:
             dialect=self.dialect,
             allow_remote_files=self.allow_remote_files,
             legacy_ref=self.legacy_ref,
+            id_key="id" if self.draft == "draft4" else "$id",
             lenient=self.lenient,
             remotes=self.remotes,
             refs=self.refs,
@@ -219,7 +226,14 @@ class SchemaLowerer:
         resolve there is tried against the whole file, for specs that point from the top.
         """
         value, where = resource if resource is not None else (schema, loc)
-        ctx = _Context(file=loc.file, path=path, root=root, resource=value, base=where.pointer)
+        ctx = _Context(
+            file=loc.file,
+            path=path,
+            root=root,
+            resource=value,
+            base=where.pointer,
+            id_key=id_keyword(root, self.resolver.id_key),
+        )
         self.resolver.index_root(value, file=loc.file, path=path, root=root, pointer=where.pointer)
         node = self._lower(schema, loc, ctx, 0)
         self._drain()
@@ -378,7 +392,7 @@ class SchemaLowerer:
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context
     ) -> tuple[dict[str, Any], _Context]:
         """The context a schema object's keywords are read in (its ``$id`` starts a resource)."""
-        ident = s.get("$id")
+        ident = s.get(ctx.id_key)
         if isinstance(ident, str) and ctx.entered != str(loc):
             absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
             if absolute and not fragment:

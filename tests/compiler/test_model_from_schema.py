@@ -170,6 +170,35 @@ def test_draft_decides_how_ref_siblings_read() -> None:
         model_from_schema(schema, draft="draft8")  # pyright: ignore[reportArgumentType]
 
 
+def test_draft4_id_names_resources_and_anchors() -> None:
+    # issue 19 item 3: draft 4 spells $id as ``id``: a plain-name fragment is an anchor, and an
+    # absolute ``id`` is the base URI of the refs below it (in remotes too)
+    anchored = {
+        "allOf": [{"$ref": "#foo"}],
+        "definitions": {"A": {"id": "#foo", "type": "integer"}},
+    }
+    model = model_from_schema(anchored, draft="draft4")
+    assert model.model_validate(1).model_dump() == 1
+    with pytest.raises(ValidationError):
+        model.model_validate("a")
+    with pytest.raises(SpecError, match="names an anchor that does not exist"):
+        model_from_schema(anchored)  # 2020-12: ``id`` is no keyword, '#foo' names nothing
+    by_uri = model_from_schema(
+        {"$schema": "http://json-schema.org/draft-04/schema#", "$ref": "http://x/r.json#/items"},
+        remotes={
+            "http://x/r.json": {
+                "$schema": "http://json-schema.org/draft-04/schema#",
+                "id": "http://x/sub/",
+                "items": {"$ref": "int.json"},
+            },
+            "http://x/sub/int.json": {"type": "integer"},
+        },
+    )
+    assert by_uri.model_validate(3).model_dump() == 3
+    with pytest.raises(ValidationError):
+        by_uri.model_validate("3")
+
+
 def test_unevaluated_properties_see_through_applicators() -> None:
     model = model_from_schema(
         {
