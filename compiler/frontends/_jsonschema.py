@@ -72,6 +72,7 @@ from ._resolver import (
     _Context,  # pyright: ignore[reportPrivateUsage]
     _DynamicRef,  # pyright: ignore[reportPrivateUsage]
     _pushed,  # pyright: ignore[reportPrivateUsage]
+    _RecursiveRef,  # pyright: ignore[reportPrivateUsage]
     id_keyword,
 )
 
@@ -407,6 +408,14 @@ class SchemaLowerer:
         ref = s.get("$dynamicRef")
         if isinstance(ref, str) and "$ref" not in s:
             s = {k: v for k, v in s.items() if k != "$dynamicRef"} | {"$ref": _DynamicRef(ref)}
+        ref = s.get("$recursiveRef")
+        if isinstance(ref, str) and self.draft in (None, "draft2019-09"):
+            s = {k: v for k, v in s.items() if k != "$recursiveRef"}
+            if "$ref" in s:  # both: each applies, as two parts of an allOf
+                parts = [*(as_array(s.get("allOf")) or []), {"$ref": _RecursiveRef(ref)}]
+                s = s | {"allOf": parts}
+            else:
+                s = s | {"$ref": _RecursiveRef(ref)}
         return s, ctx
 
     def _plan(

@@ -91,6 +91,12 @@ class _DynamicRef(str):
     __slots__ = ()
 
 
+class _RecursiveRef(str):
+    """A draft 2019-09 ``$recursiveRef`` value, carried under ``$ref`` like ``_DynamicRef``."""
+
+    __slots__ = ()
+
+
 # Where subschemas sit, so that indexing ``$id``/``$anchor`` never reads an enum or const value.
 _SCHEMA_MAPS = (
     "properties",
@@ -274,6 +280,8 @@ class RefResolver:
     _resources: dict[str, _Resource] = field(default_factory=lambda: {})
     _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
     _dynamic_anchors: set[tuple[str, str]] = field(default_factory=lambda: set())
+    # Resources whose root says ``"$recursiveAnchor": true`` (draft 2019-09), by URI.
+    _recursive_anchors: set[str] = field(default_factory=lambda: set())
     # A remote's URI → the base URI its root's ``$id`` gives it, where the two differ.
     _named: dict[str, str] = field(default_factory=lambda: {})
     _downloads: dict[str, Diagnostic] = field(default_factory=lambda: {})
@@ -317,8 +325,24 @@ class RefResolver:
             outer = next((u for u in ctx.dynamic if (u, fragment) in self._dynamic_anchors), None)
             if outer is not None and outer != resolved[3].uri:
                 resolved = self._resolve_uri(f"{outer}#{fragment}", loc, ctx) or resolved
+        if (
+            isinstance(ref, _RecursiveRef)
+            and not fragment.lstrip("/")
+            and resolved[3].uri in self._recursive_anchors
+        ):
+            # 2019-09: from a resource root with "$recursiveAnchor": true, outwards through the
+            # dynamic scope for as long as each resource has one too
+            outer = self._recursive_target([*ctx.dynamic, resolved[3].uri])
+            if outer is not None and outer != resolved[3].uri:
+                resolved = self._resolve_uri(outer, loc, ctx) or resolved
         key, hint, target, target_ctx, target_loc = resolved
-        scope = _pushed(ctx.dynamic, target_ctx.uri) if target_ctx.uri else ctx.dynamic
+        entered = target_ctx.uri
+        own = (as_object(target) or {}).get(target_ctx.id_key)
+        if entered and isinstance(own, str) and not (self.legacy_ref and "$ref" in target):
+            # a pointer to a schema with its own $id enters that resource, not the document's
+            absolute, own_fragment = urldefrag(urljoin(entered, own))
+            entered = absolute if absolute and not own_fragment else entered
+        scope = _pushed(ctx.dynamic, entered) if entered else ctx.dynamic
         target_ctx = replace(target_ctx, dynamic=scope)
         binding = sorted(
             {
@@ -328,9 +352,23 @@ class RefResolver:
                 if u == uri
             }.items()
         )
+        recursive = self._recursive_target(scope)
+        if recursive is not None:
+            binding.append(("$recursiveAnchor", recursive))
         if binding:
             key += "@" + ",".join(f"{name}={uri}" for name, uri in binding)
         return key, hint, target, target_ctx, target_loc
+
+    def _recursive_target(self, scope: list[str] | tuple[str, ...]) -> str | None:
+        """Where a ``$recursiveRef`` from the innermost resource of ``scope`` leads, when that
+        resource has ``"$recursiveAnchor": true`` (else None): the outermost resource of the
+        unbroken run of such resources that ends with it."""
+        target: str | None = None
+        for uri in reversed(scope):
+            if uri not in self._recursive_anchors:
+                break
+            target = uri
+        return target
 
     def _resolve(
         self, ref: str, loc: SourceLocation, ctx: _Context
@@ -539,6 +577,8 @@ class RefResolver:
                     )
                 elif fragment and not fragment.startswith("/"):  # draft 7: "$id": "#name"
                     self._anchors.setdefault((absolute or uri, fragment), (obj, pointer))
+            if obj.get("$recursiveAnchor") is True and uri:
+                self._recursive_anchors.add(uri)
             for key in ("$anchor", "$dynamicAnchor"):
                 name = obj.get(key)
                 if isinstance(name, str):

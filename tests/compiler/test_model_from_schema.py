@@ -199,6 +199,41 @@ def test_draft4_id_names_resources_and_anchors() -> None:
         by_uri.model_validate("3")
 
 
+def test_recursive_ref_2019_09() -> None:
+    # issue 19 item 2: $recursiveRef was ignored, so this accepted {"foo": {"bar": false}}
+    plain = model_from_schema(
+        {"properties": {"foo": {"$recursiveRef": "#"}}, "additionalProperties": False},
+        draft="draft2019-09",
+    )
+    assert plain.model_validate({"foo": {"foo": {}}}).model_dump(exclude_unset=True) == {
+        "foo": {"foo": {}}
+    }
+    with pytest.raises(ValidationError):
+        plain.model_validate({"foo": {"bar": False}})
+    # with "$recursiveAnchor": true on both, the ref in the inner resource comes back to the
+    # outer one (which allows integers), through the dynamic scope
+    tree = {
+        "$id": "https://example.com/strict.json",
+        "$recursiveAnchor": True,
+        "anyOf": [{"type": "integer"}, {"$ref": "tree.json"}],
+        "$defs": {
+            "tree": {
+                "$id": "tree.json",
+                "$recursiveAnchor": True,
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "object", "additionalProperties": {"$recursiveRef": "#"}},
+                ],
+            }
+        },
+    }
+    model = model_from_schema(tree, draft="draft2019-09")
+    model.model_validate({"a": {"b": 1}})
+    tree["$recursiveAnchor"] = False  # the run is broken: the ref stays in tree.json
+    with pytest.raises(ValidationError):
+        model_from_schema(tree, draft="draft2019-09").model_validate({"a": {"b": 1}})
+
+
 def test_unevaluated_properties_see_through_applicators() -> None:
     model = model_from_schema(
         {
