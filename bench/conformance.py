@@ -140,15 +140,7 @@ ASSERTION_PARAMETERS = ("format_assertion", "assert_formats", "assert_format")
 #: Every main-suite test toolbind is known to get wrong, with the reason: (draft, file, group,
 #: test) → why. ``tests/compiler/test_conformance.py`` fails on a miss that is not listed here and on an
 #: entry that no longer misses, so this table is always the exact list.
-XFAIL: dict[tuple[str, str, str, str], str] = {
-    (
-        "draft2020-12",
-        "vocabulary.json",
-        "schema that uses custom metaschema with with no validation vocabulary",
-        "no validation: invalid number, but it still validates",
-    ): "$vocabulary is not read: a custom meta-schema that leaves out the validation vocabulary "
-    "cannot switch `minimum` off; toolbind always applies the whole 2020-12 vocabulary set",
-}
+XFAIL: dict[tuple[str, str, str, str], str] = {}
 
 #: Tests of the main suite whose expected value holds only when formats are annotations.
 ANNOTATION_ONLY_MARK = "only an annotation by default"

@@ -71,10 +71,12 @@ from ._resolver import (
     RefResolver,
     _Context,  # pyright: ignore[reportPrivateUsage]
     _DynamicRef,  # pyright: ignore[reportPrivateUsage]
+    _metaschemas,  # pyright: ignore[reportPrivateUsage]
     _pushed,  # pyright: ignore[reportPrivateUsage]
     _RecursiveRef,  # pyright: ignore[reportPrivateUsage]
     id_keyword,
 )
+from ._vocabulary import vocabulary_of
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
@@ -179,6 +181,8 @@ class SchemaLowerer:
     )
     _reserved: set[str] = field(default_factory=lambda: set())
     _cycles_checked: set[str] = field(default_factory=lambda: set())
+    # Keywords the meta-schema in force leaves out of its ``$vocabulary`` (``lower_root``).
+    _vocabulary_off: frozenset[str] = frozenset()
     load: Callable[[Path, str], Document | Diagnostic] = load_document
     # Which files and URLs ``$ref``s may read beyond the spec's own directory.
     refs: RefPolicy = field(default_factory=RefPolicy)
@@ -236,10 +240,37 @@ class SchemaLowerer:
             id_key=id_keyword(root, self.resolver.id_key),
         )
         self.resolver.index_root(value, file=loc.file, path=path, root=root, pointer=where.pointer)
-        node = self._lower(schema, loc, ctx, 0)
-        self._drain()
+        outer = self._vocabulary_off
+        self._vocabulary_off = self._vocabulary(root, loc) or outer
+        try:
+            node = self._lower(schema, loc, ctx, 0)
+            self._drain()
+        finally:
+            self._vocabulary_off = outer
         self._check_cycles()
         return node
+
+    def _vocabulary(self, root: Any, loc: SourceLocation) -> frozenset[str]:
+        """The keywords the root's meta-schema (its ``$schema``) switches off by its
+        ``$vocabulary``; an unknown vocabulary it requires is an error."""
+        uri = (as_object(root) or {}).get("$schema")
+        if not isinstance(uri, str):
+            return frozenset()
+        key = uri.rstrip("#")
+        meta = self.remotes.get(uri, self.remotes.get(key, _metaschemas().get(key)))
+        found = vocabulary_of(meta)
+        if found is None:
+            return frozenset()
+        off, unknown = found
+        for vocabulary in unknown:
+            self.diags.error(
+                SourceLocation(file=loc.file).child("$schema"),
+                f"the meta-schema {uri!r} requires the vocabulary {vocabulary!r}, "
+                "which toolbind does not know",
+                "vocabularies of JSON Schema 2019-09 or 2020-12",
+                hint="mark it false in the meta-schema's $vocabulary if it may be ignored",
+            )
+        return off
 
     def sorted_definitions(self) -> tuple[Definition, ...]:
         return tuple(self.definitions[k] for k in sorted(self.definitions))
@@ -338,6 +369,8 @@ class SchemaLowerer:
             return AnyNode(meta=Meta(loc=loc))
         if self.legacy_ref and "$ref" in s:
             s = {"$ref": s["$ref"]}
+        if self._vocabulary_off:
+            s = {k: v for k, v in s.items() if k not in self._vocabulary_off}
         s, ctx = self._enter(s, loc, ctx)
         if self.lenient and s.get("enum") == []:
             self.diags.warning(
@@ -430,6 +463,8 @@ class SchemaLowerer:
         s = as_object(schema)
         if s is None or depth > _MAX_DEPTH:
             return EvalPlan()
+        if self._vocabulary_off:
+            s = {k: v for k, v in s.items() if k not in self._vocabulary_off}
         s, ctx = self._enter(s, loc, ctx)
 
         def plan(value: Any, *tokens: str | int) -> EvalPlan:

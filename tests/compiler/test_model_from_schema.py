@@ -234,6 +234,29 @@ def test_recursive_ref_2019_09() -> None:
         model_from_schema(tree, draft="draft2019-09").model_validate({"a": {"b": 1}})
 
 
+def test_vocabulary_of_the_meta_schema_is_honoured() -> None:
+    # issue 19 item 4: a meta-schema without the validation vocabulary switches minimum off
+    vocabulary: dict[str, bool] = {
+        "https://json-schema.org/draft/2020-12/vocab/core": True,
+        "https://json-schema.org/draft/2020-12/vocab/applicator": True,
+    }
+    meta: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "http://x/meta.json",
+        "$vocabulary": vocabulary,
+    }
+    schema = {"$schema": "http://x/meta.json", "properties": {"n": {"minimum": 10}, "b": False}}
+    model = model_from_schema(schema, remotes={"http://x/meta.json": meta})
+    assert model.model_validate({"n": 1}).model_dump(exclude_unset=True) == {"n": 1}
+    with pytest.raises(ValidationError):  # the applicator vocabulary still applies
+        model.model_validate({"b": 1})
+    required = {**meta, "$vocabulary": {**vocabulary, "http://x/vocab/odd": True}}
+    with pytest.raises(SpecError, match=r"<schema>#/\$schema: error: .* requires the vocabulary"):
+        model_from_schema(schema, remotes={"http://x/meta.json": required})
+    optional = {**meta, "$vocabulary": {**vocabulary, "http://x/vocab/odd": False}}
+    model_from_schema(schema, remotes={"http://x/meta.json": optional})
+
+
 def test_unevaluated_properties_see_through_applicators() -> None:
     model = model_from_schema(
         {
