@@ -48,9 +48,11 @@ def model_from_schema(
             ``$schema`` names, else 2020-12. Drafts 4-7 differ in ``$ref`` (it replaces its
             siblings); the draft 7 spellings (``definitions``, ``dependencies``, array
             ``items``/``additionalItems``) are read in every draft.
-        format_assertion: check ``format`` (date, time, date-time, duration, email, hostname,
-            ipv4, ipv6, uuid, regex, uri, uri-reference, json-pointer, relative-json-pointer)
-            instead of treating it as an annotation (the 2020-12 default).
+        format_assertion: check ``format`` by its RFC grammar (date, time, date-time,
+            duration, email, idn-email, hostname, idn-hostname, ipv4, ipv6, uuid, regex, uri,
+            uri-reference, iri, iri-reference, uri-template, json-pointer,
+            relative-json-pointer) instead of treating it as an annotation (the 2020-12
+            default).
 
     Raises:
         SpecError: the schema has errors; ``.diagnostics`` locates each (``<schema>#/pointer``).

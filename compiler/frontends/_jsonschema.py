@@ -987,8 +987,7 @@ class SchemaLowerer:
     def _valid_regex(self, pattern: str, loc: SourceLocation, what: str) -> bool:
         """Whether ``pattern`` is an ECMA-262 regex the runtime can use; reports it if not."""
         try:
-            regex.compile(pattern)  # as written: error positions are the user's
-            compile_pattern(pattern)
+            compile_pattern(pattern)  # ECMA-262's reading (``[]``, ``\\k<n>``; not ``(?P<n>)``)
         except regex.error as exc:
             self.diags.error(
                 loc,

@@ -113,8 +113,12 @@ def test_misses_are_exactly_the_xfail_table(report: dict[str, Any]) -> None:
 def test_format_assertion_mode_is_measured(report: dict[str, Any]) -> None:
     formats = [t for t in report["totals"] if t["suite"] != "main"]
     assert formats, "the optional/format suites ran"
+    assert {t["draft"] for t in formats} == set(cast("list[str]", report["meta"]["drafts"]))
     for total in formats:
         ours = total["implementations"]["toolbind"]
+        reference = total["implementations"]["jsonschema"]
         assert ours["compiled"] == total["groups"]
+        # issue 19: by the RFC grammars, never behind jsonschema (its format checkers installed)
+        assert ours["agree"] >= reference["agree"], (total["draft"], ours, reference)
         # A floor, not the figure: the closing note reports the measured value.
-        assert ours["agree"] / total["tests"] >= 0.8, (total["draft"], ours)
+        assert ours["agree"] / total["tests"] >= 0.99, (total["draft"], ours)
