@@ -10,11 +10,13 @@ from __future__ import annotations
 import itertools
 import sys
 import types
+import warnings
 from collections.abc import Mapping
 from typing import Any, cast, get_args
 
 from pydantic import BaseModel
 
+from ._driver import _warnings_as_errors  # pyright: ignore[reportPrivateUsage]
 from ._load import as_object
 from ._version import VERSION
 from .backends.python import PythonBackend
@@ -35,6 +37,7 @@ def model_from_schema(
     remotes: Mapping[str, Any] | None = None,
     draft: Draft | None = None,
     format_assertion: bool = False,
+    strict: bool = False,
 ) -> type[BaseModel]:
     """Compile any JSON Schema to a pydantic model class.
 
@@ -53,6 +56,9 @@ def model_from_schema(
             uri-reference, iri, iri-reference, uri-template, json-pointer,
             relative-json-pointer) instead of treating it as an annotation (the 2020-12
             default).
+        strict: a warning (a keyword not read in the draft in force, keywords a draft 4-7
+            ``$ref`` replaces, a format that is not asserted) is an error; without it each
+            warning is issued as a ``UserWarning`` naming its place.
 
     Raises:
         SpecError: the schema has errors; ``.diagnostics`` locates each (``<schema>#/pointer``).
@@ -62,7 +68,7 @@ def model_from_schema(
         raise ValueError(f"draft={draft!r}: expected one of {', '.join(get_args(Draft))}")
     source = "<schema>"
     diags = Diagnostics()
-    draft = draft or draft_named(schema) or "draft2020-12"
+    draft = draft or draft_named(schema)  # None: every draft's spellings, $ref as in 2020-12
     lowerer = SchemaLowerer(
         diags=diags,
         allow_remote_files=False,
@@ -82,6 +88,8 @@ def model_from_schema(
     code, cls_name = PythonBackend(
         pkg, module_name, diags, version=VERSION, format_assertion=format_assertion
     ).render_model(root, wanted)
+    if strict:
+        _warnings_as_errors(diags)
     if diags.has_errors:
         raise SpecError(diags.items)
     module = types.ModuleType(module_name)
@@ -90,6 +98,9 @@ def model_from_schema(
     exec(compile(code, f"<toolbind model {module_name}>", "exec"), module.__dict__)
     model = cast("type[BaseModel]", module.__dict__[cls_name])
     model.model_rebuild()
+    for diagnostic in diags.items:
+        if diagnostic.severity == "warning":
+            warnings.warn(diagnostic.render(), UserWarning, stacklevel=2)
     return model
 
 

@@ -76,7 +76,7 @@ from ._resolver import (
     _RecursiveRef,  # pyright: ignore[reportPrivateUsage]
     id_keyword,
 )
-from ._vocabulary import vocabulary_of
+from ._vocabulary import NEVER_READ, READ_ONLY_IN, SPELLED, vocabulary_of
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
@@ -183,6 +183,8 @@ class SchemaLowerer:
     _cycles_checked: set[str] = field(default_factory=lambda: set())
     # Keywords the meta-schema in force leaves out of its ``$vocabulary`` (``lower_root``).
     _vocabulary_off: frozenset[str] = frozenset()
+    # Where a keyword toolbind does not read was reported (``_unread``): once per place.
+    _unread_reported: set[str] = field(default_factory=lambda: set())
     load: Callable[[Path, str], Document | Diagnostic] = load_document
     # Which files and URLs ``$ref``s may read beyond the spec's own directory.
     refs: RefPolicy = field(default_factory=RefPolicy)
@@ -367,6 +369,7 @@ class SchemaLowerer:
                 loc, f"schema is {describe(schema)}", "a JSON Schema object or boolean"
             )
             return AnyNode(meta=Meta(loc=loc))
+        self._unread(s, loc)
         if self.legacy_ref and "$ref" in s:
             s = {"$ref": s["$ref"]}
         if self._vocabulary_off:
@@ -421,6 +424,46 @@ class SchemaLowerer:
             return self._typed(types[0], s, loc, ctx, depth)
         variants = tuple(self._typed(t, s, loc, ctx, depth, annotate=False) for t in types)
         return UnionNode(meta=self._meta(s, loc), variants=variants, form="type")
+
+    def _unread(self, s: dict[str, Any], loc: SourceLocation) -> None:
+        """Nothing ignored in silence: a keyword toolbind reads but not in the draft in force
+        (or never: draft 3's), and keywords a ``$ref`` replaces (drafts 4-7), are warnings —
+        errors under ``--strict`` — once per place."""
+        if self.dialect != "jsonschema":
+            return
+        draft = self.draft
+        for key in s:
+            where = loc.child(key)
+            if str(where) in self._unread_reported:
+                continue
+            if key in NEVER_READ:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    f"{key} is JSON Schema draft 3's keyword; toolbind does not read it, so it "
+                    "checks nothing",
+                    f"{NEVER_READ[key]} (drafts 4 and later)",
+                )
+            elif draft is not None and key in READ_ONLY_IN and draft not in READ_ONLY_IN[key]:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    f"{key} is no keyword of JSON Schema {draft}; it is ignored",
+                    SPELLED[key],
+                    hint=f"name the draft it belongs to (draft=, $schema) or write {SPELLED[key]}",
+                )
+        if self.legacy_ref and "$ref" in s:
+            beside = sorted(k for k in s if k != "$ref" and k not in _ANNOTATIONS and k != "id")
+            where = loc.child("$ref")
+            if beside and str(where) not in self._unread_reported:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    f"$ref replaces the keywords beside it in JSON Schema {draft or 'draft 7'}: "
+                    f"{', '.join(beside)} check nothing",
+                    "a $ref alone in its schema",
+                    hint="wrap them: allOf: [{$ref: ...}, {...}], or use draft 2019-09 or later",
+                )
 
     def _enter(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context
@@ -988,10 +1031,15 @@ class SchemaLowerer:
         """Whether ``pattern`` is an ECMA-262 regex the runtime can use; reports it if not."""
         try:
             compile_pattern(pattern)  # ECMA-262's reading (``[]``, ``\\k<n>``; not ``(?P<n>)``)
-        except regex.error as exc:
+        except regex.error as ecma:
+            reason = str(ecma)
+            try:  # where the pattern as written fails too, its positions are the user's
+                regex.compile(pattern)
+            except regex.error as as_written:
+                reason = str(as_written)
             self.diags.error(
                 loc,
-                f"{what} {pattern!r} is not a valid regular expression ({exc})",
+                f"{what} {pattern!r} is not a valid regular expression ({reason})",
                 "an ECMA-262 regular expression",
             )
             return False

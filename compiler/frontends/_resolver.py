@@ -214,7 +214,10 @@ def _find_anchor(
     array = as_array(root)
     if obj is not None:
         # drafts 4-7: "$id": "#a" (draft 4: "id": "#a")
-        if obj.get("$anchor") == anchor or obj.get(id_key) == "#" + anchor:
+        if (
+            anchor in (obj.get("$anchor"), obj.get("$dynamicAnchor"))
+            or obj.get(id_key) == "#" + anchor
+        ):
             return obj, pointer
         for k, v in obj.items():
             found = _find_anchor(v, anchor, f"{pointer}/{escape_pointer_token(str(k))}", id_key)
