@@ -82,7 +82,7 @@ bench: ## Benchmarks against the peers (prints ratios)
 bfcl: llm ## BFCL with the local model: toolbind's Agent vs a hand-written instructor baseline
 	$(PY) bench/bfcl.py $(BFCL_ARGS)
 
-conformance: ## JSON-Schema-Test-Suite: toolbind vs datamodel-codegen vs jsonschema
+conformance: ## JSON-Schema-Test-Suite, drafts 4 to 2020-12: toolbind vs datamodel-codegen, jsonschema, jsonschema-rs
 	$(PY) bench/conformance.py
 
 ci: ## Run .ci/run's steps here, as CI runs them on a clean clone

@@ -5,6 +5,7 @@ Used by ``bench/conformance.py``; imports only the standard library. The suite i
 Layout of the suite (``<corpus>/jsonschema-test-suite``)::
 
     tests/<draft>/*.json                  one file per keyword, each a list of groups
+                                          (drafts the corpus lacks: tests/data/ in the repo)
     tests/<draft>/optional/format/*.json  format assertion suites
     remotes/**/*.json                     documents tests reference as http://localhost:1234/<path>
 """
@@ -17,7 +18,10 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 #: The drafts the benchmark knows, in report order.
-DRAFTS: tuple[str, ...] = ("draft2020-12", "draft7")
+DRAFTS: tuple[str, ...] = ("draft2020-12", "draft2019-09", "draft7", "draft6", "draft4")
+
+#: The drafts the shared corpus lacks, copied from the suite into the repository (same commit).
+BUNDLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "jsonschema-test-suite"
 
 #: The base URI under which the suite's ``remotes/`` directory is served.
 REMOTE_BASE = "http://localhost:1234/"
@@ -55,9 +59,15 @@ def suite_root(corpus: Path) -> Path:
     return corpus / "jsonschema-test-suite"
 
 
+def tests_dir(root: Path, draft: str) -> Path:
+    """``tests/<draft>`` of the corpus' suite, else of the copy in ``tests/data``."""
+    base = root / "tests" / draft
+    return base if base.is_dir() else BUNDLED / "tests" / draft
+
+
 def suite_files(root: Path, draft: str, suite: Suite) -> list[Path]:
     """The suite files of one draft, sorted by name."""
-    base = root / "tests" / draft
+    base = tests_dir(root, draft)
     directory = base if suite == "main" else base / "optional" / "format"
     return sorted(directory.glob("*.json"))
 
@@ -65,7 +75,7 @@ def suite_files(root: Path, draft: str, suite: Suite) -> list[Path]:
 def load_groups(root: Path, draft: str, suite: Suite, path: Path) -> list[Group]:
     """Read one suite file into groups."""
     raw = cast("list[dict[str, Any]]", json.loads(path.read_text(encoding="utf-8")))
-    rel = path.relative_to(root / "tests" / draft).as_posix()
+    rel = path.relative_to(tests_dir(root, draft)).as_posix()
     groups: list[Group] = []
     for index, group in enumerate(raw):
         tests = tuple(

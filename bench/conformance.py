@@ -8,9 +8,11 @@ Inputs:
     The corpus (``--corpus``, default ``../shared/corpus`` beside the repository root), directory
     ``jsonschema-test-suite``; it is only read.
 
-    * ``tests/<draft>/*.json`` for ``draft2020-12`` and ``draft7`` (the non-optional keyword
-      files): each is a list of groups ``{description, schema, tests: [{description, data,
-      valid}]}``.
+    * ``tests/<draft>/*.json`` for ``draft2020-12``, ``draft2019-09``, ``draft7``, ``draft6``
+      and ``draft4`` (the non-optional keyword files): each is a list of groups
+      ``{description, schema, tests: [{description, data, valid}]}``. The corpus holds draft 7
+      and 2020-12; the other drafts are read from ``tests/data/jsonschema-test-suite`` in the
+      repository (copied from the suite at the corpus' commit, with its LICENSE).
     * ``tests/<draft>/optional/format/*.json``: the format assertion suites, run in assertion
       mode only (their expected values assume that formats are asserted).
     * ``remotes/**/*.json``: every document, keyed by the URL the suite serves it at,
@@ -31,7 +33,8 @@ What is measured, per group (schema) and per implementation:
 
     toolbind:
         ``toolbind.compiler.model_from_schema(schema, remotes=<remotes>)`` — the public entry
-        point; a non-object root becomes a ``RootModel``. ``SpecError`` means "does not
+        point, with ``draft=<the test directory's draft>`` as a user would pass it; a non-object
+        root becomes a ``RootModel``. ``SpecError`` means "does not
         compile"; any other exception also means "does not compile" and is counted as a compile
         crash. Accept = ``model.model_validate(data)`` returns; ``pydantic.ValidationError`` =
         reject; any other exception = crash (reject). JSON mode: each test is also run through
@@ -60,14 +63,16 @@ What is measured, per group (schema) and per implementation:
         Pydantic types, e.g. ``uuid`` → ``UUID``, whatever the mode).
 
     jsonschema (the reference):
-        ``validator_for(schema, default=<Draft202012Validator | Draft7Validator by the test
-        directory>)(schema, registry=<referencing.Registry of the remotes>)``; each remote
+        ``validator_for(schema, default=<Draft<N>Validator by the test directory>)(schema,
+        registry=<referencing.Registry of the remotes>)``; each remote
         becomes a ``Resource`` of the draft its ``$schema`` names, or of the test directory's
         draft when it names none or one ``referencing`` does not know. Annotation mode: no
         format checker. Assertion mode: ``format_checker=<validator class>.FORMAT_CHECKER``;
         formats whose checker needs an optional package that is not installed are not checked
         (the report lists the formats checked). Accept = ``is_valid(data)``; an exception from
         ``is_valid`` = crash.
+
+    jsonschema-rs (a second reference): see ``JsonschemaRs``; ``--no-rs`` leaves it out.
 
 Modes:
     ``annotation``: ``format`` is an annotation (the draft 2020-12 default) — all three.
@@ -87,8 +92,9 @@ Output:
     timing. ``--json FILE`` writes every number and every miss of every implementation.
 
 Usage:
-    python bench/conformance.py [--draft all|draft2020-12|draft7] [--only SUBSTRING]
-        [--no-peer] [--misses] [--json FILE] [--corpus DIR] [--timeout SECONDS]
+    python bench/conformance.py [--draft all|draft2020-12|draft2019-09|draft7|draft6|draft4]...
+        [--only SUBSTRING] [--no-peer] [--no-rs] [--misses] [--json FILE] [--corpus DIR]
+        [--timeout SECONDS]
 """
 
 from __future__ import annotations
@@ -126,6 +132,7 @@ Outcome = Literal["valid", "invalid", "crash"]
 TOOLBIND = "toolbind"
 PEER = "datamodel-codegen"
 REFERENCE = "jsonschema"
+RUST = "jsonschema-rs"
 
 #: Names of a ``model_from_schema`` keyword that switches format assertion on (passed ``True``).
 ASSERTION_PARAMETERS = ("format_assertion", "assert_formats", "assert_format")
@@ -133,15 +140,7 @@ ASSERTION_PARAMETERS = ("format_assertion", "assert_formats", "assert_format")
 #: Every main-suite test toolbind is known to get wrong, with the reason: (draft, file, group,
 #: test) → why. ``tests/compiler/test_conformance.py`` fails on a miss that is not listed here and on an
 #: entry that no longer misses, so this table is always the exact list.
-XFAIL: dict[tuple[str, str, str, str], str] = {
-    (
-        "draft2020-12",
-        "vocabulary.json",
-        "schema that uses custom metaschema with with no validation vocabulary",
-        "no validation: invalid number, but it still validates",
-    ): "$vocabulary is not read: a custom meta-schema that leaves out the validation vocabulary "
-    "cannot switch `minimum` off; toolbind always applies the whole 2020-12 vocabulary set",
-}
+XFAIL: dict[tuple[str, str, str, str], str] = {}
 
 #: Tests of the main suite whose expected value holds only when formats are annotations.
 ANNOTATION_ONLY_MARK = "only an annotation by default"
@@ -282,7 +281,7 @@ class Toolbind:
         return mode == "annotation" or self.assertion_kwargs is not None
 
     def compile(self, group: Group, mode: Mode) -> Compiled:
-        kwargs = (self.assertion_kwargs or {}) if mode == "assertion" else {}
+        kwargs: dict[str, Any] = (self.assertion_kwargs or {}) if mode == "assertion" else {}
         schema = copy.deepcopy(group.schema)
         try:
             if self.takes_draft:
@@ -421,11 +420,17 @@ class Jsonschema:
         self._validator_for = jsonschema.validators.validator_for
         self._defaults: dict[str, type[Validator]] = {
             "draft2020-12": jsonschema.Draft202012Validator,
+            "draft2019-09": jsonschema.Draft201909Validator,
             "draft7": jsonschema.Draft7Validator,
+            "draft6": jsonschema.Draft6Validator,
+            "draft4": jsonschema.Draft4Validator,
         }
         specs = {
             "draft2020-12": referencing.jsonschema.DRAFT202012,
+            "draft2019-09": referencing.jsonschema.DRAFT201909,
             "draft7": referencing.jsonschema.DRAFT7,
+            "draft6": referencing.jsonschema.DRAFT6,
+            "draft4": referencing.jsonschema.DRAFT4,
         }
         self._registries: dict[str, Registry[Any]] = {}
         for draft, spec in specs.items():
@@ -453,6 +458,58 @@ class Jsonschema:
             )
         except Exception as exc:
             raise NotCompiledError(describe(exc), crash=True) from exc
+        return Compiled(accepts=validator.is_valid)
+
+    def release(self) -> None:
+        pass
+
+
+class JsonschemaRs:
+    """jsonschema-rs (Rust, through its Python binding): the second reference.
+
+    ``<Draft>Validator(schema, validate_formats=<mode>, retriever=<the remotes>)`` for the test
+    directory's draft, or ``validator_for`` when the schema names its ``$schema``; nothing is
+    fetched (a URI the remotes lack raises). Accept = ``is_valid(data)``.
+    """
+
+    name = RUST
+    mode_sensitive = True
+
+    def __init__(self, remotes: Mapping[str, Any]) -> None:
+        import jsonschema_rs
+
+        self._rs = jsonschema_rs
+        self._classes: dict[str, Any] = {
+            "draft2020-12": jsonschema_rs.Draft202012Validator,
+            "draft2019-09": jsonschema_rs.Draft201909Validator,
+            "draft7": jsonschema_rs.Draft7Validator,
+            "draft6": jsonschema_rs.Draft6Validator,
+            "draft4": jsonschema_rs.Draft4Validator,
+        }
+        self._remotes = {url.rstrip("#"): doc for url, doc in remotes.items()}
+
+    def _retrieve(self, uri: str) -> Any:
+        try:
+            return self._remotes[uri.rstrip("#")]
+        except KeyError:
+            raise ValueError(f"not in the suite's remotes: {uri}") from None
+
+    def supports(self, mode: Mode) -> bool:
+        return True
+
+    def compile(self, group: Group, mode: Mode) -> Compiled:
+        options: dict[str, Any] = {
+            "validate_formats": mode == "assertion",
+            "retriever": self._retrieve,
+        }
+        schema: Any = group.schema
+        try:
+            if isinstance(schema, dict) and "$schema" in schema:
+                validator = self._rs.validator_for(cast("dict[str, Any]", schema), **options)
+            else:
+                validator = self._classes[group.draft](schema, **options)
+        except Exception as exc:
+            raise NotCompiledError(describe(exc)) from exc
         return Compiled(accepts=validator.is_valid)
 
     def release(self) -> None:
@@ -843,9 +900,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=corpus_root(),
         help="the shared corpus (holds jsonschema-test-suite/); default: %(default)s",
     )
-    parser.add_argument("--draft", choices=[*DRAFTS, "all"], default="all")
+    parser.add_argument(
+        "--draft",
+        choices=[*DRAFTS, "all"],
+        action="append",
+        help="a draft to run (repeatable); default: all",
+    )
     parser.add_argument("--only", metavar="SUBSTRING", help="only the files whose name contains it")
     parser.add_argument("--no-peer", action="store_true", help="skip datamodel-code-generator")
+    parser.add_argument("--no-rs", action="store_true", help="skip jsonschema-rs")
     parser.add_argument("--misses", action="store_true", help="print every toolbind disagreement")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write all results as JSON")
     parser.add_argument(
@@ -863,7 +926,8 @@ def main(argv: list[str] | None = None) -> int:
             f"error: no test suite at {root} (use --corpus or set TOOLBIND_CORPUS)", file=sys.stderr
         )
         return 2
-    drafts = DRAFTS if args.draft == "all" else (args.draft,)
+    wanted = set(args.draft or ["all"])
+    drafts = DRAFTS if "all" in wanted else tuple(d for d in DRAFTS if d in wanted)
     remotes = load_remotes(root)
 
     with tempfile.TemporaryDirectory(prefix="toolbind-conformance-") as scratch_dir:
@@ -876,6 +940,8 @@ def main(argv: list[str] | None = None) -> int:
             peer = DatamodelCodegen(root, scratch)
             implementations.append(peer)
         implementations.append(reference)
+        if not args.no_rs:
+            implementations.append(JsonschemaRs(remotes))
         names = [impl.name for impl in implementations]
         runner = Runner(implementations, args.timeout)
 
@@ -902,6 +968,7 @@ def main(argv: list[str] | None = None) -> int:
         f"JSON-Schema-Test-Suite conformance — toolbind {version('toolbind')}, "
         f"datamodel-code-generator {version('datamodel-code-generator')}"
         f"{' (skipped)' if args.no_peer else ''}, jsonschema {version('jsonschema')}, "
+        f"jsonschema-rs {version('jsonschema-rs')}{' (skipped)' if args.no_rs else ''}, "
         f"pydantic {version('pydantic')}"
     )
     print("cells: compiled groups/groups agreeing tests/tests; skip: annotation-only tests")
@@ -983,7 +1050,13 @@ def main(argv: list[str] | None = None) -> int:
                 "implementations": names,
                 "versions": {
                     p: version(p)
-                    for p in ("toolbind", "datamodel-code-generator", "jsonschema", "pydantic")
+                    for p in (
+                        "toolbind",
+                        "datamodel-code-generator",
+                        "jsonschema",
+                        "jsonschema-rs",
+                        "pydantic",
+                    )
                 },
                 "toolbind_assertion": toolbind.note,
                 "reference_checked_formats": {d: reference.checked_formats[d] for d in drafts},

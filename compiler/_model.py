@@ -10,37 +10,24 @@ from __future__ import annotations
 import itertools
 import sys
 import types
+import warnings
 from collections.abc import Mapping
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast, get_args
 
 from pydantic import BaseModel
 
+from ._driver import _warnings_as_errors  # pyright: ignore[reportPrivateUsage]
 from ._load import as_object
 from ._version import VERSION
 from .backends.python import PythonBackend
 from .diagnostics import Diagnostics, SpecError
 from .frontends._jsonschema import SchemaLowerer
+from .frontends._resolver import Draft, draft_named
 from .ir import SourceLocation, SpecPackage, ToolSpec
 
 _counter = itertools.count()
 
-Draft = Literal["draft4", "draft6", "draft7", "draft2019-09", "draft2020-12"]
 _LEGACY_REF_DRAFTS = frozenset({"draft4", "draft6", "draft7"})
-
-
-def _draft_of(schema: Any) -> Draft:
-    """The draft a schema's ``$schema`` names (2020-12 when it names none we know)."""
-    uri = (as_object(schema) or {}).get("$schema")
-    if isinstance(uri, str):
-        markers: tuple[tuple[str, Draft], ...] = (
-            ("draft-04", "draft4"),
-            ("draft-06", "draft6"),
-            ("draft-07", "draft7"),
-        )
-        for marker, draft in markers:
-            if marker in uri:
-                return draft
-    return "draft2020-12"
 
 
 def model_from_schema(
@@ -50,6 +37,7 @@ def model_from_schema(
     remotes: Mapping[str, Any] | None = None,
     draft: Draft | None = None,
     format_assertion: bool = False,
+    strict: bool = False,
 ) -> type[BaseModel]:
     """Compile any JSON Schema to a pydantic model class.
 
@@ -63,9 +51,14 @@ def model_from_schema(
             ``$schema`` names, else 2020-12. Drafts 4-7 differ in ``$ref`` (it replaces its
             siblings); the draft 7 spellings (``definitions``, ``dependencies``, array
             ``items``/``additionalItems``) are read in every draft.
-        format_assertion: check ``format`` (date, time, date-time, duration, email, hostname,
-            ipv4, ipv6, uuid, regex, uri, uri-reference, json-pointer, relative-json-pointer)
-            instead of treating it as an annotation (the 2020-12 default).
+        format_assertion: check ``format`` by its RFC grammar (date, time, date-time,
+            duration, email, idn-email, hostname, idn-hostname, ipv4, ipv6, uuid, regex, uri,
+            uri-reference, iri, iri-reference, uri-template, json-pointer,
+            relative-json-pointer) instead of treating it as an annotation (the 2020-12
+            default).
+        strict: a warning (a keyword not read in the draft in force, keywords a draft 4-7
+            ``$ref`` replaces, a format that is not asserted) is an error; without it each
+            warning is issued as a ``UserWarning`` naming its place.
 
     Raises:
         SpecError: the schema has errors; ``.diagnostics`` locates each (``<schema>#/pointer``).
@@ -75,11 +68,13 @@ def model_from_schema(
         raise ValueError(f"draft={draft!r}: expected one of {', '.join(get_args(Draft))}")
     source = "<schema>"
     diags = Diagnostics()
+    draft = draft or draft_named(schema)  # None: every draft's spellings, $ref as in 2020-12
     lowerer = SchemaLowerer(
         diags=diags,
         allow_remote_files=False,
         remotes=dict(remotes or {}),
-        legacy_ref=(draft or _draft_of(schema)) in _LEGACY_REF_DRAFTS,
+        legacy_ref=draft in _LEGACY_REF_DRAFTS,
+        draft=draft,
     )
     root = lowerer.lower_root(schema, SourceLocation(file=source), root=schema, path=None)
     if diags.has_errors:
@@ -93,6 +88,8 @@ def model_from_schema(
     code, cls_name = PythonBackend(
         pkg, module_name, diags, version=VERSION, format_assertion=format_assertion
     ).render_model(root, wanted)
+    if strict:
+        _warnings_as_errors(diags)
     if diags.has_errors:
         raise SpecError(diags.items)
     module = types.ModuleType(module_name)
@@ -101,6 +98,9 @@ def model_from_schema(
     exec(compile(code, f"<toolbind model {module_name}>", "exec"), module.__dict__)
     model = cast("type[BaseModel]", module.__dict__[cls_name])
     model.model_rebuild()
+    for diagnostic in diags.items:
+        if diagnostic.severity == "warning":
+            warnings.warn(diagnostic.render(), UserWarning, stacklevel=2)
     return model
 
 

@@ -4,8 +4,11 @@ JSON Schema patterns are ECMA-262 regular expressions. Python's ``re`` differs w
 for validation: it cannot compile ``\\p{…}`` property escapes, its ``\\d``/``\\w`` match any
 Unicode digit/word character (ECMA-262: ASCII only), and its ``$`` also matches before a final
 newline. The ``regex`` package supplies the missing syntax (``\\p{Letter}``, ``(?<name>…)``);
-``translate`` rewrites the classes and anchors whose meaning differs. Not covered (and rare in
-specs): ``\\D``/``\\W`` inside a character class keep Python's Unicode meaning, and ``\\cX``.
+``translate`` rewrites the classes and anchors whose meaning differs (and ``\\k<name>``,
+``\\cX``), and refuses Python's syntax that is not ECMA-262's (``(?P<n>…)``, ``(?#…)``, inline
+flags ``(?i)``, letter escapes such as ``\\a`` or ``\\Z``): the ``format: regex`` assertion and
+``pattern`` decide by this one reading. Not covered (and rare in specs): ``\\D``/``\\W`` inside a
+character class keep Python's Unicode meaning.
 """
 
 from __future__ import annotations
@@ -21,6 +24,17 @@ _INSIDE_CLASS = {"d": "0-9", "w": "A-Za-z0-9_"}
 
 
 _CLASS_ESCAPES = frozenset("dDwWsS")
+# The letters ECMA-262 gives an escape meaning; any other letter escape is a syntax error there
+# (an identity escape only names a syntax character).
+_ECMA_LETTER_ESCAPES = frozenset("bBcdDfknpPrsStuvwWx")
+# What may follow ``(?`` in ECMA-262: a non-capturing group, lookaround, a named group.
+_GROUP_STARTS = (":", "=", "!", "<=", "<!")
+
+
+def _not_ecma(pattern: str, at: int, what: str) -> Exception:
+    import regex
+
+    return regex.error(f"{what} is not ECMA-262 syntax", pattern, at)
 
 
 def translate(pattern: str) -> str:
@@ -39,11 +53,28 @@ def translate(pattern: str) -> str:
         c = pattern[i]
         if c == "\\" and i + 1 < len(pattern):
             n = pattern[i + 1]
+            if n.isascii() and n.isalpha() and n not in _ECMA_LETTER_ESCAPES:
+                raise _not_ecma(pattern, i, f"the escape \\{n}")
+            control = pattern[i + 2] if n == "c" and i + 2 < len(pattern) else ""
+            if control.isascii() and control.isalpha():  # a control escape: \cA is U+0001
+                out.append(f"\\x{ord(control) % 32:02x}")
+                i += 3
+                continue
+            end = pattern.find(">", i + 3) if pattern.startswith("k<", i + 1) else -1
+            if end > i + 3 and not in_class:  # a named backreference
+                out.append(f"(?P={pattern[i + 3 : end]})")
+                i = end + 1
+                continue
             table = _INSIDE_CLASS if in_class else _OUTSIDE_CLASS
             out.append(table.get(n, pattern[i : i + 2]))
             after_class_escape = in_class and n in _CLASS_ESCAPES
             i += 2
             continue
+        if c == "(" and not in_class and pattern.startswith("(?", i):
+            rest = pattern[i + 2 :]
+            named = rest.startswith("<") and not rest.startswith(("<=", "<!"))
+            if not (rest.startswith(_GROUP_STARTS) or named):
+                raise _not_ecma(pattern, i, f"the group {pattern[i : i + 4]!r}")
         if c == "[" and not in_class:
             if pattern.startswith("[]", i):
                 out.append("(?!)")  # the empty class: matches nothing

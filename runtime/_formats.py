@@ -1,14 +1,22 @@
-"""Runtime layer: JSON Schema ``format`` assertions (opt-in). Standard library + ``_ecma``.
+"""Runtime layer: JSON Schema ``format`` assertions (opt-in). Standard library, ``_ecma`` and
+``idna`` (IDNA 2008, imported on first use).
 
 Draft 2020-12 makes ``format`` an annotation by default; models compiled with format assertion
 on (``model_from_schema(..., format_assertion=True)``) check the formats below, each by its RFC
-grammar. An unknown format is never asserted (the spec says it must be ignored).
+grammar: dates and times (RFC 3339), duration (ISO 8601 / RFC 3339 appendix A), email and
+idn-email (RFC 5321 / 6531, quoted local parts too), hostname (RFC 1123; an ``xn--`` label must
+be an A-label) and idn-hostname (RFC 5890-5893 through ``idna``: code points, context rules,
+bidi), ipv4/ipv6, uuid, uri/uri-reference and iri/iri-reference (RFC 3986 / 3987 appendix A,
+transcribed; an IP literal is an address), uri-template (RFC 6570, every level), json-pointer
+and relative-json-pointer, regex (ECMA-262, the reading ``pattern`` uses). An unknown format is
+never asserted (the spec says it must be ignored).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Callable
 from datetime import date
 
@@ -24,10 +32,15 @@ _DURATION = re.compile(
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z", re.ASCII)
 _LOCAL = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*\Z")
+_QUOTED_LOCAL = re.compile(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"\Z')
+_IDN_QUOTED_LOCAL = re.compile(
+    r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e\x80-\U0010ffff]|\\[\x20-\x7e])*"\Z'
+)
+_IDN_LOCAL = re.compile(
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+)*\Z"
+)
 _JSON_POINTER = re.compile(r"(/([^~/]|~[01])*)*\Z")
 _RELATIVE_POINTER = re.compile(r"(0|[1-9][0-9]*)(#|(/([^~/]|~[01])*)*)\Z", re.ASCII)
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`\x00-\x1f\x7f]*\Z")
-_URI_REFERENCE = re.compile(r"[^\s<>\"{}|\\^`\x00-\x1f\x7f]*\Z")
 
 
 def _date(value: str) -> bool:
@@ -62,19 +75,76 @@ def _date_time(value: str) -> bool:
     return bool(sep) and _date(head) and _time(tail)
 
 
+_SEPARATORS = re.compile("[.\u3002\uff0e\uff61]")
+
+
+def _a_label(label: str) -> bool:
+    """An ``xn--`` label decodes to a valid U-label (IDNA 2008: code points, context, bidi)."""
+    import idna
+
+    try:
+        return idna.alabel(idna.ulabel(label)).decode("ascii") == label.lower()
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return False
+
+
+def _ldh(label: str, *, idn: bool = False) -> bool:
+    """An RFC 1123 label; an ``xn--`` label must be an A-label; in an IDN (``idn``) "--" in the
+    third and fourth positions is reserved for A-labels (RFC 5891 4.2.3.1)."""
+    if not _LABEL.match(label):
+        return False
+    if label[:4].lower() == "xn--":
+        return _a_label(label)
+    return not (idn and label[2:4] == "--")
+
+
 def _hostname(value: str) -> bool:
-    name = value[:-1] if value.endswith(".") else value
-    return 0 < len(name) <= 253 and all(_LABEL.match(label) for label in name.split("."))
+    return 0 < len(value) <= 253 and all(_ldh(label) for label in value.split("."))
 
 
-def _email(value: str) -> bool:
+def _idn_hostname(value: str) -> bool:
+    import idna
+
+    if not value:
+        return False
+    labels = _SEPARATORS.split(value)
+    ascii_labels: list[str] = []
+    for label in labels:
+        if label.isascii():
+            if not _ldh(label, idn=True):
+                return False
+            ascii_labels.append(label)
+            continue
+        try:
+            ascii_labels.append(idna.alabel(label).decode("ascii"))
+        except (idna.IDNAError, UnicodeError, ValueError):
+            return False
+    if any(_rtl(label) for label in labels):  # a bidi domain name: every label obeys RFC 5893
+        try:
+            for label in labels:
+                idna.check_bidi(label, check_ltr=True)
+        except idna.IDNAError:
+            return False
+    return len(".".join(ascii_labels)) <= 253
+
+
+def _rtl(label: str) -> bool:
+    return any(unicodedata.bidirectional(c) in ("R", "AL", "AN") for c in label)
+
+
+def _email(value: str, *, idn: bool = False) -> bool:
+    """RFC 5321's Mailbox (``idn``: RFC 6531's, UTF-8 in the local part and an IDN domain)."""
     local, at, domain = value.rpartition("@")
-    if not at or not local or len(local) > 64 or not _LOCAL.match(local):
+    if not at or not local or len(local) > 64:
+        return False
+    if not (_QUOTED_LOCAL if not idn else _IDN_QUOTED_LOCAL).match(local) and not (
+        _IDN_LOCAL if idn else _LOCAL
+    ).match(local):
         return False
     if domain.startswith("[") and domain.endswith("]"):
         inner = domain[1:-1]
         return _ipv6(inner[5:]) if inner.lower().startswith("ipv6:") else _ipv4(inner)
-    return _hostname(domain)
+    return _idn_hostname(unicodedata.normalize("NFC", domain)) if idn else _hostname(domain)
 
 
 def _ipv4(value: str) -> bool:
@@ -103,6 +173,73 @@ def _regex(value: str) -> bool:
     return True
 
 
+def _uri_grammar(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(absolute, reference) patterns of RFC 3986's ``URI`` / ``URI-reference``, or with ``iri``
+    RFC 3987's ``IRI`` / ``IRI-reference`` (``ucschar`` in every component, ``iprivate`` in the
+    query). An IP literal is checked again by ``ipaddress`` (``_authority_ok``)."""
+    ucschar = (
+        "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0001fffd\U00020000-\U0002fffd"
+        "\U00030000-\U0003fffd\U00040000-\U0004fffd\U00050000-\U0005fffd\U00060000-\U0006fffd"
+        "\U00070000-\U0007fffd\U00080000-\U0008fffd\U00090000-\U0009fffd\U000a0000-\U000afffd"
+        "\U000b0000-\U000bfffd\U000c0000-\U000cfffd\U000d0000-\U000dfffd\U000e1000-\U000efffd"
+    )
+    iprivate = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
+    unreserved = "A-Za-z0-9\\-._~" + (ucschar if iri else "")
+    sub_delims = "!$&'()*+,;="
+    pct = "%[0-9A-Fa-f]{2}"
+    pchar = f"(?:[{unreserved}{sub_delims}:@]|{pct})"
+    segment = f"{pchar}*"
+    segment_nz = f"{pchar}+"
+    segment_nz_nc = f"(?:[{unreserved}{sub_delims}@]|{pct})+"
+    userinfo = f"(?:[{unreserved}{sub_delims}:]|{pct})*"
+    ip_literal = f"\\[(?:[0-9A-Fa-f:.]+|[vV][0-9A-Fa-f]+\\.[{unreserved}{sub_delims}:]+)\\]"
+    reg_name = f"(?:[{unreserved}{sub_delims}]|{pct})*"
+    authority = f"(?:{userinfo}@)?(?:{ip_literal}|{reg_name})(?::[0-9]*)?"
+    path_abempty = f"(?:/{segment})*"
+    path_absolute = f"/(?:{segment_nz}(?:/{segment})*)?"
+    path_rootless = f"{segment_nz}(?:/{segment})*"
+    path_noscheme = f"{segment_nz_nc}(?:/{segment})*"
+    query_chars = f"(?:[{unreserved}{sub_delims}:@/?{iprivate if iri else ''}]|{pct})*"
+    fragment = f"(?:[{unreserved}{sub_delims}:@/?]|{pct})*"
+    tail = f"(?:\\?{query_chars})?(?:#{fragment})?"
+    scheme = "[A-Za-z][A-Za-z0-9+\\-.]*"
+    hier = f"(?://{authority}{path_abempty}|{path_absolute}|{path_rootless}|)"
+    relative = f"(?://{authority}{path_abempty}|{path_absolute}|{path_noscheme}|)"
+    absolute = re.compile(f"{scheme}:{hier}{tail}\\Z")
+    reference = re.compile(f"(?:{scheme}:{hier}|{relative}){tail}\\Z")
+    return absolute, reference
+
+
+_URI, _URI_REFERENCE = _uri_grammar(iri=False)
+_IRI, _IRI_REFERENCE = _uri_grammar(iri=True)
+_AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+\-.]*:)?//([^/?#]*)")
+
+
+def _authority_ok(value: str) -> bool:
+    """An IP literal in the authority (``[...]``) is an IPv6 address or an IPvFuture."""
+    m = _AUTHORITY.match(value)
+    host = m[1].rpartition("@")[2] if m is not None else ""
+    if not host.startswith("["):
+        return True
+    inner = host[1 : host.find("]")]
+    return inner[:1] in ("v", "V") or _ipv6(inner)
+
+
+def _grammar(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    return lambda value: pattern.match(value) is not None and _authority_ok(value)
+
+
+# --- URI templates: RFC 6570 section 2, every level ----------------------------------------------
+
+_VARNAME = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*"
+_VARSPEC = f"{_VARNAME}(?::[1-9][0-9]{{0,3}}|\\*)?"
+_URI_TEMPLATE = re.compile(
+    "(?:[\\x21\\x23-\\x24\\x26-\\x27\\x28-\\x3b\\x3d\\x3f-\\x5b\\x5d\\x5f\\x61-\\x7a\\x7e"
+    "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0010fffd]|%[0-9A-Fa-f]{2}"
+    f"|\\{{[+#./;?&=,!@|]?{_VARSPEC}(?:,{_VARSPEC})*\\}})*\\Z"
+)
+
+
 def _matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
     return lambda value: pattern.match(value) is not None
 
@@ -120,7 +257,12 @@ FORMATS: dict[str, Callable[[str], bool]] = {
     "regex": _regex,
     "json-pointer": _matches(_JSON_POINTER),
     "relative-json-pointer": _matches(_RELATIVE_POINTER),
-    "uri": lambda v: v.isascii() and _URI.match(v) is not None,
-    "uri-reference": lambda v: v.isascii() and _URI_REFERENCE.match(v) is not None,
+    "uri": _grammar(_URI),
+    "uri-reference": _grammar(_URI_REFERENCE),
+    "iri": _grammar(_IRI),
+    "iri-reference": _grammar(_IRI_REFERENCE),
+    "idn-hostname": _idn_hostname,
+    "idn-email": lambda v: _email(v, idn=True),
+    "uri-template": _matches(_URI_TEMPLATE),
 }
 """The formats asserted in assertion mode, by name."""

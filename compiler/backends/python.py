@@ -1082,6 +1082,12 @@ class PythonBackend:
             meta.append(f"Pattern({py_str(node.pattern)})")
         if self.format_assertion and node.format in FORMATS:
             meta.append(f"Format({py_str(node.format)})")
+        elif self.format_assertion and node.format is not None:
+            self.diags.warning(  # the spec says an unknown format is ignored: never in silence
+                node.meta.loc.child("format"),
+                f"format {node.format!r} is not one toolbind asserts; it is not checked",
+                "one of " + ", ".join(sorted(FORMATS)),
+            )
         return (f"Annotated[JsonStr, {', '.join(meta)}]" if meta else "JsonStr"), False
 
     def _array_type(self, node: ArrayNode, hint: str) -> tuple[str, bool]:

@@ -67,11 +67,16 @@ from ..ir import (
 )
 from ._resolver import (
     Dialect,
+    Draft,
     RefResolver,
     _Context,  # pyright: ignore[reportPrivateUsage]
     _DynamicRef,  # pyright: ignore[reportPrivateUsage]
+    _metaschemas,  # pyright: ignore[reportPrivateUsage]
     _pushed,  # pyright: ignore[reportPrivateUsage]
+    _RecursiveRef,  # pyright: ignore[reportPrivateUsage]
+    id_keyword,
 )
+from ._vocabulary import NEVER_READ, READ_ONLY_IN, SPELLED, vocabulary_of
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
@@ -163,6 +168,10 @@ class SchemaLowerer:
     # Drafts 4-7: a ``$ref`` replaces the schema object it sits in (siblings, ``$id`` included,
     # are ignored). Draft 2019-09 on: ``$ref`` is an applicator beside its siblings.
     legacy_ref: bool = False
+    # The draft the schemas are written in, when one was named (``model_from_schema``); None
+    # reads every draft's spellings (tool specs rarely say). Draft 4 names resources with
+    # ``id`` instead of ``$id``.
+    draft: Draft | None = None
     # Documents that ``$ref``s may name by absolute URI (``model_from_schema(remotes=...)``);
     # nothing is ever fetched.
     remotes: Mapping[str, Any] = field(default_factory=lambda: {})
@@ -172,6 +181,10 @@ class SchemaLowerer:
     )
     _reserved: set[str] = field(default_factory=lambda: set())
     _cycles_checked: set[str] = field(default_factory=lambda: set())
+    # Keywords the meta-schema in force leaves out of its ``$vocabulary`` (``lower_root``).
+    _vocabulary_off: frozenset[str] = frozenset()
+    # Where a keyword toolbind does not read was reported (``_unread``): once per place.
+    _unread_reported: set[str] = field(default_factory=lambda: set())
     load: Callable[[Path, str], Document | Diagnostic] = load_document
     # Which files and URLs ``$ref``s may read beyond the spec's own directory.
     refs: RefPolicy = field(default_factory=RefPolicy)
@@ -194,6 +207,7 @@ class SchemaLowerer:
             dialect=self.dialect,
             allow_remote_files=self.allow_remote_files,
             legacy_ref=self.legacy_ref,
+            id_key="id" if self.draft == "draft4" else "$id",
             lenient=self.lenient,
             remotes=self.remotes,
             refs=self.refs,
@@ -219,12 +233,46 @@ class SchemaLowerer:
         resolve there is tried against the whole file, for specs that point from the top.
         """
         value, where = resource if resource is not None else (schema, loc)
-        ctx = _Context(file=loc.file, path=path, root=root, resource=value, base=where.pointer)
+        ctx = _Context(
+            file=loc.file,
+            path=path,
+            root=root,
+            resource=value,
+            base=where.pointer,
+            id_key=id_keyword(root, self.resolver.id_key),
+        )
         self.resolver.index_root(value, file=loc.file, path=path, root=root, pointer=where.pointer)
-        node = self._lower(schema, loc, ctx, 0)
-        self._drain()
+        outer = self._vocabulary_off
+        self._vocabulary_off = self._vocabulary(root, loc) or outer
+        try:
+            node = self._lower(schema, loc, ctx, 0)
+            self._drain()
+        finally:
+            self._vocabulary_off = outer
         self._check_cycles()
         return node
+
+    def _vocabulary(self, root: Any, loc: SourceLocation) -> frozenset[str]:
+        """The keywords the root's meta-schema (its ``$schema``) switches off by its
+        ``$vocabulary``; an unknown vocabulary it requires is an error."""
+        uri = (as_object(root) or {}).get("$schema")
+        if not isinstance(uri, str):
+            return frozenset()
+        key = uri.rstrip("#")
+        meta = self.remotes.get(uri, self.remotes.get(key, _metaschemas().get(key)))
+        found = vocabulary_of(meta)
+        if found is None:
+            return frozenset()
+        off, unknown = found
+        for vocabulary in unknown:
+            self.diags.error(
+                SourceLocation(file=loc.file).child("$schema"),
+                f"the meta-schema {uri!r} requires the vocabulary {vocabulary!r}, "
+                "which toolbind does not know",
+                "vocabularies of JSON Schema 2019-09 or 2020-12",
+                hint="mark it false in the meta-schema's $vocabulary if it may be ignored",
+            )
+        return off
 
     def sorted_definitions(self) -> tuple[Definition, ...]:
         return tuple(self.definitions[k] for k in sorted(self.definitions))
@@ -321,8 +369,11 @@ class SchemaLowerer:
                 loc, f"schema is {describe(schema)}", "a JSON Schema object or boolean"
             )
             return AnyNode(meta=Meta(loc=loc))
+        self._unread(s, loc)
         if self.legacy_ref and "$ref" in s:
             s = {"$ref": s["$ref"]}
+        if self._vocabulary_off:
+            s = {k: v for k, v in s.items() if k not in self._vocabulary_off}
         s, ctx = self._enter(s, loc, ctx)
         if self.lenient and s.get("enum") == []:
             self.diags.warning(
@@ -374,11 +425,51 @@ class SchemaLowerer:
         variants = tuple(self._typed(t, s, loc, ctx, depth, annotate=False) for t in types)
         return UnionNode(meta=self._meta(s, loc), variants=variants, form="type")
 
+    def _unread(self, s: dict[str, Any], loc: SourceLocation) -> None:
+        """Nothing ignored in silence: a keyword toolbind reads but not in the draft in force
+        (or never: draft 3's), and keywords a ``$ref`` replaces (drafts 4-7), are warnings —
+        errors under ``--strict`` — once per place."""
+        if self.dialect != "jsonschema":
+            return
+        draft = self.draft
+        for key in s:
+            where = loc.child(key)
+            if str(where) in self._unread_reported:
+                continue
+            if key in NEVER_READ:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    f"{key} is JSON Schema draft 3's keyword; toolbind does not read it, so it "
+                    "checks nothing",
+                    f"{NEVER_READ[key]} (drafts 4 and later)",
+                )
+            elif draft is not None and key in READ_ONLY_IN and draft not in READ_ONLY_IN[key]:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    f"{key} is no keyword of JSON Schema {draft}; it is ignored",
+                    SPELLED[key],
+                    hint=f"name the draft it belongs to (draft=, $schema) or write {SPELLED[key]}",
+                )
+        if self.legacy_ref and "$ref" in s:
+            beside = sorted(k for k in s if k != "$ref" and k not in _ANNOTATIONS and k != "id")
+            where = loc.child("$ref")
+            if beside and str(where) not in self._unread_reported:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    f"$ref replaces the keywords beside it in JSON Schema {draft or 'draft 7'}: "
+                    f"{', '.join(beside)} check nothing",
+                    "a $ref alone in its schema",
+                    hint="wrap them: allOf: [{$ref: ...}, {...}], or use draft 2019-09 or later",
+                )
+
     def _enter(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context
     ) -> tuple[dict[str, Any], _Context]:
         """The context a schema object's keywords are read in (its ``$id`` starts a resource)."""
-        ident = s.get("$id")
+        ident = s.get(ctx.id_key)
         if isinstance(ident, str) and ctx.entered != str(loc):
             absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
             if absolute and not fragment:
@@ -393,6 +484,14 @@ class SchemaLowerer:
         ref = s.get("$dynamicRef")
         if isinstance(ref, str) and "$ref" not in s:
             s = {k: v for k, v in s.items() if k != "$dynamicRef"} | {"$ref": _DynamicRef(ref)}
+        ref = s.get("$recursiveRef")
+        if isinstance(ref, str) and self.draft in (None, "draft2019-09"):
+            s = {k: v for k, v in s.items() if k != "$recursiveRef"}
+            if "$ref" in s:  # both: each applies, as two parts of an allOf
+                parts = [*(as_array(s.get("allOf")) or []), {"$ref": _RecursiveRef(ref)}]
+                s = s | {"allOf": parts}
+            else:
+                s = s | {"$ref": _RecursiveRef(ref)}
         return s, ctx
 
     def _plan(
@@ -407,6 +506,8 @@ class SchemaLowerer:
         s = as_object(schema)
         if s is None or depth > _MAX_DEPTH:
             return EvalPlan()
+        if self._vocabulary_off:
+            s = {k: v for k, v in s.items() if k not in self._vocabulary_off}
         s, ctx = self._enter(s, loc, ctx)
 
         def plan(value: Any, *tokens: str | int) -> EvalPlan:
@@ -929,12 +1030,16 @@ class SchemaLowerer:
     def _valid_regex(self, pattern: str, loc: SourceLocation, what: str) -> bool:
         """Whether ``pattern`` is an ECMA-262 regex the runtime can use; reports it if not."""
         try:
-            regex.compile(pattern)  # as written: error positions are the user's
-            compile_pattern(pattern)
-        except regex.error as exc:
+            compile_pattern(pattern)  # ECMA-262's reading (``[]``, ``\\k<n>``; not ``(?P<n>)``)
+        except regex.error as ecma:
+            reason = str(ecma)
+            try:  # where the pattern as written fails too, its positions are the user's
+                regex.compile(pattern)
+            except regex.error as as_written:
+                reason = str(as_written)
             self.diags.error(
                 loc,
-                f"{what} {pattern!r} is not a valid regular expression ({exc})",
+                f"{what} {pattern!r} is not a valid regular expression ({reason})",
                 "an ECMA-262 regular expression",
             )
             return False

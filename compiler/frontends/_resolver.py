@@ -33,6 +33,35 @@ from ..ir import SourceLocation, escape_pointer_token
 
 Dialect = Literal["jsonschema", "openapi30", "bfcl"]
 
+#: The JSON Schema drafts toolbind reads by name (``model_from_schema(draft=...)``).
+Draft = Literal["draft4", "draft6", "draft7", "draft2019-09", "draft2020-12"]
+
+
+def draft_named(schema: Any) -> Draft | None:
+    """The draft a schema's ``$schema`` names, if it names one toolbind knows."""
+    uri = (as_object(schema) or {}).get("$schema")
+    if not isinstance(uri, str):
+        return None
+    markers: tuple[tuple[str, Draft], ...] = (
+        ("draft-03", "draft4"),  # read as its successor: ``id``, not ``$id``
+        ("draft-04", "draft4"),
+        ("draft-06", "draft6"),
+        ("draft-07", "draft7"),
+        ("2019-09", "draft2019-09"),
+        ("2020-12", "draft2020-12"),
+    )
+    return next((draft for marker, draft in markers if marker in uri), None)
+
+
+def id_keyword(schema: Any, default: str) -> str:
+    """The keyword that names a schema resource in a document: ``id`` in drafts 3 and 4,
+    ``$id`` from draft 6 on; by the document's ``$schema``, else ``default``."""
+    draft = draft_named(schema)
+    if draft is None:
+        return default
+    return "id" if draft == "draft4" else "$id"
+
+
 MAX_URL_DOCUMENTS = 100
 """How many documents ``$ref``s to allowed URLs may download for one spec."""
 
@@ -52,10 +81,18 @@ class _Context:
     # The dynamic scope: the base URIs of the resources entered to get here, outermost first
     # (``$dynamicRef`` resolves to the outermost ``$dynamicAnchor`` of that name among them).
     dynamic: tuple[str, ...] = ()
+    # The keyword that names resources in this document: ``$id``, or draft 4's ``id``.
+    id_key: str = "$id"
 
 
 class _DynamicRef(str):
     """A ``$dynamicRef`` value, carried under ``$ref`` so that every reader of ``$ref`` sees it."""
+
+    __slots__ = ()
+
+
+class _RecursiveRef(str):
+    """A draft 2019-09 ``$recursiveRef`` value, carried under ``$ref`` like ``_DynamicRef``."""
 
     __slots__ = ()
 
@@ -96,6 +133,7 @@ class _Resource:
     path: Path | None
     root: Any
     pointer: str
+    id_key: str = "$id"
 
 
 class _Missing:
@@ -169,19 +207,25 @@ def _describe_resource(ctx: _Context) -> str:
     return ctx.file
 
 
-def _find_anchor(root: Any, anchor: str, pointer: str = "") -> tuple[Any, str] | None:
+def _find_anchor(
+    root: Any, anchor: str, pointer: str = "", id_key: str = "$id"
+) -> tuple[Any, str] | None:
     obj = as_object(root)
     array = as_array(root)
     if obj is not None:
-        if obj.get("$anchor") == anchor or obj.get("$id") == "#" + anchor:  # draft 7: "$id": "#a"
+        # drafts 4-7: "$id": "#a" (draft 4: "id": "#a")
+        if (
+            anchor in (obj.get("$anchor"), obj.get("$dynamicAnchor"))
+            or obj.get(id_key) == "#" + anchor
+        ):
             return obj, pointer
         for k, v in obj.items():
-            found = _find_anchor(v, anchor, f"{pointer}/{escape_pointer_token(str(k))}")
+            found = _find_anchor(v, anchor, f"{pointer}/{escape_pointer_token(str(k))}", id_key)
             if found:
                 return found
     elif array is not None:
         for i, v in enumerate(array):
-            found = _find_anchor(v, anchor, f"{pointer}/{i}")
+            found = _find_anchor(v, anchor, f"{pointer}/{i}", id_key)
             if found:
                 return found
     return None
@@ -223,6 +267,9 @@ class RefResolver:
     allow_remote_files: bool = True
     # Drafts 4-7: a ``$ref``'s sibling ``$id`` is ignored.
     legacy_ref: bool = False
+    # The keyword naming resources where a document's ``$schema`` does not say: draft 4's ``id``
+    # or ``$id``.
+    id_key: str = "$id"
     # A ``$ref`` to nothing allows any value (a warning) instead of an error.
     lenient: bool = False
     # Documents that ``$ref``s may name by absolute URI (``model_from_schema(remotes=...)``).
@@ -236,6 +283,10 @@ class RefResolver:
     _resources: dict[str, _Resource] = field(default_factory=lambda: {})
     _anchors: dict[tuple[str, str], tuple[Any, str]] = field(default_factory=lambda: {})
     _dynamic_anchors: set[tuple[str, str]] = field(default_factory=lambda: set())
+    # Resources whose root says ``"$recursiveAnchor": true`` (draft 2019-09), by URI.
+    _recursive_anchors: set[str] = field(default_factory=lambda: set())
+    # A remote's URI → the base URI its root's ``$id`` gives it, where the two differ.
+    _named: dict[str, str] = field(default_factory=lambda: {})
     _downloads: dict[str, Diagnostic] = field(default_factory=lambda: {})
     _fetched_urls: set[str] = field(default_factory=lambda: set())
     _indexed: set[tuple[int, str, str]] = field(default_factory=lambda: set())
@@ -248,9 +299,15 @@ class RefResolver:
         indexed = (id(value), file, pointer)
         if indexed not in self._indexed:
             self._indexed.add(indexed)
-            self.index(
-                value, _Resource(value=value, file=file, path=path, root=root, pointer=pointer), ""
+            resource = _Resource(
+                value=value,
+                file=file,
+                path=path,
+                root=root,
+                pointer=pointer,
+                id_key=id_keyword(root, self.id_key),
             )
+            self.index(value, resource, "")
 
     def resolve(
         self, ref: str, loc: SourceLocation, ctx: _Context
@@ -271,8 +328,24 @@ class RefResolver:
             outer = next((u for u in ctx.dynamic if (u, fragment) in self._dynamic_anchors), None)
             if outer is not None and outer != resolved[3].uri:
                 resolved = self._resolve_uri(f"{outer}#{fragment}", loc, ctx) or resolved
+        if (
+            isinstance(ref, _RecursiveRef)
+            and not fragment.lstrip("/")
+            and resolved[3].uri in self._recursive_anchors
+        ):
+            # 2019-09: from a resource root with "$recursiveAnchor": true, outwards through the
+            # dynamic scope for as long as each resource has one too
+            outer = self._recursive_target([*ctx.dynamic, resolved[3].uri])
+            if outer is not None and outer != resolved[3].uri:
+                resolved = self._resolve_uri(outer, loc, ctx) or resolved
         key, hint, target, target_ctx, target_loc = resolved
-        scope = _pushed(ctx.dynamic, target_ctx.uri) if target_ctx.uri else ctx.dynamic
+        entered = target_ctx.uri
+        own = (as_object(target) or {}).get(target_ctx.id_key)
+        if entered and isinstance(own, str) and not (self.legacy_ref and "$ref" in target):
+            # a pointer to a schema with its own $id enters that resource, not the document's
+            absolute, own_fragment = urldefrag(urljoin(entered, own))
+            entered = absolute if absolute and not own_fragment else entered
+        scope = _pushed(ctx.dynamic, entered) if entered else ctx.dynamic
         target_ctx = replace(target_ctx, dynamic=scope)
         binding = sorted(
             {
@@ -282,9 +355,23 @@ class RefResolver:
                 if u == uri
             }.items()
         )
+        recursive = self._recursive_target(scope)
+        if recursive is not None:
+            binding.append(("$recursiveAnchor", recursive))
         if binding:
             key += "@" + ",".join(f"{name}={uri}" for name, uri in binding)
         return key, hint, target, target_ctx, target_loc
+
+    def _recursive_target(self, scope: list[str] | tuple[str, ...]) -> str | None:
+        """Where a ``$recursiveRef`` from the innermost resource of ``scope`` leads, when that
+        resource has ``"$recursiveAnchor": true`` (else None): the outermost resource of the
+        unbroken run of such resources that ends with it."""
+        target: str | None = None
+        for uri in reversed(scope):
+            if uri not in self._recursive_anchors:
+                break
+            target = uri
+        return target
 
     def _resolve(
         self, ref: str, loc: SourceLocation, ctx: _Context
@@ -354,14 +441,19 @@ class RefResolver:
             # links, a link to its own directory) is one document, and ref chains through it end
             shown = doc.path
             target_ctx = _Context(
-                file=shown, path=file_path, root=doc.value, resource=doc.value, base=""
+                file=shown,
+                path=file_path,
+                root=doc.value,
+                resource=doc.value,
+                base="",
+                id_key=id_keyword(doc.value, self.id_key),
             )
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):
-            target = _find_anchor(target_ctx.resource, pointer)
+            target = _find_anchor(target_ctx.resource, pointer, id_key=target_ctx.id_key)
             if target is None and target_ctx.base:
                 target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
-                target = _find_anchor(target_ctx.root, pointer)
+                target = _find_anchor(target_ctx.root, pointer, id_key=target_ctx.id_key)
             if target is None:
                 self.diags.error(
                     loc.child("$ref"),
@@ -421,7 +513,14 @@ class RefResolver:
                     hint=doc.hint,
                 )
                 return None
-            resource = _Resource(value=doc.value, file=uri, path=None, root=doc.value, pointer="")
+            resource = _Resource(
+                value=doc.value,
+                file=uri,
+                path=None,
+                root=doc.value,
+                pointer="",
+                id_key=id_keyword(doc.value, self.id_key),
+            )
             self._resources[uri] = resource
             self.index(doc.value, resource, uri)
         return self._resolve_uri(f"{uri}#{fragment}" if fragment else uri, loc, ctx)
@@ -440,7 +539,7 @@ class RefResolver:
             obj = as_object(node)
             if obj is None:
                 continue
-            ident = obj.get("$id")
+            ident = obj.get(ctx.id_key)
             if isinstance(ident, str) and not (self.legacy_ref and "$ref" in obj):
                 absolute, fragment = urldefrag(urljoin(ctx.uri, ident))
                 if absolute and not fragment:
@@ -461,7 +560,7 @@ class RefResolver:
             obj = as_object(node)
             if obj is None:
                 continue
-            ident = obj.get("$id", obj.get("id") if self.dialect == "openapi30" else None)
+            ident = obj.get(where.id_key, obj.get("id") if self.dialect == "openapi30" else None)
             if self.legacy_ref and "$ref" in obj:
                 ident = None  # draft 7: a $ref's sibling $id is ignored
             if isinstance(ident, str):
@@ -476,10 +575,13 @@ class RefResolver:
                             path=where.path,
                             root=where.root,
                             pointer=pointer,
+                            id_key=where.id_key,
                         ),
                     )
                 elif fragment and not fragment.startswith("/"):  # draft 7: "$id": "#name"
                     self._anchors.setdefault((absolute or uri, fragment), (obj, pointer))
+            if obj.get("$recursiveAnchor") is True and uri:
+                self._recursive_anchors.add(uri)
             for key in ("$anchor", "$dynamicAnchor"):
                 name = obj.get(key)
                 if isinstance(name, str):
@@ -504,12 +606,24 @@ class RefResolver:
         if uri not in self._resources and (uri in self.remotes or uri in _metaschemas()):
             remote = self.remotes[uri] if uri in self.remotes else _metaschemas()[uri]
             self._resources[uri] = _Resource(
-                value=remote, file=uri, path=None, root=remote, pointer=""
+                value=remote,
+                file=uri,
+                path=None,
+                root=remote,
+                pointer="",
+                id_key=id_keyword(remote, self.id_key),
             )
             self.index(remote, self._resources[uri], uri)
+            own = (as_object(remote) or {}).get(self._resources[uri].id_key)
+            if isinstance(own, str) and not (self.legacy_ref and "$ref" in remote):
+                absolute, own_fragment = urldefrag(urljoin(uri, own))
+                if absolute and not own_fragment and absolute != uri:
+                    self._named[uri] = absolute
         found = self._resources.get(uri)
         if found is None:
             return None
+        # a document retrieved by one URI that names itself another: its own is the base
+        uri = self._named.get(uri, uri)
         target_ctx = _Context(
             file=found.file,
             path=found.path,
@@ -519,6 +633,7 @@ class RefResolver:
             uri=uri,
             # the resource's own ``$id`` made ``uri``: lowering its root must not apply it again
             entered=str(SourceLocation(file=found.file, pointer=found.pointer)),
+            id_key=found.id_key,
         )
         pointer = unquote(fragment)
         if pointer and not pointer.startswith("/"):

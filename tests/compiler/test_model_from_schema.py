@@ -161,13 +161,103 @@ def test_non_object_roots_are_root_models(schema: Any, good: list[Any], bad: lis
 
 def test_draft_decides_how_ref_siblings_read() -> None:
     schema = {"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 2}
-    assert model_from_schema(schema, draft="draft7").model_validate("abc").model_dump() == "abc"
+    with pytest.warns(UserWarning, match="maxLength check nothing"):  # said, not silent
+        draft7_model = model_from_schema(schema, draft="draft7")
+    assert draft7_model.model_validate("abc").model_dump() == "abc"
     with pytest.raises(ValidationError):  # 2019-09 on: $ref sits beside its siblings
         model_from_schema(schema).model_validate("abc")
     draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
-    assert model_from_schema(draft7).model_validate("abc").model_dump() == "abc"
+    with pytest.warns(UserWarning, match="maxLength check nothing"):
+        assert model_from_schema(draft7).model_validate("abc").model_dump() == "abc"
     with pytest.raises(ValueError, match="draft='draft8': expected one of draft4"):
         model_from_schema(schema, draft="draft8")  # pyright: ignore[reportArgumentType]
+
+
+def test_draft4_id_names_resources_and_anchors() -> None:
+    # issue 19 item 3: draft 4 spells $id as ``id``: a plain-name fragment is an anchor, and an
+    # absolute ``id`` is the base URI of the refs below it (in remotes too)
+    anchored = {
+        "allOf": [{"$ref": "#foo"}],
+        "definitions": {"A": {"id": "#foo", "type": "integer"}},
+    }
+    model = model_from_schema(anchored, draft="draft4")
+    assert model.model_validate(1).model_dump() == 1
+    with pytest.raises(ValidationError):
+        model.model_validate("a")
+    with pytest.raises(SpecError, match="names an anchor that does not exist"):
+        model_from_schema(anchored)  # 2020-12: ``id`` is no keyword, '#foo' names nothing
+    by_uri = model_from_schema(
+        {"$schema": "http://json-schema.org/draft-04/schema#", "$ref": "http://x/r.json#/items"},
+        remotes={
+            "http://x/r.json": {
+                "$schema": "http://json-schema.org/draft-04/schema#",
+                "id": "http://x/sub/",
+                "items": {"$ref": "int.json"},
+            },
+            "http://x/sub/int.json": {"type": "integer"},
+        },
+    )
+    assert by_uri.model_validate(3).model_dump() == 3
+    with pytest.raises(ValidationError):
+        by_uri.model_validate("3")
+
+
+def test_recursive_ref_2019_09() -> None:
+    # issue 19 item 2: $recursiveRef was ignored, so this accepted {"foo": {"bar": false}}
+    plain = model_from_schema(
+        {"properties": {"foo": {"$recursiveRef": "#"}}, "additionalProperties": False},
+        draft="draft2019-09",
+    )
+    assert plain.model_validate({"foo": {"foo": {}}}).model_dump(exclude_unset=True) == {
+        "foo": {"foo": {}}
+    }
+    with pytest.raises(ValidationError):
+        plain.model_validate({"foo": {"bar": False}})
+    # with "$recursiveAnchor": true on both, the ref in the inner resource comes back to the
+    # outer one (which allows integers), through the dynamic scope
+    tree = {
+        "$id": "https://example.com/strict.json",
+        "$recursiveAnchor": True,
+        "anyOf": [{"type": "integer"}, {"$ref": "tree.json"}],
+        "$defs": {
+            "tree": {
+                "$id": "tree.json",
+                "$recursiveAnchor": True,
+                "anyOf": [
+                    {"type": "string"},
+                    {"type": "object", "additionalProperties": {"$recursiveRef": "#"}},
+                ],
+            }
+        },
+    }
+    model = model_from_schema(tree, draft="draft2019-09")
+    model.model_validate({"a": {"b": 1}})
+    tree["$recursiveAnchor"] = False  # the run is broken: the ref stays in tree.json
+    with pytest.raises(ValidationError):
+        model_from_schema(tree, draft="draft2019-09").model_validate({"a": {"b": 1}})
+
+
+def test_vocabulary_of_the_meta_schema_is_honoured() -> None:
+    # issue 19 item 4: a meta-schema without the validation vocabulary switches minimum off
+    vocabulary: dict[str, bool] = {
+        "https://json-schema.org/draft/2020-12/vocab/core": True,
+        "https://json-schema.org/draft/2020-12/vocab/applicator": True,
+    }
+    meta: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "http://x/meta.json",
+        "$vocabulary": vocabulary,
+    }
+    schema = {"$schema": "http://x/meta.json", "properties": {"n": {"minimum": 10}, "b": False}}
+    model = model_from_schema(schema, remotes={"http://x/meta.json": meta})
+    assert model.model_validate({"n": 1}).model_dump(exclude_unset=True) == {"n": 1}
+    with pytest.raises(ValidationError):  # the applicator vocabulary still applies
+        model.model_validate({"b": 1})
+    required = {**meta, "$vocabulary": {**vocabulary, "http://x/vocab/odd": True}}
+    with pytest.raises(SpecError, match=r"<schema>#/\$schema: error: .* requires the vocabulary"):
+        model_from_schema(schema, remotes={"http://x/meta.json": required})
+    optional = {**meta, "$vocabulary": {**vocabulary, "http://x/vocab/odd": False}}
+    model_from_schema(schema, remotes={"http://x/meta.json": optional})
 
 
 def test_unevaluated_properties_see_through_applicators() -> None:

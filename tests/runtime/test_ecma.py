@@ -4,8 +4,9 @@ specs use these: a spec whose pattern Python refuses used to fail to compile as 
 from __future__ import annotations
 
 import pytest
+import regex
 
-from toolbind.compiler import model_from_schema
+from toolbind.compiler import SpecError, model_from_schema
 from toolbind.runtime._ecma import compile_pattern
 
 CASES: list[tuple[str, list[str], list[str]]] = [
@@ -41,3 +42,27 @@ def test_a_spec_pattern_python_would_refuse_compiles_and_validates() -> None:
     assert Email.model_validate("a-b.c@x.y").model_dump() == "a-b.c@x.y"
     with pytest.raises(ValueError, match="pattern"):
         Email.model_validate("not an address")
+
+
+# issue 19 item 6: Python's syntax is no ECMA-262 (the format 'regex' and `pattern` agree)
+NOT_ECMA = [r"\a", r"\Z", "(?P<n>x)", "(?P<n>a)(?P=n)", "(?#comment)a", "(?i)abc", "(?ims)abc"]
+
+
+@pytest.mark.parametrize("pattern", NOT_ECMA)
+def test_python_only_syntax_is_refused(pattern: str) -> None:
+    with pytest.raises(regex.error, match="not ECMA-262 syntax"):
+        compile_pattern(pattern)
+    with pytest.raises(SpecError, match="is not a valid regular expression"):
+        model_from_schema({"type": "string", "pattern": pattern})
+    Regex = model_from_schema({"type": "string", "format": "regex"}, format_assertion=True)
+    with pytest.raises(ValueError):
+        Regex.model_validate(pattern)
+
+
+def test_ecma_only_syntax_compiles() -> None:
+    assert compile_pattern(r"(?<n>a)\k<n>").search("aa")
+    assert not compile_pattern(r"^(?<n>a)\k<n>$").search("ab")
+    assert compile_pattern(r"^\cA$").search("\x01")
+    EmptyClass = model_from_schema({"type": "string", "pattern": "^[]$"})  # valid ECMA-262
+    with pytest.raises(ValueError):
+        EmptyClass.model_validate("")
