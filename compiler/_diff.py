@@ -26,8 +26,10 @@ from ._load import NO_EXTRA_REFS, RefPolicy, display_path
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import SelectionError, SpecError
 from .frontends import read_spec
-from .ir import SpecPackage
-from .passes.diff import AUDIENCES, BREAKING, Change, diff_packages
+from .frontends._jsonschema import SchemaLowerer
+from .ir import SchemaNode, SourceLocation, SpecPackage
+from .passes.diff import AUDIENCES, BREAKING, Change, diff_packages, diff_schemas
+from .passes.subset import SchemaTable
 
 FailOn = Literal["breaking", "any", "none"]
 ReportFormat = Literal["text", "json", "markdown"]
@@ -77,6 +79,27 @@ def diff_specs(old: str, new: str, refs: RefPolicy = NO_EXTRA_REFS) -> DiffRepor
     for a, b in pairs:
         changes.extend(diff_packages(a, b))
     return DiffReport(old=old, new=new, changes=changes, diagnostics=diags.items)
+
+
+def diff_json_schemas(
+    old: Any, new: Any, *, side: Literal["params", "output"] = "params"
+) -> list[Change]:
+    """The changes from one JSON Schema to another, read as a tool's parameters (or Output);
+    witnesses are instances of the schemas themselves.
+
+    Raises:
+        SpecError: either schema has errors (located as ``<old>#…`` / ``<new>#…``).
+    """
+    diags = Diagnostics()
+    nodes: list[tuple[SchemaNode, SchemaTable]] = []
+    for source, schema in (("<old>", old), ("<new>", new)):
+        lowerer = SchemaLowerer(diags=diags, allow_remote_files=False)
+        node = lowerer.lower_root(schema, SourceLocation(file=source), root=schema, path=None)
+        nodes.append((node, SchemaTable(lowerer.sorted_definitions(), source)))
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    (a, told), (b, tnew) = nodes
+    return diff_schemas(a, b, told, tnew, side=side)
 
 
 def _read(path: Path, shown: str, diags: Diagnostics, refs: RefPolicy) -> dict[str, SpecPackage]:

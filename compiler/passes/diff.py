@@ -298,6 +298,8 @@ def _diff_tool(t: ToolSpec, u: ToolSpec, told: SchemaTable, tnew: SchemaTable) -
         add("tool-shown", "safe", "visible", "the tool is now offered to models")
     if bool(t.strict) != bool(u.strict):
         add("strict-changed", "prompt", "strict", f"strict mode is now {bool(u.strict)}")
+    if t.annotations != u.annotations:
+        add("tool-annotations-changed", "prompt", "annotations", "the tool's annotations changed")
     if t.toolsets != u.toolsets:
         add("toolsets-changed", "prompt", "", f"toolsets {list(t.toolsets)} → {list(u.toolsets)}")
     ctx = _Ctx(old=told, new=tnew, side="params")
@@ -663,7 +665,8 @@ def _arrays(a: ArrayNode, b: ArrayNode, ctx: _Ctx) -> list[_Found]:
             )
         )
     if (a.min_items, a.max_items, a.unique_items) != (b.min_items, b.max_items, b.unique_items):
-        out.extend(_leaf(replace(a, items=None), replace(b, items=None), ctx, rule="array-length"))
+        # the length bounds alone: the new bounds over the old items
+        out.extend(_leaf(a, replace(b, items=a.items), ctx, rule="array-bounds"))
     return out
 
 
@@ -678,6 +681,8 @@ def _holds(v: Verdict) -> bool:
 
 
 def _what(a: SchemaNode, b: SchemaNode) -> str:
+    if isinstance(b, LiteralNode) and a.kind in ("string", "integer", "number", "boolean"):
+        return "enum"
     if a.kind != b.kind:
         return "type"
     if isinstance(a, LiteralNode):
@@ -789,6 +794,6 @@ _NOUN = {
     "length": "the length bounds are",
     "variants": "the variants are",
     "items": "the items are",
-    "array-length": "the array bounds are",
+    "array-bounds": "the array bounds are",
     "property-count": "the property count bounds are",
 }

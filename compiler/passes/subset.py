@@ -99,7 +99,9 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         da, db = cast("dict[str, Any]", a), cast("dict[str, Any]", b)
         return da.keys() == db.keys() and all(json_equal(da[k], db[k]) for k in da)
-    return type(a) is type(b) and bool(a == b)
+    x: object = cast("object", a)
+    y: object = cast("object", b)
+    return type(x) is type(y) and x == y
 
 
 class SchemaTable:
