@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Any, Final, cast
 
 from toolbind.runtime._ecma import compile_pattern
+from toolbind.runtime.types import json_equal
 
 from ..ir import (
     AllOfNode,
@@ -85,23 +86,6 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but True != 1."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return bool(a == b)
-    if isinstance(a, list) and isinstance(b, list):
-        la, lb = cast("list[Any]", a), cast("list[Any]", b)
-        return len(la) == len(lb) and all(json_equal(x, y) for x, y in zip(la, lb, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        da, db = cast("dict[str, Any]", a), cast("dict[str, Any]", b)
-        return da.keys() == db.keys() and all(json_equal(da[k], db[k]) for k in da)
-    x: object = cast("object", a)
-    y: object = cast("object", b)
-    return type(x) is type(y) and x == y
 
 
 class SchemaTable:
