@@ -708,10 +708,10 @@ def _what(a: SchemaNode, b: SchemaNode) -> str:
 
 def _leaf(a: SchemaNode, b: SchemaNode, ctx: _Ctx, rule: str | None = None) -> list[_Found]:
     """The change from ``a`` to ``b`` as a whole, decided by the subset check both ways."""
-    sa, refs_a = ctx.old.shape(a)
-    sb, refs_b = ctx.new.shape(b)
-    if sa == sb and not refs_a and not refs_b:
+    if ctx.old.same(a, ctx.new, b):
         return []
+    refs_a = ctx.old.shape(a)[1]
+    refs_b = ctx.new.shape(b)[1]
     what = rule or _what(a, b)
     if what == "format":
         return [

@@ -96,6 +96,8 @@ class SchemaTable:
         self.source = source
         self._samples: dict[int, Any] = {}
         self._shapes: dict[int, tuple[Any, bool]] = {}
+        self._same: dict[int, dict[str, bool]] = {}
+        self._keys: dict[str, SchemaNode] | None = None
 
     def ref_key(self, target: str) -> str:
         """A definition key comparable across versions: the pointer for this spec's own
@@ -115,6 +117,36 @@ class SchemaTable:
             found = self._shape(node)
             self._shapes[key] = found
         return found
+
+    def same(self, a: SchemaNode, other: SchemaTable, b: SchemaNode) -> bool:
+        """Whether ``a`` (here) and ``b`` (in ``other``) accept the same instances because they
+        are written the same, ``$ref``'d definitions included (annotations aside)."""
+        sa, refs = self.shape(a)
+        if sa != other.shape(b)[0]:
+            return False
+        return not refs or all(self._same_definition(k, other) for k in _ref_keys(sa))
+
+    def _same_definition(self, key: str, other: SchemaTable) -> bool:
+        memo = self._same.setdefault(id(other), {})
+        if key in memo:
+            return memo[key]
+        mine = self._by_ref_key().get(key)
+        theirs = other._by_ref_key().get(key)  # pyright: ignore[reportPrivateUsage]
+        if mine is None or theirs is None:
+            memo[key] = False
+            return False
+        memo[key] = True  # a recursive definition: assumed while its parts are compared
+        sa, refs = self.shape(mine)
+        result = sa == other.shape(theirs)[0] and (
+            not refs or all(self._same_definition(k, other) for k in _ref_keys(sa))
+        )
+        memo[key] = result
+        return result
+
+    def _by_ref_key(self) -> dict[str, SchemaNode]:
+        if self._keys is None:
+            self._keys = {self.ref_key(k): node for k, node in self.defs.items()}
+        return self._keys
 
     def _shape(self, value: Any) -> tuple[Any, bool]:
         if isinstance(value, tuple):
@@ -478,8 +510,7 @@ class _Subset:
     def _check(self, a: SchemaNode, b: SchemaNode, depth: int) -> Verdict:
         if isinstance(b, AnyNode) or isinstance(a, NeverNode):
             return TRUE
-        sa, refs_a = self.left.shape(a)
-        if not refs_a and sa == self.right.shape(b)[0]:
+        if self.left.same(a, self.right, b):
             return TRUE
         # ``a`` a union: each variant must fit (oneOf instances are anyOf instances)
         if isinstance(a, UnionNode):
@@ -810,6 +841,21 @@ def _strings(node: StringNode) -> list[Any]:
     if node.format in ("date", "date-time"):
         out.insert(0, "2024-01-01" if node.format == "date" else "2024-01-01T00:00:00Z")
     return out
+
+
+def _ref_keys(shape: Any) -> set[str]:
+    """The ``ref_key``s a shape names."""
+    found: set[str] = set()
+    stack: list[Any] = [shape]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            parts = cast("tuple[Any, ...]", item)
+            if len(parts) == 2 and parts[0] == "ref" and isinstance(parts[1], str):
+                found.add(parts[1])
+            else:
+                stack.extend(parts)
+    return found
 
 
 def _is_node(value: object) -> bool:

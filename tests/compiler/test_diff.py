@@ -158,3 +158,32 @@ def test_formats_fail_on_and_bad_input() -> None:
     broken = CORPUS / "handmade" / "param-added-optional" / "expected.json"
     code, _, err = run(old, str(broken))
     assert code == 1 and "error:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "readme-examples__polymorphism.json",
+        "readme-examples__discriminators.json",
+        "readme__readme-api.json",
+        "readme-examples__schema-circular.json",
+    ],
+)
+def test_only_the_edited_description_changes_in_a_real_spec(spec: str, tmp_path: Path) -> None:
+    """No false change (nor an undecided one) where shared oneOf/allOf/recursive schemas are
+    written the same in both versions."""
+    source = Path(__file__).parents[3] / "shared" / "corpus" / "openapi" / spec
+    doc = json.loads(source.read_text(encoding="utf-8"))
+    operation = next(
+        op
+        for item in doc["paths"].values()
+        for method, op in item.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    )
+    operation["description"] = "edited"
+    edited = tmp_path / spec
+    edited.write_text(json.dumps(doc), encoding="utf-8")
+    report = diff_specs(str(source), str(edited))
+    assert [(c.rule, c.audience) for c in report.changes] == [
+        ("tool-description-changed", "prompt")
+    ]
