@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
+from toolbind.runtime.contract import HttpApi
+
 from ..ir import (
     ArrayNode,
     LiteralNode,
@@ -171,6 +173,8 @@ def diff_packages(old: SpecPackage | None, new: SpecPackage | None) -> list[Chan
         u = new_tools.get(name)
         if u is not None:
             changes.extend(_diff_tool(t, u, told, tnew))
+            if old is not None and new is not None and old.http and new.http:
+                changes.extend(_diff_http(t, u, old.http, new.http))
     common_old = [n for n in old_tools if n in new_tools]
     common_new = [n for n in new_tools if n in old_tools]
     if common_old != common_new and old and new:
@@ -318,6 +322,49 @@ def _diff_tool(t: ToolSpec, u: ToolSpec, told: SchemaTable, tnew: SchemaTable) -
         octx = _Ctx(old=told, new=tnew, side="output")
         for f in _compare(t.output, u.output, octx):
             out.append(_finish(f, tools, t.output, u.output, octx))
+    return out
+
+
+def _diff_http(t: ToolSpec, u: ToolSpec, old: HttpApi, new: HttpApi) -> list[Change]:
+    """How the tool's operation is called over HTTP: what the generated HTTP Activity does."""
+    a = old.operations.get(t.name)
+    b = new.operations.get(u.name)
+    if a is None or b is None:
+        return []
+    out: list[Change] = []
+
+    def add(rule: str, message: str) -> None:
+        out.append(
+            Change(
+                rule=rule,
+                audience="activities",
+                tools=(t.name,),
+                old=t.loc,
+                new=u.loc,
+                message=message,
+            )
+        )
+
+    if (a.method, a.path) != (b.method, b.path):
+        add(
+            "http-endpoint-changed",
+            f"the operation is now {b.method} {b.path} (was {a.method} {a.path}): the HTTP "
+            "Activity calls another endpoint",
+        )
+    wire_a = {(p.field, p.name, p.location, p.style, p.explode) for p in a.parameters}
+    wire_b = {(p.field, p.name, p.location, p.style, p.explode) for p in b.parameters}
+    if wire_a != wire_b:
+        moved = sorted({f for f, *_ in wire_a ^ wire_b})
+        add(
+            "http-parameters-changed",
+            f"where or how {', '.join(repr(m) for m in moved)} go on the wire changed",
+        )
+    media_a = a.body.media_type if a.body else None
+    media_b = b.body.media_type if b.body else None
+    if media_a != media_b:
+        add("http-body-changed", f"the request body is sent as {media_b} (was {media_a})")
+    if a.security != b.security:
+        add("http-security-changed", "the operation's security requirements changed")
     return out
 
 
