@@ -3,7 +3,7 @@ one tool's description changed in the largest spec; the regeneration's time agai
 in the same run (the peer is toolbind's own full run: no other generator regenerates
 incrementally).
 
-    .venv/bin/python bench/incremental.py [--corpus DIR] [--json FILE]
+    .venv/bin/python bench/incremental.py [--corpus DIR] [--json FILE] [--spec NAME]
 
 Steps, each a fresh ``toolbind generate`` process (wall time from spawn to reap):
 
@@ -77,6 +77,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--spec", default=None, help="the spec to edit (a file name; default: the largest)"
+    )
     args = parser.parse_args()
     corpus = require((args.corpus or corpus_root()) / "openapi", "the OpenAPI corpus")
     with tempfile.TemporaryDirectory(prefix="toolbind-bench-", dir=REPO.parent) as tmp:
@@ -86,7 +89,11 @@ def main() -> None:
         for spec in sorted(corpus.iterdir()):
             if spec.suffix in (".json", ".yaml", ".yml"):
                 shutil.copyfile(spec, specs / spec.name)
-        largest = max(specs.iterdir(), key=lambda p: p.stat().st_size)
+        largest = (
+            specs / args.spec if args.spec else max(specs.iterdir(), key=lambda p: p.stat().st_size)
+        )
+        if not largest.is_file():
+            sys.exit(f"--spec {args.spec}: no such spec in {corpus}")
         out = work / "out"
         full = run(specs, out)
         noop = run(specs, out)
@@ -97,7 +104,7 @@ def main() -> None:
         same = tree(out) == tree(reference)
         result = {
             "specs": len(list(specs.iterdir())),
-            "largest": largest.name,
+            "edited_spec": largest.name,
             "largest_bytes": largest.stat().st_size,
             "edited": what,
             "full_s": round(full, 2),
@@ -109,7 +116,7 @@ def main() -> None:
             "cpus": os.cpu_count(),
             "load": os.getloadavg()[0],
         }
-    print(f"{result['specs']} specs; largest {largest.name} ({result['largest_bytes']:,} bytes)")
+    print(f"{result['specs']} specs; edited {largest.name} ({result['largest_bytes']:,} bytes)")
     print(f"full run                      {full:7.2f} s")
     print(f"no change (all reused)        {noop:7.2f} s")
     print(f"one description in {largest.name}: {incremental:7.2f} s")
