@@ -56,6 +56,10 @@ def _array(items: dict[str, Any], most: int | None) -> dict[str, Any]:
     return out
 
 
+def _any_of(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [a, b]}
+
+
 def _scalar() -> st.SearchStrategy[dict[str, Any]]:
     strings = st.builds(
         _string,
@@ -78,10 +82,11 @@ def _scalar() -> st.SearchStrategy[dict[str, Any]]:
 
 def _schema(depth: int = 0) -> st.SearchStrategy[dict[str, Any]]:
     leaf = _scalar()
-    if depth >= 1:
+    if depth >= 2:
         return leaf
-    arrays = st.builds(_array, leaf, st.none() | st.integers(1, 3))
-    return leaf | arrays | _object(depth + 1)
+    arrays = st.builds(_array, leaf | _object(depth + 1), st.none() | st.integers(1, 3))
+    unions = st.builds(_any_of, leaf, _object(depth + 1))
+    return leaf | arrays | unions | _object(depth + 1)
 
 
 def _object(depth: int) -> st.SearchStrategy[dict[str, Any]]:
@@ -214,6 +219,12 @@ def test_safe_for_calls_never_refuses_an_old_call_and_breaking_has_a_witness(
     data: st.DataObject,
 ) -> None:
     old = data.draw(_object(1), label="old")
+    shared = [n for n, v in old["properties"].items() if v.get("type") in ("object", "array")]
+    if shared and data.draw(st.booleans(), label="via $ref"):
+        # a property's schema moved to $defs and referenced: changes inside it are found too
+        name = shared[0]
+        old["$defs"] = {"Shared": old["properties"][name]}
+        old["properties"][name] = {"$ref": "#/$defs/Shared"}
     new = data.draw(mutated(old), label="new")
     changes = diff_json_schemas(old, new)
     old_model = model_from_schema(old)
