@@ -531,7 +531,8 @@ _JSON_VALUES = (
 
 
 def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnostic:
-    if _plainly_json(doc.value):
+    plain = _plainly_json(doc.value) if yaml_source else _shallow_json(doc.value)
+    if plain:
         return doc
     problem = _first_problem(doc.value, yaml_source=yaml_source)
     if problem is None:
@@ -580,6 +581,30 @@ def _plainly_json(value: Any) -> bool:
                         return False
                     texts.add(id(child))
             elif not _plain_scalar(child):
+                return False
+    return True
+
+
+def _shallow_json(value: Any) -> bool:
+    """``_plainly_json`` for what ``json.loads`` made: it shares no value (no alias to bound) and
+    its keys are strings, so only the nesting depth and the non-finite numbers it accepts
+    (``NaN``, ``Infinity``) are left to check — a few times faster on a 13 MB spec."""
+    if not isinstance(value, (dict, list)):
+        return _plain_scalar(value)
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth >= MAX_DEPTH:
+            return False
+        children: Iterable[Any] = (
+            cast("dict[str, Any]", node).values()
+            if isinstance(node, dict)
+            else cast("list[Any]", node)
+        )
+        for child in children:
+            if isinstance(child, (dict, list)):
+                stack.append((cast("Any", child), depth + 1))
+            elif isinstance(child, float) and not math.isfinite(child):
                 return False
     return True
 

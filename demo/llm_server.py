@@ -117,6 +117,7 @@ def llama_server(
     startup_timeout: float = 180.0,
     warm_up: bool = True,
     port: int | None = None,
+    api_key: str | None = None,
 ) -> Generator[LlamaServer]:
     """Start ``python -m llama_cpp.server`` on 127.0.0.1 (a free port), wait, warm up; always stop.
 
@@ -126,6 +127,7 @@ def llama_server(
         startup_timeout: seconds to wait for ``/v1/models`` to answer.
         warm_up: send one tiny chat completion before yielding (the first request is slow).
         port: the port on 127.0.0.1; default: a free one.
+        api_key: the server's ``--api_key``: every request then needs ``Authorization: Bearer``.
 
     Raises:
         LocalLLMUnavailable: llama_cpp or the model is not installed.
@@ -159,6 +161,7 @@ def llama_server(
                 str(n_threads),
                 "--n_ctx",
                 str(n_ctx),
+                *(["--api_key", api_key] if api_key else []),
             ],
             stdout=log_file,
             stderr=subprocess.STDOUT,
@@ -169,7 +172,8 @@ def llama_server(
         base_url=f"http://127.0.0.1:{port}/v1", model=MODEL_ALIAS, log=log, process=process
     )
     try:
-        with httpx.Client(timeout=5.0) as http:
+        auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        with httpx.Client(timeout=5.0, headers=auth) as http:
             deadline = started + startup_timeout
             while True:
                 if process.poll() is not None:

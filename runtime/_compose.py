@@ -68,9 +68,10 @@ def offered_names(tools: Iterable[ComposableTool]) -> dict[str, str]:
     within one toolset the spec's names are unique), else the package's name."""
     tool_list = list(tools)
     wanted = {t.name: spec_name(t) for t in tool_list}
-    uses: dict[str, int] = {}
-    for name in {*wanted.values(), *wanted}:
-        uses[name] = sum(1 for n, w in wanted.items() if name in (n, w))
+    uses: dict[str, int] = {}  # name → how many tools it names (as package or spec name)
+    for n, w in wanted.items():
+        for name in {n, w}:
+            uses[name] = uses.get(name, 0) + 1
     return {n: w if uses[w] == 1 else n for n, w in wanted.items()}
 
 

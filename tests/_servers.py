@@ -49,3 +49,21 @@ def serve_asgi(app: Any, *, startup_timeout: float = 20.0) -> Generator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def serve_wsgi(app: Any, *, name: str = "wsgi") -> Generator[str]:
+    """Serve a WSGI ``app`` with werkzeug's threaded server on 127.0.0.1 (a free port) in a
+    background thread; yield its base URL (no trailing slash). Shut down when the block exits."""
+    from werkzeug.serving import make_server
+
+    srv = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(
+        target=srv.serve_forever, name=f"{name}:{srv.server_port}", daemon=True
+    )
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_port}"
+    finally:
+        srv.shutdown()
+        thread.join(timeout=10)

@@ -739,7 +739,22 @@ class _Reader:
                     self.counts[kind, "reported"] += 1
                     continue
                 raw_params[(pname, pin)] = p
-        for template in dict.fromkeys(_PATH_TEMPLATE.findall(route)):
+        templates = dict.fromkeys(_PATH_TEMPLATE.findall(route))
+        for key, p in list(raw_params.items()):
+            if key[1] == "path" and key[0] not in templates:
+                # no place in the URL: a Call field for it would ask the model for a value that
+                # goes nowhere (or, named like 'a}@{b', replaces the wrong part of the path)
+                self.diags.warning(
+                    p.loc,
+                    f"path parameter {key[0]!r} is not named in the path {route!r}; it is not "
+                    "a Call field",
+                    "a path parameter whose name is one of the path's {templates} "
+                    f"({', '.join(templates) or 'none'})",
+                    hint="rename it after its {template}, or move it to the query",
+                )
+                self.counts["parameters in path", "reported"] += 1
+                del raw_params[key]
+        for template in templates:
             if (template, "path") not in raw_params:
                 # the URL can't be built without it: one obvious meaning, a required string
                 self.diags.warning(

@@ -400,6 +400,7 @@ class HttpClient(_Base):
             content=content,
             label=op.tool,
             idempotent=keyed,
+            output_media=accept,
         )
 
 

@@ -97,6 +97,8 @@ class Outgoing:
     # the operation says a repeat is safe (it takes an ``Idempotency-Key``, which this request
     # carries): a POST/PATCH is retried like a GET
     idempotent: bool = False
+    # the content type the Output model describes (None: unknown, the model applies to any)
+    output_media: str | None = None
 
 
 class Authenticator:
@@ -630,7 +632,9 @@ class Exchange:
         prefix = f"{out.label}: " if out.label else ""
         # ``data`` is what the API sent, unscrubbed (the Agent scrubs what it sends the model);
         # messages, which reach logs and exceptions, are scrubbed
-        if not 200 <= status < 300:
+        # 304 Not Modified answers the caller's own conditional request (If-None-Match,
+        # If-Modified-Since): a success with no data, as 204 is
+        if not 200 <= status < 300 and status != 304:
             text = _text(response, body)
             data: Any = text[:_ERROR_BODY_CHARS]
             if _is_json(media) and len(text) <= _ERROR_BODY_CHARS:
@@ -648,6 +652,12 @@ class Exchange:
             value: Any = None
         elif media in _STREAM_MEDIA:
             value = _stream_values(media, _text(response, body))
+            meta["stream"] = "event-stream" if media == "text/event-stream" else "json-lines"
+            if out.output_media is not None and out.output_media not in _STREAM_MEDIA:
+                # the Output model describes the operation's single answer (its JSON content),
+                # not a stream of values (an API streams when the call asks it to): the values
+                # as the API sent them, never a failed output check
+                return ToolResult[Any].ok(value, **meta)
         elif _is_json(media):
             text = _text(response, body)
             try:

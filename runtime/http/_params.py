@@ -23,6 +23,8 @@ from ..contract import IGNORED_HEADERS as IGNORED_HEADERS
 from ..contract import HttpParameter
 from ..errors import ParameterError
 
+# ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it)
+_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 # RFC 3986 reserved characters a query value may keep raw with ``allowReserved``.
 _RESERVED = ":/?#[]@!$&'()*+,;="
 
@@ -126,9 +128,10 @@ def _is_dots(segment: str) -> bool:
 
 
 def render_path(template: str, params: Sequence[tuple[HttpParameter, Any]]) -> str:
-    """``template`` with every ``{name}`` replaced (percent-encoded); refuses a value that any
-    decoding would turn into a ``.``/``..`` segment."""
-    path = template
+    """``template`` with every ``{name}`` replaced (percent-encoded), in one pass: a parameter
+    replaces only the template expression of its own name; refuses a value that any decoding
+    would turn into a ``.``/``..`` segment."""
+    values: dict[str, str] = {}
     for param, value in params:
         if value is None:
             raise ParameterError(f"path parameter {param.name!r} is required and cannot be null")
@@ -138,8 +141,8 @@ def render_path(template: str, params: Sequence[tuple[HttpParameter, Any]]) -> s
                 f"path parameter {param.name!r}: a value with '.' or '..' segments would change "
                 "the path; refused"
             )
-        path = path.replace("{" + param.name + "}", rendered)
-    return path
+        values[param.name] = rendered
+    return _TEMPLATE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 def query_pairs(param: HttpParameter, value: Any) -> list[str]:

@@ -20,6 +20,7 @@ from toolbind.compiler._load import (
     _first_problem,  # pyright: ignore[reportPrivateUsage]
     _nesting_bound,  # pyright: ignore[reportPrivateUsage]
     _plainly_json,  # pyright: ignore[reportPrivateUsage]
+    _shallow_json,  # pyright: ignore[reportPrivateUsage]
     _yaml_too_deep,  # pyright: ignore[reportPrivateUsage]
     parse_text,
 )
@@ -118,9 +119,14 @@ def test_quick_json_check_accepts_only_what_the_located_check_accepts(name: str)
     # JSON-parsed documents share nothing, so there the two agree exactly
     if name in ("plain", "scalar root", "nan", "infinity root", "just deep enough", "too deep"):
         assert quick == thorough
+        # ... and the check made for json.loads output (no aliases to look for) agrees too
+        assert (
+            _shallow_json(value) == thorough == (_first_problem(value, yaml_source=False) is None)
+        )
 
 
 def test_quick_check_on_parsed_json() -> None:
     value = json.loads('{"a": [1, {"b": NaN}]}')
     assert not _plainly_json(value)
+    assert not _shallow_json(value)
     assert _first_problem(value, yaml_source=False) is not None

@@ -44,6 +44,23 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             status, content = 200, json.dumps({"id": pet_id, "name": f"pet{pet_id}"}).encode()
     elif path == "/api/pets" and method == "POST":
         status, content = 201, json.dumps({"id": 1, **json.loads(body)}).encode()
+    elif path == "/api/count" and method == "POST":  # SSE when the body says stream: true
+        asked = json.loads(body)
+        status = 200
+        if asked.get("stream"):
+            media = "text/event-stream"
+            events = [json.dumps({"n": n}) for n in range(1, asked["upto"] + 1)] + ["[DONE]"]
+            content = "".join(f"data: {e}\n\n" for e in events).encode()
+        else:
+            content = json.dumps({"n": asked["upto"]}).encode()
+    elif path.startswith("/api/snapshots/"):  # /api/snapshots/{bucket}/{name}@{at}
+        _, bucket, name_at = path.removeprefix("/api/").split("/")
+        name, at = name_at.split("@")
+        if dict(scope["headers"]).get(b"if-none-match") == b'"v1"':
+            status, media, content = 304, "", b""
+        else:
+            status = 200
+            content = json.dumps({"bucket": bucket, "name": name, "at": int(at)}).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

@@ -12,52 +12,34 @@ lines and bytes. Each result is checked against what httpbin documents it answer
 from __future__ import annotations
 
 import base64
-import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import httpx
 import pytest
 
-from tests._servers import free_port
+from tests._servers import serve_wsgi
 from tests.conftest import unload
-from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime.http import HttpClient
+
+from ._served import compile_served
 
 httpbin = pytest.importorskip("httpbin", reason="httpbin is in the test extra (make install)")
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    from werkzeug.serving import make_server
-
-    port = free_port()
-    srv = make_server("127.0.0.1", port, httpbin.app, threaded=True)
-    thread = threading.Thread(target=srv.serve_forever, name="httpbin", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        srv.shutdown()
-        thread.join(timeout=10)
+    with serve_wsgi(httpbin.app, name="httpbin") as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def pkg(server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
     root = tmp_path_factory.mktemp("httpbin")
-    spec = root / "httpbin.json"
-    spec.write_bytes(httpx.get(f"{server}/spec.json", timeout=30).content)  # as served
-    # named apart from the installed httpbin module (generate warns about the clash otherwise)
-    tree = compile_to_directory(
-        [Path(spec)], root / "out", package_names={str(spec): "httpbin_api"}
-    )
-    note = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)
+    package, note, warnings = compile_served(f"{server}/spec.json", root, "httpbin_api")
     assert "operations 78 → 78 emitted" in note, note  # every operation, trace ones included
-    warnings = [d.found for d in tree.diagnostics if d.severity == "warning"]
     assert any("type 'int' is not a JSON Schema type; read as 'integer'" in w for w in warnings)
-    yield load_package(root / "out", "httpbin_api")
+    yield package
     unload("httpbin_api")
 
 
