@@ -26,8 +26,18 @@ import tempfile
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ._load import NO_EXTRA_REFS, SPEC_SUFFIXES, RefPolicy, as_object, display_path
+from ._incremental import Previous, Reused, diagnostic_to_json, options_digest
+from ._load import (
+    NO_EXTRA_REFS,
+    SPEC_SUFFIXES,
+    RefPolicy,
+    as_object,
+    digest,
+    display_path,
+    recording_reads,
+)
 from ._version import VERSION
 from .backends.python import PythonBackend, scaffold_for
 from .diagnostics import Diagnostic, Diagnostics
@@ -151,13 +161,16 @@ def _installed_modules() -> Mapping[str, list[str]]:
     return importlib.metadata.packages_distributions()
 
 
-def package_names(names: Mapping[str, str] | None, packages: list[SpecPackage]) -> dict[str, str]:
+def package_names(
+    names: Mapping[str, str] | None, packages: list[SpecPackage] | list[str]
+) -> dict[str, str]:
     """``names`` (spec file → package name, as the user gave them) keyed by each package's
     ``source``; raise ``SelectionError`` for a name that is no identifier, a spec that was not
     compiled, or one name given twice."""
     if not names:
         return {}
-    by_file = {Path(pkg.source).resolve(): pkg.source for pkg in packages}
+    sources = [p if isinstance(p, str) else p.source for p in packages]
+    by_file = {Path(source).resolve(): source for source in sources}
     out: dict[str, str] = {}
     for spec, name in names.items():
         if not name.isidentifier() or keyword.iskeyword(name) or name == "toolbind":
@@ -169,7 +182,7 @@ def package_names(names: Mapping[str, str] | None, packages: list[SpecPackage]) 
         if source is None:
             raise SelectionError(
                 f"--package names {spec}, which is not one of the specs compiled "
-                f"({', '.join(sorted(pkg.source for pkg in packages)) or 'none'})"
+                f"({', '.join(sorted(sources)) or 'none'})"
             )
         if name in out.values():
             raise SelectionError(f"package name {name!r} is given to two specs")
@@ -182,47 +195,67 @@ def render_tree(
 ) -> dict[str, str]:
     """Render every package; a package is named after its spec file's stem, or as ``names``
     (package ``source`` → name, from ``package_names``) says."""
-    chosen = dict(names or {})
-    scope = Scope(taken={"toolbind", *chosen.values()})
+    claimed = claim_names([pkg.source for pkg in packages], names)
     files: dict[str, str] = {}
     manifest: dict[str, str] = {}
     for pkg in packages:
-        if pkg.source in chosen:
-            name = chosen[pkg.source]
+        name, naming = claimed[pkg.source]
+        diags.items.extend(naming)
+        files.update(_render_package(pkg, name, diags))
+        manifest[name] = pkg.source
+    files[MANIFEST] = _manifest_text(manifest, {})
+    return files
+
+
+def claim_names(
+    sources: list[str], names: Mapping[str, str] | None = None
+) -> dict[str, tuple[str, list[Diagnostic]]]:
+    """Each spec's package name (in order: a later spec whose stem is taken gets another) and
+    the notes and warnings about it."""
+    chosen = dict(names or {})
+    scope = Scope(taken={"toolbind", *chosen.values()})
+    out: dict[str, tuple[str, list[Diagnostic]]] = {}
+    for source in sources:
+        diags = Diagnostics()
+        if source in chosen:
+            name = chosen[source]
         else:
-            name = scope.claim(module_name(Path(pkg.source).stem), original=pkg.source)
-        if pkg.source not in chosen and name != module_name(Path(pkg.source).stem):
+            name = scope.claim(module_name(Path(source).stem), original=source)
+        if source not in chosen and name != module_name(Path(source).stem):
             diags.note(
-                SourceLocation(file=pkg.source),
+                SourceLocation(file=source),
                 f"generated as package {name!r} (its name was taken)",
             )
         shadowed = _shadows(name)
         if shadowed:
             diags.warning(
-                SourceLocation(file=pkg.source),
+                SourceLocation(file=source),
                 f"the generated package {name!r} has the name of {shadowed}: whichever comes "
                 "first on sys.path hides the other",
                 "a package name nothing else uses",
                 hint="name it with --package SPEC=NAME (package_names= in the API), or rename "
                 "the spec file (the package is named after it)",
             )
-        rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
-        for rel, text in rendered.files.items():
-            files[f"{name}/{rel}"] = text
-        manifest[name] = pkg.source
-    files[MANIFEST] = (
-        json.dumps(
-            {
-                "$comment": "DO NOT EDIT: written by toolbind; lists the packages it generated here.",
-                "generator": f"toolbind {VERSION}",
-                "packages": manifest,
-            },
-            indent=2,
-            sort_keys=True,
-        )
-        + "\n"
-    )
-    return files
+        out[source] = (name, diags.items)
+    return out
+
+
+def _render_package(pkg: SpecPackage, name: str, diags: Diagnostics) -> dict[str, str]:
+    rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
+    return {f"{name}/{rel}": text for rel, text in rendered.files.items()}
+
+
+def _manifest_text(packages: Mapping[str, str], cache: Mapping[str, Any]) -> str:
+    """The manifest: the packages generated here (name → spec) and, per package, what
+    incremental regeneration needs to reuse it (``_incremental``)."""
+    data: dict[str, Any] = {
+        "$comment": "DO NOT EDIT: written by toolbind; lists the packages it generated here.",
+        "generator": f"toolbind {VERSION}",
+        "packages": dict(packages),
+    }
+    if cache:
+        data["incremental"] = dict(cache)
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def scaffold(
@@ -268,15 +301,22 @@ def ruff_binary() -> str:
 
 def format_dir(directory: Path) -> None:
     """ruff-format every Python file below ``directory`` in one process (pinned ruff)."""
-    result = subprocess.run(
-        [ruff_binary(), *RUFF_ARGS, str(directory)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        # Generated code that ruff can't parse is a toolbind bug, not a user error.
-        raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{result.stderr}")
+    format_paths(directory, ["."])
+
+
+def format_paths(root: Path, rels: list[str]) -> None:
+    """ruff-format some files below ``root`` (in batches, to keep command lines short)."""
+    for start in range(0, len(rels), 500):
+        result = subprocess.run(
+            [ruff_binary(), *RUFF_ARGS, *rels[start : start + 500]],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            # Generated code that ruff can't parse is a toolbind bug, not a user error.
+            raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{result.stderr}")
 
 
 def build(
@@ -289,6 +329,7 @@ def build(
     refs: RefPolicy = NO_EXTRA_REFS,
     strict: bool = False,
     names: Mapping[str, str] | None = None,
+    previous: Path | None = None,
 ) -> GeneratedTree:
     """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error.
 
@@ -304,29 +345,120 @@ def build(
     to move into place — ruff formats files on disk, and writing them a second time and
     deleting a scratch copy costs more than compiling a mid-size spec (ruff rewrites every
     file, and unlinking a just-rewritten file waits for its write-back on ext4).
+    ``previous``: a previous output directory whose packages are reused where nothing they
+    depend on changed (``_incremental``); the tree is the same as without it.
     """
     diags = Diagnostics()
     with _no_cycle_collection():
         paths = find_specs(inputs, diags)
-        packages = read_specs(paths, diags, progress, select, refs)
+        sources = [display_path(p) for p in paths]
+        prev = Previous(previous if formatted and not select else None)
+        try:
+            tentative = claim_names(sources, package_names(names, sources))
+        except SelectionError:  # reported below, in its turn
+            tentative = {}
+        units: list[_Unit] = []
+        for path, source in zip(paths, sources, strict=True):
+            name = tentative.get(source, ("", []))[0]
+            options = options_digest(VERSION, name, refs, strict)
+            reused = prev.reuse(source, name, options) if name else None
+            if reused is not None:
+                diags.items.extend(reused.read)
+                units.append(_Unit(source=source, options=options, reused=reused))
+                continue
+            if progress:
+                progress(source)
+            own = Diagnostics()
+            with recording_reads() as reads:
+                pkg = read_spec(path, source, own, select, refs)
+            diags.items.extend(own.items)
+            if pkg is not None:
+                units.append(
+                    _Unit(source=source, options=options, pkg=pkg, reads=reads, read=own.items)
+                )
         if strict:
             _warnings_as_errors(diags)
         if diags.has_errors:
             raise SpecError(diags.items)
+        packages = [u.pkg for u in units if u.pkg is not None]
         if select:
             _check_selection(select, packages)
-        files = render_tree(packages, diags, package_names(names, packages))
+        claimed = claim_names([u.source for u in units], package_names(names, sources))
+        files: dict[str, str] = {}
+        manifest: dict[str, str] = {}
+        origin: dict[str, Path] = {}  # files the previous output holds as they are now
+        for u in units:
+            u.name, naming = claimed[u.source]
+            diags.items.extend(naming)
+            if u.reused is not None:
+                diags.items.extend(u.reused.rendered)
+                files.update(u.reused.files)
+                u.formatted = set(u.reused.files)
+                origin.update({rel: prev.path(rel) for rel in u.reused.files})
+            elif u.pkg is not None:
+                own = Diagnostics()
+                u.files = _render_package(u.pkg, u.name, own)
+                u.rendered = own.items
+                diags.items.extend(own.items)
+                u.raw = {rel: digest(text.encode()) for rel, text in u.files.items()}
+                for rel in list(u.files):
+                    done = prev.formatted(u.source, rel, u.raw[rel]) if formatted else None
+                    if done is not None:
+                        u.files[rel] = done
+                        u.formatted.add(rel)
+                        origin[rel] = prev.path(rel)
+                files.update(u.files)
+            manifest[u.name] = u.source
     if diags.has_errors:
         raise SpecError(diags.items)
-    packages_map: dict[str, str] = json.loads(files[MANIFEST])["packages"]
     if not formatted:
-        return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
+        files[MANIFEST] = _manifest_text(manifest, {})
+        return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
+    todo = {rel for rel in files} - {rel for u in units for rel in u.formatted}
     if stage is not None:
-        files = _format_in(stage, files)
+        files = _format_in(stage, files, todo, origin)
     else:
         with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
-            files = _format_in(Path(tmp), files)
-    return GeneratedTree(files=files, packages=packages_map, diagnostics=diags.items)
+            files = _format_in(Path(tmp), files, todo)
+    cache = {u.name: u.entry(files) for u in units}
+    files[MANIFEST] = _manifest_text(manifest, {k: v for k, v in cache.items() if v})
+    if stage is not None:
+        _write_files(stage, {MANIFEST: files[MANIFEST]})
+    return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
+
+
+@dataclasses.dataclass(slots=True)
+class _Unit:
+    """One spec on its way through ``build``: read and rendered, or reused."""
+
+    source: str
+    options: str
+    pkg: SpecPackage | None = None
+    reused: Reused | None = None
+    reads: dict[str, str | None] = dataclasses.field(default_factory=dict[str, "str | None"])
+    read: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
+    rendered: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
+    name: str = ""
+    files: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
+    raw: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
+    formatted: set[str] = dataclasses.field(default_factory=set[str])
+
+    def entry(self, tree: Mapping[str, str]) -> dict[str, Any] | None:
+        """What the manifest records for reusing this package next time (None: not reusable)."""
+        if self.reused is not None:
+            return self.reused.entry
+        if not self.reads or any(d is None for d in self.reads.values()):
+            return None
+        return {
+            "source": self.source,
+            "options": self.options,
+            "inputs": dict(sorted(self.reads.items())),
+            "read_diagnostics": [diagnostic_to_json(d) for d in self.read],
+            "render_diagnostics": [diagnostic_to_json(d) for d in self.rendered],
+            "files": {
+                rel: [self.raw[rel], digest(tree[rel].encode())] for rel in sorted(self.files)
+            },
+        }
 
 
 def _warnings_as_errors(diags: Diagnostics) -> None:
@@ -364,13 +496,37 @@ def _no_cycle_collection() -> Generator[None]:
             gc.enable()
 
 
-def _format_in(root: Path, files: dict[str, str]) -> dict[str, str]:
-    """Write ``files`` below ``root``, ruff-format them there and read them back."""
-    _write_files(root, files)
-    format_dir(root)
-    # ruff formats Python files only: the rest are already as they will be written
+def _format_in(
+    root: Path,
+    files: dict[str, str],
+    todo: set[str] | None = None,
+    origin: Mapping[str, Path] | None = None,
+) -> dict[str, str]:
+    """Write ``files`` below ``root``, ruff-format them there (only ``todo`` when given: the
+    others are formatted already) and read the formatted ones back.
+
+    ``origin``: files a previous output holds with the same text, hard-linked instead of written
+    (writing a large tree, and deleting the one it replaces, costs more than compiling it).
+    """
+    linked = set[str]()
+    for rel, source in (origin or {}).items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:
+            continue
+        linked.add(rel)
+    _write_files(root, {rel: text for rel, text in files.items() if rel not in linked})
+    if todo is None:
+        format_dir(root)
+        changed = {rel for rel in files if rel.endswith(".py")}  # ruff formats Python only
+    else:
+        changed = {rel for rel in todo if rel.endswith(".py")}
+        if changed:
+            format_paths(root, sorted(changed))
     return {
-        rel: (root / rel).read_text(encoding="utf-8") if rel.endswith(".py") else text
+        rel: (root / rel).read_text(encoding="utf-8") if rel in changed else text
         for rel, text in files.items()
     }
 
@@ -557,7 +713,14 @@ def write_into(
     new.mkdir()
     try:
         tree = build(
-            inputs, progress, select=select, stage=new, refs=refs, strict=strict, names=names
+            inputs,
+            progress,
+            select=select,
+            stage=new,
+            refs=refs,
+            strict=strict,
+            names=names,
+            previous=out if _reusable(out) else None,
         )
         check_output_dir(out, inputs)
         _swap(new, out)
@@ -566,6 +729,15 @@ def write_into(
     finally:
         if new.exists():
             shutil.rmtree(new, ignore_errors=True)
+
+
+def _reusable(out: Path) -> bool:
+    """Whether ``out`` is a previous toolbind output (whose packages may be reused)."""
+    try:
+        check_output_dir(out)
+    except OutputError:
+        return False
+    return (out / MANIFEST).is_file()
 
 
 def diff_tree(tree: GeneratedTree, out: Path) -> list[str]:

@@ -12,12 +12,15 @@ and to be nested at most ``MAX_DEPTH`` levels deep, so later stages can walk it 
 from __future__ import annotations
 
 import codecs
+import contextlib
+import contextvars
+import hashlib
 import json
 import math
 import os
 import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -173,6 +176,35 @@ def not_a_regular_file(path: Path) -> str | None:
     return next((what for test, what in _FILE_KINDS if test(mode)), None)
 
 
+# What the documents read during ``recording_reads`` were: file → digest of its bytes (None for
+# a URL, whose content can change without a trace). Incremental regeneration keys on it.
+_READS: contextvars.ContextVar[dict[str, str | None] | None] = contextvars.ContextVar(
+    "toolbind_reads", default=None
+)
+
+
+def digest(data: bytes) -> str:
+    """The short content digest incremental regeneration compares (sha256, 16 hex digits)."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def recording_reads() -> Generator[dict[str, str | None]]:
+    """Collect every spec file and URL read in the block (shown path → digest of its bytes)."""
+    reads: dict[str, str | None] = {}
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def _record(name: str, raw: bytes | None) -> None:
+    reads = _READS.get()
+    if reads is not None:
+        reads[name] = None if raw is None else digest(raw)
+
+
 def load_document(
     path: Path, shown: str | None = None, *, dates_as_text: bool = False
 ) -> Document | Diagnostic:
@@ -195,6 +227,7 @@ def load_document(
                 expected=f"a spec of at most {MAX_SPEC_BYTES} bytes",
             )
         raw = path.read_bytes()
+        _record(display_path(path), raw)
     except FileNotFoundError:
         return Diagnostic(loc=loc, severity="error", found="no such file", expected="a spec file")
     except IsADirectoryError:
@@ -225,6 +258,8 @@ def load_url(url: str) -> Document | Diagnostic:
     could lead anywhere; the final URL must be allowed and named instead).
     """
     import httpx  # only specs that allow URL refs pay for the import
+
+    _record(url, None)
 
     loc = SourceLocation(file=url)
 

@@ -506,6 +506,47 @@ def serve_command(
         shutil.rmtree(root, ignore_errors=True)
 
 
+@app.command("diff")
+def diff_command(
+    old: Annotated[
+        str,
+        typer.Argument(help="The old spec: a file, a directory or REV:PATH.", show_default=False),
+    ],
+    new: Annotated[
+        str,
+        typer.Argument(help="The new spec: a file, a directory or REV:PATH.", show_default=False),
+    ],
+    fmt: Annotated[str, typer.Option("--format", help="text, json or markdown.")] = "text",
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 on: breaking (Calls, Activities or undecided), any change, or none.",
+        ),
+    ] = "breaking",
+    allow_ref: AllowRef = None,
+) -> None:
+    """Compare two versions of specs at the tool surface: each change says whom it breaks
+    (Calls, Activities, prompt only, safe) and where, with a witness for a breaking one."""
+    from ._diff import diff_specs, render
+
+    allowed = _allowed_refs(allow_ref)
+    if fmt not in ("text", "json", "markdown"):
+        raise _usage(f"--format {fmt!r}: expected text, json or markdown")
+    if fail_on not in ("breaking", "any", "none"):
+        raise _usage(f"--fail-on {fail_on!r}: expected breaking, any or none")
+    try:
+        report = diff_specs(old, new, RefPolicy.allowing(allowed))
+    except SpecError as exc:
+        _render(exc.diagnostics)
+        raise typer.Exit(1) from None
+    except SelectionError as exc:
+        raise _usage(str(exc)) from None
+    _render(report.diagnostics)
+    sys.stdout.write(render(report, fmt))  # pyright: ignore[reportArgumentType]
+    raise typer.Exit(1 if report.fails(fail_on) else 0)  # pyright: ignore[reportArgumentType]
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

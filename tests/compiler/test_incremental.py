@@ -1,0 +1,147 @@
+"""Incremental regeneration (issue 18): ``toolbind generate`` into a previous output reuses every
+spec whose inputs did not change, and writes the tree a full run writes, byte for byte."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from toolbind.compiler._driver import write_into
+
+CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus"
+# small real specs of every kind of input (kept small: the fast suite compiles them many times)
+SPECS = [
+    "openapi/oai-examples__petstore.yaml",
+    "openapi/oai-examples__link-example.yaml",
+    "openapi/oai-examples__uber-swagger2.json",
+    "openapi/readme-examples__schema-circular.json",
+    "openapi/redocly__museum.yaml",
+    "openapi/bump-sh__train-travel.json",
+]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def generate(specs: Path, out: Path) -> list[str]:
+    """Generate; the specs that were compiled (not reused)."""
+    compiled: list[str] = []
+    write_into([specs], out, compiled.append)
+    return compiled
+
+
+def _descriptions(value: Any, found: list[dict[str, Any]]) -> None:
+    if isinstance(value, dict):
+        table = cast("dict[str, Any]", value)
+        if isinstance(table.get("description"), str) or isinstance(table.get("summary"), str):
+            found.append(table)
+        for v in table.values():
+            _descriptions(v, found)
+    elif isinstance(value, list):
+        for v in cast("list[Any]", value):
+            _descriptions(v, found)
+
+
+def edit(path: Path, rng: random.Random) -> None:
+    """One random edit of a spec: a description changed, or a property added to a schema."""
+    import yaml
+
+    text = path.read_text(encoding="utf-8")
+    doc: Any = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    found: list[dict[str, Any]] = []
+    _descriptions(doc, found)
+    target = rng.choice(found)
+    key = "description" if "description" in target else "summary"
+    target[key] = f"{target[key]} (edit {rng.randrange(1000)})"
+    schemas = [t for t in found if isinstance(t.get("properties"), dict)]
+    if schemas and rng.random() < 0.5:
+        rng.choice(schemas)["properties"][f"added_{rng.randrange(1000)}"] = {"type": "string"}
+    out = json.dumps(doc, indent=1) if path.suffix == ".json" else yaml.safe_dump(doc)
+    path.write_text(out, encoding="utf-8")
+
+
+def test_incremental_output_is_byte_identical_to_a_full_run_after_random_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for rel in SPECS:
+        shutil.copy(CORPUS / rel, specs / Path(rel).name)
+        (specs / Path(rel).name).chmod(0o644)
+    assert len(generate(specs, tmp_path / "inc")) == len(SPECS)
+    assert generate(specs, tmp_path / "inc") == [], "nothing changed: everything is reused"
+    rng = random.Random(18)
+    for round_ in range(3):
+        edited = rng.sample(sorted(specs.iterdir()), 2)
+        for path in edited:
+            edit(path, rng)
+        compiled = generate(specs, tmp_path / "inc")
+        assert sorted(compiled) == sorted(f"specs/{p.name}" for p in edited), round_
+        full = tmp_path / f"full{round_}"
+        generate(specs, full)
+        assert tree(tmp_path / "inc") == tree(full)
+
+
+def test_a_changed_ref_file_or_a_hand_edited_output_is_compiled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "shared.json").write_text(
+        json.dumps({"City": {"type": "string", "description": "A city"}}), encoding="utf-8"
+    )
+    (specs / "tools.json").write_text(
+        json.dumps(
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "weather",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"city": {"$ref": "shared.json#/City"}},
+                        },
+                    },
+                }
+            ]
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    # shared.json is a spec too (a map of schemas is not a tool list: it is refused), so only
+    # tools.json is compiled here
+    write_into([specs / "tools.json"], out)
+    manifest = json.loads((out / "toolbind.json").read_text(encoding="utf-8"))
+    assert sorted(manifest["incremental"]["tools"]["inputs"]) == [
+        "specs/shared.json",
+        "specs/tools.json",
+    ]
+    compiled: list[str] = []
+    write_into([specs / "tools.json"], out, compiled.append)
+    assert compiled == []
+    (specs / "shared.json").write_text(
+        json.dumps({"City": {"type": "string", "description": "A city name"}}), encoding="utf-8"
+    )
+    write_into([specs / "tools.json"], out, compiled.append)
+    assert compiled == ["specs/tools.json"]
+    assert "A city name" in (out / "tools" / "tools.json").read_text(encoding="utf-8")
+    # a generated file edited by hand is not reused: the run writes it as toolbind would
+    models = next(p for p in (out / "tools").rglob("*.py") if "city" in p.read_text())
+    expected = models.read_text(encoding="utf-8")
+    models.write_text(expected + "# edited\n", encoding="utf-8")
+    compiled.clear()
+    write_into([specs / "tools.json"], out, compiled.append)
+    assert compiled == ["specs/tools.json"]
+    assert models.read_text(encoding="utf-8") == expected
