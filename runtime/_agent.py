@@ -509,8 +509,7 @@ class Agent:
         tool_choice: str = "auto",
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
-        # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
-        prefix = f"call-{uuid.uuid4().hex[:8]}"
+        prefix = self._call_prefix()
         convo = self._conversation(messages)
         steps: list[Step] = []
         outstanding: dict[str, CallRecord] = {}
@@ -519,6 +518,8 @@ class Agent:
         for index in range(max_steps):
             step = Step(index=index)
             steps.append(step)
+            if index:
+                await self._before_step(outstanding)
             shown = self.composition(output).shown if self.pending is not None else {}
             for event in self._deliver_pending(rid, step, convo, outstanding, shown):
                 yield event
@@ -571,6 +572,15 @@ class Agent:
             pending=sorted(outstanding),
         )
         yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
+
+    def _call_prefix(self) -> str:
+        """The prefix of this invocation's call ids: they must not repeat when a run is resumed
+        (same run_id, steps counted from 0 again)."""
+        return f"call-{uuid.uuid4().hex[:8]}"
+
+    async def _before_step(self, outstanding: Mapping[str, CallRecord]) -> None:
+        """A hook before each step after the first (the durable loop waits here for pending
+        results); ``outstanding``: the pending calls not delivered yet."""
 
     def _deliver_pending(
         self,
