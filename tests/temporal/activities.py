@@ -2,12 +2,16 @@
 
 weatherCheck is an async generator (a progress item, then its result), sendEmail answers later
 (``Pending``: its result is submitted through ``POST /runs/{run_id}/tool-results``) and
-sentimentAnalysis has no Activity (latent: the model's ``_output`` is its result).
+sentimentAnalysis has no Activity (latent: the model's ``_output`` is its result). greetUser runs
+until it is cancelled.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from toolbind.runtime import Pending
@@ -22,4 +26,15 @@ def send_email(call: Any) -> Pending:
     return Pending(ttl=120)
 
 
-ACTIVITIES = {"weatherCheck": weather_check, "sendEmail": send_email}
+async def greet_user(call: Any) -> str:
+    """Runs until cancelled (the cancellation test): says it started, and that it was cancelled."""
+    Path(os.environ["TOOLBIND_TEST_STARTED"]).touch()
+    try:
+        await asyncio.sleep(600)
+    except asyncio.CancelledError:
+        Path(os.environ["TOOLBIND_TEST_CANCELLED"]).touch()
+        raise
+    return "never"
+
+
+ACTIVITIES = {"weatherCheck": weather_check, "sendEmail": send_email, "greetUser": greet_user}

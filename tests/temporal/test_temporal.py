@@ -32,6 +32,7 @@ from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, AgentEvent, PendingStore, ToolRegistry, pending_app
 from toolbind.runtime.temporal import (
     DurableAgent,
+    TemporalExecutor,
     ToolPolicy,
     dump_result,
     policies_from_spec,
@@ -345,3 +346,72 @@ def test_a_pending_call_resolved_while_no_worker_runs_is_delivered_when_one_star
     assert result.output == "sent" and result.finished and result.pending == []
     delivered = result.steps[1].delivered
     assert [(d.tool, d.result.data) for d in delivered] == [("sendEmail", {"sent": True})]
+
+
+def test_the_in_process_loop_runs_its_activities_on_temporal_workers(
+    temporal: str, tools: ToolRegistry, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """``Agent(executor=TemporalExecutor(client=...))``: the loop stays here, each explicit call
+    runs as a one-call workflow on a worker process (its progress comes back too)."""
+    from tests.temporal.activities import ACTIVITIES as FNS
+
+    server, url = llm
+    server.add(answer(WEATHER), answer(output="ok"))
+    queue = f"calls-{uuid.uuid4().hex[:6]}"
+    worker = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w.log").ready()
+    try:
+
+        async def main() -> Any:
+            client = await Client.connect(temporal)
+            executor = TemporalExecutor(client=client, task_queue=queue)
+            agent = Agent(url, model="scripted", tools=tools, activities=FNS, executor=executor)
+            result = await agent.arun("weather", run_id="here")
+            key = f"here:{result.steps[0].calls[0].call_id}"
+            described = await client.get_workflow_handle(f"toolbind-call-{key}").describe()
+            await agent.aclose()
+            return result, described
+
+        result, described = asyncio.run(main())
+    finally:
+        worker.stop()
+    record = result.steps[0].calls[0]
+    assert record.result.data == {"temperature": 21.5, "conditions": "sunny in Paris"}
+    assert record.progress[0] == {"stage": "looking up Paris"}
+    assert described.status is not None and described.status.name == "COMPLETED"
+    assert result.output == "ok"
+
+
+@pytest.mark.slow
+def test_cancelling_a_durable_run_cancels_its_running_activity(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    from temporalio.client import WorkflowFailureError
+
+    server, url = llm
+    server.add(answer({"_tool": "greetUser", "userName": "Ann"}))
+    started, cancelled = tmp_path / "started", tmp_path / "cancelled"
+    env = {"TOOLBIND_TEST_STARTED": str(started), "TOOLBIND_TEST_CANCELLED": str(cancelled)}
+    queue = f"cancel-{uuid.uuid4().hex[:6]}"
+    worker = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w.log", env=env).ready()
+    try:
+
+        async def main() -> None:
+            client = await Client.connect(temporal)
+            runs = DurableAgent(client, llm=url, model="scripted", task_queue=queue)
+            handle = await runs.start("greet")
+            await asyncio.to_thread(_wait_for, started)
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+
+        asyncio.run(main())
+        _wait_for(cancelled)  # the Activity heard it (it heartbeats) and stopped
+    finally:
+        worker.stop()
+
+
+def _wait_for(path: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.05)
