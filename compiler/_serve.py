@@ -63,13 +63,14 @@ def prepare(
 def collect(
     specs: Sequence[Path],
     *,
+    packages: Sequence[Any] = (),
     activities: str | None = None,
     base_url: str | None = None,
     allow_refs: Sequence[str] = (),
 ) -> tuple[list[Any], dict[str, Callable[..., Any]], Path]:
-    """The tools of ``specs`` compiled in a temporary directory (the caller removes it) and their
-    Activities: the generated HTTP Activities of OpenAPI specs, then the ``activities`` module's
-    functions (which win).
+    """The tools of ``specs`` compiled in a temporary directory (the caller removes it) and of the
+    imported generated ``packages``, and their Activities: the generated HTTP Activities of OpenAPI
+    specs, then the ``activities`` module's functions (which win).
 
     Raises:
         SpecError: a spec has errors.
@@ -82,11 +83,13 @@ def collect(
 
     root = Path(tempfile.mkdtemp(prefix="toolbind-"))
     try:
-        tree = compile_to_directory(list(specs), root, allow_refs=allow_refs)
+        loaded = list(packages)
+        if specs:
+            tree = compile_to_directory(list(specs), root, allow_refs=allow_refs)
+            loaded[:0] = [load_package(root, name) for name in tree.packages]
         tools: list[ToolBinding] = []
         fns: dict[str, Callable[..., Any]] = {}
-        for name in tree.packages:
-            pkg = load_package(root, name)
+        for pkg in loaded:
             tools.extend(pkg.TOOLS)
             if hasattr(pkg, "HttpActivities"):
                 client = HttpClient(pkg.API, base_url=base_url) if base_url else HttpClient(pkg.API)

@@ -28,9 +28,9 @@ def load(
     activities: str | None = None,
     base_url: str | None = None,
     allow_refs: Sequence[str] = (),
-) -> tuple[list[Any], dict[str, Callable[..., Any]], dict[str, Any], Path | None]:
+) -> tuple[list[Any], dict[str, Callable[..., Any]], dict[str, Any], Path]:
     """Tools, Activities, ``x-toolbind-retry`` policies, and the temporary directory of the
-    compiled specs (None when every source is a package; the caller removes it).
+    compiled specs (the caller removes it).
 
     Raises:
         SpecError: a spec has errors.
@@ -43,54 +43,35 @@ def load(
         raise UsageError(
             "toolbind worker needs the temporal extra: pip install 'toolbind[temporal]'"
         ) from None
-    from toolbind.runtime.http import HttpClient
-
     from ._serve import collect
 
     specs = [Path(s) for s in sources if Path(s).exists()]
-    packages = [s for s in sources if not Path(s).exists()]
-    tools: list[Any] = []
-    fns: dict[str, Callable[..., Any]] = {}
-    policies: dict[str, Any] = {}
-    root: Path | None = None
-    if specs:
-        tools, fns, root = collect(specs, activities=None, base_url=base_url, allow_refs=allow_refs)
+    packages: list[Any] = []
+    for name in (s for s in sources if not Path(s).exists()):
+        try:
+            pkg = importlib.import_module(name)
+        except ImportError as exc:
+            raise UsageError(
+                f"{name}: neither a spec file nor an importable package ({exc})"
+            ) from None
+        if not hasattr(pkg, "TOOLS"):
+            raise UsageError(f"{name}: not a generated toolbind package (no TOOLS)")
+        packages.append(pkg)
+    tools, fns, root = collect(
+        specs, packages=packages, activities=activities, base_url=base_url, allow_refs=allow_refs
+    )
+    try:
+        policies: dict[str, Any] = {}
         for spec in (p for p in specs if p.is_file()):
             policies.update(policies_from_spec(spec, [t for t in tools if _from(t, spec)]))
-    try:
-        for name in packages:
-            try:
-                pkg = importlib.import_module(name)
-            except ImportError as exc:
-                raise UsageError(
-                    f"{name}: neither a spec file nor an importable package ({exc})"
-                ) from None
-            if not hasattr(pkg, "TOOLS"):
-                raise UsageError(f"{name}: not a generated toolbind package (no TOOLS)")
-            tools.extend(pkg.TOOLS)
-            if hasattr(pkg, "HttpActivities"):
-                client = HttpClient(pkg.API, base_url=base_url) if base_url else HttpClient(pkg.API)
-                fns.update(pkg.HttpActivities(client).async_activities())
-        if activities:
-            from toolbind.testing._activities import activities_in, load_activities
-            from toolbind.testing._contract import ContractError
-
-            try:
-                found, unknown = activities_in(load_activities(activities), tools)
-            except ContractError as exc:
-                raise UsageError(str(exc)) from None
-            if unknown:
-                raise UsageError(f"{activities}: ACTIVITIES names no tool: {', '.join(unknown)}")
-            fns.update(found)
     except BaseException:
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
         raise
     return tools, fns, policies, root
 
 
 def _from(tool: Any, spec: Path) -> bool:
-    source = str(getattr(tool, "source", "") or "")
+    source = str(getattr(tool, "source", "") or "").partition("#")[0]
     return not source or Path(source).name == spec.name
 
 
@@ -136,8 +117,7 @@ def run(
             )
         )
     finally:
-        if root is not None:
-            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 async def _serve(
@@ -183,5 +163,6 @@ async def _serve(
             f"worker on task queue {task_queue!r} at {address}: {len(tools)} tool(s), "
             f"{len(fns)} Activit{'y' if len(fns) == 1 else 'ies'}"
             f"{', the agent loop' if workflows else ''}{', the LLM activity' if llm else ''}"
+            f"{f', {len(policies)} x-toolbind-retry policies' if policies else ''}"
         )
         await stop.wait()

@@ -257,6 +257,8 @@ def _fault_run(
     try:
         for p in procs:
             p.ready()
+        # the spec's x-toolbind-retry (heartbeat 2 s): a lost worker is noticed in 2 s
+        assert "2 x-toolbind-retry policies" in procs[0].log.read_text()
 
         async def main() -> Any:
             client = await Client.connect(temporal)
