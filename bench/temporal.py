@@ -13,7 +13,12 @@ protocol, chosen per request), ``--concurrency`` runs in flight:
 
 Reported: runs/s, p50/p99 run latency, the 2-worker/1-worker throughput ratio (target ≥ 1.7),
 and Temporal's overhead per activity: (p50 of sequential durable runs − p50 of sequential
-in-process runs) / 12 activities per run (9 tool calls + 3 LLM requests).
+in-process runs) / 12 activities per run (9 tool calls + 3 LLM requests), and per round trip on
+the run's critical path (6: the 3 tool calls of a step run concurrently). Each round trip is a
+workflow task and an activity task through the server (its history written, the worker's long
+poll answered), so it costs milliseconds of CPU in three processes: on a machine whose load
+average exceeds its CPU count (printed) that time is mostly waiting for a CPU, and the 2-worker
+figure cannot beat 1 worker's when there is no idle CPU for the second process to use.
 
 Run: ``.venv/bin/python bench/temporal.py [--runs 200] [--concurrency 40]``.
 """
@@ -107,6 +112,12 @@ async def measure(
     return time.perf_counter() - started, latencies
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -130,6 +141,8 @@ def main() -> int:
     tree = compile_to_directory([SPEC], work / "pkg")
     tools = ToolRegistry(load_package(work / "pkg", next(iter(tree.packages))).TOOLS)
     rows: list[tuple[str, float, list[float]]] = []
+    cpu: dict[str, float] = {}  # CPU seconds per run: this process in process, the workers else
+    load_before = os.getloadavg()[0]
     sequential: dict[str, float] = {}
     with serve_asgi(llm_app()) as base, dev_server() as address:
         url = f"{base}/v1"
@@ -139,7 +152,9 @@ def main() -> int:
             return await agent.arun("weather", max_steps=STEPS)
 
         async def in_process() -> None:
+            before = time.process_time()
             wall, lat = await measure(args.runs, args.concurrency, local)
+            cpu["in process"] = (time.process_time() - before) / args.runs
             rows.append(("in process", wall, lat))
             _, seq = await measure(args.sequential, 1, local)
             sequential["in process"] = statistics.median(seq)
@@ -155,7 +170,9 @@ def main() -> int:
                 for w in workers:
                     w.ready()
 
-                async def durable(workers_n: int = n, q: str = queue) -> None:
+                async def durable(
+                    workers_n: int = n, q: str = queue, procs: list[WorkerProcess] = workers
+                ) -> None:
                     from toolbind.runtime.temporal import DurableAgent
 
                     client = await Client.connect(address)
@@ -167,8 +184,11 @@ def main() -> int:
                         return await runs.run("weather", max_steps=STEPS)
 
                     await measure(10, 10, one)  # warm-up: imports, sticky caches, connections
+                    before = sum(cpu_seconds(w.proc.pid) for w in procs)
                     wall, lat = await measure(args.runs, args.concurrency, one)
                     label = f"Temporal, {workers_n} worker{'s' if workers_n > 1 else ''}"
+                    spent = sum(cpu_seconds(w.proc.pid) for w in procs) - before
+                    cpu[label] = spent / args.runs
                     rows.append((label, wall, lat))
                     if workers_n == 1:
                         _, seq = await measure(args.sequential, 1, one)
@@ -182,22 +202,35 @@ def main() -> int:
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {args.runs} runs of {STEPS} "
         f"steps × {CALLS} Activity calls (20 ms each), {args.concurrency} in flight"
     )
-    print(f"{'':22} {'runs/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
+    print(
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+        "(a figure above the CPU count means the runs competed for CPU with other work)"
+    )
+    print(f"{'':22} {'runs/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/run':>11}")
     for label, wall, lat in rows:
         print(
             f"{label:22} {args.runs / wall:8.1f} {pct(lat, 0.5) * 1000:8.0f} "
-            f"{pct(lat, 0.99) * 1000:8.0f}"
+            f"{pct(lat, 0.99) * 1000:8.0f} {cpu[label] * 1000:11.0f}"
         )
+    print(
+        "CPU ms/run: the bench process (loop, Activities and the LLM server) in process; the "
+        "worker processes' (loop, LLM activity, Activities) through Temporal"
+    )
     by = {label: args.runs / wall for label, wall, _ in rows}
     print(
         f"2 workers / 1 worker throughput: {by['Temporal, 2 workers'] / by['Temporal, 1 worker']:.2f}× "
         "(target ≥ 1.7×)"
     )
-    per = (sequential["temporal"] - sequential["in process"]) / (STEPS * CALLS + STEPS) * 1000
+    extra = sequential["temporal"] - sequential["in process"]
+    per = extra / (STEPS * CALLS + STEPS) * 1000
     print(
         f"Temporal overhead per activity (sequential runs, p50): {per:.1f} ms "
         f"(run p50 {sequential['temporal'] * 1000:.0f} ms vs {sequential['in process'] * 1000:.0f} ms "
         "in process)"
+    )
+    print(
+        f"  per round trip on a run's critical path (3 LLM activities + 3 batches of concurrent "
+        f"tool activities): {extra / (2 * STEPS) * 1000:.1f} ms"
     )
     return 0
 
