@@ -77,6 +77,7 @@ bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/validate.py
 	$(PY) bench/http_runtime.py
 	$(PY) bench/runtime.py
+	$(PY) bench/temporal.py
 	$(PY) bench/openapi.py
 	$(PY) bench/incremental.py
 

@@ -45,7 +45,7 @@ async def send(call: Any) -> dict[str, Any]:
 
 
 async def greet(call: Any) -> str:
-    return f"hello {call.user_name}"
+    return f"hello {call.userName}"
 
 
 def payload() -> str:
@@ -87,7 +87,7 @@ def main() -> int:
 
     async def step() -> list[Any]:
         response = agent.composition().response.model_validate_json(data)
-        return await agent._execute("bench", "call-0", response, lambda event: None)  # pyright: ignore[reportPrivateUsage]
+        return await agent._execute("bench", 0, "call", response, lambda event: None)  # pyright: ignore[reportPrivateUsage]
 
     async def steps(n: int) -> float:
         started = time.perf_counter()

@@ -41,18 +41,55 @@ def prepare(
         raise UsageError(
             "toolbind serve needs the mcp extra: pip install 'toolbind[mcp]'"
         ) from None
-    from toolbind.runtime import ToolBinding, mcp_server, resolve_activity
+    from toolbind.runtime import mcp_server, resolve_activity
+
+    tools, fns, root = collect(
+        specs, activities=activities, base_url=base_url, allow_refs=allow_refs
+    )
+    try:
+        served = [t.name for t in tools if (resolve_activity(t, fns.keys()) or t.name) in fns]
+        skipped = [t.name for t in tools if t.name not in served]
+        if not served:
+            raise UsageError(
+                "no tool has an Activity to run it: give --activities MODULE (or an OpenAPI spec, "
+                "whose operations are called over HTTP)"
+            )
+        return mcp_server(tools, fns, name="toolbind"), sorted(served), skipped, root
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def collect(
+    specs: Sequence[Path],
+    *,
+    packages: Sequence[Any] = (),
+    activities: str | None = None,
+    base_url: str | None = None,
+    allow_refs: Sequence[str] = (),
+) -> tuple[list[Any], dict[str, Callable[..., Any]], Path]:
+    """The tools of ``specs`` compiled in a temporary directory (the caller removes it) and of the
+    imported generated ``packages``, and their Activities: the generated HTTP Activities of OpenAPI
+    specs, then the ``activities`` module's functions (which win).
+
+    Raises:
+        SpecError: a spec has errors.
+        UsageError: the activities module can't be used.
+    """
+    from toolbind.runtime import ToolBinding
     from toolbind.runtime.http import HttpClient
 
     from ._api import compile_to_directory, load_package
 
-    root = Path(tempfile.mkdtemp(prefix="toolbind-serve-"))
+    root = Path(tempfile.mkdtemp(prefix="toolbind-"))
     try:
-        tree = compile_to_directory(list(specs), root, allow_refs=allow_refs)
+        loaded = list(packages)
+        if specs:
+            tree = compile_to_directory(list(specs), root, allow_refs=allow_refs)
+            loaded[:0] = [load_package(root, name) for name in tree.packages]
         tools: list[ToolBinding] = []
         fns: dict[str, Callable[..., Any]] = {}
-        for name in tree.packages:
-            pkg = load_package(root, name)
+        for pkg in loaded:
             tools.extend(pkg.TOOLS)
             if hasattr(pkg, "HttpActivities"):
                 client = HttpClient(pkg.API, base_url=base_url) if base_url else HttpClient(pkg.API)
@@ -70,14 +107,7 @@ def prepare(
                     f"{activities}: ACTIVITIES names no tool of these specs: {', '.join(unknown)}"
                 )
             fns.update(found)
-        served = [t.name for t in tools if (resolve_activity(t, fns.keys()) or t.name) in fns]
-        skipped = [t.name for t in tools if t.name not in served]
-        if not served:
-            raise UsageError(
-                "no tool has an Activity to run it: give --activities MODULE (or an OpenAPI spec, "
-                "whose operations are called over HTTP)"
-            )
-        return mcp_server(tools, fns, name="toolbind"), sorted(served), skipped, root
+        return tools, fns, root
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise

@@ -547,6 +547,82 @@ def diff_command(
     raise typer.Exit(1 if report.fails(fail_on) else 0)  # pyright: ignore[reportArgumentType]
 
 
+@app.command("worker")
+def worker_command(
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="SPEC_OR_PACKAGE...",
+            help="Spec files/directories (compiled in memory) or generated packages' import names.",
+            show_default=False,
+        ),
+    ],
+    task_queue: Annotated[
+        str, typer.Option("--task-queue", help="The Temporal task queue to poll.")
+    ] = "toolbind",
+    activities: Annotated[
+        str | None,
+        typer.Option(
+            "--activities",
+            help="Module (import path or .py file) with the Activities: its ACTIVITIES dict "
+            "(tool name → function), else functions named like the tools.",
+        ),
+    ] = None,
+    address: Annotated[
+        str, typer.Option("--address", help="The Temporal frontend, HOST:PORT.")
+    ] = "127.0.0.1:7233",
+    namespace: Annotated[str, typer.Option("--namespace")] = "default",
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="Where OpenAPI operations are called (default: the spec's first server).",
+        ),
+    ] = None,
+    queues: Annotated[
+        str,
+        typer.Option(
+            "--queues",
+            help="Where the agent loop schedules tool activities: one queue, one per toolset or per tool (TASK_QUEUE.NAME).",
+        ),
+    ] = "one",
+    workflows: Annotated[
+        bool, typer.Option("--workflows/--no-workflows", help="Host the durable agent loop.")
+    ] = True,
+    llm: Annotated[bool, typer.Option("--llm/--no-llm", help="Host the LLM activity.")] = True,
+    max_concurrent: Annotated[
+        int, typer.Option("--max-concurrent", help="Activities run at once.")
+    ] = 100,
+    allow_ref: AllowRef = None,
+) -> None:
+    """Run a Temporal worker (the temporal extra): the durable agent loop, the LLM activity
+    and every tool Activity of SPEC_OR_PACKAGE (generated HTTP Activities, --activities functions)."""
+    from toolbind.runtime.errors import UsageError
+
+    from ._worker import run
+
+    allowed = _allowed_refs(allow_ref)
+    try:
+        run(
+            sources,
+            task_queue=task_queue,
+            address=address,
+            namespace=namespace,
+            activities=activities,
+            base_url=base_url,
+            queues=queues,
+            workflows=workflows,
+            llm=llm,
+            max_concurrent=max_concurrent,
+            allow_refs=allowed,
+        )
+    except SpecError as exc:
+        _render(exc.diagnostics)
+        raise typer.Exit(1) from None
+    except UsageError as exc:
+        raise _usage(str(exc)) from None
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

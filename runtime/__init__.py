@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     )
     from ._binding import ToolBinding, load_bindings
     from ._compose import ComposableTool, nullable, resolve_activity, tool_schema
+    from ._executor import CallContext, Executor, InProcessExecutor, RoutedCall, current_call
     from ._exports import (
         ExportIssue,
         GeminiExport,
@@ -80,6 +81,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "._binding": (
         "ToolBinding",
         "load_bindings",
+    ),
+    "._executor": (
+        "CallContext",
+        "Executor",
+        "InProcessExecutor",
+        "RoutedCall",
+        "current_call",
     ),
     "._compose": (
         "ComposableTool",
@@ -142,12 +150,15 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AlreadyResolved",
+    "CallContext",
     "CallRecord",
     "ComposableTool",
     "Composition",
     "ExecutionFactory",
+    "Executor",
     "ExportIssue",
     "GeminiExport",
+    "InProcessExecutor",
     "LLMError",
     "ModelFeedback",
     "NotStrictable",
@@ -160,6 +171,7 @@ __all__ = [
     "PendingToolCall",
     "RegistrationError",
     "ResponseValidationError",
+    "RoutedCall",
     "RunFailure",
     "RunResult",
     "Step",
@@ -174,6 +186,7 @@ __all__ = [
     "anthropic_tools",
     "call_from_strict",
     "compose",
+    "current_call",
     "gemini_tools",
     "load_bindings",
     "mcp_server",

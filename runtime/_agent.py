@@ -1,6 +1,8 @@
-"""Runtime layer: ``Agent`` — the instructor request loop, execution routing, events, pending tools.
+"""Runtime layer: ``Agent`` — the loop (steps, routing, events, feedback to the model, pending tools).
 
-Imports ``_registry``, ``_response``, ``_compose``, ``_result``, ``contract``, ``errors``, pydantic;
+Imports ``_registry``, ``_response``, ``_compose``, ``_result``, ``_events`` (the records),
+``_llm`` (the model call: client, instructor request, error mapping), ``_executor`` (what runs an
+explicit call's Activity: ``InProcessExecutor`` by default), ``contract``, ``errors``, pydantic;
 ``instructor`` and ``openai`` are imported when an Agent is built (so ``import toolbind.runtime``
 stays light), and ``http._gateway`` (the HTTP executor) when a tool with an HTTP ``execution``
 config is first routed.
@@ -9,11 +11,11 @@ One step: compose the registered tools (and the output) into the seeds' ``{outpu
 schema, ask the LLM through instructor (TOOLS mode by default: the Response schema is one function
 the model is made to call), validate the answer against the Response model — an invalid answer
 goes back to the model with the validation errors (tool, field, keyword) for ``max_retries``
-retries, then ``ResponseValidationError`` carries the last raw response — then route each Call:
+retries, then ``ResponseValidationError`` carries the last raw response — then route each Call once (a ``RoutedCall``):
 
-* explicit (an Activity resolved by ``_activity`` > same-name > none): run the Activity (sync,
-  async or async generator; per-call timeout; calls run concurrently unless an Activity opts out);
-  an exception or timeout becomes a failed ``ToolResult``, never a crash of the loop;
+* explicit (an Activity resolved by ``_activity`` > same-name > none): the ``Executor`` runs the
+  Activity (sync, async or async generator; per-call timeout; calls run concurrently unless an
+  Activity opts out); an exception or timeout becomes a failed ``ToolResult``, never a crash;
 * latent (no Activity): the ``_output`` the model produced is the result. The composed schema
   makes ``_output`` optional (the seeds' rule) and the Response model holds to that schema, so a
   latent call without one is valid: its result is null, with ``metadata["output"] = "absent"``;
@@ -29,21 +31,34 @@ events (gateway-v3 names; only tools whose ``visible`` flag is on) while the run
 from __future__ import annotations
 
 import asyncio
-import copy
-import inspect
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
 from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
+from ._events import (
+    AgentEvent,
+    CallRecord,
+    EventType,
+    PendingCall,
+    PendingSink,
+    Route,
+    RunResult,
+    Step,
+)
+from ._executor import (
+    DEFAULT_ACTIVITY_TIMEOUT,
+    Executor,
+    InProcessExecutor,
+    Pending,
+    RoutedCall,
+)
+from ._llm import InstructorModel, ModelCall
 from ._registry import (
     Activity,
     ActivityFn,
@@ -78,181 +93,14 @@ __all__ = [
 
 T = TypeVar("T")
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
-DEFAULT_ACTIVITY_TIMEOUT = 30.0
 DEFAULT_MAX_CALLS = 100
-
-Route = Literal["explicit", "latent", "async", "missing"]
 
 RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
 """Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
-EventType = Literal[
-    "tool-call.start",
-    "tool-input-delta",
-    "tool-result",
-    "tool-call.pending",
-    "tool-call.complete",
-    "tool-call.error",
-    "run.complete",
-]
-
-
-# -- async pending tools -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """What an Activity returns to say "the result comes later" (gateway-v3 async tools).
-
-    Attributes:
-        ttl: seconds the call may stay pending (None: the store's default).
-        message: what the model is told meanwhile.
-    """
-
-    ttl: float | None = None
-    message: str = "The result will arrive later as a tool_result event; continue meanwhile."
-
-
-class PendingCall(Protocol):
-    """A pending tool call as the store reports it (``runtime._pending.PendingToolCall``)."""
-
-    @property
-    def run_id(self) -> str: ...
-    @property
-    def call_id(self) -> str: ...
-    @property
-    def tool(self) -> str: ...
-    @property
-    def arguments(self) -> Mapping[str, Any]: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def result(self) -> Any: ...
-    @property
-    def error(self) -> str | None: ...
-
-
-class PendingSink(Protocol):
-    """The pending store the Agent needs (``runtime._pending.PendingStore`` satisfies it)."""
-
-    def add(
-        self,
-        *,
-        run_id: str,
-        call_id: str,
-        tool: str,
-        arguments: Mapping[str, Any],
-        ttl: float | None = None,
-    ) -> Any: ...
-
-    def collect(self, run_id: str) -> Sequence[PendingCall]: ...
-
 
 ExecutionFactory = Callable[[ToolBinding], ActivityFn | None]
 """Makes the Activity of a tool with a declarative ``execution`` config (e.g. gateway HTTP), or
 None when it cannot; the Agent calls it for tools that have no registered Activity."""
-
-
-# -- events and transcript -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentEvent:
-    """One event of a run (gateway-v3 names).
-
-    ``tool-call.start`` → ``tool-input-delta`` (the call's arguments, whole) → ``tool-result``
-    (a progress yield of an async-generator Activity; zero or more) → ``tool-call.complete`` or
-    ``tool-call.error`` (or ``tool-call.pending``, then complete/error when the result arrives).
-    The last event of ``astream`` is ``run.complete`` with the ``RunResult``.
-    """
-
-    type: EventType
-    run_id: str
-    step: int
-    call_id: str | None = None
-    tool: str | None = None
-    data: Any = None
-    visible: bool = True
-    result: RunResult | None = None
-
-
-@dataclass(slots=True, kw_only=True)
-class CallRecord:
-    """One call of a step and what became of it.
-
-    Attributes:
-        call_id: unique within the run, also across resumed invocations
-            (``call-<invocation>-<step>-<index>``).
-        route: ``explicit``, ``latent``, ``async`` or ``missing`` (``_activity`` names no Activity).
-        result: the envelope; for a pending call, ``data`` is ``{"status": "pending"}`` until the
-            delivered result is recorded in a later step's ``delivered``.
-        progress: what an async-generator Activity yielded along the way.
-    """
-
-    call_id: str
-    tool: str
-    route: Route
-    arguments: dict[str, Any]
-    result: ToolResult[Any]
-    visible: bool
-    pending: bool = False
-    progress: list[Any] = field(default_factory=list[Any])
-
-
-@dataclass(slots=True, kw_only=True)
-class Step:
-    """One LLM step: every request attempt, raw response, the validated response, the calls."""
-
-    index: int
-    requests: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    raw_responses: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    response: ToolResponse[Any, Any] | None = None
-    calls: list[CallRecord] = field(default_factory=list[CallRecord])
-    delivered: list[CallRecord] = field(default_factory=list[CallRecord])
-
-    @property
-    def llm_requests(self) -> int:
-        """How many requests this step sent the model (1, plus one per retry)."""
-        return len(self.requests)
-
-    @property
-    def usage(self) -> dict[str, int]:
-        """Token usage of this step's responses, as the server reported it (``prompt_tokens``,
-        ``completion_tokens``, ``total_tokens``; summed over retries; 0 where not reported)."""
-        return _usage(self.raw_responses)
-
-
-def _usage(responses: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    total: dict[str, int] = dict.fromkeys(("prompt_tokens", "completion_tokens", "total_tokens"), 0)
-    for response in responses:
-        reported: Any = response.get("usage")
-        if isinstance(reported, dict):
-            for key in total:
-                value: Any = cast("dict[str, Any]", reported).get(key)
-                if isinstance(value, int):
-                    total[key] += value
-    return total
-
-
-@dataclass(slots=True, kw_only=True)
-class RunResult:
-    """The outcome of ``run``: the final output (None when ``max_steps`` ran out) and transcript."""
-
-    run_id: str
-    output: Any
-    finished: bool
-    steps: list[Step]
-    messages: list[dict[str, Any]]
-    pending: list[str]
-
-    @property
-    def llm_requests(self) -> int:
-        """How many requests the run sent the model, retries included."""
-        return sum(step.llm_requests for step in self.steps)
-
-    @property
-    def usage(self) -> dict[str, int]:
-        """The run's token usage (every step's, retries included)."""
-        return _usage(r for step in self.steps for r in step.raw_responses)
 
 
 # -- the agent -----------------------------------------------------------------------------------
@@ -305,6 +153,8 @@ class Agent:
             ``url``/``webhookUrl`` (``space`` tools and configs without a URL stay async); a
             config error (e.g. an unset ``${env.NAME}``) becomes that tool's failed result.
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
+        executor: what runs the Activity of each explicit call (default ``InProcessExecutor``:
+            in this process; ``toolbind.temporal.TemporalExecutor``: Temporal activities on workers).
 
     A client built from a URL is closed after each sync ``run``/``request``; async users close it
     with ``await agent.aclose()`` or ``async with agent:``.
@@ -331,50 +181,14 @@ class Agent:
         pending: PendingSink | None = None,
         execution_activity: ExecutionFactory | None = None,
         request_kwargs: Mapping[str, Any] | None = None,
+        executor: Executor | None = None,
     ) -> None:
-        import instructor as _instructor
-        import openai
-
-        from ._secrets import Redactor
-
         self.last_step: Step | None = None
         """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
-        chosen = mode if mode is not None else _instructor.Mode.TOOLS
-        self._mode = chosen
-        raw: Any = client
-        # a client the Agent builds from a URL is its own: made in the event loop that uses it
-        # (httpx connections belong to one loop) and closed by ``aclose`` / after each sync call
-        self._owned: dict[str, Any] | None = None
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._async = True
-        self._redact = Redactor()
-        if isinstance(raw, str):
-            key = api_key or os.environ.get("OPENAI_API_KEY")
-            self._owned = {
-                "base_url": raw,
-                "api_key": key or "not-needed",
-                "timeout": timeout,
-                "max_retries": http_retries,
-            }
-            if key:
-                self._redact.add(key)
-        elif isinstance(raw, _instructor.AsyncInstructor):
-            self._client = raw
-        elif isinstance(raw, _instructor.Instructor):
-            self._client, self._async = raw, False
-        elif isinstance(raw, openai.AsyncOpenAI):
-            self._client = _instructor.from_openai(raw, mode=chosen)
-        elif isinstance(raw, openai.OpenAI):
-            self._client, self._async = _instructor.from_openai(raw, mode=chosen), False
-        else:
-            raise TypeError(
-                "Agent(client=...): expected a base URL, an openai client or an instructor "
-                f"client, found {type(raw).__name__}"
-            )
-        given_key = getattr(getattr(raw, "client", raw), "api_key", None)  # a client passed in
-        if isinstance(given_key, str):
-            self._redact.add(given_key)
+        self._model: ModelCall = InstructorModel(
+            client, mode=mode, timeout=timeout, http_retries=http_retries, api_key=api_key
+        )
+        self._redact = self._model.redact
         if max_retries < 0:
             raise ValueError("Agent(max_retries=...) must be >= 0")
         if max_calls < 1:
@@ -412,7 +226,9 @@ class Agent:
         self._http_executions: list[Any] = []  # HttpExecution objects the default factory made
         self.request_kwargs = dict(request_kwargs or {})
         self._compositions: dict[Any, Composition] = {}
-        self._executors: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
+        self._made_activities: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
+
+        self.executor: Executor = executor or InProcessExecutor()
 
     # -- composition and routing
 
@@ -421,13 +237,13 @@ class Agent:
         if name and (found := self.activities.get(name)) is not None:
             return "explicit", found
         if tool.execution:
-            made = self._executors.get(id(tool))
+            made = self._made_activities.get(id(tool))
             if made is None or made[0] is not tool:  # built once per tool (and kept with it)
                 fn = self.execution_activity(tool)
                 raw_timeout = tool.execution.get("timeout")
                 seconds = raw_timeout / 1000 if isinstance(raw_timeout, int | float) else None
                 made = (tool, RegisteredActivity(fn, seconds) if fn is not None else None)
-                self._executors[id(tool)] = made
+                self._made_activities[id(tool)] = made
             if made[1] is not None:
                 return "explicit", made[1]
         execution = tool.execution or {}
@@ -490,18 +306,6 @@ class Agent:
 
     # -- the client
 
-    def _instructor(self) -> Any:
-        if self._owned is None:
-            return self._client
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            import instructor as _instructor
-            import openai
-
-            raw = openai.AsyncOpenAI(**self._owned)
-            self._client, self._client_loop = _instructor.from_openai(raw, mode=self._mode), loop
-        return self._client
-
     def _http_execution(self, binding: ToolBinding) -> ActivityFn | None:
         """The default ``execution_activity``: the gateway's HTTP executor, run in a thread."""
         execution = binding.execution or {}
@@ -534,9 +338,9 @@ class Agent:
     async def aclose(self) -> None:
         """Close the HTTP clients the Agent made: the LLM client built from a URL (a no-op for
         clients passed in) and the connection pools of the default HTTP executors."""
-        if self._owned is not None and self._client is not None:
-            client, self._client, self._client_loop = self._client, None, None
-            await client.client.close()
+        await self._model.aclose()
+        for executor in self._http_executions:
+            await asyncio.to_thread(executor.close)
         for executor in self._http_executions:
             await asyncio.to_thread(executor.close)
 
@@ -574,103 +378,17 @@ class Agent:
         step: Step,
         tool_choice: str = "auto",
     ) -> ToolResponse[Any, Any]:
-        from instructor.core.exceptions import (
-            IncompleteOutputException,
-            InstructorError,
-            InstructorRetryException,
-        )
-        from instructor.core.hooks import HookName, Hooks
-
         composition = self.composition(output, tool_choice)
-        response_model = composition.response
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
-        hooks = Hooks()
-
-        answered = [False]  # whether the latest request got a completion back
-
-        def on_kwargs(*args: Any, **kwargs: Any) -> None:
-            answered[0] = False
-            # what went to the model (never the client's credentials: they are not kwargs)
-            step.requests.append(
-                {
-                    k: copy.deepcopy(kwargs[k])
-                    for k in ("model", "messages", "tool_choice")
-                    if k in kwargs
-                }
-            )
-
-        def on_response(response: Any) -> None:
-            answered[0] = True
-            step.raw_responses.append(_scrub(_dump(response), self._redact))
-
-        hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
-        hooks.on(HookName.COMPLETION_RESPONSE, on_response)
-        create: Callable[..., Any] = self._instructor().create
-        self._redact.scrub_logs()  # the loggers instructor made when wrapping the client
-        kwargs: dict[str, Any] = {
-            "messages": messages,
-            "response_model": response_model,
-            "max_retries": self.max_retries,
-            # None, not False: a validate-time strict=False would override the models' field-level
-            # Strict() and coerce "1" or true to an integer; the models are as strict as their schemas
-            "strict": None,
-            "hooks": hooks,
-            "model": self.model,
-            **self.request_kwargs,
-        }
-        redact = self._redact
-        failure: AgentError
-        try:
-            if self._async:
-                result = await cast("Awaitable[Any]", create(**kwargs))
-            else:
-                result = await asyncio.to_thread(create, **kwargs)
-            return cast("ToolResponse[Any, Any]", result)
-        except InstructorRetryException as exc:
-            failed = list(exc.failed_attempts or [])
-            cause = exc.__cause__ or exc
-            # did the last request get a completion? If not, the request itself failed (HTTP
-            # error, timeout, a body that is no completion), maybe after invalid answers
-            if not answered[0] or not failed:
-                after = f" (after {len(failed)} invalid answer(s))" if failed else ""
-                failure = LLMError(
-                    redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")
-                )
-            else:
-                last = failed[-1]
-                errors = redact(str(last.exception))
-                failure = ResponseValidationError(
-                    f"the model's answer was still invalid after {len(failed)} attempt(s) "
-                    f"(max_retries={self.max_retries}); last errors:\n{errors}",
-                    errors=errors,
-                    attempts=len(failed),
-                    last_response=(
-                        _scrub(_dump(last.completion), redact)
-                        if last.completion is not None
-                        else None
-                    ),
-                )
-        except IncompleteOutputException as exc:
-            # the completion was cut off (finish_reason "length"): an answer, but not a whole one
-            last_completion: Any = exc.last_completion
-            errors = (
-                "the answer was cut off (finish_reason 'length': the max_tokens limit was "
-                "reached before the arguments were complete)"
-            )
-            failure = ResponseValidationError(
-                f"the model's answer was incomplete; {errors}",
-                errors=errors,
-                attempts=max(1, len(step.requests)),
-                last_response=(
-                    _scrub(_dump(last_completion), redact) if last_completion is not None else None
-                ),
-            )
-        except InstructorError as exc:
-            failure = LLMError(redact(f"the LLM request failed: {type(exc).__name__}: {exc}"))
-        # raised outside the except blocks: no __context__ keeps the client's exception (whose
-        # text may hold what a server echoed, the API key included)
-        raise failure
+        return await self._model.ask(
+            messages,
+            composition.response,
+            step,
+            model=self.model,
+            max_retries=self.max_retries,
+            request_kwargs=self.request_kwargs,
+        )
 
     async def arequest(
         self,
@@ -791,8 +509,7 @@ class Agent:
         tool_choice: str = "auto",
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
-        # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
-        prefix = f"call-{uuid.uuid4().hex[:8]}"
+        prefix = self._call_prefix()
         convo = self._conversation(messages)
         steps: list[Step] = []
         outstanding: dict[str, CallRecord] = {}
@@ -801,6 +518,8 @@ class Agent:
         for index in range(max_steps):
             step = Step(index=index)
             steps.append(step)
+            if index:
+                await self._before_step(outstanding)
             shown = self.composition(output).shown if self.pending is not None else {}
             for event in self._deliver_pending(rid, step, convo, outstanding, shown):
                 yield event
@@ -814,7 +533,7 @@ class Agent:
             step.response = response
             queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
             task = asyncio.create_task(
-                self._execute(rid, f"{prefix}-{index}", response, queue.put_nowait)
+                self._execute(rid, index, prefix, response, queue.put_nowait)
             )
             try:
                 while True:
@@ -853,6 +572,15 @@ class Agent:
             pending=sorted(outstanding),
         )
         yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
+
+    def _call_prefix(self) -> str:
+        """The prefix of this invocation's call ids: they must not repeat when a run is resumed
+        (same run_id, steps counted from 0 again)."""
+        return f"call-{uuid.uuid4().hex[:8]}"
+
+    async def _before_step(self, outstanding: Mapping[str, CallRecord]) -> None:
+        """A hook before each step after the first (the durable loop waits here for pending
+        results); ``outstanding``: the pending calls not delivered yet."""
 
     def _deliver_pending(
         self,
@@ -923,109 +651,119 @@ class Agent:
 
     # -- execution
 
+    def _route_calls(
+        self, run_id: str, step: int, prefix: str, response: ToolResponse[Any, Any]
+    ) -> list[RoutedCall]:
+        """Each Call of the answer routed once into its record (``call_id``: ``prefix-step-i``)."""
+        routed: list[RoutedCall] = []
+        for index, call in enumerate(response.calls):
+            tool: str = call.tool
+            binding = self._binding(tool)
+            route, activity = self._route(binding) if binding else ("missing", None)
+            dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            routed.append(
+                RoutedCall(
+                    run_id=run_id,
+                    step=step,
+                    index=index,
+                    call_id=f"{prefix}-{step}-{index}",
+                    tool=tool,
+                    route=route,
+                    call=call,
+                    dumped=dumped,
+                    arguments={k: v for k, v in dumped.items() if k not in META_FIELDS},
+                    binding=binding,
+                    activity=activity,
+                    visible=_visible(binding) if binding else True,
+                    timeout=(activity.timeout if activity else None) or self.activity_timeout,
+                )
+            )
+        return routed
+
     async def _execute(
         self,
         run_id: str,
-        step_key: str,
+        step: int,
+        prefix: str,
         response: ToolResponse[Any, Any],
         emit: Callable[[AgentEvent], None],
     ) -> list[CallRecord]:
-        calls = list(response.calls)
+        """Run a step's calls: concurrently, except an Activity that opted out runs alone (after
+        the calls before it, before those after it); the records in the answer's order."""
+        calls = self._route_calls(run_id, step, prefix, response)
         records: list[CallRecord | None] = [None] * len(calls)
-        batch: list[tuple[int, Any]] = []
+        batch: list[RoutedCall] = []
 
         async def flush() -> None:
-            done = await asyncio.gather(
-                *(self._execute_one(run_id, step_key, i, c, emit) for i, c in batch)
-            )
-            for (i, _), record in zip(batch, done, strict=True):
-                records[i] = record
+            done = await asyncio.gather(*(self._execute_one(c, emit) for c in batch))
+            for routed, record in zip(batch, done, strict=True):
+                records[routed.index] = record
             batch.clear()
 
-        for index, call in enumerate(calls):
-            binding = self._binding(call.tool)
-            route, activity = self._route(binding) if binding else ("missing", None)
-            if activity is not None and not activity.concurrent and route == "explicit":
-                # opted out: runs alone, after the calls before it and before those after it
+        for routed in calls:
+            if routed.route == "explicit" and routed.activity and not routed.activity.concurrent:
                 await flush()
-                records[index] = await self._execute_one(run_id, step_key, index, call, emit)
+                records[routed.index] = await self._execute_one(routed, emit)
             else:
-                batch.append((index, call))
+                batch.append(routed)
         await flush()
         return [r for r in records if r is not None]
 
     async def _execute_one(
-        self,
-        run_id: str,
-        step_key: str,
-        index: int,
-        call: Any,
-        emit: Callable[[AgentEvent], None],
+        self, routed: RoutedCall, emit: Callable[[AgentEvent], None]
     ) -> CallRecord:
-        call_id = f"{step_key}-{index}"
-        step = int(step_key.rpartition("-")[2])
-        tool: str = call.tool
-        binding = self._binding(tool)
-        dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        arguments = {k: v for k, v in dumped.items() if k not in META_FIELDS}
-        visible = _visible(binding) if binding else True
-        route, activity = self._route(binding) if binding else ("missing", None)
         record = CallRecord(
-            call_id=call_id,
-            tool=tool,
-            route=route,
-            arguments=arguments,
+            call_id=routed.call_id,
+            tool=routed.tool,
+            route=routed.route,
+            arguments=routed.arguments,
             result=_Result.ok(None),
-            visible=visible,
+            visible=routed.visible,
         )
 
         def event(kind: EventType, data: Any = None) -> None:
             emit(
                 AgentEvent(
                     type=kind,
-                    run_id=run_id,
-                    step=step,
-                    call_id=call_id,
-                    tool=tool,
+                    run_id=routed.run_id,
+                    step=routed.step,
+                    call_id=routed.call_id,
+                    tool=routed.tool,
                     data=data,
-                    visible=visible,
+                    visible=routed.visible,
                 )
             )
 
-        event("tool-call.start", {"reasoning": dumped.get("_reasoningForCall")})
-        event("tool-input-delta", {"delta": json.dumps(arguments)})
-        value: Any
-        if route == "latent":
-            if "_output" in dumped:
-                value = _Result.ok(dumped["_output"], execution="latent")
+        def progress(item: Any) -> None:
+            plain = to_jsonable_python(item, by_alias=True)
+            record.progress.append(plain)
+            event("tool-result", {"preliminary": True, "output": plain})
+
+        event("tool-call.start", {"reasoning": routed.dumped.get("_reasoningForCall")})
+        event("tool-input-delta", {"delta": json.dumps(routed.arguments)})
+        value: ToolResult[Any] | Pending
+        if routed.route == "latent":
+            if "_output" in routed.dumped:
+                value = _Result.ok(routed.dumped["_output"], execution="latent")
             else:  # optional in the composed schema: the model gave none
                 value = _Result.ok(None, execution="latent", output="absent")
-        elif route == "missing":
-            name = (binding.activity if binding else None) or tool
-            value = _Result.fail(f"no Activity named {name!r} is registered for tool {tool!r}")
-        elif route == "async" or activity is None:
+        elif routed.route == "missing":
+            binding = routed.binding
+            name = (binding.activity if binding else None) or routed.tool
+            value = _Result.fail(
+                f"no Activity named {name!r} is registered for tool {routed.tool!r}"
+            )
+        elif routed.route == "async" or routed.activity is None:
             value = Pending()
         else:
-            timeout = activity.timeout or self.activity_timeout
-
-            def progress(item: Any) -> None:
-                plain = to_jsonable_python(item, by_alias=True)
-                record.progress.append(plain)
-                event("tool-result", {"preliminary": True, "output": plain})
-
-            try:
-                value = await asyncio.wait_for(_invoke(activity.fn, call, progress), timeout)
-            except TimeoutError:
-                value = _Result.fail(
-                    f"activity for {tool!r} timed out after {timeout:g}s", execution="explicit"
-                )
-            except Exception as exc:  # an Activity's failure is a result, never a crash
-                value = _Result.fail(f"{type(exc).__name__}: {exc}", execution="explicit")
+            value = await self.executor.execute(routed, progress)
         if isinstance(value, Pending):
-            record.result = self._make_pending(run_id, call_id, tool, arguments, value)
+            record.result = self._make_pending(
+                routed.run_id, routed.call_id, routed.tool, routed.arguments, value
+            )
             record.pending = record.result.success
         else:
-            record.result = _to_result(value, binding)
+            record.result = value
         kind: EventType = (
             "tool-call.pending"
             if record.pending
@@ -1069,63 +807,6 @@ def _visible(binding: ToolBinding) -> bool:
     if binding.execution_type == "internal":  # gateway-v3: internal results are never shown
         return False
     return binding.visible if binding.visible is not None else True
-
-
-async def _invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) -> Any:
-    if inspect.isasyncgenfunction(fn):
-        last: Any = None
-        async for item in fn(call):
-            progress(item)
-            last = item
-        return last
-    if inspect.iscoroutinefunction(fn):
-        return await fn(call)
-    value = await asyncio.to_thread(fn, call)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
-
-
-def _to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:
-    if isinstance(value, ToolResult):
-        return cast("ToolResult[Any]", value)
-    if isinstance(value, BaseModel):
-        data = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return _Result.ok(data, execution="explicit")
-    try:
-        data = to_jsonable_python(value, by_alias=True)
-    except Exception as exc:
-        return _Result.fail(f"the Activity returned a non-JSON value: {exc}")
-    if binding is not None and binding.output_schema is not None:
-        try:
-            binding.output_model.model_validate(data)
-        except ValidationError as exc:
-            return _Result.fail(
-                f"the Activity's output does not match {binding.name!r}'s output schema: "
-                + "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
-                ),
-                data=data,
-                execution="explicit",
-            )
-    return _Result.ok(data, execution="explicit")
-
-
-def _scrub(value: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
-    """``value`` (a JSON-ready dump) with every secret ``redact`` knows replaced."""
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError, RecursionError):
-        return {"repr": redact(repr(value))}
-    clean = redact(text)
-    return value if clean == text else cast("dict[str, Any]", json.loads(clean))
-
-
-def _dump(response: Any) -> dict[str, Any]:
-    dump = getattr(response, "model_dump", None)
-    if callable(dump):
-        return cast("dict[str, Any]", dump(mode="json"))
-    return {"repr": repr(response)}
 
 
 def _feed_back(

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from ._agent import _invoke, _to_result  # pyright: ignore[reportPrivateUsage]
 from ._binding import ToolBinding
 from ._compose import resolve_activity
+from ._executor import invoke as _invoke
+from ._executor import to_result as _to_result
 from ._exports import mcp_tools
 from ._response import explain_errors
 

@@ -28,6 +28,7 @@ restarted run can look it up by call id.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import math
 import os
@@ -39,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 from urllib.parse import unquote
 
 from .errors import (
@@ -456,7 +457,15 @@ def _parse_submission(raw: bytes) -> tuple[str, Any, str | None]:
     return call_id, fields.get("result"), error
 
 
-def pending_app(store: PendingStore, *, max_body: int = MAX_BODY) -> ASGIApp:
+class AsyncSubmitter(Protocol):
+    """A store resolved asynchronously (``runtime.temporal.temporal_pending``: durable runs)."""
+
+    async def submit(
+        self, run_id: str, call_id: str, result: Any, *, error: str | None = None
+    ) -> Any: ...
+
+
+def pending_app(store: PendingStore | AsyncSubmitter, *, max_body: int = MAX_BODY) -> ASGIApp:
     """A dependency-free ASGI app serving ``POST /runs/{run_id}/tool-results``.
 
     The body is ``{"call_id": ..., "result": <JSON>, "error": <string or null>}`` (``callId`` is
@@ -492,7 +501,11 @@ def pending_app(store: PendingStore, *, max_body: int = MAX_BODY) -> ASGIApp:
             run_id = parts[1]
             call_id, result, error = _parse_submission(await _read_body(scope, receive, max_body))
             try:
-                record = await asyncio.to_thread(store.submit, run_id, call_id, result, error=error)
+                submit: Any = store.submit
+                if inspect.iscoroutinefunction(submit):  # e.g. a durable run's (runtime.temporal)
+                    record = await submit(run_id, call_id, result, error=error)
+                else:
+                    record = await asyncio.to_thread(submit, run_id, call_id, result, error=error)
             except UnknownPendingCall as exc:
                 raise _HTTPError(404, "unknown_call", str(exc)) from None
             except AlreadyResolved as exc:

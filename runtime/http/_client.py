@@ -18,6 +18,7 @@ import httpx
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from .._executor import current_call
 from .._result import ToolResult
 from ..contract import (
     HttpApi,
@@ -261,6 +262,10 @@ class HttpClient(_Base):
         async_transport: an httpx transport for the async client.
         keep_cookies: send a cookie the API set back to it on later calls and redirects (a
             session, as a browser keeps); False: every call starts without cookies.
+        idempotency_keys: send an ``Idempotency-Key`` with every POST/PATCH/PUT/DELETE (and retry
+            them like a GET), not only where the operation declares the header (the API honours
+            keys everywhere). The key is the running call's stable id (``current_call().key``:
+            the same on a Temporal retry on another worker), else a fresh UUID per call.
 
     Every request says ``User-Agent: toolbind/<version>`` (``headers=`` may say otherwise) and
     ``Accept-Encoding: gzip, deflate, br, zstd``, and responses are decoded. A response streamed
@@ -288,6 +293,7 @@ class HttpClient(_Base):
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
         keep_cookies: bool = True,
+        idempotency_keys: bool = False,
     ) -> None:
         super().__init__(
             api,
@@ -305,6 +311,7 @@ class HttpClient(_Base):
             async_transport=async_transport,
             keep_cookies=keep_cookies,
         )
+        self._idempotency_keys = idempotency_keys
 
     def call(
         self,
@@ -385,13 +392,16 @@ class HttpClient(_Base):
         if accept is not None:
             headers.append(("Accept", accept))
         # An operation that takes an Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header)
-        # says a repeat with the same key is safe: the call gets one (a fresh UUID unless it gave
-        # its own), every attempt sends it, and a POST/PATCH is retried as a GET is.
+        # says a repeat with the same key is safe: the call gets one (its stable id when an Agent
+        # or a Temporal worker runs it, else a fresh UUID, unless it gave its own), every attempt
+        # sends it, and a POST/PATCH is retried as a GET is. ``idempotency_keys=True`` opts in
+        # for every unsafe method.
         keyed = any(
             p.location == "header" and p.name.lower() == IDEMPOTENCY_KEY for p in op.parameters
-        )
+        ) or (self._idempotency_keys and op.method.upper() in ("POST", "PATCH", "PUT", "DELETE"))
         if keyed and not any(name.lower() == IDEMPOTENCY_KEY for name, _ in headers):
-            headers.append(("Idempotency-Key", str(uuid.uuid4())))
+            running = current_call()
+            headers.append(("Idempotency-Key", running.key if running else str(uuid.uuid4())))
         return Outgoing(
             method=op.method.upper(),
             url=httpx.URL(text),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -229,3 +230,29 @@ def test_a_post_that_takes_an_idempotency_key_is_retried_with_the_same_key(
         note = pkg.HttpActivities(client).activities()["createNote"](call)
     assert not note.success and note.metadata["status"] == 503  # no key: never sent twice
     assert note.metadata["attempts"] == 1
+
+
+def test_the_idempotency_key_is_the_running_calls_stable_key_and_can_be_opted_into(
+    api: tuple[ModuleType, str],
+) -> None:
+    """Issue 16: an Activity run by an Agent or a Temporal worker sends its call's stable key
+    (``current_call().key``: the same on a retry on another worker); ``idempotency_keys=True``
+    sends one with a POST whose operation does not declare the header (and retries it)."""
+    from toolbind.runtime import CallContext
+    from toolbind.runtime._executor import _CURRENT  # pyright: ignore[reportPrivateUsage]
+
+    pkg, base = api
+    quick = RetryPolicy(backoff=0.01)
+    key = f"run-{uuid.uuid4().hex}:call-1-0-0"
+    context = CallContext(run_id="run", call_id="call-1-0-0", tool="createOrder", key=key)
+    token = _CURRENT.set(context)
+    try:
+        with HttpClient(pkg.API, base_url=base, retry=quick) as client:
+            assert _call(client, pkg, "createOrder") == {"key": key, "attempts": 2}
+            assert _call(client, pkg, "createOrder") == {"key": key, "attempts": 3}
+        with HttpClient(pkg.API, base_url=base, retry=quick, idempotency_keys=True) as client:
+            call = pkg.CallAdapter.validate_python({"_tool": "createNote"})
+            note = pkg.HttpActivities(client).activities()["createNote"](call)
+    finally:
+        _CURRENT.reset(token)
+    assert note.success and note.model_dump(mode="json")["data"] == {"key": key, "attempts": 2}

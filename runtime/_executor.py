@@ -1,0 +1,199 @@
+"""Runtime layer: executors — what runs a routed Call's Activity and gives back its ``ToolResult``.
+
+Imports ``_binding``, ``_registry``, ``_result``, ``_events``, pydantic and the standard library.
+
+The loop (``_agent``) routes each Call of a step once into a ``RoutedCall`` (its tool, route,
+Activity, arguments, timeout and stable id) and hands the explicit ones to an ``Executor``:
+``InProcessExecutor`` runs the Activity in this process (sync functions in a worker thread,
+coroutines and async generators on the loop, a per-call timeout, an exception or a timeout
+becoming a failed result); ``toolbind.temporal.TemporalExecutor`` runs it as a Temporal activity on
+a worker. Either way an Activity reads the call it serves with ``current_call()`` (its stable id
+is what the HTTP client sends as an ``Idempotency-Key``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from ._binding import ToolBinding
+from ._events import Route
+from ._registry import ActivityFn, RegisteredActivity
+from ._result import ToolResult
+
+__all__ = [
+    "DEFAULT_ACTIVITY_TIMEOUT",
+    "CallContext",
+    "Executor",
+    "InProcessExecutor",
+    "Pending",
+    "RoutedCall",
+    "current_call",
+]
+
+DEFAULT_ACTIVITY_TIMEOUT = 30.0
+_Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """What an Activity returns to say "the result comes later" (gateway-v3 async tools).
+
+    Attributes:
+        ttl: seconds the call may stay pending (None: the store's default).
+        message: what the model is told meanwhile.
+    """
+
+    ttl: float | None = None
+    message: str = "The result will arrive later as a tool_result event; continue meanwhile."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoutedCall:
+    """One Call of a step, routed once: everything the loop and an executor need to know of it.
+
+    Attributes:
+        run_id, step, index: the run, the step's index and the call's place in the answer.
+        call_id: unique within the run (``call-<invocation>-<step>-<index>``).
+        tool: the tool's name; ``binding`` its ToolBinding (None when the model named no tool
+            offered — the Response model never lets that through, but a hand-made one might).
+        route: ``explicit`` (``activity`` runs it), ``latent`` (the model's ``_output`` is the
+            result), ``async`` (pending: the result is submitted later) or ``missing``.
+        call: the validated Call model; ``dumped`` its JSON form (by alias, meta fields included);
+            ``arguments`` the same without the meta fields.
+        timeout: seconds the Activity may take (its own, else the Agent's ``activity_timeout``).
+    """
+
+    run_id: str
+    step: int
+    index: int
+    call_id: str
+    tool: str
+    route: Route
+    call: Any
+    dumped: dict[str, Any]
+    arguments: dict[str, Any]
+    binding: ToolBinding | None
+    activity: RegisteredActivity | None
+    visible: bool
+    timeout: float
+
+    @property
+    def key(self) -> str:
+        """The call's stable id: the same on every attempt, in every process that runs it (the
+        ``Idempotency-Key`` the HTTP client sends for it)."""
+        return f"{self.run_id}:{self.call_id}"
+
+    @property
+    def context(self) -> CallContext:
+        """What the Activity may read of the call (``current_call()``)."""
+        return CallContext(run_id=self.run_id, call_id=self.call_id, tool=self.tool, key=self.key)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallContext:
+    """The call an Activity is serving (``current_call()``): its run, id, tool and stable key."""
+
+    run_id: str
+    call_id: str
+    tool: str
+    key: str
+    attempt: int = 1
+
+
+_CURRENT: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar(
+    "toolbind_current_call", default=None
+)
+
+
+def current_call() -> CallContext | None:
+    """The call the running Activity serves (None outside one). ``.key`` is stable across retries
+    and workers: pass it on to make a side effect happen once (the HTTP client sends it as the
+    ``Idempotency-Key`` of an operation that declares that header)."""
+    return _CURRENT.get()
+
+
+class Executor(Protocol):
+    """Runs the Activity of a routed explicit call and gives back its result (never raises for a
+    failure of the Activity: that is a failed ``ToolResult``). ``progress`` receives what an
+    async-generator Activity yields along the way; ``Pending`` says the result comes later."""
+
+    async def execute(
+        self, call: RoutedCall, progress: Callable[[Any], None]
+    ) -> ToolResult[Any] | Pending: ...
+
+
+class InProcessExecutor:
+    """Activities in this process: sync ones in a worker thread, async ones on the loop, each
+    call bounded by its ``timeout``."""
+
+    async def execute(
+        self, call: RoutedCall, progress: Callable[[Any], None]
+    ) -> ToolResult[Any] | Pending:
+        activity = call.activity
+        if activity is None:  # the loop routes only explicit calls here
+            return _Result.fail(f"no Activity for tool {call.tool!r}", execution="explicit")
+        token = _CURRENT.set(call.context)
+        try:
+            value = await asyncio.wait_for(invoke(activity.fn, call.call, progress), call.timeout)
+        except TimeoutError:
+            return _Result.fail(
+                f"activity for {call.tool!r} timed out after {call.timeout:g}s",
+                execution="explicit",
+            )
+        except Exception as exc:  # an Activity's failure is a result, never a crash
+            return _Result.fail(f"{type(exc).__name__}: {exc}", execution="explicit")
+        finally:
+            _CURRENT.reset(token)
+        if isinstance(value, Pending):
+            return value
+        return to_result(value, call.binding)
+
+
+async def invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) -> Any:
+    """Run an Activity (sync, coroutine or async generator: the last item yielded is its value)."""
+    if inspect.isasyncgenfunction(fn):
+        last: Any = None
+        async for item in fn(call):
+            progress(item)
+            last = item
+        return last
+    if inspect.iscoroutinefunction(fn):
+        return await fn(call)
+    value = await asyncio.to_thread(fn, call)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:
+    """An Activity's return value as the envelope (checked against the tool's output schema)."""
+    if isinstance(value, ToolResult):
+        return cast("ToolResult[Any]", value)
+    if isinstance(value, BaseModel):
+        data = value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return _Result.ok(data, execution="explicit")
+    try:
+        data = to_jsonable_python(value, by_alias=True)
+    except Exception as exc:
+        return _Result.fail(f"the Activity returned a non-JSON value: {exc}")
+    if binding is not None and binding.output_schema is not None:
+        try:
+            binding.output_model.model_validate(data)
+        except ValidationError as exc:
+            return _Result.fail(
+                f"the Activity's output does not match {binding.name!r}'s output schema: "
+                + "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()
+                ),
+                data=data,
+                execution="explicit",
+            )
+    return _Result.ok(data, execution="explicit")

@@ -1,0 +1,244 @@
+"""Runtime layer: the model call — the LLM client an Agent talks to, one instructor request, and
+the mapping of the client's failures onto ``LLMError`` / ``ResponseValidationError``.
+
+Imports ``_events``, ``_secrets``, ``errors``; ``instructor`` and ``openai`` when a client is built.
+The loop (``_agent``) composes the Response model and the messages; ``InstructorModel.ask`` sends
+them (validation retries with the errors fed back are instructor's), records every request and
+raw response in the ``Step`` and returns the validated Response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from ._events import Step
+from .errors import AgentError, LLMError, ResponseValidationError
+from .types import ToolResponse
+
+if TYPE_CHECKING:
+    import instructor
+
+    from ._secrets import Redactor
+
+
+class ModelCall(Protocol):
+    """One validated LLM request of a step (what the loop needs of the model side)."""
+
+    async def ask(
+        self,
+        messages: list[dict[str, Any]],
+        response_model: type[ToolResponse[Any, Any]],
+        step: Step,
+        *,
+        model: str,
+        max_retries: int,
+        request_kwargs: dict[str, Any],
+    ) -> ToolResponse[Any, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class InstructorModel:
+    """The model through instructor: a base URL (the client is built per event loop and closed
+    by ``aclose``), an ``openai`` client, or an instructor client (see ``Agent``'s ``client``)."""
+
+    def __init__(
+        self,
+        client: str | Any,
+        *,
+        mode: instructor.Mode | None = None,
+        timeout: float = 60.0,
+        http_retries: int = 2,
+        api_key: str | None = None,
+    ) -> None:
+        import instructor as _instructor
+        import openai
+
+        from ._secrets import Redactor
+
+        chosen = mode if mode is not None else _instructor.Mode.TOOLS
+        self._mode = chosen
+        raw: Any = client
+        # a client built from a URL is the Agent's own: made in the event loop that uses it
+        # (httpx connections belong to one loop) and closed by ``aclose`` / after each sync call
+        self._owned: dict[str, Any] | None = None
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._async = True
+        self.redact: Redactor = Redactor()
+        if isinstance(raw, str):
+            key = api_key or os.environ.get("OPENAI_API_KEY")
+            self._owned = {
+                "base_url": raw,
+                "api_key": key or "not-needed",
+                "timeout": timeout,
+                "max_retries": http_retries,
+            }
+            if key:
+                self.redact.add(key)
+        elif isinstance(raw, _instructor.AsyncInstructor):
+            self._client = raw
+        elif isinstance(raw, _instructor.Instructor):
+            self._client, self._async = raw, False
+        elif isinstance(raw, openai.AsyncOpenAI):
+            self._client = _instructor.from_openai(raw, mode=chosen)
+        elif isinstance(raw, openai.OpenAI):
+            self._client, self._async = _instructor.from_openai(raw, mode=chosen), False
+        else:
+            raise TypeError(
+                "Agent(client=...): expected a base URL, an openai client or an instructor "
+                f"client, found {type(raw).__name__}"
+            )
+        given_key = getattr(getattr(raw, "client", raw), "api_key", None)  # a client passed in
+        if isinstance(given_key, str):
+            self.redact.add(given_key)
+
+    def _instructor(self) -> Any:
+        if self._owned is None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            import instructor as _instructor
+            import openai
+
+            raw = openai.AsyncOpenAI(**self._owned)
+            self._client, self._client_loop = _instructor.from_openai(raw, mode=self._mode), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client built from a URL (a no-op for clients passed in)."""
+        if self._owned is not None and self._client is not None:
+            client, self._client, self._client_loop = self._client, None, None
+            await client.client.close()
+
+    async def ask(
+        self,
+        messages: list[dict[str, Any]],
+        response_model: type[ToolResponse[Any, Any]],
+        step: Step,
+        *,
+        model: str,
+        max_retries: int,
+        request_kwargs: dict[str, Any],
+    ) -> ToolResponse[Any, Any]:
+        """The validated Response; every request and raw response is recorded in ``step``.
+
+        Raises:
+            ResponseValidationError: the answers stayed invalid after ``max_retries`` retries.
+            LLMError: the request failed (HTTP error, timeout, not a completion).
+        """
+        from instructor.core.exceptions import (
+            IncompleteOutputException,
+            InstructorError,
+            InstructorRetryException,
+        )
+        from instructor.core.hooks import HookName, Hooks
+
+        hooks = Hooks()
+
+        answered = [False]  # whether the latest request got a completion back
+
+        def on_kwargs(*args: Any, **kwargs: Any) -> None:
+            answered[0] = False
+            # what went to the model (never the client's credentials: they are not kwargs)
+            step.requests.append(
+                {
+                    k: copy.deepcopy(kwargs[k])
+                    for k in ("model", "messages", "tool_choice")
+                    if k in kwargs
+                }
+            )
+
+        def on_response(response: Any) -> None:
+            answered[0] = True
+            step.raw_responses.append(_scrub(_dump(response), self.redact))
+
+        hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
+        hooks.on(HookName.COMPLETION_RESPONSE, on_response)
+        create: Callable[..., Any] = self._instructor().create
+        self.redact.scrub_logs()  # the loggers instructor made when wrapping the client
+        kwargs: dict[str, Any] = {
+            "messages": messages,
+            "response_model": response_model,
+            "max_retries": max_retries,
+            # None, not False: a validate-time strict=False would override the models' field-level
+            # Strict() and coerce "1" or true to an integer; the models are as strict as their schemas
+            "strict": None,
+            "hooks": hooks,
+            "model": model,
+            **request_kwargs,
+        }
+        redact = self.redact
+        failure: AgentError
+        try:
+            if self._async:
+                result = await cast("Awaitable[Any]", create(**kwargs))
+            else:
+                result = await asyncio.to_thread(create, **kwargs)
+            return cast("ToolResponse[Any, Any]", result)
+        except InstructorRetryException as exc:
+            failed = list(exc.failed_attempts or [])
+            cause = exc.__cause__ or exc
+            # did the last request get a completion? If not, the request itself failed (HTTP
+            # error, timeout, a body that is no completion), maybe after invalid answers
+            if not answered[0] or not failed:
+                after = f" (after {len(failed)} invalid answer(s))" if failed else ""
+                failure = LLMError(
+                    redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")
+                )
+            else:
+                last = failed[-1]
+                errors = redact(str(last.exception))
+                failure = ResponseValidationError(
+                    f"the model's answer was still invalid after {len(failed)} attempt(s) "
+                    f"(max_retries={max_retries}); last errors:\n{errors}",
+                    errors=errors,
+                    attempts=len(failed),
+                    last_response=(
+                        _scrub(_dump(last.completion), redact)
+                        if last.completion is not None
+                        else None
+                    ),
+                )
+        except IncompleteOutputException as exc:
+            # the completion was cut off (finish_reason "length"): an answer, but not a whole one
+            last_completion: Any = exc.last_completion
+            errors = (
+                "the answer was cut off (finish_reason 'length': the max_tokens limit was "
+                "reached before the arguments were complete)"
+            )
+            failure = ResponseValidationError(
+                f"the model's answer was incomplete; {errors}",
+                errors=errors,
+                attempts=max(1, len(step.requests)),
+                last_response=(
+                    _scrub(_dump(last_completion), redact) if last_completion is not None else None
+                ),
+            )
+        except InstructorError as exc:
+            failure = LLMError(redact(f"the LLM request failed: {type(exc).__name__}: {exc}"))
+        # raised outside the except blocks: no __context__ keeps the client's exception (whose
+        # text may hold what a server echoed, the API key included)
+        raise failure
+
+
+def _scrub(value: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """``value`` (a JSON-ready dump) with every secret ``redact`` knows replaced."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return {"repr": redact(repr(value))}
+    clean = redact(text)
+    return value if clean == text else cast("dict[str, Any]", json.loads(clean))
+
+
+def _dump(response: Any) -> dict[str, Any]:
+    dump = getattr(response, "model_dump", None)
+    if callable(dump):
+        return cast("dict[str, Any]", dump(mode="json"))
+    return {"repr": repr(response)}

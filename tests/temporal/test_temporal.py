@@ -1,0 +1,419 @@
+"""Durable runs on Temporal: the real dev server, real ``toolbind worker`` processes, the scripted
+OpenAI-protocol LLM server, the real pending-results endpoint.
+
+The mixed run (explicit, latent, pending) gives the same transcript in process and through
+Temporal; the fault tests kill -9 the worker running an Activity and the worker running the
+workflow, restart one, and count every side effect in a SQLite file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("temporalio", reason="the temporal extra is not installed")
+
+from temporalio.client import Client
+
+from tests._servers import serve_asgi
+from tests.scripted_llm import Reply, ScriptedLLM, call
+from tests.temporal._support import HERE, SPEC, WorkerProcess, dev_server
+from toolbind.compiler import compile_to_directory, load_package
+from toolbind.runtime import Agent, AgentEvent, PendingStore, ToolRegistry, pending_app
+from toolbind.runtime.temporal import (
+    DurableAgent,
+    TemporalExecutor,
+    ToolPolicy,
+    dump_result,
+    policies_from_spec,
+    temporal_pending,
+)
+
+ACTIVITIES = HERE / "activities.py"
+EFFECTS = HERE / "effects.py"
+WEATHER = {"_tool": "weatherCheck", "location": "Paris"}
+SENTIMENT = {
+    "_tool": "sentimentAnalysis",
+    "text": "This is the best!",
+    "_output": {"sentiment": "positive", "confidence": 0.99},
+}
+EMAIL = {"_tool": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
+
+
+def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
+    return call({"output": output, "calls": list(calls)})
+
+
+@pytest.fixture(scope="module")
+def temporal() -> Iterator[str]:
+    with dev_server() as address:
+        yield address
+
+
+@pytest.fixture
+def llm() -> Iterator[tuple[ScriptedLLM, str]]:
+    server = ScriptedLLM()
+    with serve_asgi(server.app) as url:
+        yield server, f"{url}/v1"
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory: pytest.TempPathFactory) -> ToolRegistry:
+    root = tmp_path_factory.mktemp("seeds")
+    tree = compile_to_directory([SPEC], root)
+    return ToolRegistry(load_package(root, next(iter(tree.packages))).TOOLS)
+
+
+def normalised(data: Any) -> Any:
+    """A transcript with the per-invocation part of call ids and the run id made equal."""
+    text = json.dumps(data, sort_keys=True)
+    return json.loads(re.sub(r"call-[0-9a-f]{8}-", "call-X-", text))
+
+
+def test_x_toolbind_retry_is_read_from_the_spec(tools: ToolRegistry) -> None:
+    found = policies_from_spec(SPEC, list(tools))
+    assert found["greetUser"] == ToolPolicy(
+        heartbeat=2, max_attempts=5, initial_interval=0.2, max_interval=1
+    )
+    assert "weatherCheck" not in found
+    with pytest.raises(Exception, match=r"seeds\.yaml#/x/maxAtempts: error: unknown"):
+        ToolPolicy.from_extension({"maxAtempts": 3}, f"{SPEC}#/x")
+
+
+def test_the_mixed_run_gives_the_same_transcript_in_process_and_through_temporal(
+    temporal: str, tools: ToolRegistry, tmp_path: Path
+) -> None:
+    from tests.temporal.activities import ACTIVITIES as FNS
+
+    script = (answer(WEATHER, SENTIMENT, EMAIL), answer(output="all done"))
+
+    # in process: the SQLite pending store behind the endpoint
+    in_process = ScriptedLLM(*script)
+    with (
+        serve_asgi(in_process.app) as url,
+        PendingStore(tmp_path / "pending.sqlite3", ttl=60) as store,
+        serve_asgi(pending_app(store)) as endpoint,
+    ):
+        agent = Agent(f"{url}/v1", model="scripted", tools=tools, activities=FNS, pending=store)
+
+        async def local() -> list[AgentEvent]:
+            events: list[AgentEvent] = []
+            async with httpx.AsyncClient(base_url=endpoint) as client:
+                async for event in agent.astream("mail and weather", run_id="mixed"):
+                    events.append(event)
+                    if event.type == "tool-call.pending":
+                        reply = await client.post(
+                            f"/runs/{event.run_id}/tool-results",
+                            json={"call_id": event.call_id, "result": {"sent": True}},
+                        )
+                        assert reply.status_code == 200
+            return events
+
+        events = asyncio.run(local())
+    expected = events[-1].result
+    assert expected is not None and expected.output == "all done"
+
+    # through Temporal: a worker process, the same endpoint in front of the durable run
+    durable = ScriptedLLM(*script)
+    queue = f"mixed-{uuid.uuid4().hex[:6]}"
+    run_id = f"mixed-{uuid.uuid4().hex[:6]}"
+    worker = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "worker.log").ready()
+    try:
+        with (
+            serve_asgi(durable.app) as url,
+            serve_asgi(pending_app(temporal_pending(temporal))) as endpoint,
+        ):
+
+            async def remote() -> Any:
+                client = await Client.connect(temporal)
+                runs = DurableAgent(client, llm=f"{url}/v1", model="scripted", task_queue=queue)
+                handle = await runs.start("mail and weather", run_id=run_id)
+                pending = await _wait_for_pending(runs, run_id)
+                async with httpx.AsyncClient(base_url=endpoint) as http:
+                    reply = await http.post(
+                        f"/runs/{run_id}/tool-results",
+                        json={"call_id": pending["call_id"], "result": {"sent": True}},
+                    )
+                    assert reply.status_code == 200, reply.text
+                    assert reply.json()["status"] == "resolved"
+                    again = await http.post(
+                        f"/runs/{run_id}/tool-results",
+                        json={"call_id": pending["call_id"], "result": {"sent": True}},
+                    )
+                    assert again.status_code == 409  # resolved once, as with the SQLite store
+                return await runs.result(handle)
+
+            got = asyncio.run(remote())
+    finally:
+        worker.stop()
+    assert got.output == "all done" and got.finished
+    mine, theirs = dump_result(expected), dump_result(got)
+    for side in (mine, theirs):
+        side.pop("run_id")
+        for step in side["steps"]:
+            step.pop("response")  # typed in process; the durable run keeps the raw answers
+    assert normalised(theirs) == normalised(mine)
+    assert normalised(durable.requests) == normalised(in_process.requests)
+    first = got.steps[0].calls
+    assert [(c.tool, c.route, c.pending) for c in first] == [
+        ("weatherCheck", "explicit", False),
+        ("sentimentAnalysis", "latent", False),
+        ("sendEmail", "explicit", True),
+    ]
+    assert first[0].progress == [
+        {"stage": "looking up Paris"},
+        {"temperature": 21.5, "conditions": "sunny in Paris"},
+    ]
+    assert [(d.tool, d.result.data) for d in got.steps[1].delivered] == [
+        ("sendEmail", {"sent": True})
+    ]
+
+
+async def _wait_for_pending(runs: DurableAgent, run_id: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            found = [p for p in await runs.pending(run_id) if p["status"] == "pending"]
+        except Exception:  # the workflow has not started yet
+            found = []
+        if found:
+            return found[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError("the run never parked its pending call")
+
+
+# -- faults -------------------------------------------------------------------------------------
+
+
+def _effects(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT tool, COUNT(*) FROM effects GROUP BY tool").fetchall()
+    return {tool: count for tool, count in rows}
+
+
+def _started(db: Path, tools: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if db.exists():
+            try:
+                if len(_effects(db)) >= tools:
+                    return
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.05)
+    raise AssertionError("the Activities never started")
+
+
+def _fault_run(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str], kill: str
+) -> tuple[Any, dict[str, int]]:
+    server, url = llm
+    server.add(
+        answer({"_tool": "greetUser", "userName": "Ann"}, {**SENTIMENT, "text": "ok"}),
+        answer(output="done"),
+    )
+    db, gate = tmp_path / "effects.sqlite3", tmp_path / "gate"
+    env = {"TOOLBIND_TEST_DB": str(db), "TOOLBIND_TEST_GATE": str(gate)}
+    queue = f"fault-{uuid.uuid4().hex[:6]}"
+    tool_queue = ["--queues", "tool"]
+
+    def loop_worker(n: int) -> WorkerProcess:
+        return WorkerProcess(
+            temporal, queue, EFFECTS, tmp_path / f"loop{n}.log", extra=tool_queue, env=env
+        )
+
+    def tool_worker(n: int) -> WorkerProcess:
+        # one process polls both tools' queues (``--queues tool``: QUEUE.<tool>)
+        return WorkerProcess(
+            temporal,
+            f"{queue}.greetUser",
+            EFFECTS,
+            tmp_path / f"tools{n}.log",
+            extra=["--no-workflows", "--no-llm"],
+            env=env,
+        )
+
+    def sentiment_worker(n: int) -> WorkerProcess:
+        return WorkerProcess(
+            temporal,
+            f"{queue}.sentimentAnalysis",
+            EFFECTS,
+            tmp_path / f"sentiment{n}.log",
+            extra=["--no-workflows", "--no-llm"],
+            env=env,
+        )
+
+    procs = [loop_worker(0), tool_worker(0), sentiment_worker(0)]
+    try:
+        for p in procs:
+            p.ready()
+        # the spec's x-toolbind-retry (heartbeat 2 s): a lost worker is noticed in 2 s
+        assert "2 x-toolbind-retry policies" in procs[0].log.read_text()
+
+        async def main() -> Any:
+            client = await Client.connect(temporal)
+            runs = DurableAgent(client, llm=url, model="scripted", task_queue=queue)
+            handle = await runs.start("greet and judge")
+            await asyncio.to_thread(_started, db, 2)
+            if kill == "activity":  # both Activities made their effect and wait: kill them
+                procs[1].kill()
+                procs[2].kill()
+                procs.extend([tool_worker(1).ready(), sentiment_worker(1).ready()])
+            else:  # the workflow's worker dies mid-step, while its Activities run
+                procs[0].kill()
+                procs.append(loop_worker(1).ready())
+            gate.touch()
+            return await asyncio.wait_for(runs.result(handle), 120)
+
+        result = asyncio.run(main())
+    finally:
+        for p in procs:
+            p.stop()
+    return result, _effects(db)
+
+
+@pytest.mark.slow
+def test_killing_the_activity_worker_mid_call_retries_it_once_keyed_effects_happen_once(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    result, effects = _fault_run(temporal, tmp_path, llm, kill="activity")
+    assert result.finished and result.output == "done"
+    calls = result.steps[0].calls
+    assert [(c.tool, c.result.success) for c in calls] == [
+        ("greetUser", True),
+        ("sentimentAnalysis", True),
+    ]
+    assert calls[0].result.data == "hello Ann"
+    # with its idempotency key: exactly once; without: once per attempt (documented at least once)
+    assert effects == {"greetUser": 1, "sentimentAnalysis": 2}
+
+
+@pytest.mark.slow
+def test_killing_the_workflow_worker_mid_step_loses_nothing_and_repeats_nothing(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    result, effects = _fault_run(temporal, tmp_path, llm, kill="workflow")
+    assert result.finished and result.output == "done"
+    assert [c.result.success for c in result.steps[0].calls] == [True, True]
+    assert effects == {"greetUser": 1, "sentimentAnalysis": 1}
+    server, _ = llm
+    assert len(server.requests) == 2  # the LLM step was not asked again
+
+
+@pytest.mark.slow
+def test_a_pending_call_resolved_while_no_worker_runs_is_delivered_when_one_starts(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    server, url = llm
+    server.add(answer(EMAIL), answer(output="sent"))
+    queue = f"pending-{uuid.uuid4().hex[:6]}"
+    run_id = f"pending-{uuid.uuid4().hex[:6]}"
+    first = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w0.log").ready()
+    second: WorkerProcess | None = None
+    try:
+        with serve_asgi(pending_app(temporal_pending(temporal, update_timeout=1))) as endpoint:
+
+            async def main() -> Any:
+                nonlocal second
+                client = await Client.connect(temporal)
+                runs = DurableAgent(client, llm=url, model="scripted", task_queue=queue)
+                handle = await runs.start("mail", run_id=run_id)
+                pending = await _wait_for_pending(runs, run_id)
+                first.kill()  # no worker runs now
+                async with httpx.AsyncClient(base_url=endpoint, timeout=30) as http:
+                    reply = await http.post(
+                        f"/runs/{run_id}/tool-results",
+                        json={"call_id": pending["call_id"], "result": {"sent": True}},
+                    )
+                assert reply.status_code == 200, reply.text
+                assert reply.json()["status"] == "submitted"  # recorded, not yet delivered
+                second = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w1.log").ready()
+                return await asyncio.wait_for(runs.result(handle), 120)
+
+            result = asyncio.run(main())
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert result.output == "sent" and result.finished and result.pending == []
+    delivered = result.steps[1].delivered
+    assert [(d.tool, d.result.data) for d in delivered] == [("sendEmail", {"sent": True})]
+
+
+def test_the_in_process_loop_runs_its_activities_on_temporal_workers(
+    temporal: str, tools: ToolRegistry, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """``Agent(executor=TemporalExecutor(client=...))``: the loop stays here, each explicit call
+    runs as a one-call workflow on a worker process (its progress comes back too)."""
+    from tests.temporal.activities import ACTIVITIES as FNS
+
+    server, url = llm
+    server.add(answer(WEATHER), answer(output="ok"))
+    queue = f"calls-{uuid.uuid4().hex[:6]}"
+    worker = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w.log").ready()
+    try:
+
+        async def main() -> Any:
+            client = await Client.connect(temporal)
+            executor = TemporalExecutor(client=client, task_queue=queue)
+            agent = Agent(url, model="scripted", tools=tools, activities=FNS, executor=executor)
+            result = await agent.arun("weather", run_id="here")
+            key = f"here:{result.steps[0].calls[0].call_id}"
+            described = await client.get_workflow_handle(f"toolbind-call-{key}").describe()
+            await agent.aclose()
+            return result, described
+
+        result, described = asyncio.run(main())
+    finally:
+        worker.stop()
+    record = result.steps[0].calls[0]
+    assert record.result.data == {"temperature": 21.5, "conditions": "sunny in Paris"}
+    assert record.progress[0] == {"stage": "looking up Paris"}
+    assert described.status is not None and described.status.name == "COMPLETED"
+    assert result.output == "ok"
+
+
+@pytest.mark.slow
+def test_cancelling_a_durable_run_cancels_its_running_activity(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    from temporalio.client import WorkflowFailureError
+
+    server, url = llm
+    server.add(answer({"_tool": "greetUser", "userName": "Ann"}))
+    started, cancelled = tmp_path / "started", tmp_path / "cancelled"
+    env = {"TOOLBIND_TEST_STARTED": str(started), "TOOLBIND_TEST_CANCELLED": str(cancelled)}
+    queue = f"cancel-{uuid.uuid4().hex[:6]}"
+    worker = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w.log", env=env).ready()
+    try:
+
+        async def main() -> None:
+            client = await Client.connect(temporal)
+            runs = DurableAgent(client, llm=url, model="scripted", task_queue=queue)
+            handle = await runs.start("greet")
+            await asyncio.to_thread(_wait_for, started)
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+
+        asyncio.run(main())
+        _wait_for(cancelled)  # the Activity heard it (it heartbeats) and stopped
+    finally:
+        worker.stop()
+
+
+def _wait_for(path: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.05)
