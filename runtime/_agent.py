@@ -305,6 +305,11 @@ class Agent:
             ``url``/``webhookUrl`` (``space`` tools and configs without a URL stay async); a
             config error (e.g. an unset ``${env.NAME}``) becomes that tool's failed result.
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
+        mcp_servers: MCP servers whose tools the Agent also offers (an MCP configuration: a file,
+            ``{"mcp": {"servers": [...]}}`` or the list of servers): listed at the start of a
+            run and again after a server announces a change; each call goes to its server
+            (``toolbind.runtime.mcp``). Sessions are reused within a sync ``run`` and until
+            ``aclose`` for async users.
 
     A client built from a URL is closed after each sync ``run``/``request``; async users close it
     with ``await agent.aclose()`` or ``async with agent:``.
@@ -331,6 +336,7 @@ class Agent:
         pending: PendingSink | None = None,
         execution_activity: ExecutionFactory | None = None,
         request_kwargs: Mapping[str, Any] | None = None,
+        mcp_servers: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any] | None = None,
     ) -> None:
         import instructor as _instructor
         import openai
@@ -413,6 +419,7 @@ class Agent:
         self.request_kwargs = dict(request_kwargs or {})
         self._compositions: dict[Any, Composition] = {}
         self._executors: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
+        self._mcp = _mcp_toolbox(mcp_servers)
 
     # -- composition and routing
 
@@ -420,6 +427,8 @@ class Agent:
         name = resolve_activity(tool, self.activities.names)
         if name and (found := self.activities.get(name)) is not None:
             return "explicit", found
+        if self._mcp is not None and (via_mcp := self._mcp.activity(tool)) is not None:
+            return "explicit", via_mcp
         if tool.execution:
             made = self._executors.get(id(tool))
             if made is None or made[0] is not tool:  # built once per tool (and kept with it)
@@ -440,7 +449,7 @@ class Agent:
 
     def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
         """The composed schema (and ``.response`` type) the next request will use."""
-        tools = list(self.tools)
+        tools = [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
         routed = {t.name: self._route(t)[0] for t in tools}
         stranded = [
             t.name
@@ -539,6 +548,8 @@ class Agent:
             await client.client.close()
         for executor in self._http_executions:
             await asyncio.to_thread(executor.close)
+        if self._mcp is not None:
+            await self._mcp.aclose()
 
     async def __aenter__(self) -> Agent:
         return self
@@ -693,6 +704,8 @@ class Agent:
         """
         step = Step(index=0)
         self.last_step = step  # its requests, raw responses and usage, also when this raises
+        if self._mcp is not None:
+            await self._mcp.refresh()
         return await self._ask(self._conversation(messages), output, step, tool_choice)
 
     def request(
@@ -801,6 +814,8 @@ class Agent:
         for index in range(max_steps):
             step = Step(index=index)
             steps.append(step)
+            if self._mcp is not None:  # tools/list at start and after list_changed
+                await self._mcp.refresh()
             shown = self.composition(output).shown if self.pending is not None else {}
             for event in self._deliver_pending(rid, step, convo, outstanding, shown):
                 yield event
@@ -914,12 +929,14 @@ class Agent:
         return events
 
     def _binding(self, name: str) -> ToolBinding | None:
-        if isinstance(self.tools, ToolRegistry):
-            return self.tools.get(name)
-        for tool in self.tools:
-            if tool.name == name:
-                return tool
-        return None
+        found = (
+            self.tools.get(name)
+            if isinstance(self.tools, ToolRegistry)
+            else next((t for t in self.tools if t.name == name), None)
+        )
+        if found is None and self._mcp is not None:
+            found = next((t for t in self._mcp.bindings if t.name == name), None)
+        return found
 
     # -- execution
 
@@ -1065,6 +1082,14 @@ class Agent:
 # -- helpers -------------------------------------------------------------------------------------
 
 
+def _mcp_toolbox(servers: Any) -> Any:
+    if servers is None:
+        return None
+    from ._mcp_client import McpToolbox
+
+    return McpToolbox(servers)
+
+
 def _visible(binding: ToolBinding) -> bool:
     if binding.execution_type == "internal":  # gateway-v3: internal results are never shown
         return False
@@ -1075,7 +1100,8 @@ async def _invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) ->
     if inspect.isasyncgenfunction(fn):
         last: Any = None
         async for item in fn(call):
-            progress(item)
+            if not isinstance(item, ToolResult):  # a final ToolResult is the result, not progress
+                progress(item)
             last = item
         return last
     if inspect.iscoroutinefunction(fn):
