@@ -1102,7 +1102,7 @@ async def _invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) ->
         async for item in fn(call):
             if not isinstance(item, ToolResult):  # a final ToolResult is the result, not progress
                 progress(item)
-            last = item
+            last = cast("Any", item)
         return last
     if inspect.iscoroutinefunction(fn):
         return await fn(call)

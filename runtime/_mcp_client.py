@@ -33,6 +33,7 @@ JSON (``{"type": "image", "data": <base64>, "mimeType": ...}``, ``{"type": "reso
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -165,7 +166,9 @@ def read_mcp_config(value: Any) -> tuple[list[McpServerConfig], list[Problem]]:
         if server is None or len(problems) > before:
             continue
         if server.name in names:
-            problems.append((f"{at}/name", f"a second server named {server.name!r}", "unique names"))
+            problems.append(
+                (f"{at}/name", f"a second server named {server.name!r}", "unique names")
+            )
             continue
         names.add(server.name)
         out.append(server)
@@ -189,22 +192,38 @@ def _server(raw: Any, at: str, problems: list[Problem]) -> McpServerConfig | Non
     transport = obj.get("transport", "stdio" if command is not None and url is None else "http")
     if transport not in ("http", "stdio"):
         hint = " (streamable HTTP is 'http'; SSE is not supported)" if transport == "sse" else ""
-        problems.append((f"{at}/transport", f"transport is {_describe(transport)}", f"'http' or 'stdio'{hint}"))
+        problems.append(
+            (f"{at}/transport", f"transport is {_describe(transport)}", f"'http' or 'stdio'{hint}")
+        )
         return None
     if transport == "http":
         if not isinstance(url, str) or not url.startswith(("http://", "https://", "${env.")):
-            problems.append((f"{at}/url", f"url is {_describe(url)}", "an http(s) URL for transport http"))
+            problems.append(
+                (f"{at}/url", f"url is {_describe(url)}", "an http(s) URL for transport http")
+            )
         if command is not None:
-            problems.append((f"{at}/command", "a command with transport http", "url only (or transport stdio)"))
+            problems.append(
+                (f"{at}/command", "a command with transport http", "url only (or transport stdio)")
+            )
     else:
         if not isinstance(command, str) or not command:
-            problems.append((f"{at}/command", f"command is {_describe(command)}", "the program to start for transport stdio"))
+            problems.append(
+                (
+                    f"{at}/command",
+                    f"command is {_describe(command)}",
+                    "the program to start for transport stdio",
+                )
+            )
         if url is not None:
-            problems.append((f"{at}/url", "a url with transport stdio", "command/args only (or transport http)"))
+            problems.append(
+                (f"{at}/url", "a url with transport stdio", "command/args only (or transport http)")
+            )
     headers = _strings(obj.get("headers"), f"{at}/headers", problems, single_line=True)
     env = _strings(obj.get("env"), f"{at}/env", problems)
     args_raw = obj.get("args", [])
-    if not isinstance(args_raw, list) or not all(isinstance(a, str) for a in cast("list[Any]", args_raw)):
+    if not isinstance(args_raw, list) or not all(
+        isinstance(a, str) for a in cast("list[Any]", args_raw)
+    ):
         problems.append((f"{at}/args", f"args is {_describe(args_raw)}", "a list of strings"))
         args_raw = []
     allowed_raw = obj.get("allowedTools")
@@ -213,14 +232,30 @@ def _server(raw: Any, at: str, problems: list[Problem]) -> McpServerConfig | Non
         if not isinstance(allowed_raw, list) or not all(
             isinstance(a, str) for a in cast("list[Any]", allowed_raw)
         ):
-            problems.append((f"{at}/allowedTools", f"allowedTools is {_describe(allowed_raw)}", "a list of tool names"))
+            problems.append(
+                (
+                    f"{at}/allowedTools",
+                    f"allowedTools is {_describe(allowed_raw)}",
+                    "a list of tool names",
+                )
+            )
         else:
             allowed = tuple(cast("list[str]", allowed_raw))
     timeout_raw = obj.get("timeout")
     timeout: float | None = None
     if timeout_raw is not None:
-        if isinstance(timeout_raw, bool) or not isinstance(timeout_raw, int | float) or timeout_raw <= 0:
-            problems.append((f"{at}/timeout", f"timeout is {_describe(timeout_raw)}", "a positive number of milliseconds"))
+        if (
+            isinstance(timeout_raw, bool)
+            or not isinstance(timeout_raw, int | float)
+            or timeout_raw <= 0
+        ):
+            problems.append(
+                (
+                    f"{at}/timeout",
+                    f"timeout is {_describe(timeout_raw)}",
+                    "a positive number of milliseconds",
+                )
+            )
         else:
             timeout = timeout_raw / 1000
     cwd = obj.get("cwd")
@@ -241,18 +276,24 @@ def _server(raw: Any, at: str, problems: list[Problem]) -> McpServerConfig | Non
     )
 
 
-def _strings(raw: Any, at: str, problems: list[Problem], *, single_line: bool = False) -> dict[str, str]:
+def _strings(
+    raw: Any, at: str, problems: list[Problem], *, single_line: bool = False
+) -> dict[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        problems.append((at, f"{at.rpartition('/')[2]} is {_describe(raw)}", "an object of name → string"))
+        problems.append(
+            (at, f"{at.rpartition('/')[2]} is {_describe(raw)}", "an object of name → string")
+        )
         return {}
     out: dict[str, str] = {}
     for key, value in cast("dict[str, Any]", raw).items():
         if not isinstance(value, str):
             problems.append((f"{at}/{key}", f"{key!r} is {_describe(value)}", "a string"))
         elif single_line and ("\r" in value or "\n" in value):
-            problems.append((f"{at}/{key}", f"header {key!r} contains a line break", "a single-line string"))
+            problems.append(
+                (f"{at}/{key}", f"header {key!r} contains a line break", "a single-line string")
+            )
         else:
             out[key] = value
     return out
@@ -279,7 +320,9 @@ def load_mcp_config(
         try:
             text = Path(config).read_text(encoding="utf-8")
         except OSError as exc:
-            raise UsageError(f"{source}: cannot read the MCP configuration ({exc.strerror or exc})") from None
+            raise UsageError(
+                f"{source}: cannot read the MCP configuration ({exc.strerror or exc})"
+            ) from None
         try:
             value = json.loads(text)
         except ValueError:
@@ -296,7 +339,10 @@ def load_mcp_config(
     servers, problems = read_mcp_config(value)
     if problems:
         raise UsageError(
-            "\n".join(f"{source}#{at}: error: {what} — expected {expected}" for at, what, expected in problems)
+            "\n".join(
+                f"{source}#{at}: error: {what} — expected {expected}"
+                for at, what, expected in problems
+            )
         )
     return servers
 
@@ -452,18 +498,20 @@ class McpConnection:
         from mcp import Client
 
         async def on_message(message: Any) -> None:
-            if getattr(message, "method", None) == "notifications/tools/list_changed":
-                if self.on_list_changed is not None:
-                    self.on_list_changed()
+            listed = getattr(message, "method", None) == "notifications/tools/list_changed"
+            if listed and self.on_list_changed is not None:
+                self.on_list_changed()
 
         try:
             transport = self._transport()
             async with Client(transport, message_handler=on_message) as client:
                 ready.set_result(client)
                 await closing.wait()
-        except BaseException as exc:  # noqa: BLE001  # connecting failed, or the session ended
+        except BaseException as exc:  # connecting failed, or the session ended
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError(str(exc)))
+                ready.set_exception(
+                    exc if isinstance(exc, Exception) else ConnectionError(str(exc))
+                )
 
     async def _drop(self) -> None:
         task, closing = self._task, self._closing
@@ -474,7 +522,7 @@ class McpConnection:
             closing.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), 5)
-        except BaseException:  # noqa: BLE001  # a dead session may not close cleanly
+        except BaseException:  # a dead session may not close cleanly
             task.cancel()
 
     async def aclose(self) -> None:
@@ -498,8 +546,7 @@ class McpConnection:
             while True:
                 page = await client.list_tools(cursor=cursor, cache_mode="refresh")
                 tools.extend(
-                    cast("dict[str, Any]", t.model_dump(mode="json", by_alias=True, exclude_none=True))
-                    for t in page.tools
+                    t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools
                 )
                 cursor = page.next_cursor
                 if not cursor:
@@ -535,9 +582,11 @@ class McpConnection:
         seconds = timeout if timeout is not None else self.config.timeout
         meta = {"execution": "explicit", "mcp_server": self.name}
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            if progress is not None:
-                progress({"progress": done, "total": total, "message": message})
+        report = progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report({"progress": progress, "total": total, "message": message})
 
         try:
             client = await self._session()
@@ -572,7 +621,9 @@ class McpConnection:
                     **meta,
                 )
             return ToolResult[Any].fail(
-                f"MCP server {self.name!r}, tool {tool!r}: {_why(exc)}", error_type="protocol", **meta
+                f"MCP server {self.name!r}, tool {tool!r}: {_why(exc)}",
+                error_type="protocol",
+                **meta,
             )
         except Exception as exc:  # the transport broke: the server died or stopped answering
             await self._drop()
@@ -641,7 +692,11 @@ def binding_for(tool: Mapping[str, Any], server: str) -> ToolBinding:
             "_tool": {"const": name},
             **props,
             **(
-                {"_output": {k: v for k, v in output.items() if k != "$schema"}}
+                {
+                    "_output": {
+                        k: v for k, v in cast("dict[str, Any]", output).items() if k != "$schema"
+                    }
+                }
                 if isinstance(output, dict)
                 else {}
             ),
@@ -723,10 +778,8 @@ def streaming_call(
         finally:
             if not task.done():  # cancelled (timed out): the SDK tells the server
                 task.cancel()
-                try:
+                with contextlib.suppress(BaseException):
                     await task
-                except BaseException:  # noqa: BLE001, S110
-                    pass
 
     activity.__name__ = f"mcp_{re.sub(r'[^0-9A-Za-z_]', '_', tool)}"
     return activity
