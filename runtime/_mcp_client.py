@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._binding import ToolBinding
 from ._result import ToolResult
-from .errors import UsageError
+from .errors import RunFailure, UsageError
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -684,23 +684,20 @@ def binding_for(tool: Mapping[str, Any], server: str) -> ToolBinding:
     given = cast("dict[str, Any]", raw_input) if isinstance(raw_input, dict) else {"type": "object"}
     schema: dict[str, Any] = {k: v for k, v in given.items() if k != "$schema"}
     output: Any = tool.get("outputSchema")
+    merged = dict(schema)
+    extra: dict[str, Any] = {}
+    if isinstance(output, dict):
+        out, defs = _hoisted(
+            cast("dict[str, Any]", output), cast("dict[str, Any]", schema.get("$defs") or {})
+        )
+        extra = {"_output": out}
+        if defs:
+            merged["$defs"] = defs
     props = cast("dict[str, Any]", schema.get("properties") or {})
     seeds: dict[str, Any] = {
-        **schema,
+        **merged,
         "type": "object",
-        "properties": {
-            "_tool": {"const": name},
-            **props,
-            **(
-                {
-                    "_output": {
-                        k: v for k, v in cast("dict[str, Any]", output).items() if k != "$schema"
-                    }
-                }
-                if isinstance(output, dict)
-                else {}
-            ),
-        },
+        "properties": {"_tool": {"const": name}, **props, **extra},
         "required": ["_tool", *cast("list[str]", schema.get("required") or [])],
     }
     where = f"<mcp server {server!r}, tool {name!r}>"
@@ -732,6 +729,41 @@ def binding_for(tool: Mapping[str, Any], server: str) -> ToolBinding:
         annotations=cast("dict[str, Any]", annotations) if isinstance(annotations, dict) else None,
         source=where,
     )
+
+
+def _hoisted(output: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An ``outputSchema`` whose own ``$defs``/``definitions`` are moved to the root beside
+    the input's ``$defs`` (renamed where a name is taken), its ``$ref``s rewritten to match: in
+    the tool schema the output sits under ``properties/_output``, where ``#/$defs/X`` means the
+    root's."""
+    out = {k: v for k, v in output.items() if k not in ("$schema", "$defs", "definitions")}
+    merged = dict(defs)
+    rename: dict[str, str] = {}
+    for key in ("$defs", "definitions"):
+        found = output.get(key)
+        if not isinstance(found, dict):
+            continue
+        for name, value in cast("dict[str, Any]", found).items():
+            new = name
+            while new in merged and merged[new] != value:
+                new = f"Output{new}"
+            rename[f"#/{key}/{name}"] = f"#/$defs/{new}"
+            merged[new] = value
+    if not rename:
+        return out, merged
+
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, dict):
+            obj = cast("dict[str, Any]", value)
+            return {
+                k: rename.get(v, v) if k == "$ref" and isinstance(v, str) else rewrite(v)
+                for k, v in obj.items()
+            }
+        if isinstance(value, list):
+            return [rewrite(v) for v in cast("list[Any]", value)]
+        return value
+
+    return rewrite(out), {k: rewrite(v) if k in rename.values() else v for k, v in merged.items()}
 
 
 def arguments_of(call: Any) -> dict[str, Any]:
@@ -829,7 +861,7 @@ class McpToolbox:
         Raises:
             UsageError: two servers list a tool of the same name, or a server's ``${env.X}`` is
                 not set.
-            ConnectionError: a server cannot be reached at its first listing.
+            RunFailure: a server cannot be reached at its first listing (the message names it).
         """
         for server in self.servers:
             conn = self.connections[server.name]
@@ -840,11 +872,11 @@ class McpToolbox:
             self._stale.discard(server.name)
             try:
                 listed = await conn.list_tools()
-            except ConnectionError:
+            except ConnectionError as exc:
                 if server.name in self._tools:  # keep the known tools; their calls will say why
                     self._stale.add(server.name)
                     continue
-                raise
+                raise RunFailure(str(exc)) from None
             self.listings += 1
             self._connects[server.name] = conn.connects
             bindings: list[ToolBinding] = []
