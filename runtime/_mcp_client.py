@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._binding import ToolBinding
 from ._result import ToolResult
+from .contract import META_FIELDS
 from .errors import RunFailure, UsageError
 
 if TYPE_CHECKING:
@@ -683,6 +684,14 @@ def binding_for(tool: Mapping[str, Any], server: str) -> ToolBinding:
     raw_input: Any = tool.get("inputSchema") or {"type": "object"}
     given = cast("dict[str, Any]", raw_input) if isinstance(raw_input, dict) else {"type": "object"}
     schema: dict[str, Any] = {k: v for k, v in given.items() if k != "$schema"}
+    props_given = cast("dict[str, Any]", schema.get("properties") or {})
+    tag: Any = props_given.get("_tool")
+    if isinstance(tag, dict) and cast("dict[str, Any]", tag).get("const") == name:
+        # a tool toolbind exported (``toolbind serve``): its meta fields are not parameters
+        schema["properties"] = {k: v for k, v in props_given.items() if k not in META_FIELDS}
+        schema["required"] = [
+            r for r in cast("list[Any]", schema.get("required") or []) if r not in META_FIELDS
+        ]
     output: Any = tool.get("outputSchema")
     merged = dict(schema)
     extra: dict[str, Any] = {}
@@ -768,8 +777,6 @@ def _hoisted(output: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, An
 
 def arguments_of(call: Any) -> dict[str, Any]:
     """A Call model's arguments for ``tools/call``: by alias, meta fields left out."""
-    from .contract import META_FIELDS
-
     dumped: Any = (
         call.model_dump(mode="json", by_alias=True, exclude_unset=True)
         if hasattr(call, "model_dump")

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from toolbind.runtime.contract import META_FIELDS
+
 from .._load import as_object
 from ..diagnostics import Diagnostics
 from ..ir import McpSource, SourceLocation, ToolSpec, freeze
@@ -39,7 +41,9 @@ def read_tool(reader: ToolReader, value: dict[str, Any], loc: SourceLocation) ->
     return ToolSpec(
         name=name,
         loc=loc,
-        params=reader.params(value.get("inputSchema"), loc.child("inputSchema")),
+        params=reader.params(
+            exported_params(value.get("inputSchema"), name), loc.child("inputSchema")
+        ),
         output=reader.output(value.get("outputSchema"), loc.child("outputSchema")),
         description=reader.text(value.get("description"), loc.child("description"), "description"),
         title=reader.text(title, loc.child("title"), "title"),
@@ -47,6 +51,25 @@ def read_tool(reader: ToolReader, value: dict[str, Any], loc: SourceLocation) ->
         execution_type="gateway",
         visible=False,
     )
+
+
+def exported_params(schema: Any, name: str) -> Any:
+    """An ``inputSchema`` as toolbind exports it (``toolbind serve``, ``--format mcp``) carries
+    the Call's meta fields (``_tool`` with the tool's name as ``const``, ``_activity``,
+    ``_reasoningForCall``): they are the wire format's, not parameters, and are left out here —
+    so a served package imported back has the tools it was compiled from. Any other schema is
+    returned as it is (a parameter merely named like a meta field is still refused)."""
+    obj = as_object(schema)
+    props = as_object(obj.get("properties")) if obj is not None else None
+    tag = as_object(props.get("_tool")) if props is not None else None
+    if obj is None or props is None or tag is None or tag.get("const") != name:
+        return schema
+    out = dict(obj)
+    out["properties"] = {k: v for k, v in props.items() if k not in META_FIELDS}
+    required = obj.get("required")
+    if isinstance(required, list):
+        out["required"] = [r for r in cast("list[Any]", required) if r not in META_FIELDS]
+    return out
 
 
 def is_config(value: Any) -> bool:
