@@ -74,7 +74,7 @@ def _expected_tools(acts: Path) -> list[dict[str, Any]]:
         check=True,
     )
     value: Any = json.loads(done.stdout)
-    return cast("list[dict[str, Any]]", value["tools"] if "tools" in value else value)
+    return cast("list[dict[str, Any]]", value.get("tools", value))
 
 
 def test_the_inspector_lists_and_calls_a_tool_over_stdio(activities: Path) -> None:
