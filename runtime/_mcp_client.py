@@ -300,11 +300,6 @@ def _strings(
     return out
 
 
-McpServersArg = (
-    "str | Path | Mapping[str, Any] | Sequence[McpServerConfig | Mapping[str, Any]] | None"
-)
-
-
 def load_mcp_config(
     config: str | Path | Mapping[str, Any] | Sequence[McpServerConfig | Mapping[str, Any]],
 ) -> list[McpServerConfig]:
@@ -934,11 +929,6 @@ class McpToolbox:
         """End every session; the next ``refresh``/call connects again."""
         for conn in self.connections.values():
             await conn.aclose()
-
-
-def call_sync(coro: Any) -> Any:
-    """Run ``coro`` to completion from synchronous code (a new event loop)."""
-    return asyncio.run(coro)
 
 
 def list_server_tools(

@@ -34,7 +34,6 @@ FORMATS = (
     "them, or a map name → schema",
     "OpenAI tools ([{type: function, function: {name, parameters}}]) or functions ([{name, parameters}])",
     "MCP tools/list ({tools: [{name, inputSchema}]}) or MCP tools",
-    "an MCP configuration ({mcp: {servers: [{name, url | command}]}}): its servers' tools",
     "AgentB tool definitions ([{name, parameters: [{name, type, required}]}])",
     "gateway tool configurations ([{name, inputSchema, executionType, execution}])",
     "BFCL function docs (JSON Lines of {id, question, function} or {name, parameters})",

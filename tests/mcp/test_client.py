@@ -590,3 +590,23 @@ def test_sessions_are_closed_when_the_agent_closes(everything: dict[str, Any]) -
         await conn.aclose()
 
     asyncio.run(main())
+
+
+def test_the_mcp_module_surface() -> None:
+    import toolbind.runtime.mcp as public
+
+    assert public.__all__ == [
+        "McpConnection",
+        "McpServerConfig",
+        "McpToolbox",
+        "arguments_of",
+        "binding_for",
+        "content_value",
+        "is_mcp_config",
+        "list_server_tools",
+        "load_mcp_config",
+        "read_mcp_config",
+        "result_value",
+    ]
+    for name in public.__all__:
+        assert getattr(public, name).__module__ == "toolbind.runtime._mcp_client"
