@@ -86,27 +86,22 @@ def _wait_for_port(port: int, timeout: float = 30) -> None:
     raise AssertionError(f"nothing answered on 127.0.0.1:{port}")
 
 
+def _toolbind(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
 def _generate(tmp_path: Path, config: dict[str, Any], package: str) -> ModuleType:
     spec = tmp_path / "servers.json"
     spec.write_text(json.dumps({"mcp": {"servers": [config]}}), encoding="utf-8")
     out = tmp_path / "out"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolbind.compiler.cli",
-            "generate",
-            "--mcp-config",
-            str(spec),
-            "--package",
-            package,
-            "-o",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
+    done = _toolbind(
+        "generate", "--mcp-config", str(spec), "--package", package, "-o", str(out), cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
     return load_package(out, package)
@@ -189,47 +184,15 @@ def test_the_configuration_has_the_gateways_shape_and_its_errors_are_located() -
 def test_a_bad_configuration_is_a_located_error_of_toolbind_generate(tmp_path: Path) -> None:
     spec = tmp_path / "mcp.json"
     spec.write_text(json.dumps({"mcp": {"servers": [{"name": "x", "url": 3}]}}), "utf-8")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolbind.compiler.cli",
-            "generate",
-            "--mcp-config",
-            str(spec),
-            "-o",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
+    out = str(tmp_path / "out")
+    done = _toolbind("generate", "--mcp-config", str(spec), "-o", out, cwd=tmp_path)
     assert done.returncode == 1
     assert "mcp.json#/mcp/servers/0/url: error: url is the number 3" in done.stderr
     assert "Traceback" not in done.stderr
     # a server that is not there: an error at its entry, exit 1, nothing written
-    spec.write_text(
-        json.dumps(
-            {"mcp": {"servers": [{"name": "gone", "url": f"http://127.0.0.1:{free_port()}/mcp"}]}}
-        ),
-        "utf-8",
-    )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolbind.compiler.cli",
-            "generate",
-            str(spec),
-            "-o",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
+    gone = {"name": "gone", "url": f"http://127.0.0.1:{free_port()}/mcp"}
+    spec.write_text(json.dumps({"mcp": {"servers": [gone]}}), "utf-8")
+    done = _toolbind("generate", str(spec), "-o", out, cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "mcp.json#/mcp/servers/0: error: the tools of MCP server 'gone' could not be listed" in (
         done.stderr
