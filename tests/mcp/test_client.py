@@ -181,6 +181,7 @@ def test_the_configuration_has_the_gateways_shape_and_its_errors_are_located() -
         load_mcp_config([{"name": "x", "transport": "stdio"}])
 
 
+@pytest.mark.slow
 def test_a_bad_configuration_is_a_located_error_of_toolbind_generate(tmp_path: Path) -> None:
     spec = tmp_path / "mcp.json"
     spec.write_text(json.dumps({"mcp": {"servers": [{"name": "x", "url": 3}]}}), "utf-8")
@@ -246,6 +247,7 @@ def test_build_time_server_everything_over_stdio_compiles_and_calls(
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_build_time_server_everything_over_streamable_http(
     tmp_path: Path, everything_http: str
 ) -> None:
@@ -267,6 +269,7 @@ def test_build_time_server_everything_over_streamable_http(
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_build_time_mcp_server_time_over_stdio(tmp_path: Path) -> None:
     _need(TIME_SERVER, "mcp-server-time")
     pkg = _generate(
@@ -406,6 +409,7 @@ def test_list_changed_makes_the_agent_list_the_tools_again(
     assert toolbox.connections["everything"].connects == 1
 
 
+@pytest.mark.slow
 def test_a_server_killed_mid_call_fails_the_call_naming_it_and_the_next_call_reconnects(
     llm: tuple[ScriptedLLM, str], everything: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -77,6 +77,7 @@ def _expected_tools(acts: Path) -> list[dict[str, Any]]:
     return cast("list[dict[str, Any]]", value.get("tools", value))
 
 
+@pytest.mark.slow
 def test_the_inspector_lists_and_calls_a_tool_over_stdio(activities: Path) -> None:
     command = [*SERVE, "--activities", str(activities)]
     code, listed = _inspect(*command, "--method", "tools/list")
@@ -131,6 +132,7 @@ def served(activities: Path) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_the_inspector_calls_a_tool_over_streamable_http_with_the_token(served: str) -> None:
     auth = ["--transport", "http", "--header", "Authorization: Bearer sesame-123"]
     code, listed = _inspect(served, *auth, "--method", "tools/list")
