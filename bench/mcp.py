@@ -114,6 +114,7 @@ async def _measure(command: list[str], tool_hint: str, calls: int) -> dict[str, 
             tool = next(n for n in names if n.lower().replace("_", "") == key)
             first = await client.call_tool(tool, {})
             times: list[float] = []
+            result = first
             for _ in range(calls):
                 s = time.perf_counter()
                 result = await client.call_tool(tool, {})
@@ -141,7 +142,7 @@ def _load(path: Path) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--spec", type=Path, default=SPEC)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -164,7 +165,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             (work / "noop_acts.py").write_text(_NOOP_ACTIVITY, encoding="utf-8")
             t0 = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "toolbind.compiler.cli", "generate", str(spec), "-o", str(work / "out"), "--package", "served"],
+                [
+                    sys.executable,
+                    "-m",
+                    "toolbind.compiler.cli",
+                    "generate",
+                    str(spec),
+                    "-o",
+                    str(work / "out"),
+                    "--package",
+                    "served",
+                ],
                 check=True,
                 capture_output=True,
             )
