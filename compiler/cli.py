@@ -187,9 +187,18 @@ def generate(
             "(default: the spec file's stem).",
         ),
     ] = None,
+    mcp_config: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--mcp-config",
+            help="An MCP configuration ({mcp: {servers: [...]}}): its servers' tools are listed "
+            "now and compiled into a package whose Activities call them (repeatable).",
+            readable=False,
+        ),
+    ] = None,
 ) -> None:
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
-    inputs = specs or [Path("specs")]
+    inputs = [*(specs or ([] if mcp_config else [Path("specs")])), *(mcp_config or [])]
     names = _package_names(package or [], inputs)
     allowed = _allowed_refs(allow_ref)
     if not check:

@@ -373,3 +373,15 @@ class SpecPackage:
     definitions: tuple[Definition, ...] = ()
     # OpenAPI: how each tool's operation is called over HTTP (tools by wire name).
     http: HttpApi | None = None
+    # An MCP configuration: where each tool is called (tools/call on its server).
+    mcp: McpSource | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpSource:
+    """The MCP servers a package's tools were listed from (``toolbind generate`` on an MCP
+    configuration): each server's configuration in the gateway's shape (``${env.X}`` as
+    written), and the server of each tool (by wire name)."""
+
+    servers: tuple[JsonText, ...]
+    tool_servers: tuple[tuple[str, str], ...]

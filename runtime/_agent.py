@@ -155,6 +155,11 @@ class Agent:
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
         executor: what runs the Activity of each explicit call (default ``InProcessExecutor``:
             in this process; ``toolbind.temporal.TemporalExecutor``: Temporal activities on workers).
+        mcp_servers: MCP servers whose tools the Agent also offers (an MCP configuration: a file,
+            ``{"mcp": {"servers": [...]}}`` or the list of servers): listed at the start of a
+            run and again after a server announces a change; each call goes to its server
+            (``toolbind.runtime.mcp``). Sessions are reused within a sync ``run`` and until
+            ``aclose`` for async users.
 
     A client built from a URL is closed after each sync ``run``/``request``; async users close it
     with ``await agent.aclose()`` or ``async with agent:``.
@@ -182,6 +187,7 @@ class Agent:
         execution_activity: ExecutionFactory | None = None,
         request_kwargs: Mapping[str, Any] | None = None,
         executor: Executor | None = None,
+        mcp_servers: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any] | None = None,
     ) -> None:
         self.last_step: Step | None = None
         """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
@@ -229,6 +235,7 @@ class Agent:
         self._made_activities: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
         self.executor: Executor = executor or InProcessExecutor()
+        self._mcp = _mcp_toolbox(mcp_servers)
 
     # -- composition and routing
 
@@ -236,6 +243,8 @@ class Agent:
         name = resolve_activity(tool, self.activities.names)
         if name and (found := self.activities.get(name)) is not None:
             return "explicit", found
+        if self._mcp is not None and (via_mcp := self._mcp.activity(tool)) is not None:
+            return "explicit", via_mcp
         if tool.execution:
             made = self._made_activities.get(id(tool))
             if made is None or made[0] is not tool:  # built once per tool (and kept with it)
@@ -256,7 +265,7 @@ class Agent:
 
     def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
         """The composed schema (and ``.response`` type) the next request will use."""
-        tools = list(self.tools)
+        tools = [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
         routed = {t.name: self._route(t)[0] for t in tools}
         stranded = [
             t.name
@@ -341,8 +350,8 @@ class Agent:
         await self._model.aclose()
         for executor in self._http_executions:
             await asyncio.to_thread(executor.close)
-        for executor in self._http_executions:
-            await asyncio.to_thread(executor.close)
+        if self._mcp is not None:
+            await self._mcp.aclose()
 
     async def __aenter__(self) -> Agent:
         return self
@@ -411,6 +420,8 @@ class Agent:
         """
         step = Step(index=0)
         self.last_step = step  # its requests, raw responses and usage, also when this raises
+        if self._mcp is not None:
+            await self._mcp.refresh()
         return await self._ask(self._conversation(messages), output, step, tool_choice)
 
     def request(
@@ -520,6 +531,8 @@ class Agent:
             steps.append(step)
             if index:
                 await self._before_step(outstanding)
+            if self._mcp is not None:  # tools/list at start and after list_changed
+                await self._mcp.refresh()
             shown = self.composition(output).shown if self.pending is not None else {}
             for event in self._deliver_pending(rid, step, convo, outstanding, shown):
                 yield event
@@ -642,12 +655,14 @@ class Agent:
         return events
 
     def _binding(self, name: str) -> ToolBinding | None:
-        if isinstance(self.tools, ToolRegistry):
-            return self.tools.get(name)
-        for tool in self.tools:
-            if tool.name == name:
-                return tool
-        return None
+        found = (
+            self.tools.get(name)
+            if isinstance(self.tools, ToolRegistry)
+            else next((t for t in self.tools if t.name == name), None)
+        )
+        if found is None and self._mcp is not None:
+            found = next((t for t in self._mcp.bindings if t.name == name), None)
+        return found
 
     # -- execution
 
@@ -801,6 +816,14 @@ class Agent:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _mcp_toolbox(servers: Any) -> Any:
+    if servers is None:
+        return None
+    from ._mcp_client import McpToolbox
+
+    return McpToolbox(servers)
 
 
 def _visible(binding: ToolBinding) -> bool:

@@ -162,8 +162,9 @@ async def invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) -> 
     if inspect.isasyncgenfunction(fn):
         last: Any = None
         async for item in fn(call):
-            progress(item)
-            last = item
+            if not isinstance(item, ToolResult):  # a final ToolResult is the result, not progress
+                progress(item)
+            last = cast("Any", item)
         return last
     if inspect.iscoroutinefunction(fn):
         return await fn(call)

@@ -75,6 +75,8 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 HTTP_NAMES = ("API", "OPERATIONS", "HttpActivities")
 """What an OpenAPI package's ``http.py`` exports (and its ``__init__`` re-exports)."""
+MCP_NAMES = ("SERVERS", "TOOL_SERVERS", "McpActivities")
+"""What an MCP configuration's package's ``mcp.py`` exports (``__init__`` re-exports them)."""
 
 TOOLS_NAMES = ("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response")
 """What ``tools.py`` exports (and ``__init__`` re-exports); OpenAPI packages add ``TOOLSET_CALLS``
@@ -395,9 +397,11 @@ class PythonBackend:
             "all_names": sorted(
                 {*exported, "ACTIVITY_PROTOCOLS", *TOOLS_NAMES, *tools_extra}
                 | {t.activity_class for t in tools}
-                | (set(HTTP_NAMES) if self.pkg.http is not None else set())
+                | set(HTTP_NAMES if self.pkg.http is not None else ())
+                | set(MCP_NAMES if self.pkg.mcp is not None else ())
             ),
             "http": self.pkg.http is not None,
+            "mcp": self.pkg.mcp is not None,
             "header": header,
             "source_literal": in_docstring(py_str(self.pkg.source)),
             "package": self.package,
@@ -426,6 +430,8 @@ class PythonBackend:
             files.update(self._lazy_tools(ctx))
         if self.pkg.http is not None:
             files["http.py"] = self._http_module(ctx, tools)
+        if self.pkg.mcp is not None:
+            files["mcp.py"] = self._mcp_module(ctx, tools)
         scaffold = _ENV.get_template("scaffold.py.jinja").render(
             {**ctx, "import_path": _IMPORT_MARK}
         )
@@ -617,6 +623,8 @@ class PythonBackend:
         origin["ACTIVITY_PROTOCOLS"] = "activities"
         if self.pkg.http is not None:
             origin.update(dict.fromkeys(HTTP_NAMES, "http"))
+        if self.pkg.mcp is not None:
+            origin.update(dict.fromkeys(MCP_NAMES, "mcp"))
         by_module: dict[str, list[str]] = {}
         for n, m in sorted(origin.items()):
             by_module.setdefault(m, []).append(n)
@@ -671,6 +679,38 @@ class PythonBackend:
                 "api": api_expr,
                 "http_imports": ", ".join(sorted(used)),
                 "operations": operations,
+            }
+        )
+
+    def _mcp_module(self, ctx: dict[str, Any], tools: list[ToolView]) -> str:
+        """``mcp.py``: the servers, and a typed async Activity per tool calling its server."""
+        source = self.pkg.mcp
+        assert source is not None
+        owner = dict(source.tool_servers)
+        methods = naming.Scope(
+            taken=set(naming.RESERVED_IDENTIFIERS) | {"connections", "async_activities", "aclose"}
+        )
+        views: list[dict[str, Any]] = []
+        for spec, t in zip(self.pkg.tools, tools, strict=True):
+            method = methods.claim(naming.function_name(t.name), original=t.name)
+            views.append(
+                {
+                    "name_literal": t.name_literal,
+                    "call_class": t.call_class,
+                    "output_class": t.output_class,
+                    "structured": spec.output is not None,
+                    "server": py_str(owner[spec.name]),
+                    "method": method,
+                    "doc": docstring(f"{t.provider_name} on MCP server {owner[spec.name]!r}."),
+                }
+            )
+        servers = [thaw(s) for s in source.servers]
+        return _ENV.get_template("mcp.py.jinja").render(
+            {
+                **ctx,
+                "tools": views,
+                "servers": repr(servers),
+                "tool_servers": [(py_str(n), py_str(s)) for n, s in source.tool_servers],
             }
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,19 @@ def read_document(
     value: Any = doc.value
     if openapi.is_document(value):
         return openapi.read(doc, path, diags, select, refs)
+    if mcp.is_config(value):  # a live server's tools, listed now
+        readers: list[ToolReader] = []
+
+        def make(root: Any) -> ToolReader:
+            readers.append(_reader(doc, path, diags, "jsonschema", refs, root))
+            return readers[-1]
+
+        read = mcp.read_config(doc.path, value, diags, make)
+        if read is None or not readers:
+            return None
+        tools, source = read
+        package = _package(doc, "mcp", tools, readers[0], diags)
+        return replace(package, mcp=source) if package is not None else None
     # Unwrap containers: a JSON-RPC response, a tools/list result, {"tools": [...]}.
     top = as_object(value)
     result = as_object(top.get("result")) if top is not None else None
@@ -192,12 +206,19 @@ def read_document(
 
 
 def _reader(
-    doc: Document, path: Path | None, diags: Diagnostics, dialect: Dialect, refs: RefPolicy
+    doc: Document,
+    path: Path | None,
+    diags: Diagnostics,
+    dialect: Dialect,
+    refs: RefPolicy,
+    root: Any = None,
 ) -> ToolReader:
     lowerer = SchemaLowerer(
         diags=diags, dialect=dialect, allow_remote_files=path is not None, refs=refs
     )
-    return ToolReader(diags=diags, lowerer=lowerer, root=doc.value, path=path)
+    return ToolReader(
+        diags=diags, lowerer=lowerer, root=doc.value if root is None else root, path=path
+    )
 
 
 def _package(

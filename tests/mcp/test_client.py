@@ -1,0 +1,579 @@
+"""The MCP client (issue 14): tools from live MCP servers, at build time (``toolbind generate
+--mcp-config``) and at run time (``Agent(mcp_servers=...)``), against real third-party servers the
+suite starts: the reference ``@modelcontextprotocol/server-everything`` (npm, installed by
+``make install`` under tests/mcp/npm) over stdio and streamable HTTP, and ``mcp-server-time``
+(PyPI) over stdio — plus ``toolbind serve`` where a test needs a server that checks a bearer
+token or notices a cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+
+from tests._servers import free_port, serve_asgi
+from tests.scripted_llm import ScriptedLLM, call
+from toolbind.compiler import load_package
+from toolbind.runtime import Agent, RunFailure, ToolRegistry, UsageError
+from toolbind.runtime.mcp import McpConnection, load_mcp_config, read_mcp_config
+
+pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")
+
+REPO = Path(__file__).resolve().parents[2]
+NPM = REPO / "tests" / "mcp" / "npm" / "node_modules"
+EVERYTHING = NPM / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
+
+
+def _need(path: Path, what: str) -> None:
+    if not path.exists():
+        message = f"{what} is not installed ({path}): run make install"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture
+def everything() -> dict[str, Any]:
+    """server-everything over stdio (the server config, gateway shape)."""
+    _need(EVERYTHING, "@modelcontextprotocol/server-everything")
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH")
+    return {"name": "everything", "command": "node", "args": [str(EVERYTHING), "stdio"]}
+
+
+@pytest.fixture
+def everything_http() -> Iterator[str]:
+    """server-everything over streamable HTTP on 127.0.0.1; yields its /mcp URL."""
+    _need(EVERYTHING, "@modelcontextprotocol/server-everything")
+    port = free_port()
+    proc = subprocess.Popen(
+        ["node", str(EVERYTHING), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_port(port)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _wait_for_port(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing answered on 127.0.0.1:{port}")
+
+
+def _toolbind(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def _generate(tmp_path: Path, config: dict[str, Any], package: str) -> ModuleType:
+    spec = tmp_path / "servers.json"
+    spec.write_text(json.dumps({"mcp": {"servers": [config]}}), encoding="utf-8")
+    out = tmp_path / "out"
+    done = _toolbind(
+        "generate", "--mcp-config", str(spec), "--package", package, "-o", str(out), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    return load_package(out, package)
+
+
+def _agent(url: str, servers: Any, **kwargs: Any) -> Agent:
+    return Agent(f"{url}/v1", model="scripted", tools=ToolRegistry(), mcp_servers=servers, **kwargs)
+
+
+def _step(*calls: dict[str, Any], output: Any = None) -> Any:
+    return call({"output": output, "calls": list(calls)})
+
+
+def _offered(llm: ScriptedLLM, index: int = 0) -> set[str]:
+    """The tool names the ``index``-th LLM request offered (the Call union's ``_tool`` consts)."""
+    text = json.dumps(llm.requests[index]["tools"])
+    schema = json.loads(text)[0]["function"]["parameters"]
+    items = schema["properties"]["calls"]["items"]
+    options = items.get("anyOf") or items.get("oneOf") or [items]
+    defs = schema.get("$defs", {})
+    names: set[str] = set()
+    for option in options:
+        if "$ref" in option:
+            option = defs[option["$ref"].rpartition("/")[2]]
+        names.add(option["properties"]["_tool"]["const"])
+    return names
+
+
+# -- configuration ---------------------------------------------------------------------------------
+
+
+def test_the_configuration_has_the_gateways_shape_and_its_errors_are_located() -> None:
+    servers, problems = read_mcp_config(
+        {
+            "mcp": {
+                "servers": [
+                    {
+                        "name": "github-tools",
+                        "url": "https://mcp.example.com/mcp",
+                        "transport": "http",
+                        "headers": {"Authorization": "Bearer ${env.GITHUB_TOKEN}"},
+                        "allowedTools": ["list_prs", "create_issue"],
+                        "timeout": 1500,
+                    },
+                    {"name": "time", "command": "mcp-server-time", "args": ["--x"]},
+                ]
+            }
+        }
+    )
+    assert problems == []
+    assert [(s.name, s.transport, s.timeout) for s in servers] == [
+        ("github-tools", "http", 1.5),
+        ("time", "stdio", None),
+    ]
+    assert servers[0].allowed_tools == ("list_prs", "create_issue")
+    assert servers[0].to_json()["headers"] == {"Authorization": "Bearer ${env.GITHUB_TOKEN}"}
+    _, problems = read_mcp_config(
+        {
+            "mcp": {
+                "servers": [
+                    {"name": "a", "transport": "sse", "url": "http://x"},
+                    {"name": "b", "url": "ftp://x", "allowedTools": "all"},
+                    {"command": "x", "timeout": -1, "colour": "red"},
+                ]
+            }
+        }
+    )
+    assert [p[0] for p in problems] == [
+        "/mcp/servers/0/transport",
+        "/mcp/servers/1/url",
+        "/mcp/servers/1/allowedTools",
+        "/mcp/servers/2/colour",
+        "/mcp/servers/2/name",
+        "/mcp/servers/2/timeout",
+    ]
+    with pytest.raises(UsageError, match=r"<mcp_servers>#/0/command: error: command is null"):
+        load_mcp_config([{"name": "x", "transport": "stdio"}])
+
+
+@pytest.mark.slow
+def test_a_bad_configuration_is_a_located_error_of_toolbind_generate(tmp_path: Path) -> None:
+    spec = tmp_path / "mcp.json"
+    spec.write_text(json.dumps({"mcp": {"servers": [{"name": "x", "url": 3}]}}), "utf-8")
+    out = str(tmp_path / "out")
+    done = _toolbind("generate", "--mcp-config", str(spec), "-o", out, cwd=tmp_path)
+    assert done.returncode == 1
+    assert "mcp.json#/mcp/servers/0/url: error: url is the number 3" in done.stderr
+    assert "Traceback" not in done.stderr
+    # a server that is not there: an error at its entry, exit 1, nothing written
+    gone = {"name": "gone", "url": f"http://127.0.0.1:{free_port()}/mcp"}
+    spec.write_text(json.dumps({"mcp": {"servers": [gone]}}), "utf-8")
+    done = _toolbind("generate", str(spec), "-o", out, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "mcp.json#/mcp/servers/0: error: the tools of MCP server 'gone' could not be listed" in (
+        done.stderr
+    )
+    assert not (tmp_path / "out").exists()
+
+
+# -- build time ------------------------------------------------------------------------------------
+
+
+def test_build_time_server_everything_over_stdio_compiles_and_calls(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
+    allowed = ["get-sum", "get-structured-content", "get-tiny-image", "echo"]
+    pkg = _generate(tmp_path, {**everything, "allowedTools": allowed}, "everything")
+    assert sorted(t.name for t in pkg.TOOLS) == sorted(allowed)
+    for tool in pkg.TOOLS:  # the seed's rule: MCP tools run on their server, unseen
+        assert (tool.execution_type, tool.visible) == ("gateway", False)
+    structured = next(t for t in pkg.TOOLS if t.name == "get-structured-content")
+    assert structured.title == "Get Structured Content Tool"
+    assert structured.annotations is not None and structured.annotations["readOnlyHint"] is True
+    assert structured.output_schema is not None
+    assert pkg.TOOL_SERVERS["get-sum"] == "everything"
+
+    async def main() -> None:
+        acts = pkg.McpActivities()
+        try:
+            weather = await acts.get_structured_content(
+                pkg.GetStructuredContentCall(location="Chicago")
+            )
+            assert weather.success
+            assert isinstance(weather.data, pkg.GetStructuredContentOutput)  # typed Output
+            assert isinstance(weather.data.model_dump()["humidity"], int)
+            total = await acts.get_sum(pkg.GetSumCall(a=2, b=40))
+            assert total.success and total.data == "The sum of 2 and 40 is 42."
+            image = await acts.get_tiny_image(pkg.GetTinyImageCall())
+            kinds = [block["type"] for block in image.data]
+            assert "image" in kinds and kinds[0] == "text"
+            png = next(b for b in image.data if b["type"] == "image")
+            assert png["mimeType"] == "image/png" and len(png["data"]) > 100
+            # the same session served every call
+            assert acts.connections["everything"].connects == 1
+            # isError: the server refuses arguments the Call model would not let through
+            refused = await acts.connections["everything"].call("get-sum", {"a": "x"})
+            assert not refused.success
+            assert refused.error is not None and "MCP server 'everything'" in refused.error
+            assert refused.metadata["error_type"] == "tool_error"
+        finally:
+            await acts.aclose()
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_build_time_server_everything_over_streamable_http(
+    tmp_path: Path, everything_http: str
+) -> None:
+    pkg = _generate(
+        tmp_path,
+        {"name": "ev", "url": everything_http, "transport": "http", "allowedTools": ["echo"]},
+        "ev_http",
+    )
+    assert [t.name for t in pkg.TOOLS] == ["echo"]
+
+    async def main() -> None:
+        acts = pkg.McpActivities()
+        try:
+            echoed = await acts.echo(pkg.EchoCall(message="over HTTP"))
+            assert echoed.success and echoed.data == "Echo: over HTTP"
+        finally:
+            await acts.aclose()
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_build_time_mcp_server_time_over_stdio(tmp_path: Path) -> None:
+    _need(TIME_SERVER, "mcp-server-time")
+    pkg = _generate(
+        tmp_path,
+        {"name": "time", "command": str(TIME_SERVER), "args": ["--local-timezone", "UTC"]},
+        "time_tools",
+    )
+    assert sorted(t.name for t in pkg.TOOLS) == ["convert_time", "get_current_time"]
+
+    async def main() -> None:
+        acts = pkg.McpActivities()
+        try:
+            now = await acts.get_current_time(pkg.GetCurrentTimeCall(timezone="Asia/Tokyo"))
+            assert now.success and isinstance(now.data, pkg.GetCurrentTimeOutput)
+            assert now.data.model_dump()["timezone"] == "Asia/Tokyo"
+            assert now.data.model_dump()["datetime"].endswith("+09:00")
+            bad = await acts.get_current_time(pkg.GetCurrentTimeCall(timezone="Mars/Base"))
+            assert not bad.success and "Mars/Base" in (bad.error or "")
+        finally:
+            await acts.aclose()
+
+    asyncio.run(main())
+
+
+# -- run time --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def llm() -> Iterator[tuple[ScriptedLLM, str]]:
+    server = ScriptedLLM()
+    with serve_asgi(server.app) as url:
+        yield server, url
+
+
+def test_agent_discovers_server_everything_and_calls_it_with_progress_and_errors(
+    llm: tuple[ScriptedLLM, str], everything: dict[str, Any]
+) -> None:
+    scripted, url = llm
+    allowed = ["get-sum", "get-structured-content", "trigger-long-running-operation"]
+    scripted.add(
+        _step(
+            {"_tool": "get-sum", "a": 2, "b": 3},
+            {"_tool": "get-structured-content", "location": "New York"},
+            {"_tool": "trigger-long-running-operation", "duration": 0.3, "steps": 3},
+        ),
+        _step(output="done"),
+    )
+    agent = _agent(url, {"mcp": {"servers": [{**everything, "allowedTools": allowed}]}})
+    result = agent.run("add and check the weather")
+    assert result.output == "done"
+    assert _offered(scripted) == set(allowed)  # allowedTools: nothing else is offered
+    records = {r.tool: r for r in result.steps[0].calls}
+    assert all(r.route == "explicit" for r in records.values())  # never latent
+    assert records["get-sum"].result.data == "The sum of 2 and 3 is 5."
+    weather = records["get-structured-content"].result
+    assert weather.success and set(weather.model_dump(mode="json")["data"]) == {
+        "temperature",
+        "conditions",
+        "humidity",
+    }
+    long = records["trigger-long-running-operation"]
+    assert long.result.success
+    assert [p["progress"] for p in long.progress] == [1.0, 2.0, 3.0]  # progress notifications
+    assert all(p["total"] == 3.0 for p in long.progress)
+    # the results went back to the model
+    fed_back = json.dumps(scripted.requests[1]["messages"])
+    assert "The sum of 2 and 3 is 5." in fed_back
+
+
+def test_agent_streams_progress_events_and_feeds_back_tool_errors(
+    llm: tuple[ScriptedLLM, str], everything: dict[str, Any]
+) -> None:
+    scripted, url = llm
+    scripted.add(
+        _step({"_tool": "trigger-long-running-operation", "duration": 0.2, "steps": 2}),
+        _step({"_tool": "get-sum", "a": 1, "b": 1}),
+        _step(output="ok"),
+    )
+    agent = _agent(
+        url, [{**everything, "allowedTools": ["trigger-long-running-operation", "get-sum"]}]
+    )
+
+    async def main() -> list[Any]:
+        events: list[Any] = []
+        async with agent:
+            async for event in agent._events("go", None, 4, None):  # pyright: ignore[reportPrivateUsage]
+                events.append(event)
+        return events
+
+    events = asyncio.run(main())
+    preliminary = [e.data["output"] for e in events if e.type == "tool-result"]
+    assert [p["progress"] for p in preliminary] == [1.0, 2.0]
+    # MCP tools are not visible: astream (the user-facing stream) leaves them out
+    assert all(not e.visible for e in events if e.tool is not None)
+    # the same session served both steps' calls
+    assert agent._mcp.connections["everything"].connects == 1  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+
+
+def test_an_unknown_tool_error_from_the_server_is_a_failed_result(
+    llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    _need(TIME_SERVER, "mcp-server-time")
+    scripted, url = llm
+    scripted.add(
+        _step({"_tool": "get_current_time", "timezone": "Mars/Base"}),
+        _step({"_tool": "get_current_time", "timezone": "Europe/Paris"}),
+        _step(output="fine"),
+    )
+    agent = _agent(url, {"mcp": {"servers": [{"name": "time", "command": str(TIME_SERVER)}]}})
+    result = agent.run("what time is it on Mars?")
+    (failed,) = result.steps[0].calls
+    assert not failed.result.success
+    assert failed.result.error is not None
+    assert failed.result.error.startswith("MCP server 'time', tool 'get_current_time':")
+    assert "Mars/Base" in json.dumps(scripted.requests[1]["messages"])  # fed back to the model
+    (paris,) = result.steps[1].calls
+    assert paris.result.success
+    assert paris.result.model_dump(mode="json")["data"]["timezone"] == "Europe/Paris"
+
+
+def test_list_changed_makes_the_agent_list_the_tools_again(
+    llm: tuple[ScriptedLLM, str], everything: dict[str, Any]
+) -> None:
+    # server-everything registers some tools once a client has initialized, and announces it with
+    # notifications/tools/list_changed: the Agent lists again at its next step, and only then
+    scripted, url = llm
+    scripted.add(
+        _step({"_tool": "get-sum", "a": 1, "b": 2}),
+        _step({"_tool": "get-sum", "a": 3, "b": 4}),
+        _step(output="done"),
+    )
+    agent = _agent(url, [everything])
+    toolbox: Any = agent._mcp  # pyright: ignore[reportPrivateUsage]
+    result = agent.run("sum", max_steps=3)
+    assert result.finished
+    assert toolbox.listings == 2  # once at start, once after list_changed; not at step 3
+    assert toolbox.connections["everything"].connects == 1
+
+
+@pytest.mark.slow
+def test_a_server_killed_mid_call_fails_the_call_naming_it_and_the_next_call_reconnects(
+    llm: tuple[ScriptedLLM, str], everything: dict[str, Any], tmp_path: Path
+) -> None:
+    scripted, url = llm
+    pidfile = tmp_path / "pid"
+    server = {
+        "name": "everything",
+        "command": "sh",
+        "args": ["-c", f'echo $$ > "{pidfile}"; exec node "{EVERYTHING}" stdio'],
+    }
+    scripted.add(
+        _step({"_tool": "trigger-long-running-operation", "duration": 20, "steps": 20}),
+        _step({"_tool": "get-sum", "a": 20, "b": 22}),
+        _step(output="done"),
+    )
+    agent = _agent(url, [server])
+    pids: list[int] = []
+
+    def kill_after_first_progress() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (pidfile.exists() and scripted.requests):
+            time.sleep(0.05)
+        time.sleep(3)  # the call is under way (a progress notification a second)
+        pid = int(pidfile.read_text().strip())
+        pids.append(pid)
+        os.kill(pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_after_first_progress)
+    killer.start()
+    result = agent.run("go", max_steps=3)
+    killer.join()
+    (died,) = result.steps[0].calls
+    assert not died.result.success
+    assert died.result.error is not None and "MCP server 'everything'" in died.result.error
+    assert died.result.metadata["error_type"] == "connection"
+    assert died.progress  # it was mid-call
+    (after,) = result.steps[1].calls
+    assert after.result.success and after.result.data == "The sum of 20 and 22 is 42."
+    assert int(pidfile.read_text().strip()) != pids[0]  # a new server process
+
+
+ACTS = """
+import asyncio
+from pathlib import Path
+
+MARK = Path({mark!r})
+
+
+async def sentimentAnalysis(call):
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        MARK.write_text("cancelled")
+        raise
+    return {{"sentiment": "positive", "confidence": 1.0}}
+
+
+def greetUser(call):
+    return {{"greeting": "Hi " + call.userName}}
+"""
+
+
+@pytest.fixture
+def served_seeds(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """``toolbind serve specs/seeds.yaml`` over HTTP with a bearer token ($SEEDS_TOKEN)."""
+    mark = tmp_path / "cancelled"
+    acts = tmp_path / "acts.py"
+    acts.write_text(ACTS.format(mark=str(mark)), encoding="utf-8")
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolbind.compiler.cli",
+            "serve",
+            str(REPO / "specs" / "seeds.yaml"),
+            "--activities",
+            str(acts),
+            "--http",
+            f"127.0.0.1:{port}",
+            "--token-env",
+            "SERVE_TOKEN",
+        ],
+        env={**os.environ, "SERVE_TOKEN": "t0ken-for-tests"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+    )
+    try:
+        _wait_for_port(port, 60)
+        yield f"http://127.0.0.1:{port}/mcp", mark
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_env_headers_reach_the_server_and_a_timeout_cancels_the_call_on_it(
+    llm: tuple[ScriptedLLM, str], served_seeds: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted, url = llm
+    endpoint, mark = served_seeds
+    server = {
+        "name": "seeds",
+        "url": endpoint,
+        "transport": "http",
+        "headers": {"Authorization": "Bearer ${env.SEEDS_TOKEN}"},
+        "timeout": 1000,
+    }
+    # without the variable: a configuration error naming it; with a wrong token: refused
+    with pytest.raises(UsageError, match=r"\$\{env.SEEDS_TOKEN\} is not set"):
+        _agent(url, [server]).run("hi")
+    monkeypatch.setenv("SEEDS_TOKEN", "wrong")
+    with pytest.raises(RunFailure, match="MCP server 'seeds'"):
+        _agent(url, [server]).run("hi")
+    monkeypatch.setenv("SEEDS_TOKEN", "t0ken-for-tests")
+    scripted.add(
+        _step(
+            {"_tool": "greetUser", "userName": "Ada"}, {"_tool": "sentimentAnalysis", "text": "x"}
+        ),
+        _step(output="done"),
+    )
+    result = _agent(url, [server]).run("greet")
+    records = {r.tool: r for r in result.steps[0].calls}
+    assert records["greetUser"].result.model_dump(mode="json")["data"] == {"greeting": "Hi Ada"}
+    slow = records["sentimentAnalysis"].result
+    assert not slow.success and slow.metadata["error_type"] == "timeout"
+    assert "timed out after 1s" in (slow.error or "")
+    deadline = time.monotonic() + 10
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert mark.read_text() == "cancelled"  # notifications/cancelled reached the server
+
+
+def test_sessions_are_closed_when_the_agent_closes(everything: dict[str, Any]) -> None:
+    async def main() -> None:
+        conn = McpConnection(load_mcp_config([everything])[0])
+        tools = await conn.list_tools()
+        assert any(t["name"] == "echo" for t in tools)
+        task = conn._task  # pyright: ignore[reportPrivateUsage]
+        assert task is not None and not task.done()
+        await conn.aclose()
+        assert task.done()
+        again = await conn.call("echo", {"message": "back"})  # a closed session reopens
+        assert again.data == "Echo: back" and conn.connects == 2
+        await conn.aclose()
+
+    asyncio.run(main())
+
+
+def test_the_mcp_module_surface() -> None:
+    import toolbind.runtime.mcp as public
+
+    assert public.__all__ == [
+        "McpConnection",
+        "McpServerConfig",
+        "McpToolbox",
+        "arguments_of",
+        "binding_for",
+        "content_value",
+        "is_mcp_config",
+        "list_server_tools",
+        "load_mcp_config",
+        "read_mcp_config",
+        "result_value",
+    ]
+    for name in public.__all__:
+        assert getattr(public, name).__module__ == "toolbind.runtime._mcp_client"
