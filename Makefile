@@ -78,6 +78,7 @@ bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/http_runtime.py
 	$(PY) bench/runtime.py
 	$(PY) bench/openapi.py
+	$(PY) bench/selection.py
 
 bfcl: llm ## BFCL with the local model: toolbind's Agent vs a hand-written instructor baseline
 	$(PY) bench/bfcl.py $(BFCL_ARGS)

@@ -54,6 +54,7 @@ from ._registry import (
 )
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
+from ._selection import ToolSelector, as_selector, offered_tools
 from .contract import META_FIELDS
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
@@ -207,6 +208,9 @@ class Step:
     raw_responses: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     response: ToolResponse[Any, Any] | None = None
     calls: list[CallRecord] = field(default_factory=list[CallRecord])
+    offered: list[str] = field(default_factory=list[str])
+    """The tools offered this step (by name): all, a per-run subset, or those selected."""
+    composition: Composition | None = field(default=None, repr=False)
     delivered: list[CallRecord] = field(default_factory=list[CallRecord])
 
     @property
@@ -305,6 +309,10 @@ class Agent:
             ``url``/``webhookUrl`` (``space`` tools and configs without a URL stay async); a
             config error (e.g. an unset ``${env.NAME}``) becomes that tool's failed result.
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
+        tool_selection: offer only the most relevant tools per request (large toolsets): a number
+            k (BM25 over names, descriptions and parameter names: ``BM25Selector(k)``, needs
+            ``toolbind[select]``) or any ``ToolSelector`` (``select(query, tools)``, sync or
+            async: embeddings, an LLM router); None offers every tool.
 
     A client built from a URL is closed after each sync ``run``/``request``; async users close it
     with ``await agent.aclose()`` or ``async with agent:``.
@@ -331,6 +339,7 @@ class Agent:
         pending: PendingSink | None = None,
         execution_activity: ExecutionFactory | None = None,
         request_kwargs: Mapping[str, Any] | None = None,
+        tool_selection: int | ToolSelector | None = None,
     ) -> None:
         import instructor as _instructor
         import openai
@@ -411,6 +420,7 @@ class Agent:
         self.execution_activity: ExecutionFactory = execution_activity or self._http_execution
         self._http_executions: list[Any] = []  # HttpExecution objects the default factory made
         self.request_kwargs = dict(request_kwargs or {})
+        self.tool_selection = as_selector(tool_selection)
         self._compositions: dict[Any, Composition] = {}
         self._executors: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
@@ -438,9 +448,15 @@ class Agent:
             return "missing", None  # never latent: its result is not the model's to invent
         return "latent", None
 
-    def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
-        """The composed schema (and ``.response`` type) the next request will use."""
-        tools = list(self.tools)
+    def composition(
+        self,
+        output: OutputSpec = None,
+        tool_choice: str = "auto",
+        tools: Iterable[ToolBinding] | None = None,
+    ) -> Composition:
+        """The composed schema (and ``.response`` type) of a request offering ``tools`` (default:
+        all of the Agent's)."""
+        tools = list(self.tools if tools is None else tools)
         routed = {t.name: self._route(t)[0] for t in tools}
         stranded = [
             t.name
@@ -573,6 +589,7 @@ class Agent:
         output: OutputSpec,
         step: Step,
         tool_choice: str = "auto",
+        subset: Iterable[str | ToolBinding] | None = None,
     ) -> ToolResponse[Any, Any]:
         from instructor.core.exceptions import (
             IncompleteOutputException,
@@ -581,7 +598,15 @@ class Agent:
         )
         from instructor.core.hooks import HookName, Hooks
 
-        composition = self.composition(output, tool_choice)
+        offered = await offered_tools(
+            list(self.tools),
+            messages,
+            subset=subset,
+            selector=self.tool_selection,
+            tool_choice=tool_choice,
+        )
+        composition = self.composition(output, tool_choice, offered)
+        step.offered, step.composition = [t.name for t in composition.tools], composition
         response_model = composition.response
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
@@ -678,13 +703,15 @@ class Agent:
         output: OutputSpec = None,
         *,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> ToolResponse[Any, Any]:
         """One LLM step: the validated Response (``.calls`` typed per tool, ``.output``);
         ``agent.last_step`` keeps the step's requests and token usage (``.llm_requests``, ``.usage``).
 
         ``tool_choice``: ``auto`` (calls and/or output), ``required`` (at least one call and no
         output), ``none`` (the output, no call) or a tool's name (only that tool, called at least
-        once). The composed schema says so and the answer is held to it.
+        once). The composed schema says so and the answer is held to it. ``tools``: offer only
+        these (names or bindings) this time; ``Agent(tool_selection=...)`` narrows them further.
 
         Raises:
             ResponseValidationError: the answers stayed invalid after ``max_retries`` retries.
@@ -693,7 +720,7 @@ class Agent:
         """
         step = Step(index=0)
         self.last_step = step  # its requests, raw responses and usage, also when this raises
-        return await self._ask(self._conversation(messages), output, step, tool_choice)
+        return await self._ask(self._conversation(messages), output, step, tool_choice, tools)
 
     def request(
         self,
@@ -701,9 +728,10 @@ class Agent:
         output: OutputSpec = None,
         *,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> ToolResponse[Any, Any]:
         """``arequest`` for synchronous code (not from inside a running event loop)."""
-        return self._sync(self.arequest(messages, output, tool_choice=tool_choice))
+        return self._sync(self.arequest(messages, output, tool_choice=tool_choice, tools=tools))
 
     # -- the loop
 
@@ -715,6 +743,7 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> RunResult:
         """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
 
@@ -725,6 +754,7 @@ class Agent:
             run_id: resume a run (its pending results get delivered); a new id by default.
             tool_choice: the first step's (``arequest``'s values); later steps are ``auto``, so
                 the run can end (as the OpenAI Agents SDK resets a required tool choice).
+            tools: offer only these tools (names or bindings) in this run.
 
         Raises:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
@@ -732,7 +762,7 @@ class Agent:
         result: RunResult | None = None
         if max_steps < 1:
             raise ValueError("arun(max_steps=...) must be >= 1")
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        async for event in self._events(messages, output, max_steps, run_id, tool_choice, tools):
             if event.type == "run.complete":
                 result = event.result
         assert result is not None
@@ -746,10 +776,18 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
         return self._sync(
-            self.arun(messages, output, max_steps=max_steps, run_id=run_id, tool_choice=tool_choice)
+            self.arun(
+                messages,
+                output,
+                max_steps=max_steps,
+                run_id=run_id,
+                tool_choice=tool_choice,
+                tools=tools,
+            )
         )
 
     async def astream(
@@ -760,6 +798,7 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run the loop, yielding the user-facing events as they happen (``tool_choice`` as
         for ``arun``).
@@ -767,7 +806,7 @@ class Agent:
         Only calls of visible tools (``visible`` flag; default: every execution type but
         ``internal``) appear; the last event is ``run.complete`` with ``.result``.
         """
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        async for event in self._events(messages, output, max_steps, run_id, tool_choice, tools):
             if event.visible:
                 yield event
 
@@ -789,8 +828,10 @@ class Agent:
         max_steps: int,
         run_id: str | None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
+        subset = None if tools is None else list(tools)
         # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
         prefix = f"call-{uuid.uuid4().hex[:8]}"
         convo = self._conversation(messages)
@@ -806,7 +847,7 @@ class Agent:
                 yield event
             try:
                 response = await self._ask(
-                    convo, output, step, tool_choice if index == 0 else "auto"
+                    convo, output, step, tool_choice if index == 0 else "auto", subset
                 )
             except AgentError as exc:
                 exc.steps = steps  # the transcript so far, for the caller's diagnosis
@@ -836,7 +877,9 @@ class Agent:
             for record in step.calls:
                 if record.pending:
                     outstanding[record.call_id] = record
-            asked = self.composition(output, tool_choice if index == 0 else "auto")
+            asked = step.composition or self.composition(
+                output, tool_choice if index == 0 else "auto"
+            )
             _feed_back(convo, response, step, asked.response.__name__, asked.shown)
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist

@@ -57,6 +57,7 @@ def test_runtime_surface() -> None:
         "AgentError",
         "AgentEvent",
         "AlreadyResolved",
+        "BM25Selector",
         "CallRecord",
         "ComposableTool",
         "Composition",
@@ -83,6 +84,7 @@ def test_runtime_surface() -> None:
         "ToolBinding",
         "ToolRegistry",
         "ToolResult",
+        "ToolSelector",
         "ToolbindError",
         "UnknownPendingCall",
         "UsageError",
@@ -101,6 +103,7 @@ def test_runtime_surface() -> None:
         "resolve_activity",
         "strict_violations",
         "tool_schema",
+        "toolset",
     ]
 
 
