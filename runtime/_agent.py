@@ -44,6 +44,7 @@ from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
 from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
+from ._native import MODES, wants_native
 from ._registry import (
     Activity,
     ActivityFn,
@@ -211,6 +212,8 @@ class Step:
     offered: list[str] = field(default_factory=list[str])
     """The tools offered this step (by name): all, a per-run subset, or those selected."""
     composition: Composition | None = field(default=None, repr=False)
+    mode: str = "composed"
+    """How the step asked: ``composed`` (one Response function) or ``native`` (one per tool)."""
     delivered: list[CallRecord] = field(default_factory=list[CallRecord])
 
     @property
@@ -292,7 +295,12 @@ class Agent:
             chat template does not show the tool schema to the model (llama.cpp with many GGUF
             templates, SmolLM2's among them: only the grammar built from the schema reaches the
             model, never a description); a provider that renders tools itself needs none.
-        mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
+        mode: how tools are offered: ``"composed"`` (default: the seeds' single ``Response``
+            function, ``{calls, output}``), ``"native"`` (the provider's own tool calling: each
+            tool its own function, parallel calls, the final text or a ``final_output``
+            function; validated into the same Calls), or ``"auto"`` (native for a request that
+            offers no latent tool). An ``instructor.Mode`` instead picks the instructor mode of
+            the composed requests (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
         timeout: seconds per LLM HTTP request (only when the Agent builds the client).
@@ -330,7 +338,7 @@ class Agent:
         end_on_output: bool = False,
         meta_fields: MetaFields = "all",
         tools_in_prompt: bool = False,
-        mode: instructor.Mode | None = None,
+        mode: instructor.Mode | str | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
         http_retries: int = 2,
@@ -348,7 +356,10 @@ class Agent:
 
         self.last_step: Step | None = None
         """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
-        chosen = mode if mode is not None else _instructor.Mode.TOOLS
+        self.mode = mode if isinstance(mode, str) else "composed"
+        if self.mode not in MODES:
+            raise ValueError(f"Agent(mode={mode!r}): expected one of {', '.join(MODES)}")
+        chosen = mode if isinstance(mode, _instructor.Mode) else _instructor.Mode.TOOLS
         self._mode = chosen
         raw: Any = client
         # a client the Agent builds from a URL is its own: made in the event loop that uses it
@@ -608,6 +619,9 @@ class Agent:
         composition = self.composition(output, tool_choice, offered)
         step.offered, step.composition = [t.name for t in composition.tools], composition
         response_model = composition.response
+        if wants_native(self.mode, composition):
+            step.mode = "native"
+            return await self._ask_native(messages, composition, step, tool_choice)
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
         hooks = Hooks()
@@ -696,6 +710,32 @@ class Agent:
         # raised outside the except blocks: no __context__ keeps the client's exception (whose
         # text may hold what a server echoed, the API key included)
         raise failure
+
+    async def _ask_native(
+        self, messages: list[dict[str, Any]], composition: Composition, step: Step, choice: str
+    ) -> ToolResponse[Any, Any]:
+        from . import _native
+
+        client: Any = getattr(self._instructor(), "client", None)
+        if getattr(getattr(client, "chat", None), "completions", None) is None:
+            raise UsageError(
+                f"Agent(mode={self.mode!r}) needs an OpenAI-protocol client (a base URL, an "
+                "openai client or instructor.from_openai(...))"
+            )
+        self._redact.scrub_logs()
+        return await _native.ask(
+            client=client,
+            is_async=self._async,
+            model=self.model,
+            messages=messages,
+            composition=composition,
+            tool_choice=choice,
+            max_retries=self.max_retries,
+            request_kwargs=self.request_kwargs,
+            record_request=step.requests.append,
+            record_response=lambda r: step.raw_responses.append(_scrub(r, self._redact)),
+            redact=self._redact,
+        )
 
     async def arequest(
         self,
@@ -880,7 +920,17 @@ class Agent:
             asked = step.composition or self.composition(
                 output, tool_choice if index == 0 else "auto"
             )
-            _feed_back(convo, response, step, asked.response.__name__, asked.shown)
+            if step.mode == "native":
+                from ._native import feed_back
+
+                results = [
+                    {"call_id": r.call_id, "tool": asked.shown.get(r.tool, r.tool)}
+                    | r.result.model_dump(mode="json")
+                    for r in step.calls
+                ]
+                feed_back(convo, step.raw_responses[-1], asked, results, _for_the_model)
+            else:
+                _feed_back(convo, response, step, asked.response.__name__, asked.shown)
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist
                 unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
