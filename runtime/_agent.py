@@ -56,6 +56,7 @@ from ._registry import (
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
 from ._selection import ToolSelector, as_selector, offered_tools
+from ._stream import Emit
 from .contract import META_FIELDS
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
@@ -88,6 +89,7 @@ Route = Literal["explicit", "latent", "async", "missing"]
 RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
 """Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
 EventType = Literal[
+    "text-delta",
     "tool-call.start",
     "tool-input-delta",
     "tool-result",
@@ -601,6 +603,7 @@ class Agent:
         step: Step,
         tool_choice: str = "auto",
         subset: Iterable[str | ToolBinding] | None = None,
+        emit: Emit | None = None,
     ) -> ToolResponse[Any, Any]:
         from instructor.core.exceptions import (
             IncompleteOutputException,
@@ -621,7 +624,9 @@ class Agent:
         response_model = composition.response
         if wants_native(self.mode, composition):
             step.mode = "native"
-            return await self._ask_native(messages, composition, step, tool_choice)
+            return await self._ask_native(messages, composition, step, tool_choice, emit)
+        if emit is not None and self._async:  # streamed: partial calls read as they arrive
+            return await self._ask_native(messages, composition, step, tool_choice, emit)
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
         hooks = Hooks()
@@ -712,7 +717,12 @@ class Agent:
         raise failure
 
     async def _ask_native(
-        self, messages: list[dict[str, Any]], composition: Composition, step: Step, choice: str
+        self,
+        messages: list[dict[str, Any]],
+        composition: Composition,
+        step: Step,
+        choice: str,
+        emit: Emit | None = None,
     ) -> ToolResponse[Any, Any]:
         from . import _native
 
@@ -735,6 +745,8 @@ class Agent:
             record_request=step.requests.append,
             record_response=lambda r: step.raw_responses.append(_scrub(r, self._redact)),
             redact=self._redact,
+            composed=step.mode == "composed",
+            emit=emit,
         )
 
     async def arequest(
@@ -844,9 +856,15 @@ class Agent:
         for ``arun``).
 
         Only calls of visible tools (``visible`` flag; default: every execution type but
-        ``internal``) appear; the last event is ``run.complete`` with ``.result``.
+        ``internal``) appear; the last event is ``run.complete`` with ``.result``. The model's
+        answer is streamed (async clients): ``text-delta`` events with the output's text, and for
+        each call ``tool-call.start`` and ``tool-input-delta`` events with its partial arguments
+        (``data["partial"]``) as they are generated, then the validated call's
+        ``tool-input-delta`` (``data["delta"]``: the whole arguments) and its result.
         """
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice, tools):
+        async for event in self._events(
+            messages, output, max_steps, run_id, tool_choice, tools, stream=True
+        ):
             if event.visible:
                 yield event
 
@@ -869,6 +887,7 @@ class Agent:
         run_id: str | None,
         tool_choice: str = "auto",
         tools: Iterable[str | ToolBinding] | None = None,
+        stream: bool = False,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
         subset = None if tools is None else list(tools)
@@ -885,34 +904,31 @@ class Agent:
             shown = self.composition(output).shown if self.pending is not None else {}
             for event in self._deliver_pending(rid, step, convo, outstanding, shown):
                 yield event
-            try:
-                response = await self._ask(
-                    convo, output, step, tool_choice if index == 0 else "auto", subset
+            queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+            started: set[str] = set()  # calls whose start the stream told
+            emit = _streamed(rid, index, f"{prefix}-{index}", queue, started, self._binding)
+            asking = asyncio.create_task(
+                self._ask(
+                    convo,
+                    output,
+                    step,
+                    tool_choice if index == 0 else "auto",
+                    subset,
+                    emit if stream else None,
                 )
+            )
+            async for event in _drain(queue, asking):
+                yield event
+            try:
+                response = asking.result()
             except AgentError as exc:
                 exc.steps = steps  # the transcript so far, for the caller's diagnosis
                 raise
             step.response = response
-            queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
-            task = asyncio.create_task(
-                self._execute(rid, f"{prefix}-{index}", response, queue.put_nowait)
-            )
-            try:
-                while True:
-                    getter = asyncio.create_task(queue.get())
-                    done, _ = await asyncio.wait(
-                        {getter, task}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if getter in done:
-                        yield getter.result()
-                        continue
-                    getter.cancel()
-                    break
-                while not queue.empty():
-                    yield queue.get_nowait()
-            finally:
-                if not task.done():  # the consumer stopped listening: stop the calls too
-                    task.cancel()
+            put = _unless_started(queue, started)  # the stream told these calls' start
+            task = asyncio.create_task(self._execute(rid, f"{prefix}-{index}", response, put))
+            async for event in _drain(queue, task):  # the consumer stops: the calls stop too
+                yield event
             step.calls = task.result()
             for record in step.calls:
                 if record.pending:
@@ -1156,6 +1172,67 @@ class Agent:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _streamed(
+    run_id: str,
+    step: int,
+    step_key: str,
+    queue: asyncio.Queue[AgentEvent],
+    started: set[str],
+    binding: Callable[[str], ToolBinding | None],
+) -> Emit:
+    """The ``emit`` of a streamed step: its deltas as events, with the call ids the validated
+    calls will have (``step_key-index``)."""
+
+    def emit(kind: str, index: int | None, tool: str | None, data: Any) -> None:
+        call_id = None if index is None else f"{step_key}-{index}"
+        if kind == "tool-call.start" and call_id is not None:
+            started.add(call_id)
+        found = binding(tool) if tool else None
+        queue.put_nowait(
+            AgentEvent(
+                type=cast("EventType", kind),
+                run_id=run_id,
+                step=step,
+                call_id=call_id,
+                tool=tool,
+                data=data,
+                visible=_visible(found) if found else True,
+            )
+        )
+
+    return emit
+
+
+def _unless_started(
+    queue: asyncio.Queue[AgentEvent], started: set[str]
+) -> Callable[[AgentEvent], None]:
+    def put(event: AgentEvent) -> None:
+        if event.type != "tool-call.start" or event.call_id not in started:
+            queue.put_nowait(event)
+
+    return put
+
+
+async def _drain(
+    queue: asyncio.Queue[AgentEvent], task: asyncio.Task[Any]
+) -> AsyncIterator[AgentEvent]:
+    """The events ``task`` puts on ``queue`` while it runs (the task's outcome is left to read)."""
+    try:
+        while True:
+            getter = asyncio.create_task(queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+                continue
+            getter.cancel()
+            break
+        while not queue.empty():
+            yield queue.get_nowait()
+    finally:
+        if not task.done():  # the consumer stopped listening: stop the work too
+            task.cancel()
 
 
 def _visible(binding: ToolBinding) -> bool:

@@ -42,6 +42,9 @@ from .errors import FEEDBACK_HEADER, LLMError, ModelFeedback, ResponseValidation
 from .types import ToolResponse
 
 if TYPE_CHECKING:
+    from ._stream import Emit
+
+if TYPE_CHECKING:
     from ._response import Composition
 
 __all__ = ["MODES", "NativeRequest", "feed_back", "native_request", "wants_native"]
@@ -184,6 +187,18 @@ def _answer(message: Mapping[str, Any], request: NativeRequest) -> tuple[dict[st
     return {"calls": calls, "output": output}, problems
 
 
+def _composed_answer(message: Mapping[str, Any]) -> tuple[Any, list[str]]:
+    """The Response data of a composed answer: its one function call's arguments."""
+    calls: Any = message.get("tool_calls") or []
+    if not calls:
+        return None, ["- response: answer by calling the Response function, not with text"]
+    function: Any = cast("Mapping[str, Any]", cast("list[Any]", calls)[0]).get("function") or {}
+    try:
+        return json.loads(str(function.get("arguments") or "")), []
+    except ValueError as exc:
+        return None, [f"- response: the arguments are not JSON: {exc}"]
+
+
 def _feedback_text(exc: ValidationError) -> str:
     own = [e.get("ctx", {}).get("error") for e in exc.errors()]
     if own and all(isinstance(e, ModelFeedback) for e in own):
@@ -204,13 +219,47 @@ async def ask(
     record_request: Callable[[dict[str, Any]], None],
     record_response: Callable[[dict[str, Any]], None],
     redact: Callable[[str], str],
+    composed: bool = False,
+    emit: Emit | None = None,
 ) -> ToolResponse[Any, Any]:
-    """One native step: send, read, validate; retry with the feedback (see the module docstring).
+    """One step: send, read, validate; retry with the feedback (see the module docstring).
 
-    ``client`` is an ``openai.AsyncOpenAI`` (or ``OpenAI`` when ``is_async`` is False)."""
+    ``client`` is an ``openai.AsyncOpenAI`` (or ``OpenAI`` when ``is_async`` is False).
+    ``composed``: send the one composed ``Response`` function instead (a streamed composed step:
+    instructor does not stream partial calls of a union). ``emit``: stream the completion and
+    tell its deltas (``_stream``); an async client only."""
     import openai
 
+    from ._stream import Deltas, complete
+
     request = native_request(composition, tool_choice)
+    aliases = {o: n for n, o in composition.shown.items()}
+    if composed:
+        function = composition.response.__name__
+        request = NativeRequest(
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": function,
+                        "description": composition.response.__doc__ or "",
+                        "parameters": composition.response.model_json_schema(),
+                    },
+                }
+            ],
+            {"type": "function", "function": {"name": function}},
+            {},
+            None,
+            False,
+        )
+
+    def tool_of(name: str) -> str | None:
+        if composed:
+            return aliases.get(name, name)
+        found = request.by_function.get(name)
+        return None if found is None else aliases.get(found, found)
+
+    deltas = Deltas(emit, composed=composed, tool_of=tool_of) if emit and is_async else None
     convo = list(messages)
     errors = ""
     last: dict[str, Any] | None = None
@@ -229,7 +278,9 @@ async def ask(
         )
         try:
             create = client.chat.completions.create
-            if is_async:
+            if deltas is not None:
+                completion: Any = await complete(client, kwargs, deltas)
+            elif is_async:
                 completion = await cast("Awaitable[Any]", create(**kwargs))
             else:
                 completion = await asyncio.to_thread(create, **kwargs)
@@ -238,7 +289,10 @@ async def ask(
             raise LLMError(
                 redact(f"the LLM request failed{after}: {type(exc).__name__}: {exc}")
             ) from None
-        dumped: dict[str, Any] = completion.model_dump(mode="json")
+        dumped: dict[str, Any] = cast(
+            "dict[str, Any]",
+            completion if isinstance(completion, dict) else completion.model_dump(mode="json"),
+        )
         record_response(dumped)
         last = dumped
         try:
@@ -254,7 +308,7 @@ async def ask(
                 "reached before the arguments were complete)"
             )
             break
-        data, problems = _answer(message, request)
+        data, problems = _composed_answer(message) if composed else _answer(message, request)
         if problems:
             errors = FEEDBACK_HEADER + "\n".join(problems)
         else:
