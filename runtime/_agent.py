@@ -166,7 +166,10 @@ class AgentEvent:
     ``tool-call.start`` → ``tool-input-delta`` (the call's arguments, whole) → ``tool-result``
     (a progress yield of an async-generator Activity; zero or more) → ``tool-call.complete`` or
     ``tool-call.error`` (or ``tool-call.pending``, then complete/error when the result arrives).
-    The last event of ``astream`` is ``run.complete`` with the ``RunResult``.
+    ``astream`` streams the answer: ``text-delta`` (the output's text, ``data["delta"]``), and
+    before the whole arguments ``tool-input-delta`` events with ``data["partial"]`` (the
+    arguments generated so far). The last event of ``astream`` is ``run.complete`` with the
+    ``RunResult``.
     """
 
     type: EventType

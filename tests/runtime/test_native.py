@@ -5,41 +5,15 @@ union and routed the same way, the final text or a structured ``final_output``."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from tests._servers import serve_asgi
-from tests.conftest import REPO
+from tests.runtime.conftest import ACTIVITIES
 from tests.scripted_llm import Reply, ScriptedLLM, call, tools
-from toolbind.compiler import load_package
 from toolbind.runtime import Agent, ResponseValidationError
-
-
-@pytest.fixture(scope="module")
-def seeds() -> ModuleType:
-    return load_package(REPO / "generated", "seeds")
-
-
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
-
-
-def weather(call: Any) -> dict[str, Any]:
-    return {"temperature": 21.5, "conditions": f"sunny in {call.location}"}
-
-
-def sent(call: Any) -> dict[str, Any]:
-    return {"sent": True}
-
-
-ACTIVITIES = {"weatherCheck": weather, "sendEmail": sent}
 
 
 def functions(request: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -9,14 +9,13 @@ OpenAI-protocol server: what the model is offered is read from the requests it r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._servers import serve_asgi
 from tests.conftest import CORPUS, NO_CORPUS
 from tests.scripted_llm import Reply, ScriptedLLM, call
 from toolbind.compiler import compile_to_directory, load_package
@@ -35,13 +34,6 @@ def slack(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     out = tmp_path_factory.mktemp("slack")
     compile_to_directory([spec], out)
     return load_package(out, "slack_web_api")
-
-
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:

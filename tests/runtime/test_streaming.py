@@ -10,40 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-import pytest
-
-from tests._servers import serve_asgi
-from tests.conftest import REPO
+from tests.runtime.conftest import ACTIVITIES
 from tests.scripted_llm import Reply, ScriptedLLM, tools
-from toolbind.compiler import load_package
 from toolbind.runtime import Agent, AgentEvent
-
-
-@pytest.fixture(scope="module")
-def seeds() -> ModuleType:
-    return load_package(REPO / "generated", "seeds")
-
-
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
-
-
-def weather(call: Any) -> dict[str, Any]:
-    return {"temperature": 21.5, "conditions": f"sunny in {call.location}"}
-
-
-def sent(call: Any) -> dict[str, Any]:
-    return {"sent": True}
-
-
-ACTIVITIES = {"weatherCheck": weather, "sendEmail": sent}
 
 
 def collect(agent: Agent, question: str, **kwargs: Any) -> list[AgentEvent]:
