@@ -132,6 +132,9 @@ def native_request(composition: Composition, tool_choice: str) -> NativeRequest:
     if tool_choice == "none":
         out = [t for t in out if t["function"]["name"] == final]
         choice = {"type": "function", "function": {"name": final}} if final else "none"
+    elif tool_choice == "required" and len(composition.tools) == 1 and final is None:
+        # the same thing, said so that servers without "required" (llama-cpp-python) force it
+        choice = {"type": "function", "function": {"name": out[0]["function"]["name"]}}
     elif tool_choice in TOOL_CHOICES:
         choice = tool_choice
     else:

@@ -133,3 +133,16 @@ def test_auto_is_native_without_latent_tools_and_composed_with_one(
     assert [c.tool for c in response.calls] == ["sentimentAnalysis"]
     with pytest.raises(ValueError, match="mode"):
         Agent(url, model="m", mode="fancy")
+
+
+def test_required_with_one_tool_is_sent_as_that_tool(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str]
+) -> None:
+    server, url = llm
+    server.add(tools(("weatherCheck", {"location": "Oslo"})))
+    agent = Agent(url, model="m", tools=explicit(seeds)[:1], activities=ACTIVITIES, mode="native")
+    agent.request("Weather in Oslo", tool_choice="required")
+    assert server.requests[0]["tool_choice"] == {
+        "type": "function",
+        "function": {"name": "weatherCheck"},
+    }
