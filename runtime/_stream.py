@@ -144,7 +144,9 @@ async def complete(client: Any, kwargs: Mapping[str, Any], deltas: Deltas) -> di
                 )
                 call["id"] = item.get("id") or call["id"]
                 function: dict[str, Any] = item.get("function") or {}
-                call["function"]["name"] += function.get("name") or ""
+                named: str = function.get("name") or ""
+                if named != call["function"]["name"]:  # llama-cpp-python repeats it every chunk
+                    call["function"]["name"] += named
                 added: str = function.get("arguments") or ""
                 call["function"]["arguments"] += added
                 deltas.arguments(
