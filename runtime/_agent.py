@@ -625,13 +625,13 @@ class Agent:
         composition = self.composition(output, tool_choice, offered)
         step.offered, step.composition = [t.name for t in composition.tools], composition
         response_model = composition.response
+        if self.tools_in_prompt and composition.tools:
+            messages = _with_tools_listed(messages, describe_tools(composition.tools))
         if wants_native(self.mode, composition):
             step.mode = "native"
             return await self._ask_native(messages, composition, step, tool_choice, emit)
         if emit is not None and self._async:  # streamed: partial calls read as they arrive
             return await self._ask_native(messages, composition, step, tool_choice, emit)
-        if self.tools_in_prompt and composition.tools:
-            messages = _with_tools_listed(messages, describe_tools(composition.tools))
         hooks = Hooks()
 
         answered = [False]  # whether the latest request got a completion back

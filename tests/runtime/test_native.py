@@ -146,3 +146,21 @@ def test_required_with_one_tool_is_sent_as_that_tool(
         "type": "function",
         "function": {"name": "weatherCheck"},
     }
+
+
+def test_tools_in_prompt_reaches_a_native_request(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str]
+) -> None:
+    server, url = llm
+    server.add(tools(("weatherCheck", {"location": "Oslo"})))
+    agent = Agent(
+        url,
+        model="m",
+        tools=explicit(seeds),
+        activities=ACTIVITIES,
+        mode="native",
+        tools_in_prompt=True,
+    )
+    agent.request("Weather in Oslo")
+    system = server.requests[0]["messages"][0]
+    assert system["role"] == "system" and "- weatherCheck(location: string)" in system["content"]
