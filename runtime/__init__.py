@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
     from ._result import ToolResult
+    from ._selection import BM25Selector, ToolSelector, toolset
     from .errors import (
         AgentError,
         AlreadyResolved,
@@ -126,6 +127,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "compose",
     ),
     "._result": ("ToolResult",),
+    "._selection": (
+        "BM25Selector",
+        "ToolSelector",
+        "toolset",
+    ),
     ".errors": (
         "AgentError",
         "AlreadyResolved",
@@ -150,6 +156,7 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AlreadyResolved",
+    "BM25Selector",
     "CallContext",
     "CallRecord",
     "ComposableTool",
@@ -180,6 +187,7 @@ __all__ = [
     "ToolBinding",
     "ToolRegistry",
     "ToolResult",
+    "ToolSelector",
     "ToolbindError",
     "UnknownPendingCall",
     "UsageError",
@@ -199,6 +207,7 @@ __all__ = [
     "resolve_activity",
     "strict_violations",
     "tool_schema",
+    "toolset",
 ]
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from types import ModuleType
@@ -59,6 +60,7 @@ from ._executor import (
     RoutedCall,
 )
 from ._llm import InstructorModel, ModelCall
+from ._native import MODES, wants_native
 from ._registry import (
     Activity,
     ActivityFn,
@@ -69,6 +71,8 @@ from ._registry import (
 )
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
+from ._selection import ToolSelector, as_selector, offered_tools
+from ._stream import Emit
 from .contract import META_FIELDS
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
@@ -136,7 +140,12 @@ class Agent:
             chat template does not show the tool schema to the model (llama.cpp with many GGUF
             templates, SmolLM2's among them: only the grammar built from the schema reaches the
             model, never a description); a provider that renders tools itself needs none.
-        mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
+        mode: how tools are offered: ``"composed"`` (default: the seeds' single ``Response``
+            function, ``{calls, output}``), ``"native"`` (the provider's own tool calling: each
+            tool its own function, parallel calls, the final text or a ``final_output``
+            function; validated into the same Calls), or ``"auto"`` (native for a request that
+            offers no latent tool). An ``instructor.Mode`` instead picks the instructor mode of
+            the composed requests (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
         timeout: seconds per LLM HTTP request (only when the Agent builds the client).
@@ -155,6 +164,10 @@ class Agent:
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
         executor: what runs the Activity of each explicit call (default ``InProcessExecutor``:
             in this process; ``toolbind.temporal.TemporalExecutor``: Temporal activities on workers).
+        tool_selection: offer only the most relevant tools per request (large toolsets): a number
+            k (BM25 over names, descriptions and parameter names: ``BM25Selector(k)``, needs
+            ``toolbind[select]``) or any ``ToolSelector`` (``select(query, tools)``, sync or
+            async: embeddings, an LLM router); None offers every tool.
         mcp_servers: MCP servers whose tools the Agent also offers (an MCP configuration: a file,
             ``{"mcp": {"servers": [...]}}`` or the list of servers): listed at the start of a
             run and again after a server announces a change; each call goes to its server
@@ -177,7 +190,7 @@ class Agent:
         end_on_output: bool = False,
         meta_fields: MetaFields = "all",
         tools_in_prompt: bool = False,
-        mode: instructor.Mode | None = None,
+        mode: instructor.Mode | str | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
         http_retries: int = 2,
@@ -188,11 +201,19 @@ class Agent:
         request_kwargs: Mapping[str, Any] | None = None,
         executor: Executor | None = None,
         mcp_servers: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any] | None = None,
+        tool_selection: int | ToolSelector | None = None,
     ) -> None:
         self.last_step: Step | None = None
         """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
+        self.mode = mode if isinstance(mode, str) else "composed"
+        if self.mode not in MODES:
+            raise ValueError(f"Agent(mode={mode!r}): expected one of {', '.join(MODES)}")
         self._model: ModelCall = InstructorModel(
-            client, mode=mode, timeout=timeout, http_retries=http_retries, api_key=api_key
+            client,
+            mode=None if isinstance(mode, str) else mode,
+            timeout=timeout,
+            http_retries=http_retries,
+            api_key=api_key,
         )
         self._redact = self._model.redact
         if max_retries < 0:
@@ -231,6 +252,7 @@ class Agent:
         self.execution_activity: ExecutionFactory = execution_activity or self._http_execution
         self._http_executions: list[Any] = []  # HttpExecution objects the default factory made
         self.request_kwargs = dict(request_kwargs or {})
+        self.tool_selection = as_selector(tool_selection)
         self._compositions: dict[Any, Composition] = {}
         self._made_activities: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
@@ -263,9 +285,19 @@ class Agent:
             return "missing", None  # never latent: its result is not the model's to invent
         return "latent", None
 
-    def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
-        """The composed schema (and ``.response`` type) the next request will use."""
-        tools = [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
+    def _all_tools(self) -> list[ToolBinding]:
+        """Every tool the Agent can offer: its own, then its MCP servers'."""
+        return [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
+
+    def composition(
+        self,
+        output: OutputSpec = None,
+        tool_choice: str = "auto",
+        tools: Iterable[ToolBinding] | None = None,
+    ) -> Composition:
+        """The composed schema (and ``.response`` type) of a request offering ``tools`` (default:
+        all of the Agent's, its MCP servers' included)."""
+        tools = self._all_tools() if tools is None else list(tools)
         routed = {t.name: self._route(t)[0] for t in tools}
         stranded = [
             t.name
@@ -386,10 +418,36 @@ class Agent:
         output: OutputSpec,
         step: Step,
         tool_choice: str = "auto",
+        subset: Iterable[str | ToolBinding] | None = None,
+        emit: Emit | None = None,
     ) -> ToolResponse[Any, Any]:
-        composition = self.composition(output, tool_choice)
+        offered = await offered_tools(
+            self._all_tools(),
+            messages,
+            subset=subset,
+            selector=self.tool_selection,
+            tool_choice=tool_choice,
+        )
+        composition = self.composition(output, tool_choice, offered)
+        step.offered, step.composition = [t.name for t in composition.tools], composition
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
+        native = wants_native(self.mode, composition)
+        if native:
+            step.mode = "native"
+        if native or (emit is not None and self._model.streams):
+            # native: one function per tool; streamed: partial calls read as they arrive
+            return await self._model.ask_native(
+                messages,
+                composition,
+                step,
+                model=self.model,
+                tool_choice=tool_choice,
+                max_retries=self.max_retries,
+                request_kwargs=self.request_kwargs,
+                agent_mode=self.mode,
+                emit=emit,
+            )
         return await self._model.ask(
             messages,
             composition.response,
@@ -405,13 +463,15 @@ class Agent:
         output: OutputSpec = None,
         *,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> ToolResponse[Any, Any]:
         """One LLM step: the validated Response (``.calls`` typed per tool, ``.output``);
         ``agent.last_step`` keeps the step's requests and token usage (``.llm_requests``, ``.usage``).
 
         ``tool_choice``: ``auto`` (calls and/or output), ``required`` (at least one call and no
         output), ``none`` (the output, no call) or a tool's name (only that tool, called at least
-        once). The composed schema says so and the answer is held to it.
+        once). The composed schema says so and the answer is held to it. ``tools``: offer only
+        these (names or bindings) this time; ``Agent(tool_selection=...)`` narrows them further.
 
         Raises:
             ResponseValidationError: the answers stayed invalid after ``max_retries`` retries.
@@ -422,7 +482,7 @@ class Agent:
         self.last_step = step  # its requests, raw responses and usage, also when this raises
         if self._mcp is not None:
             await self._mcp.refresh()
-        return await self._ask(self._conversation(messages), output, step, tool_choice)
+        return await self._ask(self._conversation(messages), output, step, tool_choice, tools)
 
     def request(
         self,
@@ -430,9 +490,10 @@ class Agent:
         output: OutputSpec = None,
         *,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> ToolResponse[Any, Any]:
         """``arequest`` for synchronous code (not from inside a running event loop)."""
-        return self._sync(self.arequest(messages, output, tool_choice=tool_choice))
+        return self._sync(self.arequest(messages, output, tool_choice=tool_choice, tools=tools))
 
     # -- the loop
 
@@ -444,6 +505,7 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> RunResult:
         """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
 
@@ -454,6 +516,7 @@ class Agent:
             run_id: resume a run (its pending results get delivered); a new id by default.
             tool_choice: the first step's (``arequest``'s values); later steps are ``auto``, so
                 the run can end (as the OpenAI Agents SDK resets a required tool choice).
+            tools: offer only these tools (names or bindings) in this run.
 
         Raises:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
@@ -461,7 +524,7 @@ class Agent:
         result: RunResult | None = None
         if max_steps < 1:
             raise ValueError("arun(max_steps=...) must be >= 1")
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        async for event in self._events(messages, output, max_steps, run_id, tool_choice, tools):
             if event.type == "run.complete":
                 result = event.result
         assert result is not None
@@ -475,10 +538,18 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
         return self._sync(
-            self.arun(messages, output, max_steps=max_steps, run_id=run_id, tool_choice=tool_choice)
+            self.arun(
+                messages,
+                output,
+                max_steps=max_steps,
+                run_id=run_id,
+                tool_choice=tool_choice,
+                tools=tools,
+            )
         )
 
     async def astream(
@@ -489,14 +560,21 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run the loop, yielding the user-facing events as they happen (``tool_choice`` as
         for ``arun``).
 
         Only calls of visible tools (``visible`` flag; default: every execution type but
-        ``internal``) appear; the last event is ``run.complete`` with ``.result``.
+        ``internal``) appear; the last event is ``run.complete`` with ``.result``. The model's
+        answer is streamed (async clients): ``text-delta`` events with the output's text, and for
+        each call ``tool-call.start`` and ``tool-input-delta`` events with its partial arguments
+        (``data["partial"]``) as they are generated, then the validated call's
+        ``tool-input-delta`` (``data["delta"]``: the whole arguments) and its result.
         """
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        async for event in self._events(
+            messages, output, max_steps, run_id, tool_choice, tools, stream=True
+        ):
             if event.visible:
                 yield event
 
@@ -518,8 +596,11 @@ class Agent:
         max_steps: int,
         run_id: str | None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
+        stream: bool = False,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
+        subset = None if tools is None else list(tools)
         prefix = self._call_prefix()
         convo = self._conversation(messages)
         steps: list[Step] = []
@@ -536,40 +617,49 @@ class Agent:
             shown = self.composition(output).shown if self.pending is not None else {}
             for event in self._deliver_pending(rid, step, convo, outstanding, shown):
                 yield event
-            try:
-                response = await self._ask(
-                    convo, output, step, tool_choice if index == 0 else "auto"
+            queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+            started: set[str] = set()  # calls whose start the stream told
+            emit = _streamed(rid, index, f"{prefix}-{index}", queue, started, self._binding)
+            asking = asyncio.create_task(
+                self._ask(
+                    convo,
+                    output,
+                    step,
+                    tool_choice if index == 0 else "auto",
+                    subset,
+                    emit if stream else None,
                 )
+            )
+            async for event in _drain(queue, asking):
+                yield event
+            try:
+                response = asking.result()
             except AgentError as exc:
                 exc.steps = steps  # the transcript so far, for the caller's diagnosis
                 raise
             step.response = response
-            queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
-            task = asyncio.create_task(
-                self._execute(rid, index, prefix, response, queue.put_nowait)
-            )
-            try:
-                while True:
-                    getter = asyncio.create_task(queue.get())
-                    done, _ = await asyncio.wait(
-                        {getter, task}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if getter in done:
-                        yield getter.result()
-                        continue
-                    getter.cancel()
-                    break
-                while not queue.empty():
-                    yield queue.get_nowait()
-            finally:
-                if not task.done():  # the consumer stopped listening: stop the calls too
-                    task.cancel()
+            put = _unless_started(queue, started)  # the stream told these calls' start
+            task = asyncio.create_task(self._execute(rid, index, prefix, response, put))
+            async for event in _drain(queue, task):  # the consumer stops: the calls stop too
+                yield event
             step.calls = task.result()
             for record in step.calls:
                 if record.pending:
                     outstanding[record.call_id] = record
-            asked = self.composition(output, tool_choice if index == 0 else "auto")
-            _feed_back(convo, response, step, asked.response.__name__, asked.shown)
+            asked = step.composition or self.composition(
+                output, tool_choice if index == 0 else "auto"
+            )
+            if step.mode == "native":
+                from ._native import feed_back
+
+                results = [
+                    {"call_id": r.call_id, "tool": asked.shown.get(r.tool, r.tool)}
+                    | r.result.model_dump(mode="json")
+                    for r in step.calls
+                ]
+                feed_back(convo, step.raw_responses[-1], asked, results, _for_the_model)
+            else:
+                _feed_back(convo, response, step, asked.response.__name__, asked.shown)
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist
                 unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
@@ -824,6 +914,67 @@ def _mcp_toolbox(servers: Any) -> Any:
     from ._mcp_client import McpToolbox
 
     return McpToolbox(servers)
+
+
+def _streamed(
+    run_id: str,
+    step: int,
+    step_key: str,
+    queue: asyncio.Queue[AgentEvent],
+    started: set[str],
+    binding: Callable[[str], ToolBinding | None],
+) -> Emit:
+    """The ``emit`` of a streamed step: its deltas as events, with the call ids the validated
+    calls will have (``step_key-index``)."""
+
+    def emit(kind: str, index: int | None, tool: str | None, data: Any) -> None:
+        call_id = None if index is None else f"{step_key}-{index}"
+        if kind == "tool-call.start" and call_id is not None:
+            started.add(call_id)
+        found = binding(tool) if tool else None
+        queue.put_nowait(
+            AgentEvent(
+                type=cast("EventType", kind),
+                run_id=run_id,
+                step=step,
+                call_id=call_id,
+                tool=tool,
+                data=data,
+                visible=_visible(found) if found else True,
+            )
+        )
+
+    return emit
+
+
+def _unless_started(
+    queue: asyncio.Queue[AgentEvent], started: set[str]
+) -> Callable[[AgentEvent], None]:
+    def put(event: AgentEvent) -> None:
+        if event.type != "tool-call.start" or event.call_id not in started:
+            queue.put_nowait(event)
+
+    return put
+
+
+async def _drain(
+    queue: asyncio.Queue[AgentEvent], task: asyncio.Task[Any]
+) -> AsyncIterator[AgentEvent]:
+    """The events ``task`` puts on ``queue`` while it runs (the task's outcome is left to read)."""
+    try:
+        while True:
+            getter = asyncio.create_task(queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+                continue
+            getter.cancel()
+            break
+        while not queue.empty():
+            yield queue.get_nowait()
+    finally:
+        if not task.done():  # the consumer stopped listening: stop the work too
+            task.cancel()
 
 
 def _visible(binding: ToolBinding) -> bool:

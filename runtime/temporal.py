@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -55,6 +55,7 @@ from ._events import CallRecord, RunResult, Step
 from ._executor import _CURRENT, Pending, RoutedCall, invoke, to_result  # pyright: ignore[reportPrivateUsage]
 from ._registry import ActivityFn, ActivityRegistry, ToolRegistry
 from ._result import ToolResult
+from ._stream import Emit
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
@@ -664,8 +665,13 @@ class _DurableLoop(Agent):
         output: Any,
         step: Step,
         tool_choice: str = "auto",
+        subset: Iterable[str | ToolBinding] | None = None,
+        emit: Emit | None = None,
     ) -> ToolResponse[Any, Any]:
+        # a durable run offers every tool, composed, not streamed (DurableAgent takes no
+        # tools=/mode=/tool_selection=; the workflow's arun never streams)
         composition = self.composition(output, tool_choice)
+        step.offered, step.composition = [t.name for t in composition.tools], composition
         not_latent = sorted(t.name for t in self.tools if self._route(t)[0] != "latent")
         payload = {
             "messages": messages,

@@ -57,6 +57,7 @@ def test_runtime_surface() -> None:
         "AgentError",
         "AgentEvent",
         "AlreadyResolved",
+        "BM25Selector",
         "CallContext",
         "CallRecord",
         "ComposableTool",
@@ -87,6 +88,7 @@ def test_runtime_surface() -> None:
         "ToolBinding",
         "ToolRegistry",
         "ToolResult",
+        "ToolSelector",
         "ToolbindError",
         "UnknownPendingCall",
         "UsageError",
@@ -106,6 +108,7 @@ def test_runtime_surface() -> None:
         "resolve_activity",
         "strict_violations",
         "tool_schema",
+        "toolset",
     ]
 
 
