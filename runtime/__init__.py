@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     )
     from ._binding import ToolBinding, load_bindings
     from ._compose import ComposableTool, nullable, resolve_activity, tool_schema
+    from ._context import Context, ContextMessage, Reference, Variable, parse_reference
     from ._exports import (
         ExportIssue,
         GeminiExport,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     from .errors import (
         AgentError,
         AlreadyResolved,
+        InvalidReference,
         LLMError,
         ModelFeedback,
         PendingError,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
         RunFailure,
         ToolbindError,
         UnknownPendingCall,
+        UnresolvedReference,
         UsageError,
     )
 
@@ -86,6 +89,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "nullable",
         "resolve_activity",
         "tool_schema",
+    ),
+    "._context": (
+        "Context",
+        "ContextMessage",
+        "Reference",
+        "Variable",
+        "parse_reference",
     ),
     "._exports": (
         "ExportIssue",
@@ -121,6 +131,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".errors": (
         "AgentError",
         "AlreadyResolved",
+        "InvalidReference",
         "LLMError",
         "ModelFeedback",
         "PendingError",
@@ -130,6 +141,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RunFailure",
         "ToolbindError",
         "UnknownPendingCall",
+        "UnresolvedReference",
         "UsageError",
     ),
 }
@@ -145,9 +157,12 @@ __all__ = [
     "CallRecord",
     "ComposableTool",
     "Composition",
+    "Context",
+    "ContextMessage",
     "ExecutionFactory",
     "ExportIssue",
     "GeminiExport",
+    "InvalidReference",
     "LLMError",
     "ModelFeedback",
     "NotStrictable",
@@ -158,6 +173,7 @@ __all__ = [
     "PendingSink",
     "PendingStore",
     "PendingToolCall",
+    "Reference",
     "RegistrationError",
     "ResponseValidationError",
     "RunFailure",
@@ -170,7 +186,9 @@ __all__ = [
     "ToolResult",
     "ToolbindError",
     "UnknownPendingCall",
+    "UnresolvedReference",
     "UsageError",
+    "Variable",
     "anthropic_tools",
     "call_from_strict",
     "compose",
@@ -182,6 +200,7 @@ __all__ = [
     "openai_strict_schema",
     "openai_strict_tools",
     "openai_tools",
+    "parse_reference",
     "pending_app",
     "resolve_activity",
     "strict_violations",

@@ -44,6 +44,7 @@ from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
 from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
+from ._context import Context, ContextMessage
 from ._registry import (
     Activity,
     ActivityFn,
@@ -54,6 +55,7 @@ from ._registry import (
 )
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
+from ._state import RunContext
 from .contract import META_FIELDS
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
@@ -146,6 +148,9 @@ class PendingSink(Protocol):
 
     def collect(self, run_id: str) -> Sequence[PendingCall]: ...
 
+
+ContextLike = Context | Iterable[ContextMessage | Mapping[str, Any]] | None
+"""What ``run(..., context=...)`` takes: a ``Context`` or RFC context items (data/state/input)."""
 
 ExecutionFactory = Callable[[ToolBinding], ActivityFn | None]
 """Makes the Activity of a tool with a declarative ``execution`` config (e.g. gateway HTTP), or
@@ -243,6 +248,8 @@ class RunResult:
     steps: list[Step]
     messages: list[dict[str, Any]]
     pending: list[str]
+    context: Context | None = None
+    """The run's context (``run(..., context=...)``) with the outputs the calls wrote, or None."""
 
     @property
     def llm_requests(self) -> int:
@@ -438,8 +445,11 @@ class Agent:
             return "missing", None  # never latent: its result is not the model's to invent
         return "latent", None
 
-    def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
-        """The composed schema (and ``.response`` type) the next request will use."""
+    def composition(
+        self, output: OutputSpec = None, tool_choice: str = "auto", instances: Sequence[str] = ()
+    ) -> Composition:
+        """The composed schema (and ``.response`` type) the next request will use
+        (``instances``: a multi-instance context's ids, offered as ``_instance``)."""
         tools = list(self.tools)
         routed = {t.name: self._route(t)[0] for t in tools}
         stranded = [
@@ -471,6 +481,7 @@ class Agent:
             self.max_calls,
             tool_choice,
             self.meta_fields,
+            tuple(instances),
         )
         # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
@@ -484,6 +495,7 @@ class Agent:
                 max_calls=self.max_calls,
                 tool_choice=tool_choice,
                 meta_fields=self.meta_fields,
+                instances=instances,
             )
             self._compositions[key] = found
         return found
@@ -573,6 +585,7 @@ class Agent:
         output: OutputSpec,
         step: Step,
         tool_choice: str = "auto",
+        instances: Sequence[str] = (),
     ) -> ToolResponse[Any, Any]:
         from instructor.core.exceptions import (
             IncompleteOutputException,
@@ -581,7 +594,7 @@ class Agent:
         )
         from instructor.core.hooks import HookName, Hooks
 
-        composition = self.composition(output, tool_choice)
+        composition = self.composition(output, tool_choice, instances)
         response_model = composition.response
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
@@ -715,6 +728,7 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        context: ContextLike = None,
     ) -> RunResult:
         """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
 
@@ -725,6 +739,11 @@ class Agent:
             run_id: resume a run (its pending results get delivered); a new id by default.
             tool_choice: the first step's (``arequest``'s values); later steps are ``auto``, so
                 the run can end (as the OpenAI Agents SDK resets a required tool choice).
+            context: data / state / input messages (a ``Context``, or RFC context items): the
+                model sees them; Calls' variable references resolve in them and their outputs
+                are appended at their ``_outputPath``; with ``_instance`` ids, every tool takes
+                an ``_instance`` (related/005-013). A ``Context`` given is updated in place;
+                ``RunResult.context`` is the context after the run.
 
         Raises:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
@@ -732,7 +751,8 @@ class Agent:
         result: RunResult | None = None
         if max_steps < 1:
             raise ValueError("arun(max_steps=...) must be >= 1")
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        events = self._events(messages, output, max_steps, run_id, tool_choice, context)
+        async for event in events:
             if event.type == "run.complete":
                 result = event.result
         assert result is not None
@@ -746,10 +766,18 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        context: ContextLike = None,
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
         return self._sync(
-            self.arun(messages, output, max_steps=max_steps, run_id=run_id, tool_choice=tool_choice)
+            self.arun(
+                messages,
+                output,
+                max_steps=max_steps,
+                run_id=run_id,
+                tool_choice=tool_choice,
+                context=context,
+            )
         )
 
     async def astream(
@@ -760,14 +788,16 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        context: ContextLike = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run the loop, yielding the user-facing events as they happen (``tool_choice`` as
-        for ``arun``).
+        """Run the loop, yielding the user-facing events as they happen (``tool_choice`` and
+        ``context`` as for ``arun``).
 
         Only calls of visible tools (``visible`` flag; default: every execution type but
         ``internal``) appear; the last event is ``run.complete`` with ``.result``.
         """
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        events = self._events(messages, output, max_steps, run_id, tool_choice, context)
+        async for event in events:
             if event.visible:
                 yield event
 
@@ -789,11 +819,16 @@ class Agent:
         max_steps: int,
         run_id: str | None,
         tool_choice: str = "auto",
+        context: ContextLike = None,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
         # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
         prefix = f"call-{uuid.uuid4().hex[:8]}"
         convo = self._conversation(messages)
+        state = RunContext(Context.of(context)) if context is not None else None
+        instances = state.instances if state is not None else ()
+        if state is not None and (shown_context := state.render()) is not None:
+            convo.append({"role": "user", "content": shown_context})
         steps: list[Step] = []
         outstanding: dict[str, CallRecord] = {}
         final: Any = None
@@ -806,7 +841,7 @@ class Agent:
                 yield event
             try:
                 response = await self._ask(
-                    convo, output, step, tool_choice if index == 0 else "auto"
+                    convo, output, step, tool_choice if index == 0 else "auto", instances
                 )
             except AgentError as exc:
                 exc.steps = steps  # the transcript so far, for the caller's diagnosis
@@ -814,7 +849,7 @@ class Agent:
             step.response = response
             queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
             task = asyncio.create_task(
-                self._execute(rid, f"{prefix}-{index}", response, queue.put_nowait)
+                self._execute(rid, f"{prefix}-{index}", response, queue.put_nowait, state)
             )
             try:
                 while True:
@@ -836,8 +871,10 @@ class Agent:
             for record in step.calls:
                 if record.pending:
                     outstanding[record.call_id] = record
-            asked = self.composition(output, tool_choice if index == 0 else "auto")
+            asked = self.composition(output, tool_choice if index == 0 else "auto", instances)
             _feed_back(convo, response, step, asked.response.__name__, asked.shown)
+            if state is not None and (update := state.updates()) is not None:
+                convo.append({"role": "user", "content": update})
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist
                 unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
@@ -851,6 +888,7 @@ class Agent:
             steps=steps,
             messages=convo,
             pending=sorted(outstanding),
+            context=state.context if state is not None else None,
         )
         yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
 
@@ -929,6 +967,7 @@ class Agent:
         step_key: str,
         response: ToolResponse[Any, Any],
         emit: Callable[[AgentEvent], None],
+        state: RunContext | None = None,
     ) -> list[CallRecord]:
         calls = list(response.calls)
         records: list[CallRecord | None] = [None] * len(calls)
@@ -936,7 +975,7 @@ class Agent:
 
         async def flush() -> None:
             done = await asyncio.gather(
-                *(self._execute_one(run_id, step_key, i, c, emit) for i, c in batch)
+                *(self._execute_one(run_id, step_key, i, c, emit, state) for i, c in batch)
             )
             for (i, _), record in zip(batch, done, strict=True):
                 records[i] = record
@@ -945,10 +984,12 @@ class Agent:
         for index, call in enumerate(calls):
             binding = self._binding(call.tool)
             route, activity = self._route(binding) if binding else ("missing", None)
-            if activity is not None and not activity.concurrent and route == "explicit":
+            if (activity is not None and not activity.concurrent and route == "explicit") or (
+                state is not None and state.depends(call)  # reads what earlier calls write
+            ):
                 # opted out: runs alone, after the calls before it and before those after it
                 await flush()
-                records[index] = await self._execute_one(run_id, step_key, index, call, emit)
+                records[index] = await self._execute_one(run_id, step_key, index, call, emit, state)
             else:
                 batch.append((index, call))
         await flush()
@@ -961,11 +1002,15 @@ class Agent:
         index: int,
         call: Any,
         emit: Callable[[AgentEvent], None],
+        state: RunContext | None = None,
     ) -> CallRecord:
         call_id = f"{step_key}-{index}"
         step = int(step_key.rpartition("-")[2])
         tool: str = call.tool
         binding = self._binding(tool)
+        refused: str | None = None  # the context's reason the call cannot run (a bad reference)
+        if state is not None:
+            call, refused = state.prepare(call, binding)
         dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
         arguments = {k: v for k, v in dumped.items() if k not in META_FIELDS}
         visible = _visible(binding) if binding else True
@@ -995,7 +1040,9 @@ class Agent:
         event("tool-call.start", {"reasoning": dumped.get("_reasoningForCall")})
         event("tool-input-delta", {"delta": json.dumps(arguments)})
         value: Any
-        if route == "latent":
+        if refused is not None:
+            value = _Result.fail(refused)
+        elif route == "latent":
             if "_output" in dumped:
                 value = _Result.ok(dumped["_output"], execution="latent")
             else:  # optional in the composed schema: the model gave none
@@ -1026,6 +1073,8 @@ class Agent:
             record.pending = record.result.success
         else:
             record.result = _to_result(value, binding)
+            if state is not None:  # the output appended at its _outputPath (008)
+                record.result = state.record(call, binding, record.result)
         kind: EventType = (
             "tool-call.pending"
             if record.pending

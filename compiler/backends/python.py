@@ -26,6 +26,7 @@ import jinja2
 
 from toolbind.runtime.contract import (
     FORMATS,
+    META_FIELD_NAMES,
     TYPES_EXPORTS,
     ToolSchema,
     compose_schema,
@@ -730,6 +731,12 @@ class PythonBackend:
             ):
                 if value is not None:
                     entry[key] = value
+            if tool.extensions:
+                entry["extensions"] = {
+                    wire: self.emitter.emit(node) for wire, node in tool.extensions
+                }
+                if tool.extensions_required:
+                    entry["extensions_required"] = list(tool.extensions_required)
             if tool.toolsets:
                 entry["toolsets"] = list(tool.toolsets)
             if tool.deprecated:
@@ -791,6 +798,7 @@ class PythonBackend:
                 "Annotated[JsonStr | None, NotNull]",
                 "Field(default=None, alias='_activity')",
             ),
+            *self._extension_fields(call_cls, tool),
             FieldView(
                 "reasoning_for_call",
                 "Annotated[JsonStr | None, NotNull]",
@@ -826,6 +834,22 @@ class PythonBackend:
                 for status, node in tool.errors
             ),
         )
+
+    def _extension_fields(self, call_cls: str, tool: ToolSpec) -> list[FieldView]:
+        """The Call fields of the RFC's extensions the tool declares (``_outputPath`` → a field
+        ``output_path`` typed by its schema); absent stays absent (None, left out of dumps)."""
+        names = dict((wire, py) for py, wire in META_FIELD_NAMES)
+        out: list[FieldView] = []
+        for wire, node in tool.extensions:
+            annotation, _ = self._type(node, call_cls + naming.class_name(wire.lstrip("_")))
+            out.append(
+                FieldView(
+                    names[wire],
+                    f"Annotated[{annotation} | None, NotNull]",
+                    f"Field(default=None, alias={py_str(wire)})",
+                )
+            )
+        return out
 
     def _error(self, call_cls: str, status: str, node: SchemaNode) -> str:
         """The model a failed call's body is read into: the schema's own class when it names
