@@ -91,6 +91,21 @@ def _llm_script() -> tuple[Reply, ...]:
         call({"calls": [{"_tool": "greetUser", "userName": "Ann"}], "output": None}),
         call({"calls": [{"_tool": "greetUser", "userName": "Bo"}], "output": None}),
         call({"calls": [], "output": "I greeted Bo."}),
+        # the Context block: a dynamic _outputPath and a reference, then the output
+        call(
+            {
+                "calls": [
+                    {
+                        "_tool": "setStatus",
+                        "user": "†data.user.name",
+                        "status": "inactive",
+                        "_outputPath": "†data.user.status",
+                    }
+                ],
+                "output": None,
+            }
+        ),
+        call({"calls": [], "output": "done"}),
     )
 
 
@@ -147,7 +162,14 @@ def check_output(out: dict[str, str], project: Path, llm: ScriptedLLM) -> None:
     runtime = out["Runtime (`toolbind.runtime`: registries, `Agent`)"].splitlines()
     assert "userName='Ann'" in runtime[0] and "GreetUserCall" in runtime[0]
     assert runtime[1] == "I greeted Bo. [('greetUser', {'greeting': 'Hello, Bo'})]"
-    assert len(llm.requests) == 3
+    context = out["Context, state and output paths (`Context`, `run(..., context=...)`)"].splitlines()
+    assert context[0] == (
+        "inactive Alex {'user': 'Alex', 'status': 'inactive'}"
+    )
+    assert context[1] == (
+        "{'user': {'name': 'Alex', 'status': 'inactive', 'tags': ['vip']}} †data.user.status"
+    )
+    assert len(llm.requests) == 5
     assert not (REPO / "generated" / "my_tools").exists()
 
 
