@@ -311,3 +311,28 @@ def test_one_request_over_20_instances_equals_20_requests(llm: tuple[ScriptedLLM
     assert [batch.view("state", i) for i in ids] == separate
     assert {s["verdict"]["decision"] for s in separate} == {"approve", "reject"}  # not all the same
     assert batch.view("state") is None  # nothing leaked into the global context
+
+
+def test_a_latent_output_is_written_at_its_prescribed_path(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    registry = ToolRegistry()
+    registry.register(
+        "think",
+        {
+            "type": "object",
+            "properties": {
+                "_tool": {"const": "think"},
+                "_outputPath": {"const": "†state.plan"},
+                "_output": {"type": "object", "properties": {"steps": {"type": "array"}}},
+                "goal": {"type": "string"},
+            },
+        },
+    )
+    server.add(
+        answer({"_tool": "think", "goal": "x", "_output": {"steps": ["a", "b"]}}),
+        answer(output="ok"),
+    )
+    agent = Agent(url, model="scripted", tools=registry, activities=ActivityRegistry())
+    result = agent.run("plan", context=[{"type": "state", "state": {}}])
+    assert result.context is not None and result.context["state.plan"] == {"steps": ["a", "b"]}
+    assert result.steps[0].calls[0].route == "latent"
