@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
     from ._result import ToolResult
+    from ._state import ActivityContext
     from .errors import (
         AgentError,
         AlreadyResolved,
@@ -128,6 +129,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "compose",
     ),
     "._result": ("ToolResult",),
+    "._state": ("ActivityContext",),
     ".errors": (
         "AgentError",
         "AlreadyResolved",
@@ -149,6 +151,7 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Activity",
+    "ActivityContext",
     "ActivityRegistry",
     "Agent",
     "AgentError",

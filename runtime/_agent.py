@@ -55,7 +55,7 @@ from ._registry import (
 )
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
-from ._state import RunContext
+from ._state import RunContext, takes_context
 from .contract import META_FIELDS
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
@@ -729,6 +729,7 @@ class Agent:
         run_id: str | None = None,
         tool_choice: str = "auto",
         context: ContextLike = None,
+        deps: Any = None,
     ) -> RunResult:
         """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
 
@@ -744,6 +745,8 @@ class Agent:
                 are appended at their ``_outputPath``; with ``_instance`` ids, every tool takes
                 an ``_instance`` (related/005-013). A ``Context`` given is updated in place;
                 ``RunResult.context`` is the context after the run.
+            deps: the run's dependencies (a database handle, a user id), given to each Activity
+                that takes a second argument, as ``ActivityContext.deps``.
 
         Raises:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
@@ -751,7 +754,7 @@ class Agent:
         result: RunResult | None = None
         if max_steps < 1:
             raise ValueError("arun(max_steps=...) must be >= 1")
-        events = self._events(messages, output, max_steps, run_id, tool_choice, context)
+        events = self._events(messages, output, max_steps, run_id, tool_choice, context, deps)
         async for event in events:
             if event.type == "run.complete":
                 result = event.result
@@ -767,6 +770,7 @@ class Agent:
         run_id: str | None = None,
         tool_choice: str = "auto",
         context: ContextLike = None,
+        deps: Any = None,
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
         return self._sync(
@@ -777,6 +781,7 @@ class Agent:
                 run_id=run_id,
                 tool_choice=tool_choice,
                 context=context,
+                deps=deps,
             )
         )
 
@@ -789,14 +794,15 @@ class Agent:
         run_id: str | None = None,
         tool_choice: str = "auto",
         context: ContextLike = None,
+        deps: Any = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run the loop, yielding the user-facing events as they happen (``tool_choice`` and
-        ``context`` as for ``arun``).
+        """Run the loop, yielding the user-facing events as they happen (``tool_choice``,
+        ``context`` and ``deps`` as for ``arun``).
 
         Only calls of visible tools (``visible`` flag; default: every execution type but
         ``internal``) appear; the last event is ``run.complete`` with ``.result``.
         """
-        events = self._events(messages, output, max_steps, run_id, tool_choice, context)
+        events = self._events(messages, output, max_steps, run_id, tool_choice, context, deps)
         async for event in events:
             if event.visible:
                 yield event
@@ -820,14 +826,15 @@ class Agent:
         run_id: str | None,
         tool_choice: str = "auto",
         context: ContextLike = None,
+        deps: Any = None,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
         # call ids must not repeat when a run is resumed (same run_id, steps counted from 0 again)
         prefix = f"call-{uuid.uuid4().hex[:8]}"
         convo = self._conversation(messages)
-        state = RunContext(Context.of(context)) if context is not None else None
-        instances = state.instances if state is not None else ()
-        if state is not None and (shown_context := state.render()) is not None:
+        state = RunContext(Context.of(context) if context is not None else None, deps)
+        instances = state.instances
+        if (shown_context := state.render()) is not None:
             convo.append({"role": "user", "content": shown_context})
         steps: list[Step] = []
         outstanding: dict[str, CallRecord] = {}
@@ -873,7 +880,7 @@ class Agent:
                     outstanding[record.call_id] = record
             asked = self.composition(output, tool_choice if index == 0 else "auto", instances)
             _feed_back(convo, response, step, asked.response.__name__, asked.shown)
-            if state is not None and (update := state.updates()) is not None:
+            if (update := state.updates()) is not None:
                 convo.append({"role": "user", "content": update})
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist
@@ -888,7 +895,7 @@ class Agent:
             steps=steps,
             messages=convo,
             pending=sorted(outstanding),
-            context=state.context if state is not None else None,
+            context=state.context,
         )
         yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
 
@@ -1060,8 +1067,20 @@ class Agent:
                 record.progress.append(plain)
                 event("tool-result", {"preliminary": True, "output": plain})
 
+            given = (
+                state.for_call(
+                    run_id=run_id,
+                    step=step,
+                    call_id=call_id,
+                    tool=tool,
+                    instance=dumped.get("_instance"),
+                    reporter=progress,
+                )
+                if state is not None and takes_context(activity.fn)
+                else None
+            )
             try:
-                value = await asyncio.wait_for(_invoke(activity.fn, call, progress), timeout)
+                value = await asyncio.wait_for(_invoke(activity.fn, call, progress, given), timeout)
             except TimeoutError:
                 value = _Result.fail(
                     f"activity for {tool!r} timed out after {timeout:g}s", execution="explicit"
@@ -1120,16 +1139,19 @@ def _visible(binding: ToolBinding) -> bool:
     return binding.visible if binding.visible is not None else True
 
 
-async def _invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) -> Any:
+async def _invoke(
+    fn: ActivityFn, call: Any, progress: Callable[[Any], None], context: Any = None
+) -> Any:
+    args = (call,) if context is None else (call, context)  # ActivityContext: fn(call, ctx)
     if inspect.isasyncgenfunction(fn):
         last: Any = None
-        async for item in fn(call):
+        async for item in fn(*args):
             progress(item)
             last = item
         return last
     if inspect.iscoroutinefunction(fn):
-        return await fn(call)
-    value = await asyncio.to_thread(fn, call)
+        return await fn(*args)
+    value = await asyncio.to_thread(fn, *args)
     if inspect.isawaitable(value):
         value = await value
     return value

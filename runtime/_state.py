@@ -11,23 +11,31 @@ three things (so the loop itself stays a few lines longer, wherever it lives):
   ``_outputPath`` by its ``_outputMethod`` (008), in its instance, with ``_call`` and ``_date``;
 * ``RunContext.updates()`` after a step: the changed identities' merged values, as the model
   reads them (the next request's context, 010).
+
+It also makes the ``ActivityContext`` an Activity gets as a second argument when its signature
+takes one (``def fn(call, ctx)``: AgentB's ``execute(input, agentContext)``, pydantic-ai's
+``RunContext``): the run, step and call ids, the ``deps`` given to ``run(..., deps=...)``, the
+run's context (read in the call's instance) and a progress reporter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from ._binding import ToolBinding
-from ._context import Context, is_reference, parse_expression
+from ._context import MISSING, Context, Reference, Variable, is_reference, parse_expression
 from ._result import ToolResult
 from .contract import META_FIELDS
 from .errors import InvalidReference, UnresolvedReference
 
-__all__ = ["RunContext", "call_meta"]
+__all__ = ["ActivityContext", "RunContext", "call_meta", "takes_context"]
+
+DepsT = TypeVar("DepsT")
 
 _Result = ToolResult[Any]
 
@@ -57,24 +65,121 @@ def _has_refs(value: Any) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActivityContext(Generic[DepsT]):
+    """What an Activity that takes a second argument is given (``def fn(call, ctx)``).
+
+    Attributes:
+        run_id: the run's id (``RunResult.run_id``).
+        step: the step's index in the run.
+        call_id: the call's id (``CallRecord.call_id``).
+        tool: the tool's name.
+        deps: what was given to ``Agent.run(..., deps=...)`` (None when nothing was); annotate
+            it as ``ActivityContext[MyDeps]`` and pyright checks its use.
+        instance: the call's ``_instance`` (related/013), or None.
+        context: the run's ``Context`` (``run(..., context=...)``), or None.
+    """
+
+    run_id: str
+    step: int
+    call_id: str
+    tool: str
+    deps: DepsT
+    instance: str | None = None
+    context: Context | None = None
+    reporter: Callable[[Any], None] | None = field(default=None, repr=False)
+
+    def progress(self, item: Any) -> None:
+        """Report progress: a ``tool-result`` event (``preliminary``), as an async-generator
+        Activity's yields are, recorded in ``CallRecord.progress``."""
+        if self.reporter is not None:
+            self.reporter(item)
+
+    def get(self, ref: str | Reference, default: Any = None) -> Any:
+        """A value of the run's context, in the call's instance (``ctx.get("†state.user")``)."""
+        if self.context is None:
+            return default
+        found = self.context.lookup(ref, self.instance)
+        return default if found is MISSING else found
+
+    @property
+    def state(self) -> Variable:
+        """``†state`` in the call's instance: ``ctx.state.user.name.get()``."""
+        return Variable(self.context or Context(), Reference("state"), self.instance)
+
+
+_TAKES: dict[Any, bool] = {}
+
+
+def takes_context(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` takes a second positional argument (the ``ActivityContext``)."""
+    try:
+        known = _TAKES.get(fn)
+    except TypeError:  # unhashable callable
+        known = None
+    if known is not None:
+        return known
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [
+        p
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    takes = len(positional) >= 2
+    try:
+        if len(_TAKES) > 4096:
+            _TAKES.clear()
+        _TAKES[fn] = takes
+    except TypeError:
+        pass
+    return takes
+
+
 @dataclass(slots=True)
 class RunContext:
-    """A run's context and what changed in it since the model last saw it."""
+    """A run's context (None when the run has none), its deps, and what changed in the context
+    since the model last saw it."""
 
-    context: Context
+    context: Context | None = None
+    deps: Any = None
     changed: list[tuple[str, str | None]] = field(default_factory=list[tuple[str, str | None]])
 
     @property
     def instances(self) -> tuple[str, ...]:
-        return self.context.instances
+        return self.context.instances if self.context is not None else ()
+
+    def for_call(
+        self,
+        *,
+        run_id: str,
+        step: int,
+        call_id: str,
+        tool: str,
+        instance: str | None,
+        reporter: Callable[[Any], None],
+    ) -> ActivityContext[Any]:
+        """The ``ActivityContext`` of one call."""
+        return ActivityContext(
+            run_id=run_id,
+            step=step,
+            call_id=call_id,
+            tool=tool,
+            deps=self.deps,
+            instance=instance,
+            context=self.context,
+            reporter=reporter,
+        )
 
     def render(self) -> str | None:
         """The whole context for the first request, or None when it holds nothing."""
-        return self.context.render() if len(self.context) else None
+        return self.context.render() if self.context is not None and len(self.context) else None
 
     def updates(self) -> str | None:
         """The identities written since the last call, as the model reads them, or None."""
-        if not self.changed:
+        if not self.changed or self.context is None:
             return None
         changed, self.changed = list(dict.fromkeys(self.changed)), []
         return self.context.render(changed, header="Context updated by the calls' outputs:")
@@ -82,6 +187,8 @@ class RunContext:
     def depends(self, call: BaseModel) -> bool:
         """Whether ``call`` reads the context (its parameters hold references): it runs after the
         calls before it in its answer, whose outputs it may read (008's chaining)."""
+        if self.context is None:
+            return False
         dumped = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return _has_refs({k: v for k, v in dumped.items() if k not in META_FIELDS})
 
@@ -93,6 +200,8 @@ class RunContext:
                 "_delegate: delegated execution (related/014) is not supported by this runtime "
                 "yet; call the tool without it"
             )
+        if self.context is None:
+            return call, None
         instance = dumped.get("_instance")
         if instance is not None and instance not in self.context.instances:
             return call, f"_instance {instance!r} is none of the context's instances"
@@ -118,6 +227,8 @@ class RunContext:
         """Append the call's output at its ``_outputPath`` (008); the result, with
         ``metadata["outputPath"]`` set when something was written (or a failed result when the
         path or method is invalid)."""
+        if self.context is None:
+            return result
         dumped = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
         path = call_meta(dumped, binding, "_outputPath")
         if not isinstance(path, str):

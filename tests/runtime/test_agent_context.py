@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from tests._servers import serve_asgi
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import ActivityRegistry, Agent, Context, ToolRegistry
+from toolbind.runtime import ActivityContext, ActivityRegistry, Agent, Context, ToolRegistry
 
 
 @pytest.fixture
@@ -336,3 +337,71 @@ def test_a_latent_output_is_written_at_its_prescribed_path(llm: tuple[ScriptedLL
     result = agent.run("plan", context=[{"type": "state", "state": {}}])
     assert result.context is not None and result.context["state.plan"] == {"steps": ["a", "b"]}
     assert result.steps[0].calls[0].route == "latent"
+
+
+# -- the Activity context (issue 17 item 5) -----------------------------------------------------
+
+
+@dataclass
+class Deps:
+    users: dict[str, str]
+
+
+def test_an_activity_gets_a_typed_context(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    registry = ToolRegistry()
+    registry.register(
+        "lookup",
+        {
+            "type": "object",
+            "properties": {
+                "_tool": {"const": "lookup"},
+                "_outputPath": {"const": "†state.found"},
+                "key": {"type": "string"},
+            },
+        },
+    )
+    seen: list[tuple[str, int, str, str | None]] = []
+
+    def lookup(call: Any, ctx: ActivityContext[Deps]) -> dict[str, Any]:
+        seen.append((ctx.run_id, ctx.step, ctx.call_id, ctx.instance))
+        ctx.progress({"looking": args(call)["key"]})
+        return {"name": ctx.deps.users[args(call)["key"]], "lang": ctx.get("†input.lang")}
+
+    def plain(call: Any) -> str:  # one parameter: called with the call only, as before
+        return "plain"
+
+    registry.register("plain", {"type": "object", "properties": {"_tool": {"const": "plain"}}})
+    server.add(
+        answer(
+            {"_tool": "lookup", "_instance": "a", "key": "u1"},
+            {"_tool": "lookup", "_instance": "b", "key": "u2"},
+            {"_tool": "plain"},
+        ),
+        answer(output="ok"),
+    )
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=registry,
+        activities=ActivityRegistry({"lookup": lookup, "plain": plain}),
+    )
+    context = Context.of(
+        [
+            {"type": "input", "_instance": "a", "lang": "en"},
+            {"type": "input", "_instance": "b", "lang": "fr"},
+        ]
+    )
+    result = agent.run(
+        "look up", context=context, deps=Deps(users={"u1": "Ann", "u2": "Bo"}), run_id="r1"
+    )
+    calls = result.steps[0].calls
+    # (the two calls run concurrently: in either order)
+    assert sorted(seen, key=str) == [
+        ("r1", 0, calls[0].call_id, "a"),
+        ("r1", 0, calls[1].call_id, "b"),
+    ]
+    assert calls[0].progress == [{"looking": "u1"}]
+    assert context.view("state", "a") == {"found": {"name": "Ann", "lang": "en"}}
+    assert context.view("state", "b") == {"found": {"name": "Bo", "lang": "fr"}}
+    assert calls[2].result.data == "plain"

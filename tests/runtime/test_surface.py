@@ -52,6 +52,7 @@ def test_contract_surface() -> None:
 def test_runtime_surface() -> None:
     assert toolbind.runtime.__all__ == [
         "Activity",
+        "ActivityContext",
         "ActivityRegistry",
         "Agent",
         "AgentError",
