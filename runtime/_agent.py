@@ -34,7 +34,15 @@ import inspect
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
@@ -84,6 +92,9 @@ DEFAULT_ACTIVITY_TIMEOUT = 30.0
 DEFAULT_MAX_CALLS = 100
 
 Route = Literal["explicit", "latent", "async", "missing"]
+
+APPROVAL = "_approval"
+"""The key of a pending call's arguments that holds a call parked for approval."""
 
 RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
 """Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
@@ -312,6 +323,11 @@ class Agent:
             ``url``/``webhookUrl`` (``space`` tools and configs without a URL stay async); a
             config error (e.g. an unset ``${env.NAME}``) becomes that tool's failed result.
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
+        requires_approval: names of tools whose explicit calls wait for a human: each is parked
+            in the ``pending`` store (arguments ``{"_approval": <the call>}``) until a decision is
+            submitted — ``store.submit(run_id, call_id, {"approved": True})`` or ``POST
+            /runs/{run_id}/tool-results`` — then run (approved) or answered to the model as
+            denied (``{"approved": False, "reason": ...}``, or an ``error``), at a later step.
 
     A client built from a URL is closed after each sync ``run``/``request``; async users close it
     with ``await agent.aclose()`` or ``async with agent:``.
@@ -338,6 +354,7 @@ class Agent:
         pending: PendingSink | None = None,
         execution_activity: ExecutionFactory | None = None,
         request_kwargs: Mapping[str, Any] | None = None,
+        requires_approval: Collection[str] = (),
     ) -> None:
         import instructor as _instructor
         import openai
@@ -418,6 +435,7 @@ class Agent:
         self.execution_activity: ExecutionFactory = execution_activity or self._http_execution
         self._http_executions: list[Any] = []  # HttpExecution objects the default factory made
         self.request_kwargs = dict(request_kwargs or {})
+        self.requires_approval = frozenset(requires_approval)
         self._compositions: dict[Any, Composition] = {}
         self._executors: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
@@ -844,7 +862,7 @@ class Agent:
             step = Step(index=index)
             steps.append(step)
             shown = self.composition(output).shown if self.pending is not None else {}
-            for event in self._deliver_pending(rid, step, convo, outstanding, shown):
+            for event in await self._deliver_pending(rid, step, convo, outstanding, shown, state):
                 yield event
             try:
                 response = await self._ask(
@@ -899,13 +917,14 @@ class Agent:
         )
         yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
 
-    def _deliver_pending(
+    async def _deliver_pending(
         self,
         run_id: str,
         step: Step,
         convo: list[dict[str, Any]],
         outstanding: dict[str, CallRecord],
         shown: Mapping[str, str],
+        state: RunContext | None = None,
     ) -> list[AgentEvent]:
         if self.pending is None:
             return []
@@ -920,6 +939,10 @@ class Agent:
                     execution="async",
                 )
             )
+            parked: Any = item.arguments.get(APPROVAL)
+            if isinstance(parked, dict):  # a call that waited for approval: decided now
+                envelope = await self._decide(run_id, item, cast("dict[str, Any]", parked), state)
+                ok = envelope.success
             known = outstanding.pop(item.call_id, None)
             binding = self._binding(item.tool)
             visible = known.visible if known else _visible(binding) if binding else True
@@ -957,6 +980,42 @@ class Agent:
                 )
             )
         return events
+
+    async def _decide(
+        self, run_id: str, item: PendingCall, parked: dict[str, Any], state: RunContext | None
+    ) -> ToolResult[Any]:
+        """The result of a call parked for approval: run it when approved, else the denial."""
+        decision: Any = item.result
+        approved = (
+            item.error is None
+            and item.status in ("resolved", "delivered")
+            and isinstance(decision, dict)
+            and cast("dict[str, Any]", decision).get("approved") is True
+        )
+        if not approved:
+            reason: Any = (
+                cast("dict[str, Any]", decision).get("reason")
+                if isinstance(decision, dict)
+                else None
+            )
+            why = item.error or (reason if isinstance(reason, str) else None)
+            if item.status not in ("resolved", "delivered"):
+                why = f"no decision before the call {item.status}"
+            return _Result.fail(
+                f"a human denied this call{': ' + why if why else ''}", execution="approval"
+            )
+        binding = self._binding(item.tool)
+        if binding is None:
+            return _Result.fail(f"tool {item.tool!r} is no longer offered", execution="approval")
+        try:
+            call = binding.call_model.model_validate(parked)
+        except ValidationError as exc:
+            return _Result.fail(f"the approved call no longer validates: {exc}")
+        step_key, _, index = item.call_id.rpartition("-")
+        record = await self._execute_one(
+            run_id, step_key, int(index), call, lambda _: None, state, approved=True
+        )
+        return record.result
 
     def _binding(self, name: str) -> ToolBinding | None:
         if isinstance(self.tools, ToolRegistry):
@@ -1010,6 +1069,7 @@ class Agent:
         call: Any,
         emit: Callable[[AgentEvent], None],
         state: RunContext | None = None,
+        approved: bool = False,
     ) -> CallRecord:
         call_id = f"{step_key}-{index}"
         step = int(step_key.rpartition("-")[2])
@@ -1059,6 +1119,10 @@ class Agent:
             value = _Result.fail(f"no Activity named {name!r} is registered for tool {tool!r}")
         elif route == "async" or activity is None:
             value = Pending()
+        elif tool in self.requires_approval and not approved:
+            value = Pending(
+                message="The call waits for a human's approval; its result comes later."
+            )
         else:
             timeout = activity.timeout or self.activity_timeout
 
@@ -1088,7 +1152,12 @@ class Agent:
             except Exception as exc:  # an Activity's failure is a result, never a crash
                 value = _Result.fail(f"{type(exc).__name__}: {exc}", execution="explicit")
         if isinstance(value, Pending):
-            record.result = self._make_pending(run_id, call_id, tool, arguments, value)
+            parked = (
+                {APPROVAL: dumped}
+                if route == "explicit" and tool in self.requires_approval and not approved
+                else arguments
+            )
+            record.result = self._make_pending(run_id, call_id, tool, parked, value)
             record.pending = record.result.success
         else:
             record.result = _to_result(value, binding)

@@ -7,13 +7,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests._servers import serve_asgi
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import ActivityContext, ActivityRegistry, Agent, Context, ToolRegistry
+from toolbind.runtime import (
+    ActivityContext,
+    ActivityRegistry,
+    Agent,
+    Context,
+    PendingStore,
+    ToolRegistry,
+    pending_app,
+)
 
 
 @pytest.fixture
@@ -405,3 +415,72 @@ def test_an_activity_gets_a_typed_context(llm: tuple[ScriptedLLM, str]) -> None:
     assert context.view("state", "a") == {"found": {"name": "Ann", "lang": "en"}}
     assert context.view("state", "b") == {"found": {"name": "Bo", "lang": "fr"}}
     assert calls[2].result.data == "plain"
+
+
+# -- approval (issue 17 item 6) -----------------------------------------------------------------
+
+
+def test_a_call_requiring_approval_waits_for_a_human(
+    llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    """Parked in the real SQLite store; the decisions are POSTed to the real endpoint; the
+    approved call runs (and writes its _outputPath), the denied one never runs."""
+    server, url = llm
+    registry = ToolRegistry()
+    registry.register(
+        "transfer",
+        {
+            "type": "object",
+            "properties": {
+                "_tool": {"const": "transfer"},
+                "_outputPath": {"const": "†state.receipts"},
+                "_outputMethod": {"const": "push"},
+                "amount": {"type": "integer"},
+            },
+            "required": ["amount"],
+        },
+    )
+    ran: list[int] = []
+
+    def transfer(call: Any) -> dict[str, Any]:
+        ran.append(args(call)["amount"])
+        return {"sent": args(call)["amount"]}
+
+    server.add(
+        answer({"_tool": "transfer", "amount": 10}, {"_tool": "transfer", "amount": 5000}),
+        answer(output="waiting for approval"),
+        answer(output="one sent, one denied"),
+    )
+    context = Context.of([{"type": "state", "state": {}}])
+    with PendingStore(tmp_path / "pending.sqlite3", ttl=60) as store:
+        agent = Agent(
+            url,
+            model="scripted",
+            tools=registry,
+            activities=ActivityRegistry({"transfer": transfer}),
+            pending=store,
+            requires_approval={"transfer"},
+        )
+        first = agent.run("pay", context=context)
+        assert ran == [] and first.output == "waiting for approval"
+        small, large = first.steps[0].calls
+        assert small.pending and large.pending
+        parked = store.get(first.run_id, small.call_id)
+        assert parked is not None and parked.arguments["_approval"]["amount"] == 10
+        with serve_asgi(pending_app(store)) as endpoint:
+            path = f"{endpoint}/runs/{first.run_id}/tool-results"
+            for call_id, decision in (
+                (small.call_id, {"approved": True}),
+                (large.call_id, {"approved": False, "reason": "over the limit"}),
+            ):
+                reply = httpx.post(path, json={"call_id": call_id, "result": decision})
+                assert reply.status_code == 200, reply.text
+        second = agent.run(first.messages, run_id=first.run_id, context=context)
+    assert ran == [10]  # the approved call ran, the denied one never did
+    delivered = {d.call_id: d.result for d in second.steps[0].delivered}
+    assert delivered[small.call_id].success and delivered[small.call_id].data == {"sent": 10}
+    denied = delivered[large.call_id]
+    assert not denied.success and denied.error == "a human denied this call: over the limit"
+    assert context["state.receipts"] == [{"sent": 10}]
+    told = contents(server.requests[2])
+    assert "over the limit" in told and '\\"sent\\": 10' in told
