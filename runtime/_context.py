@@ -313,8 +313,32 @@ class ContextMessage:
 # -- the context ---------------------------------------------------------------------------------
 
 
+class _Kinds:
+    """``.data``, ``.state``, ``.input``: the Pythonic accessors of the three specified kinds."""
+
+    __slots__ = ()
+
+    def var(self, kind: str) -> Variable:
+        raise NotImplementedError
+
+    @property
+    def data(self) -> Variable:
+        """``†data``: ``context.data.user.name.value``; ``str(...)`` is the reference."""
+        return self.var("data")
+
+    @property
+    def state(self) -> Variable:
+        """``†state``."""
+        return self.var("state")
+
+    @property
+    def input(self) -> Variable:
+        """``†input``."""
+        return self.var("input")
+
+
 @dataclass(slots=True)
-class Context:
+class Context(_Kinds):
     """The data / state / input messages of a run, in the order they were added.
 
     Give one to ``Agent.run(..., context=...)`` (or a list of RFC context items, which becomes
@@ -487,19 +511,6 @@ class Context:
         """The Pythonic accessor of ``kind``: ``context.var("user").name.value``."""
         return Variable(self, Reference(kind), instance)
 
-    @property
-    def data(self) -> Variable:
-        """``†data``: ``context.data.user.name.value``; ``str(...)`` is the reference."""
-        return self.var("data")
-
-    @property
-    def state(self) -> Variable:
-        return self.var("state")
-
-    @property
-    def input(self) -> Variable:
-        return self.var("input")
-
     def instance(self, instance: str) -> InstanceView:
         """One instance's view (013): ``context.instance("①").state.value``."""
         return InstanceView(self, instance)
@@ -636,7 +647,7 @@ class Variable:
 
 
 @dataclass(frozen=True, slots=True)
-class InstanceView:
+class InstanceView(_Kinds):
     """One instance of a context (013): its references resolve in that instance."""
 
     context: Context
@@ -644,18 +655,6 @@ class InstanceView:
 
     def var(self, kind: str) -> Variable:
         return Variable(self.context, Reference(kind), self.id)
-
-    @property
-    def data(self) -> Variable:
-        return self.var("data")
-
-    @property
-    def state(self) -> Variable:
-        return self.var("state")
-
-    @property
-    def input(self) -> Variable:
-        return self.var("input")
 
     def get(self, ref: str | Reference, default: Any = None) -> Any:
         return self.context.get(ref, default, self.id)

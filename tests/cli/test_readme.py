@@ -106,6 +106,10 @@ def _llm_script() -> tuple[Reply, ...]:
             }
         ),
         call({"calls": [], "output": "done"}),
+        # the approval block: one call parked, an answer meanwhile, then the resumed run
+        call({"calls": [{"_tool": "transfer", "amount": 50}], "output": None}),
+        call({"calls": [], "output": "Waiting for approval."}),
+        call({"calls": [], "output": "Sent 20."}),
     )
 
 
@@ -162,14 +166,16 @@ def check_output(out: dict[str, str], project: Path, llm: ScriptedLLM) -> None:
     runtime = out["Runtime (`toolbind.runtime`: registries, `Agent`)"].splitlines()
     assert "userName='Ann'" in runtime[0] and "GreetUserCall" in runtime[0]
     assert runtime[1] == "I greeted Bo. [('greetUser', {'greeting': 'Hello, Bo'})]"
-    context = out["Context, state and output paths (`Context`, `run(..., context=...)`)"].splitlines()
-    assert context[0] == (
-        "inactive Alex {'user': 'Alex', 'status': 'inactive'}"
-    )
+    context = out[
+        "Context, state and output paths (`Context`, `run(..., context=...)`)"
+    ].splitlines()
+    assert context[0] == ("inactive Alex {'user': 'Alex', 'status': 'inactive'}")
     assert context[1] == (
         "{'user': {'name': 'Alex', 'status': 'inactive', 'tags': ['vip']}} †data.user.status"
     )
-    assert len(llm.requests) == 5
+    approval = out["Activity context and approval (`ActivityContext`, `requires_approval`)"]
+    assert approval.splitlines() == ["True ['transfer']", "{'sent': 20} Sent 20."]
+    assert len(llm.requests) == 8
     assert not (REPO / "generated" / "my_tools").exists()
 
 
