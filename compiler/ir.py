@@ -365,6 +365,7 @@ class ToolSpec:
     # ``_instance``, ``_delegate``: contract.CALL_EXTENSIONS order), each with its schema
     extensions: tuple[tuple[str, SchemaNode], ...] = ()
     extensions_required: tuple[str, ...] = ()  # those the tool's ``required`` lists
+    requires_approval: bool = False  # ``x-requires-approval``: its calls wait for a human
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -323,7 +323,8 @@ class Agent:
             ``url``/``webhookUrl`` (``space`` tools and configs without a URL stay async); a
             config error (e.g. an unset ``${env.NAME}``) becomes that tool's failed result.
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
-        requires_approval: names of tools whose explicit calls wait for a human: each is parked
+        requires_approval: names of tools whose explicit calls wait for a human (besides those
+            a spec marks ``x-requires-approval: true``): each is parked
             in the ``pending`` store (arguments ``{"_approval": <the call>}``) until a decision is
             submitted — ``store.submit(run_id, call_id, {"approved": True})`` or ``POST
             /runs/{run_id}/tool-results`` — then run (approved) or answered to the model as
@@ -1076,6 +1077,9 @@ class Agent:
         tool: str = call.tool
         binding = self._binding(tool)
         refused: str | None = None  # the context's reason the call cannot run (a bad reference)
+        needs_approval = tool in self.requires_approval or bool(
+            binding and binding.requires_approval
+        )
         if state is not None:
             call, refused = state.prepare(call, binding)
         dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -1119,7 +1123,7 @@ class Agent:
             value = _Result.fail(f"no Activity named {name!r} is registered for tool {tool!r}")
         elif route == "async" or activity is None:
             value = Pending()
-        elif tool in self.requires_approval and not approved:
+        elif needs_approval and not approved:
             value = Pending(
                 message="The call waits for a human's approval; its result comes later."
             )
@@ -1154,7 +1158,7 @@ class Agent:
         if isinstance(value, Pending):
             parked = (
                 {APPROVAL: dumped}
-                if route == "explicit" and tool in self.requires_approval and not approved
+                if route == "explicit" and needs_approval and not approved
                 else arguments
             )
             record.result = self._make_pending(run_id, call_id, tool, parked, value)

@@ -50,6 +50,8 @@ class ToolBinding:
         extensions: the RFC's Call extensions the tool declares (``_outputPath``,
             ``_outputMethod``, ``_instance``, ``_delegate``: wire name → JSON Schema), or None.
         extensions_required: those of ``extensions`` the tool requires.
+        requires_approval: the spec marks the tool ``x-requires-approval``: an Agent parks its
+            explicit calls until a human decides (``Agent(requires_approval=...)``).
     """
 
     name: str
@@ -72,6 +74,7 @@ class ToolBinding:
     deprecated: bool = False
     extensions: Mapping[str, Any] | None = None
     extensions_required: tuple[str, ...] = ()
+    requires_approval: bool = False
 
     @cached_property
     def _loaded(self) -> Models:

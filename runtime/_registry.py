@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, JsonValue, create_model
 
 from . import _compiler
 from ._binding import ToolBinding
-from .contract import CALL_EXTENSIONS
+from .contract import APPROVAL_KEY, CALL_EXTENSIONS
 from .errors import RegistrationError
 
 __all__ = [
@@ -78,7 +78,9 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
     activity = spec.activity or None
     props: dict[str, Any] = _as_dict(schema.get("properties", {})) or {}
     output_raw: Any = props.get("_output")
-    params: dict[str, Any] = {k: v for k, v in schema.items() if k not in ("description", "title")}
+    params: dict[str, Any] = {
+        k: v for k, v in schema.items() if k not in ("description", "title", APPROVAL_KEY)
+    }
     params["properties"] = {k: v for k, v in props.items() if not k.startswith("_")}
     required_raw: Any = schema.get("required", [])
     required: list[Any] = (
@@ -134,6 +136,7 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
         source=where,
         extensions=extensions or None,
         extensions_required=tuple(r for r in required if isinstance(r, str) and r in extensions),
+        requires_approval=spec.requires_approval,
     )
 
 

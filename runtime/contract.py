@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # annotations only: the compiler imports this module without 
     from ._result import ToolResult
 
 __all__ = [
+    "APPROVAL_KEY",
     "CALL_EXTENSIONS",
     "FORMATS",
     "IGNORED_HEADERS",
@@ -97,6 +98,8 @@ CALL_EXTENSIONS: tuple[str, ...] = ("_delegate", "_instance", "_outputPath", "_o
 # related/008_agent_output.md: how a written output combines with what is already at its path.
 OUTPUT_METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
+# A tool schema's key saying its calls wait for a human's approval before they run.
+APPROVAL_KEY = "x-requires-approval"
 # Python field name -> wire name of each meta field, in the order a Call model declares them
 # (the Call extensions only where the tool declares them).
 META_FIELD_NAMES: tuple[tuple[str, str], ...] = (

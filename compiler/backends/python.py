@@ -737,6 +737,8 @@ class PythonBackend:
                 }
                 if tool.extensions_required:
                     entry["extensions_required"] = list(tool.extensions_required)
+            if tool.requires_approval:
+                entry["requires_approval"] = True
             if tool.toolsets:
                 entry["toolsets"] = list(tool.toolsets)
             if tool.deprecated:

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbind.runtime.contract import CALL_EXTENSIONS, META_FIELDS, OUTPUT_METHODS, parse_expression
+from toolbind.runtime.contract import (
+    APPROVAL_KEY,
+    CALL_EXTENSIONS,
+    META_FIELDS,
+    OUTPUT_METHODS,
+    parse_expression,
+)
 from toolbind.runtime.errors import InvalidReference
 
 from .._load import as_array, as_object
@@ -128,7 +134,13 @@ def read_tool(
     required = as_array(schema.get("required", []))
     extensions = _extensions(reader, meta, loc, schema)
     listed = {r for r in required or [] if isinstance(r, str)}
-    params_schema = {k: v for k, v in schema.items() if k not in ("description", "title")}
+    approval = schema.get(APPROVAL_KEY, False)
+    if not isinstance(approval, bool):
+        diags.error(loc.child(APPROVAL_KEY), f"{APPROVAL_KEY} is {describe(approval)}", "a boolean")
+        approval = False
+    params_schema = {
+        k: v for k, v in schema.items() if k not in ("description", "title", APPROVAL_KEY)
+    }
     params_schema["properties"] = {k: v for k, v in props.items() if not k.startswith("_")}
     if required is not None:
         params_schema["required"] = [
@@ -146,6 +158,7 @@ def read_tool(
         activity=activity,
         extensions=extensions,
         extensions_required=tuple(n for n, _ in extensions if n in listed),
+        requires_approval=approval,
     )
 
 

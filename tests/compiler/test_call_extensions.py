@@ -111,11 +111,23 @@ def test_exports_list_the_extensions_after_activity(tmp_path: Path) -> None:
         ({"_outputPath": {"enum": ["†a", "†b..c"]}}, "_outputPath/enum/1", "†<kind>"),
         ({"_delegate": {"const": 3}}, "_delegate/const", "a string"),
         ({"_scopes": {"const": ["input"]}}, "_scopes", "unknown meta field"),
+        ({"x-requires-approval": "yes"}, "", "a boolean"),
     ],
 )
 def test_bad_extension_values_are_located(meta: dict[str, Any], pointer: str, message: str) -> None:
-    schema = {"type": "object", "properties": {"_tool": {"const": "t"}, **meta}}
+    top = {k: v for k, v in meta.items() if k.startswith("x-")}
+    props = {k: v for k, v in meta.items() if not k.startswith("x-")}
+    schema = {"type": "object", "properties": {"_tool": {"const": "t"}, **props}, **top}
+    pointer = pointer or "x-requires-approval"
     with pytest.raises(SpecError) as caught:
         read_tool_schema("t", schema, source="t.json")
     text = str(caught.value)
-    assert f"t.json#/properties/{pointer}: error:" in text and message in text
+    where = pointer if top else f"properties/{pointer}"
+    assert f"t.json#/{where}: error:" in text and message in text
+
+
+def test_a_spec_marks_a_tool_as_requiring_approval(compile_spec: CompileSpec) -> None:
+    module = compile_spec([{**PLAIN, "x-requires-approval": True}, STATUS])
+    plain, status = module.TOOLS
+    assert plain.requires_approval and not status.requires_approval
+    assert "x-requires-approval" not in plain.parameters  # never shown to the model

@@ -420,8 +420,9 @@ def test_an_activity_gets_a_typed_context(llm: tuple[ScriptedLLM, str]) -> None:
 # -- approval (issue 17 item 6) -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("marked", ["in code", "in the spec"])
 def test_a_call_requiring_approval_waits_for_a_human(
-    llm: tuple[ScriptedLLM, str], tmp_path: Path
+    llm: tuple[ScriptedLLM, str], tmp_path: Path, marked: str
 ) -> None:
     """Parked in the real SQLite store; the decisions are POSTed to the real endpoint; the
     approved call runs (and writes its _outputPath), the denied one never runs."""
@@ -438,8 +439,11 @@ def test_a_call_requiring_approval_waits_for_a_human(
                 "amount": {"type": "integer"},
             },
             "required": ["amount"],
+            **({"x-requires-approval": True} if marked == "in the spec" else {}),
         },
     )
+    assert registry["transfer"].requires_approval == (marked == "in the spec")
+    assert "x-requires-approval" not in registry["transfer"].parameters
     ran: list[int] = []
 
     def transfer(call: Any) -> dict[str, Any]:
@@ -459,7 +463,7 @@ def test_a_call_requiring_approval_waits_for_a_human(
             tools=registry,
             activities=ActivityRegistry({"transfer": transfer}),
             pending=store,
-            requires_approval={"transfer"},
+            requires_approval={"transfer"} if marked == "in code" else (),
         )
         first = agent.run("pay", context=context)
         assert ran == [] and first.output == "waiting for approval"
