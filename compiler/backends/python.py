@@ -256,6 +256,7 @@ class ToolView:
     output_class: str
     activity_class: str
     function_name: str
+    context_activity_class: str
     doc: str | None
     description_literal: str
     index: int
@@ -282,6 +283,8 @@ class _Namer:
         self.functions = naming.Scope(taken=set(naming.RESERVED_IDENTIFIERS))
         self.def_names: dict[str, str] = {}
         self.tool_names: dict[str, tuple[str, str, str, str]] = {}
+        # each tool's Protocol of an Activity that takes the ActivityContext too (``fn(call, ctx)``)
+        self.context_activity_names: dict[str, str] = {}
         self.provider_names: dict[str, str] = {}
         for d in pkg.definitions:
             self.def_names[d.key] = self.classes.claim(
@@ -322,6 +325,9 @@ class _Namer:
                 self.classes.claim(base + "Output", original=tool.name),
                 self.classes.claim(base + "Activity", original=tool.name),
                 self.functions.claim(naming.function_name(tool.name), original=tool.name),
+            )
+            self.context_activity_names[tool.name] = self.classes.claim(
+                base + "ActivityWithContext", original=tool.name
             )
         # OpenAPI tags: one Call union per tag besides the whole (BFCL records, which can number
         # thousands of one-tool sets, keep only their TOOLSETS entry).
@@ -828,6 +834,7 @@ class PythonBackend:
             output_class=out_cls,
             activity_class=act_cls,
             function_name=fn,
+            context_activity_class=self.names.context_activity_names[tool.name],
             doc=docstring(doc) if doc and doc.strip() else None,
             description_literal=py_str(doc or ""),
             index=index,
