@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests._servers import serve_asgi
+from tests.runtime.test_context import EMPLOYEES_013
 from tests.scripted_llm import Reply, ScriptedLLM, call
 from toolbind.runtime import (
     ActivityContext,
@@ -239,27 +240,7 @@ def test_013_global_input_with_instanced_state(llm: tuple[ScriptedLLM, str]) -> 
         return {"task": args(c)["newTask"], "status": args(c)["newStatus"]}
 
     update = ActivityRegistry({"updateTask": update_task})
-    context = Context.of(
-        [
-            {
-                "type": "input",
-                "instruction": "Give employee B them a new, high-priority task to "
-                "'Finalize the quarterly report'.",
-            },
-            {
-                "type": "state",
-                "_instance": "employee_A",
-                "task": "Draft initial proposal",
-                "status": "In Progress",
-            },
-            {
-                "type": "state",
-                "_instance": "employee_B",
-                "task": "Review team submissions",
-                "status": "Blocked",
-            },
-        ]
-    )
+    context = Context.of(EMPLOYEES_013)
     Agent(url, model="scripted", tools=registry, activities=update).run("go", context=context)
     assert context.view("state", "employee_B") == {
         "task": "Finalize the quarterly report",

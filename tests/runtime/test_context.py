@@ -165,28 +165,30 @@ def test_013_batch_input_instances_are_isolated() -> None:
         context.resolve("†input.comment")  # no global input
 
 
+# 013's "Global Input with Instanced State": a global instruction, two employees' states
+EMPLOYEES_013: list[dict[str, Any]] = [
+    {
+        "type": "input",
+        "instruction": "Give employee B them a new, high-priority task to "
+        "'Finalize the quarterly report'.",
+    },
+    {
+        "type": "state",
+        "_instance": "employee_A",
+        "task": "Draft initial proposal",
+        "status": "In Progress",
+    },
+    {
+        "type": "state",
+        "_instance": "employee_B",
+        "task": "Review team submissions",
+        "status": "Blocked",
+    },
+]
+
+
 def test_013_global_input_with_instanced_state() -> None:
-    context = Context.of(
-        [
-            {
-                "type": "input",
-                "instruction": "Give employee B them a new, high-priority task to "
-                "'Finalize the quarterly report'.",
-            },
-            {
-                "type": "state",
-                "_instance": "employee_A",
-                "task": "Draft initial proposal",
-                "status": "In Progress",
-            },
-            {
-                "type": "state",
-                "_instance": "employee_B",
-                "task": "Review team submissions",
-                "status": "Blocked",
-            },
-        ]
-    )
+    context = Context.of(EMPLOYEES_013)
     # the global input is seen by every instance
     assert context.resolve("†input.instruction", "employee_A").startswith("Give employee B")
     # the targeted call writes into employee_B's state only
