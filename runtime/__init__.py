@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     )
     from ._binding import ToolBinding, load_bindings
     from ._compose import ComposableTool, nullable, resolve_activity, tool_schema
+    from ._context import Context, ContextMessage, Reference, Variable, parse_reference
     from ._executor import CallContext, Executor, InProcessExecutor, RoutedCall, current_call
     from ._exports import (
         ExportIssue,
@@ -50,9 +51,11 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     from ._response import Composition, compose
     from ._result import ToolResult
     from ._selection import BM25Selector, ToolSelector, toolset
+    from ._state import ActivityContext
     from .errors import (
         AgentError,
         AlreadyResolved,
+        InvalidReference,
         LLMError,
         ModelFeedback,
         PendingError,
@@ -62,6 +65,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
         RunFailure,
         ToolbindError,
         UnknownPendingCall,
+        UnresolvedReference,
         UsageError,
     )
 
@@ -95,6 +99,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "nullable",
         "resolve_activity",
         "tool_schema",
+    ),
+    "._context": (
+        "Context",
+        "ContextMessage",
+        "Reference",
+        "Variable",
+        "parse_reference",
     ),
     "._exports": (
         "ExportIssue",
@@ -132,9 +143,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolSelector",
         "toolset",
     ),
+    "._state": ("ActivityContext",),
     ".errors": (
         "AgentError",
         "AlreadyResolved",
+        "InvalidReference",
         "LLMError",
         "ModelFeedback",
         "PendingError",
@@ -144,6 +157,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RunFailure",
         "ToolbindError",
         "UnknownPendingCall",
+        "UnresolvedReference",
         "UsageError",
     ),
 }
@@ -151,6 +165,7 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Activity",
+    "ActivityContext",
     "ActivityRegistry",
     "Agent",
     "AgentError",
@@ -161,11 +176,14 @@ __all__ = [
     "CallRecord",
     "ComposableTool",
     "Composition",
+    "Context",
+    "ContextMessage",
     "ExecutionFactory",
     "Executor",
     "ExportIssue",
     "GeminiExport",
     "InProcessExecutor",
+    "InvalidReference",
     "LLMError",
     "ModelFeedback",
     "NotStrictable",
@@ -176,6 +194,7 @@ __all__ = [
     "PendingSink",
     "PendingStore",
     "PendingToolCall",
+    "Reference",
     "RegistrationError",
     "ResponseValidationError",
     "RoutedCall",
@@ -190,7 +209,9 @@ __all__ = [
     "ToolSelector",
     "ToolbindError",
     "UnknownPendingCall",
+    "UnresolvedReference",
     "UsageError",
+    "Variable",
     "anthropic_tools",
     "call_from_strict",
     "compose",
@@ -203,6 +224,7 @@ __all__ = [
     "openai_strict_schema",
     "openai_strict_tools",
     "openai_tools",
+    "parse_reference",
     "pending_app",
     "resolve_activity",
     "strict_violations",

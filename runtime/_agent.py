@@ -34,14 +34,25 @@ import asyncio
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from dataclasses import replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
 from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
+from ._context import Context, ContextMessage
 from ._events import (
     AgentEvent,
     CallRecord,
@@ -72,6 +83,7 @@ from ._registry import (
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
 from ._selection import ToolSelector, as_selector, offered_tools
+from ._state import RunContext, takes_context
 from ._stream import Emit
 from .contract import META_FIELDS
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
@@ -99,8 +111,14 @@ T = TypeVar("T")
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
 DEFAULT_MAX_CALLS = 100
 
+APPROVAL = "_approval"
+"""The key of a pending call's arguments that holds a call parked for approval."""
+
 RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
 """Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
+
+ContextLike = Context | Iterable[ContextMessage | Mapping[str, Any]] | None
+"""What ``run(..., context=...)`` takes: a ``Context`` or RFC context items (data/state/input)."""
 
 ExecutionFactory = Callable[[ToolBinding], ActivityFn | None]
 """Makes the Activity of a tool with a declarative ``execution`` config (e.g. gateway HTTP), or
@@ -168,6 +186,12 @@ class Agent:
             k (BM25 over names, descriptions and parameter names: ``BM25Selector(k)``, needs
             ``toolbind[select]``) or any ``ToolSelector`` (``select(query, tools)``, sync or
             async: embeddings, an LLM router); None offers every tool.
+        requires_approval: names of tools whose explicit calls wait for a human (besides those
+            a spec marks ``x-requires-approval: true``): each is parked
+            in the ``pending`` store (arguments ``{"_approval": <the call>}``) until a decision is
+            submitted — ``store.submit(run_id, call_id, {"approved": True})`` or ``POST
+            /runs/{run_id}/tool-results`` — then run (approved) or answered to the model as
+            denied (``{"approved": False, "reason": ...}``, or an ``error``), at a later step.
         mcp_servers: MCP servers whose tools the Agent also offers (an MCP configuration: a file,
             ``{"mcp": {"servers": [...]}}`` or the list of servers): listed at the start of a
             run and again after a server announces a change; each call goes to its server
@@ -202,6 +226,7 @@ class Agent:
         executor: Executor | None = None,
         mcp_servers: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any] | None = None,
         tool_selection: int | ToolSelector | None = None,
+        requires_approval: Collection[str] = (),
     ) -> None:
         self.last_step: Step | None = None
         """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
@@ -253,6 +278,7 @@ class Agent:
         self._http_executions: list[Any] = []  # HttpExecution objects the default factory made
         self.request_kwargs = dict(request_kwargs or {})
         self.tool_selection = as_selector(tool_selection)
+        self.requires_approval = frozenset(requires_approval)
         self._compositions: dict[Any, Composition] = {}
         self._made_activities: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
@@ -294,9 +320,11 @@ class Agent:
         output: OutputSpec = None,
         tool_choice: str = "auto",
         tools: Iterable[ToolBinding] | None = None,
+        instances: Sequence[str] = (),
     ) -> Composition:
         """The composed schema (and ``.response`` type) of a request offering ``tools`` (default:
-        all of the Agent's, its MCP servers' included)."""
+        all of the Agent's, its MCP servers' included; ``instances``: a multi-instance context's
+        ids, offered as ``_instance``)."""
         tools = self._all_tools() if tools is None else list(tools)
         routed = {t.name: self._route(t)[0] for t in tools}
         stranded = [
@@ -328,6 +356,7 @@ class Agent:
             self.max_calls,
             tool_choice,
             self.meta_fields,
+            tuple(instances),
         )
         # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
@@ -341,6 +370,7 @@ class Agent:
                 max_calls=self.max_calls,
                 tool_choice=tool_choice,
                 meta_fields=self.meta_fields,
+                instances=instances,
             )
             self._compositions[key] = found
         return found
@@ -420,6 +450,7 @@ class Agent:
         tool_choice: str = "auto",
         subset: Iterable[str | ToolBinding] | None = None,
         emit: Emit | None = None,
+        instances: Sequence[str] = (),
     ) -> ToolResponse[Any, Any]:
         offered = await offered_tools(
             self._all_tools(),
@@ -428,7 +459,7 @@ class Agent:
             selector=self.tool_selection,
             tool_choice=tool_choice,
         )
-        composition = self.composition(output, tool_choice, offered)
+        composition = self.composition(output, tool_choice, offered, instances)
         step.offered, step.composition = [t.name for t in composition.tools], composition
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
@@ -506,6 +537,8 @@ class Agent:
         run_id: str | None = None,
         tool_choice: str = "auto",
         tools: Iterable[str | ToolBinding] | None = None,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> RunResult:
         """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
 
@@ -517,6 +550,13 @@ class Agent:
             tool_choice: the first step's (``arequest``'s values); later steps are ``auto``, so
                 the run can end (as the OpenAI Agents SDK resets a required tool choice).
             tools: offer only these tools (names or bindings) in this run.
+            context: data / state / input messages (a ``Context``, or RFC context items): the
+                model sees them; Calls' variable references resolve in them and their outputs
+                are appended at their ``_outputPath``; with ``_instance`` ids, every tool takes
+                an ``_instance`` (related/005-013). A ``Context`` given is updated in place;
+                ``RunResult.context`` is the context after the run.
+            deps: the run's dependencies (a database handle, a user id), given to each Activity
+                that takes a second argument, as ``ActivityContext.deps``.
 
         Raises:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
@@ -524,7 +564,10 @@ class Agent:
         result: RunResult | None = None
         if max_steps < 1:
             raise ValueError("arun(max_steps=...) must be >= 1")
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice, tools):
+        events = self._events(
+            messages, output, max_steps, run_id, tool_choice, tools, context=context, deps=deps
+        )
+        async for event in events:
             if event.type == "run.complete":
                 result = event.result
         assert result is not None
@@ -539,6 +582,8 @@ class Agent:
         run_id: str | None = None,
         tool_choice: str = "auto",
         tools: Iterable[str | ToolBinding] | None = None,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
         return self._sync(
@@ -549,6 +594,8 @@ class Agent:
                 run_id=run_id,
                 tool_choice=tool_choice,
                 tools=tools,
+                context=context,
+                deps=deps,
             )
         )
 
@@ -561,9 +608,11 @@ class Agent:
         run_id: str | None = None,
         tool_choice: str = "auto",
         tools: Iterable[str | ToolBinding] | None = None,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run the loop, yielding the user-facing events as they happen (``tool_choice`` as
-        for ``arun``).
+        """Run the loop, yielding the user-facing events as they happen (``tool_choice``,
+        ``tools``, ``context`` and ``deps`` as for ``arun``).
 
         Only calls of visible tools (``visible`` flag; default: every execution type but
         ``internal``) appear; the last event is ``run.complete`` with ``.result``. The model's
@@ -573,7 +622,15 @@ class Agent:
         ``tool-input-delta`` (``data["delta"]``: the whole arguments) and its result.
         """
         async for event in self._events(
-            messages, output, max_steps, run_id, tool_choice, tools, stream=True
+            messages,
+            output,
+            max_steps,
+            run_id,
+            tool_choice,
+            tools,
+            stream=True,
+            context=context,
+            deps=deps,
         ):
             if event.visible:
                 yield event
@@ -598,11 +655,17 @@ class Agent:
         tool_choice: str = "auto",
         tools: Iterable[str | ToolBinding] | None = None,
         stream: bool = False,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
         subset = None if tools is None else list(tools)
         prefix = self._call_prefix()
         convo = self._conversation(messages)
+        state = RunContext(Context.of(context) if context is not None else None, deps)
+        instances = state.instances
+        if (shown_context := state.render()) is not None:
+            convo.append({"role": "user", "content": shown_context})
         steps: list[Step] = []
         outstanding: dict[str, CallRecord] = {}
         final: Any = None
@@ -615,7 +678,7 @@ class Agent:
             if self._mcp is not None:  # tools/list at start and after list_changed
                 await self._mcp.refresh()
             shown = self.composition(output).shown if self.pending is not None else {}
-            for event in self._deliver_pending(rid, step, convo, outstanding, shown):
+            for event in await self._deliver_pending(rid, step, convo, outstanding, shown, state):
                 yield event
             queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
             started: set[str] = set()  # calls whose start the stream told
@@ -628,6 +691,7 @@ class Agent:
                     tool_choice if index == 0 else "auto",
                     subset,
                     emit if stream else None,
+                    instances,
                 )
             )
             async for event in _drain(queue, asking):
@@ -639,7 +703,7 @@ class Agent:
                 raise
             step.response = response
             put = _unless_started(queue, started)  # the stream told these calls' start
-            task = asyncio.create_task(self._execute(rid, index, prefix, response, put))
+            task = asyncio.create_task(self._execute(rid, index, prefix, response, put, state))
             async for event in _drain(queue, task):  # the consumer stops: the calls stop too
                 yield event
             step.calls = task.result()
@@ -647,7 +711,7 @@ class Agent:
                 if record.pending:
                     outstanding[record.call_id] = record
             asked = step.composition or self.composition(
-                output, tool_choice if index == 0 else "auto"
+                output, tool_choice if index == 0 else "auto", instances=instances
             )
             if step.mode == "native":
                 from ._native import feed_back
@@ -660,6 +724,8 @@ class Agent:
                 feed_back(convo, step.raw_responses[-1], asked, results, _for_the_model)
             else:
                 _feed_back(convo, response, step, asked.response.__name__, asked.shown)
+            if (update := state.updates()) is not None:
+                convo.append({"role": "user", "content": update})
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist
                 unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
@@ -673,6 +739,7 @@ class Agent:
             steps=steps,
             messages=convo,
             pending=sorted(outstanding),
+            context=state.context,
         )
         yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
 
@@ -685,13 +752,14 @@ class Agent:
         """A hook before each step after the first (the durable loop waits here for pending
         results); ``outstanding``: the pending calls not delivered yet."""
 
-    def _deliver_pending(
+    async def _deliver_pending(
         self,
         run_id: str,
         step: Step,
         convo: list[dict[str, Any]],
         outstanding: dict[str, CallRecord],
         shown: Mapping[str, str],
+        state: RunContext | None = None,
     ) -> list[AgentEvent]:
         if self.pending is None:
             return []
@@ -706,6 +774,10 @@ class Agent:
                     execution="async",
                 )
             )
+            parked: Any = item.arguments.get(APPROVAL)
+            if isinstance(parked, dict):  # a call that waited for approval: decided now
+                envelope = await self._decide(run_id, item, cast("dict[str, Any]", parked), state)
+                ok = envelope.success
             known = outstanding.pop(item.call_id, None)
             binding = self._binding(item.tool)
             visible = known.visible if known else _visible(binding) if binding else True
@@ -744,6 +816,42 @@ class Agent:
             )
         return events
 
+    async def _decide(
+        self, run_id: str, item: PendingCall, parked: dict[str, Any], state: RunContext | None
+    ) -> ToolResult[Any]:
+        """The result of a call parked for approval: run it when approved, else the denial."""
+        decision: Any = item.result
+        approved = (
+            item.error is None
+            and item.status in ("resolved", "delivered")
+            and isinstance(decision, dict)
+            and cast("dict[str, Any]", decision).get("approved") is True
+        )
+        if not approved:
+            reason: Any = (
+                cast("dict[str, Any]", decision).get("reason")
+                if isinstance(decision, dict)
+                else None
+            )
+            why = item.error or (reason if isinstance(reason, str) else None)
+            if item.status not in ("resolved", "delivered"):
+                why = f"no decision before the call {item.status}"
+            return _Result.fail(
+                f"a human denied this call{': ' + why if why else ''}", execution="approval"
+            )
+        binding = self._binding(item.tool)
+        if binding is None:
+            return _Result.fail(f"tool {item.tool!r} is no longer offered", execution="approval")
+        try:
+            call = binding.call_model.model_validate(parked)
+        except ValidationError as exc:
+            return _Result.fail(f"the approved call no longer validates: {exc}")
+        step_key, _, index = item.call_id.rpartition("-")  # call-<invocation>-<step>-<index>
+        step = int(step_key.rpartition("-")[2])
+        routed = self._route_call(run_id, step, int(index), item.call_id, call)
+        record = await self._execute_one(routed, lambda _: None, state, approved=True)
+        return record.result
+
     def _binding(self, name: str) -> ToolBinding | None:
         found = (
             self.tools.get(name)
@@ -757,33 +865,48 @@ class Agent:
     # -- execution
 
     def _route_calls(
-        self, run_id: str, step: int, prefix: str, response: ToolResponse[Any, Any]
+        self,
+        run_id: str,
+        step: int,
+        prefix: str,
+        response: ToolResponse[Any, Any],
     ) -> list[RoutedCall]:
-        """Each Call of the answer routed once into its record (``call_id``: ``prefix-step-i``)."""
-        routed: list[RoutedCall] = []
-        for index, call in enumerate(response.calls):
-            tool: str = call.tool
-            binding = self._binding(tool)
-            route, activity = self._route(binding) if binding else ("missing", None)
-            dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            routed.append(
-                RoutedCall(
-                    run_id=run_id,
-                    step=step,
-                    index=index,
-                    call_id=f"{prefix}-{step}-{index}",
-                    tool=tool,
-                    route=route,
-                    call=call,
-                    dumped=dumped,
-                    arguments={k: v for k, v in dumped.items() if k not in META_FIELDS},
-                    binding=binding,
-                    activity=activity,
-                    visible=_visible(binding) if binding else True,
-                    timeout=(activity.timeout if activity else None) or self.activity_timeout,
-                )
-            )
-        return routed
+        """Each Call of the answer routed once into its record (``call_id``: ``prefix-step-i``);
+        its references resolve when it runs (after the calls whose outputs it may read)."""
+        return [
+            self._route_call(run_id, step, index, f"{prefix}-{step}-{index}", call)
+            for index, call in enumerate(response.calls)
+        ]
+
+    def _route_call(
+        self,
+        run_id: str,
+        step: int,
+        index: int,
+        call_id: str,
+        call: Any,
+    ) -> RoutedCall:
+        """One Call routed: its Activity, whether it waits for approval."""
+        tool: str = call.tool
+        binding = self._binding(tool)
+        route, activity = self._route(binding) if binding else ("missing", None)
+        dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return RoutedCall(
+            run_id=run_id,
+            step=step,
+            index=index,
+            call_id=call_id,
+            tool=tool,
+            route=route,
+            call=call,
+            dumped=dumped,
+            arguments={k: v for k, v in dumped.items() if k not in META_FIELDS},
+            binding=binding,
+            activity=activity,
+            visible=_visible(binding) if binding else True,
+            timeout=(activity.timeout if activity else None) or self.activity_timeout,
+            approval=tool in self.requires_approval or bool(binding and binding.requires_approval),
+        )
 
     async def _execute(
         self,
@@ -792,31 +915,41 @@ class Agent:
         prefix: str,
         response: ToolResponse[Any, Any],
         emit: Callable[[AgentEvent], None],
+        state: RunContext | None = None,
     ) -> list[CallRecord]:
-        """Run a step's calls: concurrently, except an Activity that opted out runs alone (after
+        """Run a step's calls: concurrently, except an Activity that opted out, or a call that
+        reads the context (its references may name what earlier calls write), runs alone (after
         the calls before it, before those after it); the records in the answer's order."""
         calls = self._route_calls(run_id, step, prefix, response)
         records: list[CallRecord | None] = [None] * len(calls)
         batch: list[RoutedCall] = []
 
         async def flush() -> None:
-            done = await asyncio.gather(*(self._execute_one(c, emit) for c in batch))
+            done = await asyncio.gather(*(self._execute_one(c, emit, state) for c in batch))
             for routed, record in zip(batch, done, strict=True):
                 records[routed.index] = record
             batch.clear()
 
         for routed in calls:
-            if routed.route == "explicit" and routed.activity and not routed.activity.concurrent:
+            if (
+                routed.route == "explicit" and routed.activity and not routed.activity.concurrent
+            ) or (state is not None and state.depends(routed.call)):
                 await flush()
-                records[routed.index] = await self._execute_one(routed, emit)
+                records[routed.index] = await self._execute_one(routed, emit, state)
             else:
                 batch.append(routed)
         await flush()
         return [r for r in records if r is not None]
 
     async def _execute_one(
-        self, routed: RoutedCall, emit: Callable[[AgentEvent], None]
+        self,
+        routed: RoutedCall,
+        emit: Callable[[AgentEvent], None],
+        state: RunContext | None = None,
+        approved: bool = False,
     ) -> CallRecord:
+        if state is not None:  # its references resolved now (or the reason it cannot run)
+            routed = _prepared(routed, state)
         record = CallRecord(
             call_id=routed.call_id,
             tool=routed.tool,
@@ -847,7 +980,10 @@ class Agent:
         event("tool-call.start", {"reasoning": routed.dumped.get("_reasoningForCall")})
         event("tool-input-delta", {"delta": json.dumps(routed.arguments)})
         value: ToolResult[Any] | Pending
-        if routed.route == "latent":
+        parks = routed.route == "explicit" and routed.approval and not approved
+        if routed.refused is not None:
+            value = _Result.fail(routed.refused)
+        elif routed.route == "latent":
             if "_output" in routed.dumped:
                 value = _Result.ok(routed.dumped["_output"], execution="latent")
             else:  # optional in the composed schema: the model gave none
@@ -860,15 +996,32 @@ class Agent:
             )
         elif routed.route == "async" or routed.activity is None:
             value = Pending()
+        elif parks:
+            value = Pending(
+                message="The call waits for a human's approval; its result comes later."
+            )
         else:
+            if state is not None and takes_context(routed.activity.fn):
+                given = state.for_call(
+                    run_id=routed.run_id,
+                    step=routed.step,
+                    call_id=routed.call_id,
+                    tool=routed.tool,
+                    instance=routed.dumped.get("_instance"),
+                    reporter=progress,
+                )
+                routed = replace(routed, activity_context=given)
             value = await self.executor.execute(routed, progress)
         if isinstance(value, Pending):
+            parked = {APPROVAL: routed.dumped} if parks else routed.arguments
             record.result = self._make_pending(
-                routed.run_id, routed.call_id, routed.tool, routed.arguments, value
+                routed.run_id, routed.call_id, routed.tool, parked, value
             )
             record.pending = record.result.success
         else:
             record.result = value
+            if state is not None:  # the output appended at its _outputPath (008)
+                record.result = state.record(routed.call, routed.binding, record.result)
         kind: EventType = (
             "tool-call.pending"
             if record.pending
@@ -906,6 +1059,19 @@ class Agent:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _prepared(routed: RoutedCall, state: RunContext) -> RoutedCall:
+    """``routed`` with its variable references resolved in the run's context (related/007), or
+    ``refused`` saying why it cannot run."""
+    call, refused = state.prepare(routed.call, routed.binding)
+    if refused is not None:
+        return replace(routed, refused=refused)
+    if call is routed.call:
+        return routed
+    dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    arguments = {k: v for k, v in dumped.items() if k not in META_FIELDS}
+    return replace(routed, call=call, dumped=dumped, arguments=arguments)
 
 
 def _mcp_toolbox(servers: Any) -> Any:

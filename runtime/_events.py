@@ -15,6 +15,7 @@ from ._result import ToolResult
 from .types import ToolResponse
 
 if TYPE_CHECKING:
+    from ._context import Context
     from ._response import Composition
 
 Route = Literal["explicit", "latent", "async", "missing"]
@@ -165,6 +166,8 @@ class RunResult:
     steps: list[Step]
     messages: list[dict[str, Any]]
     pending: list[str]
+    context: Context | None = None
+    """The run's context (``run(..., context=...)``) with the outputs the calls wrote, or None."""
 
     @property
     def llm_requests(self) -> int:

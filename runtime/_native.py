@@ -90,7 +90,9 @@ def native_request(composition: Composition, tool_choice: str) -> NativeRequest:
         taken.add(function)
         by_function[function] = offered if function == offered else tool.name
         function_of[tool.name] = function
-        schema = tool_schema(tool, explicit, offered, meta_fields="needed")
+        schema = tool_schema(
+            tool, explicit, offered, meta_fields="needed", instances=composition.instances
+        )
         props = dict(cast("dict[str, Any]", schema.get("properties", {})))
         props.pop("_tool", None)
         schema["properties"] = props
