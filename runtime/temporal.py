@@ -436,7 +436,7 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
         # an Activity that takes an ActivityContext gets the call's ids and progress here; deps
         # and the run's context stay with the caller (they do not cross the wire)
         given = (
-            ActivityContext[Any](
+            ActivityContext(
                 run_id=payload["run_id"],
                 step=int(payload.get("step", 0)),
                 call_id=payload["call_id"],

@@ -177,7 +177,7 @@ def test_the_mixed_run_gives_the_same_transcript_in_process_and_through_temporal
         ("sendEmail", "explicit", True),
     ]
     assert first[0].progress == [
-        {"stage": "looking up Paris"},
+        {"stage": "looking up Paris", "tool": "weatherCheck", "step": 0},  # its ActivityContext
         {"temperature": 21.5, "conditions": "sunny in Paris"},
     ]
     assert [(d.tool, d.result.data) for d in got.steps[1].delivered] == [
@@ -384,7 +384,7 @@ def test_the_in_process_loop_runs_its_activities_on_temporal_workers(
         worker.stop()
     record = result.steps[0].calls[0]
     assert record.result.data == {"temperature": 21.5, "conditions": "sunny in Paris"}
-    assert record.progress[0] == {"stage": "looking up Paris"}
+    assert record.progress[0] == {"stage": "looking up Paris", "tool": "weatherCheck", "step": 0}
     assert described.status is not None and described.status.name == "COMPLETED"
     assert result.output == "ok"
 
