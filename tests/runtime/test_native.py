@@ -5,6 +5,7 @@ union and routed the same way, the final text or a structured ``final_output``."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -13,7 +14,7 @@ from pydantic import BaseModel
 
 from tests.runtime.conftest import ACTIVITIES
 from tests.scripted_llm import Reply, ScriptedLLM, call, tools
-from toolbind.runtime import Agent, ResponseValidationError
+from toolbind.runtime import ActivityContext, Agent, PendingStore, ResponseValidationError
 
 
 def functions(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -164,3 +165,46 @@ def test_tools_in_prompt_reaches_a_native_request(
     agent.request("Weather in Oslo")
     system = server.requests[0]["messages"][0]
     assert system["role"] == "system" and "- weatherCheck(location: string)" in system["content"]
+
+
+def test_native_calls_carry_instances_deps_and_wait_for_approval(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    """Issue 15's native mode with issue 17's context, deps and approval (the merged Agent)."""
+    server, url = llm
+    seen: list[tuple[Any, Any, int]] = []
+
+    def weather_with_context(call: Any, ctx: ActivityContext[str]) -> dict[str, Any]:
+        seen.append((ctx.deps, ctx.instance, ctx.get("†state.n")))
+        return {"temperature": 1.0, "conditions": f"{ctx.deps} in {call.location}"}
+
+    server.add(
+        tools(
+            ("weatherCheck", {"location": "Paris", "_instance": "b"}),
+            ("sendEmail", {"recipient": "a@b.c", "subject": "Weather"}),
+        ),
+        Reply(text="Mail waits for approval."),
+    )
+    context = [
+        {"type": "state", "_instance": "a", "state": {"n": 1}},
+        {"type": "state", "_instance": "b", "state": {"n": 2}},
+    ]
+    with PendingStore(tmp_path / "pending.sqlite3", ttl=60) as store:
+        agent = Agent(
+            url,
+            model="m",
+            tools=explicit(seeds),
+            activities={"weatherCheck": weather_with_context, "sendEmail": ACTIVITIES["sendEmail"]},
+            mode="native",
+            requires_approval={"sendEmail"},
+            pending=store,
+        )
+        result = agent.run("Weather in Paris, mail it", context=context, deps="deps")
+        parked = [p.tool for p in store.pending(result.run_id)]
+    offered = functions(server.requests[0])
+    assert offered["weatherCheck"]["parameters"]["properties"]["_instance"]["enum"] == ["a", "b"]
+    assert seen == [("deps", "b", 2)]  # the Activity's context: deps, its instance's state
+    weather, mail = result.steps[0].calls
+    assert weather.result.data == {"temperature": 1.0, "conditions": "deps in Paris"}
+    assert mail.pending and parked == ["sendEmail"]  # not run: it waits for a human
+    assert result.steps[0].mode == "native" and result.output == "Mail waits for approval."
