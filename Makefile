@@ -86,6 +86,7 @@ bench: ## Benchmarks against the peers (prints ratios)
 	$(PY) bench/temporal.py
 	$(PY) bench/openapi.py
 	$(PY) bench/incremental.py
+	$(PY) bench/selection.py
 
 bfcl: llm ## BFCL with the local model: toolbind's Agent vs a hand-written instructor baseline
 	$(PY) bench/bfcl.py $(BFCL_ARGS)

@@ -16,7 +16,12 @@ Configurations:
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
 - ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
 - ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
-- ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text).
+- ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
+- ``toolbind listed``: latent, ``Agent(tools_in_prompt=True)`` (the tools listed in the prompt);
+- ``toolbind native``: ``Agent(mode="native")`` — each function its own tool, the provider's tool
+  calling (``tool_choice="required"``), every tool explicit (native offers no ``_output``);
+- ``toolbind native auto``: the same with ``tool_choice="auto"``;
+- ``toolbind mode auto``: ``Agent(mode="auto")``, explicit tools (so native), ``required``.
 
 Scored as BFCL scores (its AST checker's rules, simplified): *valid* — a call came back and
 validated; *right function(s)* — the multiset of functions called is the answer's; *right
@@ -61,6 +66,9 @@ CONFIGS = (
     "toolbind lean",
     "toolbind auto",
     "toolbind listed",
+    "toolbind native",
+    "toolbind native auto",
+    "toolbind mode auto",
 )
 
 Truth = list[
@@ -367,6 +375,7 @@ def run_toolbind(
     tool_choice: str = "required",
     meta_fields: str = "all",
     tools_in_prompt: bool = False,
+    mode: str = "composed",
 ) -> Tally:
     from toolbind.runtime import Agent
 
@@ -384,6 +393,7 @@ def run_toolbind(
             timeout=300,
             meta_fields=meta_fields,
             tools_in_prompt=tools_in_prompt,
+            mode=mode,
             request_kwargs=SETTINGS,
         )
         started = time.monotonic()
@@ -416,6 +426,13 @@ RUNNERS: dict[str, Callable[..., Tally]] = {
     "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
     "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),
     "toolbind listed": lambda *a: run_toolbind("toolbind listed", *a, tools_in_prompt=True),
+    "toolbind native": lambda *a: run_toolbind("toolbind native", *a, explicit=True, mode="native"),
+    "toolbind native auto": lambda *a: run_toolbind(
+        "toolbind native auto", *a, explicit=True, mode="native", tool_choice="auto"
+    ),
+    "toolbind mode auto": lambda *a: run_toolbind(
+        "toolbind mode auto", *a, explicit=True, mode="auto"
+    ),
 }
 
 

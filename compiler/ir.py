@@ -361,6 +361,11 @@ class ToolSpec:
     # OpenAPI: the declared error responses' schemas (``"404"``, ``"4XX"``, ``"default"``), which
     # a failed call's body is read into
     errors: tuple[tuple[str, SchemaNode], ...] = ()
+    # the RFC's Call extensions the tool's schema declares (``_outputPath``, ``_outputMethod``,
+    # ``_instance``, ``_delegate``: contract.CALL_EXTENSIONS order), each with its schema
+    extensions: tuple[tuple[str, SchemaNode], ...] = ()
+    extensions_required: tuple[str, ...] = ()  # those the tool's ``required`` lists
+    requires_approval: bool = False  # ``x-requires-approval``: its calls wait for a human
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

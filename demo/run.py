@@ -9,12 +9,15 @@ What happens:
 1. llama.cpp's OpenAI-compatible server starts with SmolLM2-135M-Instruct (``demo/llm_server.py``).
 2. The pending store (SQLite, in a temporary directory) is served over HTTP by ``pending_app``
    (uvicorn on 127.0.0.1, a free port): ``POST /runs/{run_id}/tool-results``.
-3. ``Agent.run`` — step "act": the model answers with three calls. ``weatherCheck`` runs its
-   Activity (a real function), ``sentimentAnalysis`` is latent (the model's own ``_output``),
-   ``sendEmail``'s Activity hands the mail to an outbox and answers ``Pending``.
+3. ``Agent.astream`` — step "act", ``tool_choice="required"`` (calls, no output): the model's
+   answer streams in; each call's partial arguments are printed as they are generated, then the
+   validated call and its result. ``weatherCheck`` runs its Activity (a real function),
+   ``sentimentAnalysis`` is latent (the model's own ``_output``), ``sendEmail``'s Activity hands
+   the mail to an outbox and answers ``Pending``.
 4. The mail service (a client) reports the delivery over HTTP with httpx, while no run is going.
-5. ``Agent.run`` again with the same ``run_id`` — step "report": the result of ``sendEmail`` is
-   delivered as an event on this next step, and the model writes the final output.
+5. ``Agent.astream`` again with the same ``run_id`` — step "report": the result of ``sendEmail``
+   is delivered as an event on this next step, and the model writes the final output (its text
+   printed as it streams).
 6. The transcript and the final output are printed; both servers are stopped.
 
 A 135M model copies patterns far better than it follows instructions, so the conversation opens
@@ -25,6 +28,7 @@ the composed schema and an invalid one goes back with its errors (``max_retries`
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import tempfile
@@ -42,6 +46,7 @@ from demo.llm_server import LlamaServer, LocalLLMUnavailable, llama_server
 from generated.seeds import TOOLS, SendEmailCall, WeatherCheckCall, WeatherCheckOutput
 from toolbind.runtime import (
     Agent,
+    AgentEvent,
     Pending,
     PendingStore,
     RunResult,
@@ -204,9 +209,45 @@ def print_steps(title: str, steps: Sequence[Step], seconds: float) -> None:
             )
 
 
-def timed_run(agent: Agent, messages: Any, **options: Any) -> tuple[RunResult, float]:
+_TEXT = [False]  # whether the output's text is being printed (its line still open)
+
+
+def show(event: AgentEvent) -> None:
+    """One streamed event, as it arrives: the calls' partial arguments, the output's text."""
+    if event.type == "text-delta":
+        print(("" if _TEXT[0] else "  output: ") + event.data["delta"], end="", flush=True)
+        _TEXT[0] = True
+        return
+    if _TEXT[0]:
+        print()
+        _TEXT[0] = False
+    if event.type == "tool-call.start":
+        print(f"  ▸ {event.tool} ({event.call_id}) started")
+    elif event.type == "tool-input-delta" and "partial" in event.data:
+        print(f"    … {event.tool} arguments so far: {_short(event.data['partial'])}")
+    elif event.type == "tool-input-delta":
+        print(f"    ✓ {event.tool} validated: {event.data['delta']}")
+    elif event.type.startswith("tool-call."):
+        print(f"    ⇒ {event.tool} {event.type.removeprefix('tool-call.')}")
+
+
+def streamed_run(agent: Agent, messages: Any, **options: Any) -> tuple[RunResult, float]:
+    """``Agent.astream``, every event shown as it arrives; the run's result and its seconds."""
+
+    async def run() -> RunResult:
+        async with agent:  # the client made for this event loop is closed with it
+            async for event in agent.astream(messages, **options):
+                if event.type == "run.complete" and event.result is not None:
+                    return event.result
+                show(event)
+        raise RuntimeError("the stream ended without run.complete")
+
     t0 = time.monotonic()
-    result = agent.run(messages, **options)
+    print("  (streaming)")
+    result = asyncio.run(run())
+    if _TEXT[0]:
+        print()
+        _TEXT[0] = False
     return result, time.monotonic() - t0
 
 
@@ -260,9 +301,12 @@ def run_demo(llm: LlamaServer, started: float) -> int:
         }
         agent = Agent(llm.base_url, tools=chosen, **options)
 
-        print(f"user: {TASK}")
-        act, act_s = timed_run(
-            agent, [*ACT_EXAMPLE, {"role": "user", "content": TASK}], max_steps=1
+        print(f"user: {TASK}   [tool_choice=required: calls, no output]")
+        act, act_s = streamed_run(
+            agent,
+            [*ACT_EXAMPLE, {"role": "user", "content": TASK}],
+            max_steps=1,
+            tool_choice="required",
         )
         print_steps("act", act.steps, act_s)
         routes = {c.tool: c.route for s in act.steps for c in s.calls}
@@ -287,7 +331,7 @@ def run_demo(llm: LlamaServer, started: float) -> int:
 
         report_prompt = f"Write the report. Results: {results_of(act)}"
         print(f"\nuser: {report_prompt}")
-        report, report_s = timed_run(
+        report, report_s = streamed_run(
             agent,
             [*REPORT_EXAMPLE, {"role": "user", "content": report_prompt}],
             max_steps=2,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     )
     from ._binding import ToolBinding, load_bindings
     from ._compose import ComposableTool, nullable, resolve_activity, tool_schema
+    from ._context import Context, ContextMessage, Reference, Variable, parse_reference
     from ._executor import CallContext, Executor, InProcessExecutor, RoutedCall, current_call
     from ._exports import (
         ExportIssue,
@@ -49,9 +50,12 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
     from ._result import ToolResult
+    from ._selection import BM25Selector, ToolSelector, toolset
+    from ._state import ActivityContext
     from .errors import (
         AgentError,
         AlreadyResolved,
+        InvalidReference,
         LLMError,
         ModelFeedback,
         PendingError,
@@ -61,6 +65,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
         RunFailure,
         ToolbindError,
         UnknownPendingCall,
+        UnresolvedReference,
         UsageError,
     )
 
@@ -95,6 +100,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolve_activity",
         "tool_schema",
     ),
+    "._context": (
+        "Context",
+        "ContextMessage",
+        "Reference",
+        "Variable",
+        "parse_reference",
+    ),
     "._exports": (
         "ExportIssue",
         "GeminiExport",
@@ -126,9 +138,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "compose",
     ),
     "._result": ("ToolResult",),
+    "._selection": (
+        "BM25Selector",
+        "ToolSelector",
+        "toolset",
+    ),
+    "._state": ("ActivityContext",),
     ".errors": (
         "AgentError",
         "AlreadyResolved",
+        "InvalidReference",
         "LLMError",
         "ModelFeedback",
         "PendingError",
@@ -138,6 +157,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RunFailure",
         "ToolbindError",
         "UnknownPendingCall",
+        "UnresolvedReference",
         "UsageError",
     ),
 }
@@ -145,20 +165,25 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Activity",
+    "ActivityContext",
     "ActivityRegistry",
     "Agent",
     "AgentError",
     "AgentEvent",
     "AlreadyResolved",
+    "BM25Selector",
     "CallContext",
     "CallRecord",
     "ComposableTool",
     "Composition",
+    "Context",
+    "ContextMessage",
     "ExecutionFactory",
     "Executor",
     "ExportIssue",
     "GeminiExport",
     "InProcessExecutor",
+    "InvalidReference",
     "LLMError",
     "ModelFeedback",
     "NotStrictable",
@@ -169,6 +194,7 @@ __all__ = [
     "PendingSink",
     "PendingStore",
     "PendingToolCall",
+    "Reference",
     "RegistrationError",
     "ResponseValidationError",
     "RoutedCall",
@@ -180,9 +206,12 @@ __all__ = [
     "ToolBinding",
     "ToolRegistry",
     "ToolResult",
+    "ToolSelector",
     "ToolbindError",
     "UnknownPendingCall",
+    "UnresolvedReference",
     "UsageError",
+    "Variable",
     "anthropic_tools",
     "call_from_strict",
     "compose",
@@ -195,10 +224,12 @@ __all__ = [
     "openai_strict_schema",
     "openai_strict_tools",
     "openai_tools",
+    "parse_reference",
     "pending_app",
     "resolve_activity",
     "strict_violations",
     "tool_schema",
+    "toolset",
 ]
 
 

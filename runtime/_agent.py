@@ -34,14 +34,25 @@ import asyncio
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from dataclasses import replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
 from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
+from ._context import Context, ContextMessage
 from ._events import (
     AgentEvent,
     CallRecord,
@@ -60,6 +71,7 @@ from ._executor import (
     RoutedCall,
 )
 from ._llm import InstructorModel, ModelCall
+from ._native import MODES, wants_native
 from ._registry import (
     Activity,
     ActivityFn,
@@ -70,6 +82,9 @@ from ._registry import (
 )
 from ._response import Composition, OutputSpec, compose
 from ._result import ToolResult
+from ._selection import ToolSelector, as_selector, offered_tools
+from ._state import RunContext, takes_context
+from ._stream import Emit
 from .contract import META_FIELDS
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
@@ -96,8 +111,14 @@ T = TypeVar("T")
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
 DEFAULT_MAX_CALLS = 100
 
+APPROVAL = "_approval"
+"""The key of a pending call's arguments that holds a call parked for approval."""
+
 RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
 """Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
+
+ContextLike = Context | Iterable[ContextMessage | Mapping[str, Any]] | None
+"""What ``run(..., context=...)`` takes: a ``Context`` or RFC context items (data/state/input)."""
 
 ExecutionFactory = Callable[[ToolBinding], ActivityFn | None]
 """Makes the Activity of a tool with a declarative ``execution`` config (e.g. gateway HTTP), or
@@ -137,7 +158,12 @@ class Agent:
             chat template does not show the tool schema to the model (llama.cpp with many GGUF
             templates, SmolLM2's among them: only the grammar built from the schema reaches the
             model, never a description); a provider that renders tools itself needs none.
-        mode: the instructor mode (default ``Mode.TOOLS``: works with servers that support named
+        mode: how tools are offered: ``"composed"`` (default: the seeds' single ``Response``
+            function, ``{calls, output}``), ``"native"`` (the provider's own tool calling: each
+            tool its own function, parallel calls, the final text or a ``final_output``
+            function; validated into the same Calls), or ``"auto"`` (native for a request that
+            offers no latent tool). An ``instructor.Mode`` instead picks the instructor mode of
+            the composed requests (default ``Mode.TOOLS``: works with servers that support named
             ``tool_choice`` but not the ``json_schema`` response format, e.g. llama.cpp).
         instructions: a system message put first in every conversation.
         timeout: seconds per LLM HTTP request (only when the Agent builds the client).
@@ -156,6 +182,16 @@ class Agent:
         request_kwargs: extra arguments for each completion request (``temperature``, ...).
         executor: what runs the Activity of each explicit call (default ``InProcessExecutor``:
             in this process; ``toolbind.temporal.TemporalExecutor``: Temporal activities on workers).
+        tool_selection: offer only the most relevant tools per request (large toolsets): a number
+            k (BM25 over names, descriptions and parameter names: ``BM25Selector(k)``, needs
+            ``toolbind[select]``) or any ``ToolSelector`` (``select(query, tools)``, sync or
+            async: embeddings, an LLM router); None offers every tool.
+        requires_approval: names of tools whose explicit calls wait for a human (besides those
+            a spec marks ``x-requires-approval: true``): each is parked
+            in the ``pending`` store (arguments ``{"_approval": <the call>}``) until a decision is
+            submitted — ``store.submit(run_id, call_id, {"approved": True})`` or ``POST
+            /runs/{run_id}/tool-results`` — then run (approved) or answered to the model as
+            denied (``{"approved": False, "reason": ...}``, or an ``error``), at a later step.
         mcp_servers: MCP servers whose tools the Agent also offers (an MCP configuration: a file,
             ``{"mcp": {"servers": [...]}}`` or the list of servers): listed at the start of a
             run and again after a server announces a change; each call goes to its server
@@ -178,7 +214,7 @@ class Agent:
         end_on_output: bool = False,
         meta_fields: MetaFields = "all",
         tools_in_prompt: bool = False,
-        mode: instructor.Mode | None = None,
+        mode: instructor.Mode | str | None = None,
         instructions: str | None = None,
         timeout: float = 60.0,
         http_retries: int = 2,
@@ -189,11 +225,20 @@ class Agent:
         request_kwargs: Mapping[str, Any] | None = None,
         executor: Executor | None = None,
         mcp_servers: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any] | None = None,
+        tool_selection: int | ToolSelector | None = None,
+        requires_approval: Collection[str] = (),
     ) -> None:
         self.last_step: Step | None = None
         """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
+        self.mode = mode if isinstance(mode, str) else "composed"
+        if self.mode not in MODES:
+            raise ValueError(f"Agent(mode={mode!r}): expected one of {', '.join(MODES)}")
         self._model: ModelCall = InstructorModel(
-            client, mode=mode, timeout=timeout, http_retries=http_retries, api_key=api_key
+            client,
+            mode=None if isinstance(mode, str) else mode,
+            timeout=timeout,
+            http_retries=http_retries,
+            api_key=api_key,
         )
         self._redact = self._model.redact
         if max_retries < 0:
@@ -232,6 +277,8 @@ class Agent:
         self.execution_activity: ExecutionFactory = execution_activity or self._http_execution
         self._http_executions: list[Any] = []  # HttpExecution objects the default factory made
         self.request_kwargs = dict(request_kwargs or {})
+        self.tool_selection = as_selector(tool_selection)
+        self.requires_approval = frozenset(requires_approval)
         self._compositions: dict[Any, Composition] = {}
         self._made_activities: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
@@ -264,9 +311,21 @@ class Agent:
             return "missing", None  # never latent: its result is not the model's to invent
         return "latent", None
 
-    def composition(self, output: OutputSpec = None, tool_choice: str = "auto") -> Composition:
-        """The composed schema (and ``.response`` type) the next request will use."""
-        tools = [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
+    def _all_tools(self) -> list[ToolBinding]:
+        """Every tool the Agent can offer: its own, then its MCP servers'."""
+        return [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
+
+    def composition(
+        self,
+        output: OutputSpec = None,
+        tool_choice: str = "auto",
+        tools: Iterable[ToolBinding] | None = None,
+        instances: Sequence[str] = (),
+    ) -> Composition:
+        """The composed schema (and ``.response`` type) of a request offering ``tools`` (default:
+        all of the Agent's, its MCP servers' included; ``instances``: a multi-instance context's
+        ids, offered as ``_instance``)."""
+        tools = self._all_tools() if tools is None else list(tools)
         routed = {t.name: self._route(t)[0] for t in tools}
         stranded = [
             t.name
@@ -297,6 +356,7 @@ class Agent:
             self.max_calls,
             tool_choice,
             self.meta_fields,
+            tuple(instances),
         )
         # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
@@ -310,6 +370,7 @@ class Agent:
                 max_calls=self.max_calls,
                 tool_choice=tool_choice,
                 meta_fields=self.meta_fields,
+                instances=instances,
             )
             self._compositions[key] = found
         return found
@@ -387,10 +448,37 @@ class Agent:
         output: OutputSpec,
         step: Step,
         tool_choice: str = "auto",
+        subset: Iterable[str | ToolBinding] | None = None,
+        emit: Emit | None = None,
+        instances: Sequence[str] = (),
     ) -> ToolResponse[Any, Any]:
-        composition = self.composition(output, tool_choice)
+        offered = await offered_tools(
+            self._all_tools(),
+            messages,
+            subset=subset,
+            selector=self.tool_selection,
+            tool_choice=tool_choice,
+        )
+        composition = self.composition(output, tool_choice, offered, instances)
+        step.offered, step.composition = [t.name for t in composition.tools], composition
         if self.tools_in_prompt and composition.tools:
             messages = _with_tools_listed(messages, describe_tools(composition.tools))
+        native = wants_native(self.mode, composition)
+        if native:
+            step.mode = "native"
+        if native or (emit is not None and self._model.streams):
+            # native: one function per tool; streamed: partial calls read as they arrive
+            return await self._model.ask_native(
+                messages,
+                composition,
+                step,
+                model=self.model,
+                tool_choice=tool_choice,
+                max_retries=self.max_retries,
+                request_kwargs=self.request_kwargs,
+                agent_mode=self.mode,
+                emit=emit,
+            )
         return await self._model.ask(
             messages,
             composition.response,
@@ -406,13 +494,15 @@ class Agent:
         output: OutputSpec = None,
         *,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> ToolResponse[Any, Any]:
         """One LLM step: the validated Response (``.calls`` typed per tool, ``.output``);
         ``agent.last_step`` keeps the step's requests and token usage (``.llm_requests``, ``.usage``).
 
         ``tool_choice``: ``auto`` (calls and/or output), ``required`` (at least one call and no
         output), ``none`` (the output, no call) or a tool's name (only that tool, called at least
-        once). The composed schema says so and the answer is held to it.
+        once). The composed schema says so and the answer is held to it. ``tools``: offer only
+        these (names or bindings) this time; ``Agent(tool_selection=...)`` narrows them further.
 
         Raises:
             ResponseValidationError: the answers stayed invalid after ``max_retries`` retries.
@@ -423,7 +513,7 @@ class Agent:
         self.last_step = step  # its requests, raw responses and usage, also when this raises
         if self._mcp is not None:
             await self._mcp.refresh()
-        return await self._ask(self._conversation(messages), output, step, tool_choice)
+        return await self._ask(self._conversation(messages), output, step, tool_choice, tools)
 
     def request(
         self,
@@ -431,9 +521,10 @@ class Agent:
         output: OutputSpec = None,
         *,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
     ) -> ToolResponse[Any, Any]:
         """``arequest`` for synchronous code (not from inside a running event loop)."""
-        return self._sync(self.arequest(messages, output, tool_choice=tool_choice))
+        return self._sync(self.arequest(messages, output, tool_choice=tool_choice, tools=tools))
 
     # -- the loop
 
@@ -445,6 +536,9 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> RunResult:
         """Run the loop until the model sets ``output`` or ``max_steps`` steps were made.
 
@@ -455,6 +549,14 @@ class Agent:
             run_id: resume a run (its pending results get delivered); a new id by default.
             tool_choice: the first step's (``arequest``'s values); later steps are ``auto``, so
                 the run can end (as the OpenAI Agents SDK resets a required tool choice).
+            tools: offer only these tools (names or bindings) in this run.
+            context: data / state / input messages (a ``Context``, or RFC context items): the
+                model sees them; Calls' variable references resolve in them and their outputs
+                are appended at their ``_outputPath``; with ``_instance`` ids, every tool takes
+                an ``_instance`` (related/005-013). A ``Context`` given is updated in place;
+                ``RunResult.context`` is the context after the run.
+            deps: the run's dependencies (a database handle, a user id), given to each Activity
+                that takes a second argument, as ``ActivityContext.deps``.
 
         Raises:
             ResponseValidationError, LLMError: as for ``arequest``; tool failures never raise.
@@ -462,7 +564,10 @@ class Agent:
         result: RunResult | None = None
         if max_steps < 1:
             raise ValueError("arun(max_steps=...) must be >= 1")
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        events = self._events(
+            messages, output, max_steps, run_id, tool_choice, tools, context=context, deps=deps
+        )
+        async for event in events:
             if event.type == "run.complete":
                 result = event.result
         assert result is not None
@@ -476,10 +581,22 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> RunResult:
         """``arun`` for synchronous code (not from inside a running event loop)."""
         return self._sync(
-            self.arun(messages, output, max_steps=max_steps, run_id=run_id, tool_choice=tool_choice)
+            self.arun(
+                messages,
+                output,
+                max_steps=max_steps,
+                run_id=run_id,
+                tool_choice=tool_choice,
+                tools=tools,
+                context=context,
+                deps=deps,
+            )
         )
 
     async def astream(
@@ -490,14 +607,31 @@ class Agent:
         max_steps: int = 8,
         run_id: str | None = None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run the loop, yielding the user-facing events as they happen (``tool_choice`` as
-        for ``arun``).
+        """Run the loop, yielding the user-facing events as they happen (``tool_choice``,
+        ``tools``, ``context`` and ``deps`` as for ``arun``).
 
         Only calls of visible tools (``visible`` flag; default: every execution type but
-        ``internal``) appear; the last event is ``run.complete`` with ``.result``.
+        ``internal``) appear; the last event is ``run.complete`` with ``.result``. The model's
+        answer is streamed (async clients): ``text-delta`` events with the output's text, and for
+        each call ``tool-call.start`` and ``tool-input-delta`` events with its partial arguments
+        (``data["partial"]``) as they are generated, then the validated call's
+        ``tool-input-delta`` (``data["delta"]``: the whole arguments) and its result.
         """
-        async for event in self._events(messages, output, max_steps, run_id, tool_choice):
+        async for event in self._events(
+            messages,
+            output,
+            max_steps,
+            run_id,
+            tool_choice,
+            tools,
+            stream=True,
+            context=context,
+            deps=deps,
+        ):
             if event.visible:
                 yield event
 
@@ -519,10 +653,19 @@ class Agent:
         max_steps: int,
         run_id: str | None,
         tool_choice: str = "auto",
+        tools: Iterable[str | ToolBinding] | None = None,
+        stream: bool = False,
+        context: ContextLike = None,
+        deps: Any = None,
     ) -> AsyncIterator[AgentEvent]:
         rid = run_id or uuid.uuid4().hex
+        subset = None if tools is None else list(tools)
         prefix = self._call_prefix()
         convo = self._conversation(messages)
+        state = RunContext(Context.of(context) if context is not None else None, deps)
+        instances = state.instances
+        if (shown_context := state.render()) is not None:
+            convo.append({"role": "user", "content": shown_context})
         steps: list[Step] = []
         outstanding: dict[str, CallRecord] = {}
         final: Any = None
@@ -535,42 +678,54 @@ class Agent:
             if self._mcp is not None:  # tools/list at start and after list_changed
                 await self._mcp.refresh()
             shown = self.composition(output).shown if self.pending is not None else {}
-            for event in self._deliver_pending(rid, step, convo, outstanding, shown):
+            for event in await self._deliver_pending(rid, step, convo, outstanding, shown, state):
+                yield event
+            queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+            started: set[str] = set()  # calls whose start the stream told
+            emit = _streamed(rid, index, f"{prefix}-{index}", queue, started, self._binding)
+            asking = asyncio.create_task(
+                self._ask(
+                    convo,
+                    output,
+                    step,
+                    tool_choice if index == 0 else "auto",
+                    subset,
+                    emit if stream else None,
+                    instances,
+                )
+            )
+            async for event in _drain(queue, asking):
                 yield event
             try:
-                response = await self._ask(
-                    convo, output, step, tool_choice if index == 0 else "auto"
-                )
+                response = asking.result()
             except AgentError as exc:
                 exc.steps = steps  # the transcript so far, for the caller's diagnosis
                 raise
             step.response = response
-            queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
-            task = asyncio.create_task(
-                self._execute(rid, index, prefix, response, queue.put_nowait)
-            )
-            try:
-                while True:
-                    getter = asyncio.create_task(queue.get())
-                    done, _ = await asyncio.wait(
-                        {getter, task}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    if getter in done:
-                        yield getter.result()
-                        continue
-                    getter.cancel()
-                    break
-                while not queue.empty():
-                    yield queue.get_nowait()
-            finally:
-                if not task.done():  # the consumer stopped listening: stop the calls too
-                    task.cancel()
+            put = _unless_started(queue, started)  # the stream told these calls' start
+            task = asyncio.create_task(self._execute(rid, index, prefix, response, put, state))
+            async for event in _drain(queue, task):  # the consumer stops: the calls stop too
+                yield event
             step.calls = task.result()
             for record in step.calls:
                 if record.pending:
                     outstanding[record.call_id] = record
-            asked = self.composition(output, tool_choice if index == 0 else "auto")
-            _feed_back(convo, response, step, asked.response.__name__, asked.shown)
+            asked = step.composition or self.composition(
+                output, tool_choice if index == 0 else "auto", instances=instances
+            )
+            if step.mode == "native":
+                from ._native import feed_back
+
+                results = [
+                    {"call_id": r.call_id, "tool": asked.shown.get(r.tool, r.tool)}
+                    | r.result.model_dump(mode="json")
+                    for r in step.calls
+                ]
+                feed_back(convo, step.raw_responses[-1], asked, results, _for_the_model)
+            else:
+                _feed_back(convo, response, step, asked.response.__name__, asked.shown)
+            if (update := state.updates()) is not None:
+                convo.append({"role": "user", "content": update})
             if response.output is not None:
                 final = response.output  # provisional while results the model hasn't seen exist
                 unseen = [r for r in step.calls if r.route in ("explicit", "missing")]
@@ -584,6 +739,7 @@ class Agent:
             steps=steps,
             messages=convo,
             pending=sorted(outstanding),
+            context=state.context,
         )
         yield AgentEvent(type="run.complete", run_id=rid, step=len(steps) - 1, result=result)
 
@@ -596,13 +752,14 @@ class Agent:
         """A hook before each step after the first (the durable loop waits here for pending
         results); ``outstanding``: the pending calls not delivered yet."""
 
-    def _deliver_pending(
+    async def _deliver_pending(
         self,
         run_id: str,
         step: Step,
         convo: list[dict[str, Any]],
         outstanding: dict[str, CallRecord],
         shown: Mapping[str, str],
+        state: RunContext | None = None,
     ) -> list[AgentEvent]:
         if self.pending is None:
             return []
@@ -617,6 +774,10 @@ class Agent:
                     execution="async",
                 )
             )
+            parked: Any = item.arguments.get(APPROVAL)
+            if isinstance(parked, dict):  # a call that waited for approval: decided now
+                envelope = await self._decide(run_id, item, cast("dict[str, Any]", parked), state)
+                ok = envelope.success
             known = outstanding.pop(item.call_id, None)
             binding = self._binding(item.tool)
             visible = known.visible if known else _visible(binding) if binding else True
@@ -655,6 +816,42 @@ class Agent:
             )
         return events
 
+    async def _decide(
+        self, run_id: str, item: PendingCall, parked: dict[str, Any], state: RunContext | None
+    ) -> ToolResult[Any]:
+        """The result of a call parked for approval: run it when approved, else the denial."""
+        decision: Any = item.result
+        approved = (
+            item.error is None
+            and item.status in ("resolved", "delivered")
+            and isinstance(decision, dict)
+            and cast("dict[str, Any]", decision).get("approved") is True
+        )
+        if not approved:
+            reason: Any = (
+                cast("dict[str, Any]", decision).get("reason")
+                if isinstance(decision, dict)
+                else None
+            )
+            why = item.error or (reason if isinstance(reason, str) else None)
+            if item.status not in ("resolved", "delivered"):
+                why = f"no decision before the call {item.status}"
+            return _Result.fail(
+                f"a human denied this call{': ' + why if why else ''}", execution="approval"
+            )
+        binding = self._binding(item.tool)
+        if binding is None:
+            return _Result.fail(f"tool {item.tool!r} is no longer offered", execution="approval")
+        try:
+            call = binding.call_model.model_validate(parked)
+        except ValidationError as exc:
+            return _Result.fail(f"the approved call no longer validates: {exc}")
+        step_key, _, index = item.call_id.rpartition("-")  # call-<invocation>-<step>-<index>
+        step = int(step_key.rpartition("-")[2])
+        routed = self._route_call(run_id, step, int(index), item.call_id, call)
+        record = await self._execute_one(routed, lambda _: None, state, approved=True)
+        return record.result
+
     def _binding(self, name: str) -> ToolBinding | None:
         found = (
             self.tools.get(name)
@@ -668,33 +865,48 @@ class Agent:
     # -- execution
 
     def _route_calls(
-        self, run_id: str, step: int, prefix: str, response: ToolResponse[Any, Any]
+        self,
+        run_id: str,
+        step: int,
+        prefix: str,
+        response: ToolResponse[Any, Any],
     ) -> list[RoutedCall]:
-        """Each Call of the answer routed once into its record (``call_id``: ``prefix-step-i``)."""
-        routed: list[RoutedCall] = []
-        for index, call in enumerate(response.calls):
-            tool: str = call.tool
-            binding = self._binding(tool)
-            route, activity = self._route(binding) if binding else ("missing", None)
-            dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            routed.append(
-                RoutedCall(
-                    run_id=run_id,
-                    step=step,
-                    index=index,
-                    call_id=f"{prefix}-{step}-{index}",
-                    tool=tool,
-                    route=route,
-                    call=call,
-                    dumped=dumped,
-                    arguments={k: v for k, v in dumped.items() if k not in META_FIELDS},
-                    binding=binding,
-                    activity=activity,
-                    visible=_visible(binding) if binding else True,
-                    timeout=(activity.timeout if activity else None) or self.activity_timeout,
-                )
-            )
-        return routed
+        """Each Call of the answer routed once into its record (``call_id``: ``prefix-step-i``);
+        its references resolve when it runs (after the calls whose outputs it may read)."""
+        return [
+            self._route_call(run_id, step, index, f"{prefix}-{step}-{index}", call)
+            for index, call in enumerate(response.calls)
+        ]
+
+    def _route_call(
+        self,
+        run_id: str,
+        step: int,
+        index: int,
+        call_id: str,
+        call: Any,
+    ) -> RoutedCall:
+        """One Call routed: its Activity, whether it waits for approval."""
+        tool: str = call.tool
+        binding = self._binding(tool)
+        route, activity = self._route(binding) if binding else ("missing", None)
+        dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return RoutedCall(
+            run_id=run_id,
+            step=step,
+            index=index,
+            call_id=call_id,
+            tool=tool,
+            route=route,
+            call=call,
+            dumped=dumped,
+            arguments={k: v for k, v in dumped.items() if k not in META_FIELDS},
+            binding=binding,
+            activity=activity,
+            visible=_visible(binding) if binding else True,
+            timeout=(activity.timeout if activity else None) or self.activity_timeout,
+            approval=tool in self.requires_approval or bool(binding and binding.requires_approval),
+        )
 
     async def _execute(
         self,
@@ -703,31 +915,41 @@ class Agent:
         prefix: str,
         response: ToolResponse[Any, Any],
         emit: Callable[[AgentEvent], None],
+        state: RunContext | None = None,
     ) -> list[CallRecord]:
-        """Run a step's calls: concurrently, except an Activity that opted out runs alone (after
+        """Run a step's calls: concurrently, except an Activity that opted out, or a call that
+        reads the context (its references may name what earlier calls write), runs alone (after
         the calls before it, before those after it); the records in the answer's order."""
         calls = self._route_calls(run_id, step, prefix, response)
         records: list[CallRecord | None] = [None] * len(calls)
         batch: list[RoutedCall] = []
 
         async def flush() -> None:
-            done = await asyncio.gather(*(self._execute_one(c, emit) for c in batch))
+            done = await asyncio.gather(*(self._execute_one(c, emit, state) for c in batch))
             for routed, record in zip(batch, done, strict=True):
                 records[routed.index] = record
             batch.clear()
 
         for routed in calls:
-            if routed.route == "explicit" and routed.activity and not routed.activity.concurrent:
+            if (
+                routed.route == "explicit" and routed.activity and not routed.activity.concurrent
+            ) or (state is not None and state.depends(routed.call)):
                 await flush()
-                records[routed.index] = await self._execute_one(routed, emit)
+                records[routed.index] = await self._execute_one(routed, emit, state)
             else:
                 batch.append(routed)
         await flush()
         return [r for r in records if r is not None]
 
     async def _execute_one(
-        self, routed: RoutedCall, emit: Callable[[AgentEvent], None]
+        self,
+        routed: RoutedCall,
+        emit: Callable[[AgentEvent], None],
+        state: RunContext | None = None,
+        approved: bool = False,
     ) -> CallRecord:
+        if state is not None:  # its references resolved now (or the reason it cannot run)
+            routed = _prepared(routed, state)
         record = CallRecord(
             call_id=routed.call_id,
             tool=routed.tool,
@@ -758,7 +980,10 @@ class Agent:
         event("tool-call.start", {"reasoning": routed.dumped.get("_reasoningForCall")})
         event("tool-input-delta", {"delta": json.dumps(routed.arguments)})
         value: ToolResult[Any] | Pending
-        if routed.route == "latent":
+        parks = routed.route == "explicit" and routed.approval and not approved
+        if routed.refused is not None:
+            value = _Result.fail(routed.refused)
+        elif routed.route == "latent":
             if "_output" in routed.dumped:
                 value = _Result.ok(routed.dumped["_output"], execution="latent")
             else:  # optional in the composed schema: the model gave none
@@ -771,15 +996,32 @@ class Agent:
             )
         elif routed.route == "async" or routed.activity is None:
             value = Pending()
+        elif parks:
+            value = Pending(
+                message="The call waits for a human's approval; its result comes later."
+            )
         else:
+            if state is not None and takes_context(routed.activity.fn):
+                given = state.for_call(
+                    run_id=routed.run_id,
+                    step=routed.step,
+                    call_id=routed.call_id,
+                    tool=routed.tool,
+                    instance=routed.dumped.get("_instance"),
+                    reporter=progress,
+                )
+                routed = replace(routed, activity_context=given)
             value = await self.executor.execute(routed, progress)
         if isinstance(value, Pending):
+            parked = {APPROVAL: routed.dumped} if parks else routed.arguments
             record.result = self._make_pending(
-                routed.run_id, routed.call_id, routed.tool, routed.arguments, value
+                routed.run_id, routed.call_id, routed.tool, parked, value
             )
             record.pending = record.result.success
         else:
             record.result = value
+            if state is not None:  # the output appended at its _outputPath (008)
+                record.result = state.record(routed.call, routed.binding, record.result)
         kind: EventType = (
             "tool-call.pending"
             if record.pending
@@ -819,12 +1061,86 @@ class Agent:
 # -- helpers -------------------------------------------------------------------------------------
 
 
+def _prepared(routed: RoutedCall, state: RunContext) -> RoutedCall:
+    """``routed`` with its variable references resolved in the run's context (related/007), or
+    ``refused`` saying why it cannot run."""
+    call, refused = state.prepare(routed.call, routed.binding)
+    if refused is not None:
+        return replace(routed, refused=refused)
+    if call is routed.call:
+        return routed
+    dumped: dict[str, Any] = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    arguments = {k: v for k, v in dumped.items() if k not in META_FIELDS}
+    return replace(routed, call=call, dumped=dumped, arguments=arguments)
+
+
 def _mcp_toolbox(servers: Any) -> Any:
     if servers is None:
         return None
     from ._mcp_client import McpToolbox
 
     return McpToolbox(servers)
+
+
+def _streamed(
+    run_id: str,
+    step: int,
+    step_key: str,
+    queue: asyncio.Queue[AgentEvent],
+    started: set[str],
+    binding: Callable[[str], ToolBinding | None],
+) -> Emit:
+    """The ``emit`` of a streamed step: its deltas as events, with the call ids the validated
+    calls will have (``step_key-index``)."""
+
+    def emit(kind: str, index: int | None, tool: str | None, data: Any) -> None:
+        call_id = None if index is None else f"{step_key}-{index}"
+        if kind == "tool-call.start" and call_id is not None:
+            started.add(call_id)
+        found = binding(tool) if tool else None
+        queue.put_nowait(
+            AgentEvent(
+                type=cast("EventType", kind),
+                run_id=run_id,
+                step=step,
+                call_id=call_id,
+                tool=tool,
+                data=data,
+                visible=_visible(found) if found else True,
+            )
+        )
+
+    return emit
+
+
+def _unless_started(
+    queue: asyncio.Queue[AgentEvent], started: set[str]
+) -> Callable[[AgentEvent], None]:
+    def put(event: AgentEvent) -> None:
+        if event.type != "tool-call.start" or event.call_id not in started:
+            queue.put_nowait(event)
+
+    return put
+
+
+async def _drain(
+    queue: asyncio.Queue[AgentEvent], task: asyncio.Task[Any]
+) -> AsyncIterator[AgentEvent]:
+    """The events ``task`` puts on ``queue`` while it runs (the task's outcome is left to read)."""
+    try:
+        while True:
+            getter = asyncio.create_task(queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+                continue
+            getter.cancel()
+            break
+        while not queue.empty():
+            yield queue.get_nowait()
+    finally:
+        if not task.done():  # the consumer stopped listening: stop the work too
+            task.cancel()
 
 
 def _visible(binding: ToolBinding) -> bool:

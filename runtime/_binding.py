@@ -47,6 +47,11 @@ class ToolBinding:
         source: the spec file and JSON pointer the tool came from.
         deprecated: the spec marks the tool deprecated (OpenAPI ``deprecated: true``); its
             description says so too, for the LLM.
+        extensions: the RFC's Call extensions the tool declares (``_outputPath``,
+            ``_outputMethod``, ``_instance``, ``_delegate``: wire name → JSON Schema), or None.
+        extensions_required: those of ``extensions`` the tool requires.
+        requires_approval: the spec marks the tool ``x-requires-approval``: an Agent parks its
+            explicit calls until a human decides (``Agent(requires_approval=...)``).
     """
 
     name: str
@@ -67,6 +72,9 @@ class ToolBinding:
     original_name: str | None = None
     source: str = ""
     deprecated: bool = False
+    extensions: Mapping[str, Any] | None = None
+    extensions_required: tuple[str, ...] = ()
+    requires_approval: bool = False
 
     @cached_property
     def _loaded(self) -> Models:
@@ -106,6 +114,7 @@ def load_bindings(
     for entry, pair in zip(entries, models, strict=True):
         fields: dict[str, Any] = dict(entry)
         fields["toolsets"] = tuple(fields.get("toolsets", ()))
+        fields["extensions_required"] = tuple(fields.get("extensions_required", ()))
         loaded: Models | Callable[[], Models] = (
             _loader(f"{package}.models", pair[0], pair[1])
             if isinstance(pair[0], str) and isinstance(pair[1], str)

@@ -19,7 +19,7 @@ an array whose items are the one tool schema, or ``anyOf`` the tool schemas; bot
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
@@ -89,16 +89,31 @@ bench/bfcl.py)."""
 META_FIELD_CHOICES = ("all", "needed")
 
 
+def instance_schema(instances: Sequence[str]) -> dict[str, Any]:
+    """The ``_instance`` property a multi-instance context adds to every tool (related/013)."""
+    return {
+        "enum": list(instances),
+        "description": "The instance this call works on (its references and _outputPath "
+        "resolve there); leave it out for the global context.",
+    }
+
+
 def tool_schema(
     tool: ComposableTool,
     activities: Collection[str] = (),
     offered: str | None = None,
     *,
     meta_fields: MetaFields = "all",
+    instances: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The LLM-facing schema of one tool, with the meta fields composed in; ``offered`` is the
     ``_tool`` value the model sees (default: the tool's name); ``meta_fields``: ``all`` or
-    ``needed`` (``META_FIELD_CHOICES``)."""
+    ``needed`` (``META_FIELD_CHOICES``); ``instances``: the context's instance ids, offered as
+    ``_instance`` (unless the tool declares its own).
+
+    The RFC's Call extensions a tool declares (``_delegate``, ``_instance``, ``_outputPath``,
+    ``_outputMethod``) follow ``_activity``, in that order, whatever ``meta_fields`` says: they
+    change what a call does."""
     activity = resolve_activity(tool, activities)
     params = dict(tool.parameters)
     # a same-name Activity is shown under the name the tool is offered by (read back likewise)
@@ -106,6 +121,14 @@ def tool_schema(
     properties: dict[str, Any] = {"_tool": {"const": offered or tool.name}}
     if meta_fields == "all":
         properties["_activity"] = {"const": shown}
+    declared: Any = getattr(tool, "extensions", None)
+    extensions = dict(cast("Mapping[str, Any]", declared)) if isinstance(declared, Mapping) else {}
+    if instances and "_instance" not in extensions:
+        extensions["_instance"] = instance_schema(instances)
+    for name in ("_delegate", "_instance", "_outputPath", "_outputMethod"):
+        if name in extensions:
+            properties[name] = extensions[name]
+    if meta_fields == "all":
         # before the arguments, so a model that writes it thinks before it fills them
         properties["_reasoningForCall"] = {
             "type": "string",
@@ -121,7 +144,8 @@ def tool_schema(
     params.pop("description", None)
     params.pop("title", None)
     out["properties"] = properties
-    out["required"] = ["_tool", *params.pop("required", [])]
+    needed: Any = getattr(tool, "extensions_required", ())
+    out["required"] = ["_tool", *needed, *params.pop("required", [])]
     out.update(params)
     return out
 
@@ -179,6 +203,7 @@ def compose(
     activities: Collection[str] = (),
     tool_choice: ToolChoice = "auto",
     meta_fields: MetaFields = "all",
+    instances: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The composed ``{calls, output}`` schema the LLM fills.
 
@@ -195,6 +220,8 @@ def compose(
         tool_choice: ``auto``, ``required``, ``none`` or a tool's name.
         meta_fields: ``all`` (the seeds' composition) or ``needed`` (``_tool``, and ``_output``
             for latent tools: no ``_activity`` const, no ``_reasoningForCall``).
+        instances: the instance ids of a multi-instance context (related/013): every tool
+            takes an optional ``_instance`` of these.
 
     Raises:
         ValueError: ``tool_choice`` or ``meta_fields`` is none of these (an unknown tool name
@@ -216,7 +243,8 @@ def compose(
         tool_list = chosen
     names = offered_names(tool_list)
     schemas = [
-        tool_schema(t, activities, names[t.name], meta_fields=meta_fields) for t in tool_list
+        tool_schema(t, activities, names[t.name], meta_fields=meta_fields, instances=instances)
+        for t in tool_list
     ]
     items: dict[str, Any] = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
     if not schemas:

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from ._result import ToolResult
 from .types import ToolResponse
 
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._response import Composition
+
 Route = Literal["explicit", "latent", "async", "missing"]
 
 EventType = Literal[
+    "text-delta",
     "tool-call.start",
     "tool-input-delta",
     "tool-result",
@@ -72,7 +77,10 @@ class AgentEvent:
     ``tool-call.start`` → ``tool-input-delta`` (the call's arguments, whole) → ``tool-result``
     (a progress yield of an async-generator Activity; zero or more) → ``tool-call.complete`` or
     ``tool-call.error`` (or ``tool-call.pending``, then complete/error when the result arrives).
-    The last event of ``astream`` is ``run.complete`` with the ``RunResult``.
+    ``astream`` streams the answer: ``text-delta`` (the output's text, ``data["delta"]``), and
+    before the whole arguments ``tool-input-delta`` events with ``data["partial"]`` (the
+    arguments generated so far). The last event of ``astream`` is ``run.complete`` with the
+    ``RunResult``.
     """
 
     type: EventType
@@ -117,6 +125,11 @@ class Step:
     raw_responses: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     response: ToolResponse[Any, Any] | None = None
     calls: list[CallRecord] = field(default_factory=list[CallRecord])
+    offered: list[str] = field(default_factory=list[str])
+    """The tools offered this step (by name): all, a per-run subset, or those selected."""
+    composition: Composition | None = field(default=None, repr=False)
+    mode: str = "composed"
+    """How the step asked: ``composed`` (one Response function) or ``native`` (one per tool)."""
     delivered: list[CallRecord] = field(default_factory=list[CallRecord])
 
     @property
@@ -153,6 +166,8 @@ class RunResult:
     steps: list[Step]
     messages: list[dict[str, Any]]
     pending: list[str]
+    context: Context | None = None
+    """The run's context (``run(..., context=...)``) with the outputs the calls wrote, or None."""
 
     @property
     def llm_requests(self) -> int:

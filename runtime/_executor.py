@@ -69,6 +69,11 @@ class RoutedCall:
         call: the validated Call model; ``dumped`` its JSON form (by alias, meta fields included);
             ``arguments`` the same without the meta fields.
         timeout: seconds the Activity may take (its own, else the Agent's ``activity_timeout``).
+        activity_context: the ``ActivityContext`` given to an Activity that takes a second
+            argument (``def fn(call, ctx)``; None: the Activity is called with the call alone).
+        refused: why the call cannot run (a variable reference that names nothing, a
+            ``_delegate``): its failed result, the Activity not called.
+        approval: the call waits for a human's approval before it runs (``requires_approval``).
     """
 
     run_id: str
@@ -84,6 +89,9 @@ class RoutedCall:
     activity: RegisteredActivity | None
     visible: bool
     timeout: float
+    activity_context: Any = None
+    refused: str | None = None
+    approval: bool = False
 
     @property
     def key(self) -> str:
@@ -142,7 +150,9 @@ class InProcessExecutor:
             return _Result.fail(f"no Activity for tool {call.tool!r}", execution="explicit")
         token = _CURRENT.set(call.context)
         try:
-            value = await asyncio.wait_for(invoke(activity.fn, call.call, progress), call.timeout)
+            value = await asyncio.wait_for(
+                invoke(activity.fn, call.call, progress, call.activity_context), call.timeout
+            )
         except TimeoutError:
             return _Result.fail(
                 f"activity for {call.tool!r} timed out after {call.timeout:g}s",
@@ -157,18 +167,22 @@ class InProcessExecutor:
         return to_result(value, call.binding)
 
 
-async def invoke(fn: ActivityFn, call: Any, progress: Callable[[Any], None]) -> Any:
-    """Run an Activity (sync, coroutine or async generator: the last item yielded is its value)."""
+async def invoke(
+    fn: ActivityFn, call: Any, progress: Callable[[Any], None], context: Any = None
+) -> Any:
+    """Run an Activity (sync, coroutine or async generator: the last item yielded is its value);
+    ``context``: its ``ActivityContext``, given as a second argument when not None."""
+    args = (call,) if context is None else (call, context)  # ActivityContext: fn(call, ctx)
     if inspect.isasyncgenfunction(fn):
         last: Any = None
-        async for item in fn(call):
+        async for item in fn(*args):
             if not isinstance(item, ToolResult):  # a final ToolResult is the result, not progress
                 progress(item)
             last = cast("Any", item)
         return last
     if inspect.iscoroutinefunction(fn):
-        return await fn(call)
-    value = await asyncio.to_thread(fn, call)
+        return await fn(*args)
+    value = await asyncio.to_thread(fn, *args)
     if inspect.isawaitable(value):
         value = await value
     return value

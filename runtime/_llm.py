@@ -1,10 +1,13 @@
 """Runtime layer: the model call — the LLM client an Agent talks to, one instructor request, and
 the mapping of the client's failures onto ``LLMError`` / ``ResponseValidationError``.
 
-Imports ``_events``, ``_secrets``, ``errors``; ``instructor`` and ``openai`` when a client is built.
+Imports ``_events``, ``_secrets``, ``errors``; ``instructor`` and ``openai`` when a client is built,
+``_native`` (and through it ``_stream``) for a native or streamed request.
 The loop (``_agent``) composes the Response model and the messages; ``InstructorModel.ask`` sends
 them (validation retries with the errors fed back are instructor's), records every request and
-raw response in the ``Step`` and returns the validated Response.
+raw response in the ``Step`` and returns the validated Response. ``ask_native`` sends the same
+composition the provider's way (each tool its own function: ``Agent(mode="native")``), or streams
+a composed one (``Agent.astream``): the raw OpenAI-protocol client, the same Response model.
 """
 
 from __future__ import annotations
@@ -17,13 +20,15 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._events import Step
-from .errors import AgentError, LLMError, ResponseValidationError
+from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
 if TYPE_CHECKING:
     import instructor
 
+    from ._response import Composition
     from ._secrets import Redactor
+    from ._stream import Emit
 
 
 class ModelCall(Protocol):
@@ -39,6 +44,25 @@ class ModelCall(Protocol):
         max_retries: int,
         request_kwargs: dict[str, Any],
     ) -> ToolResponse[Any, Any]: ...
+
+    async def ask_native(
+        self,
+        messages: list[dict[str, Any]],
+        composition: Composition,
+        step: Step,
+        *,
+        model: str,
+        tool_choice: str,
+        max_retries: int,
+        request_kwargs: dict[str, Any],
+        agent_mode: str,
+        emit: Emit | None = None,
+    ) -> ToolResponse[Any, Any]: ...
+
+    @property
+    def streams(self) -> bool:
+        """Whether ``ask_native`` can stream (an async client)."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -109,6 +133,11 @@ class InstructorModel:
             raw = openai.AsyncOpenAI(**self._owned)
             self._client, self._client_loop = _instructor.from_openai(raw, mode=self._mode), loop
         return self._client
+
+    @property
+    def streams(self) -> bool:
+        """Whether a request can be streamed: only through an async client."""
+        return self._async
 
     async def aclose(self) -> None:
         """Close the client built from a URL (a no-op for clients passed in)."""
@@ -225,6 +254,52 @@ class InstructorModel:
         # raised outside the except blocks: no __context__ keeps the client's exception (whose
         # text may hold what a server echoed, the API key included)
         raise failure
+
+    async def ask_native(
+        self,
+        messages: list[dict[str, Any]],
+        composition: Composition,
+        step: Step,
+        *,
+        model: str,
+        tool_choice: str,
+        max_retries: int,
+        request_kwargs: dict[str, Any],
+        agent_mode: str,
+        emit: Emit | None = None,
+    ) -> ToolResponse[Any, Any]:
+        """The validated Response of a native request (``step.mode == "native"``: each tool its
+        own function) or of a streamed composed one (``emit`` told each delta); recorded in
+        ``step`` like ``ask``'s. ``agent_mode``: the Agent's ``mode``, for the error message.
+
+        Raises:
+            UsageError: the client is not an OpenAI-protocol one.
+            ResponseValidationError, LLMError: as for ``ask``.
+        """
+        from . import _native
+
+        client: Any = getattr(self._instructor(), "client", None)
+        if getattr(getattr(client, "chat", None), "completions", None) is None:
+            raise UsageError(
+                f"Agent(mode={agent_mode!r}) needs an OpenAI-protocol client (a base URL, an "
+                "openai client or instructor.from_openai(...))"
+            )
+        self.redact.scrub_logs()
+        return await _native.ask(
+            client=client,
+            is_async=self._async,
+            model=model,
+            messages=messages,
+            composition=composition,
+            tool_choice=tool_choice,
+            max_retries=max_retries,
+            request_kwargs=request_kwargs,
+            record_request=step.requests.append,
+            record_response=lambda r: step.raw_responses.append(_scrub(r, self.redact)),
+            redact=self.redact,
+            composed=step.mode == "composed",
+            emit=emit,
+        )
 
 
 def _scrub(value: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, JsonValue, create_model
 
 from . import _compiler
 from ._binding import ToolBinding
+from .contract import APPROVAL_KEY, CALL_EXTENSIONS
 from .errors import RegistrationError
 
 __all__ = [
@@ -77,7 +78,9 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
     activity = spec.activity or None
     props: dict[str, Any] = _as_dict(schema.get("properties", {})) or {}
     output_raw: Any = props.get("_output")
-    params: dict[str, Any] = {k: v for k, v in schema.items() if k not in ("description", "title")}
+    params: dict[str, Any] = {
+        k: v for k, v in schema.items() if k not in ("description", "title", APPROVAL_KEY)
+    }
     params["properties"] = {k: v for k, v in props.items() if not k.startswith("_")}
     required_raw: Any = schema.get("required", [])
     required: list[Any] = (
@@ -89,12 +92,15 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
         found = _as_dict(params.get(key))
         if found is not None:
             defs.update(found)
+    # the RFC's Call extensions the tool declares (the reader checked them): typed Call fields
+    extensions = {k: props[k] for k in CALL_EXTENSIONS if k in props}
     call_schema: dict[str, Any] = dict(params)
     call_schema["properties"] = {
         "_tool": {"const": name},
         "_activity": {"type": "string"},
         "_reasoningForCall": {"type": "string", "description": "Why the model made this call."},
         **({"_output": output_raw} if output_raw is not None else {"_output": {}}),
+        **extensions,
         **params["properties"],
     }
     call_schema["required"] = ["_tool", *params["required"]]
@@ -128,6 +134,9 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
         title=title if isinstance(title, str) else None,
         activity=activity,
         source=where,
+        extensions=extensions or None,
+        extensions_required=tuple(r for r in required if isinstance(r, str) and r in extensions),
+        requires_approval=spec.requires_approval,
     )
 
 

@@ -13,8 +13,8 @@ here too: a model constrained by a grammar built from the schema is never refuse
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
-from typing import Annotated, Any, Union, cast
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Literal, Union, cast
 
 from pydantic import (
     BaseModel,
@@ -36,7 +36,7 @@ from ._compose import (
 )
 from ._compose import compose as compose_schema
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
-from .types import Nothing, ToolResponse, ToolTag
+from .types import Nothing, NotNull, ToolResponse, ToolTag
 
 __all__ = ["Composition", "compose"]
 
@@ -64,8 +64,10 @@ class Composition(dict[str, Any]):
         response_name: str,
         max_calls: int | None = None,
         tool_choice: str = "auto",
+        instances: tuple[str, ...] = (),
     ) -> None:
         super().__init__(schema)
+        self.instances = instances
         self.tool_choice = tool_choice
         self.tools = tools
         self.output = output
@@ -100,6 +102,7 @@ class Composition(dict[str, Any]):
                 max_calls=self.max_calls,
                 tool_choice=self.tool_choice,
                 aliases=aliases,
+                instances=self.instances,
             )
         return self._response
 
@@ -113,6 +116,7 @@ def compose(
     max_calls: int | None = None,
     tool_choice: str = "auto",
     meta_fields: MetaFields = "all",
+    instances: Sequence[str] = (),
 ) -> Composition:
     """Compose tools (and an output schema) for the LLM, as the seeds specify.
 
@@ -131,6 +135,8 @@ def compose(
         meta_fields: ``all`` (the seeds' composition: ``_tool``, ``_activity``,
             ``_reasoningForCall``, ``_output`` for latent tools) or ``needed`` (``_tool`` and a
             latent tool's ``_output``; the answer is read the same way).
+        instances: the instance ids of a multi-instance context (related/013): each tool
+            takes an optional ``_instance`` of these, and its Call model a typed ``instance``.
 
     Returns:
         The composed schema (a dict equal to the seeds' JSON) with ``.response``, the pydantic
@@ -138,10 +144,24 @@ def compose(
     """
     tool_list = list(tools)
     schema = compose_schema(
-        tool_list, output, activities=activities, tool_choice=tool_choice, meta_fields=meta_fields
+        tool_list,
+        output,
+        activities=activities,
+        tool_choice=tool_choice,
+        meta_fields=meta_fields,
+        instances=instances,
     )
     offered = [t for t in tool_list if tool_choice in TOOL_CHOICES or names_tool(t, tool_choice)]
-    return Composition(schema, offered, output, activities, response_name, max_calls, tool_choice)
+    return Composition(
+        schema,
+        offered,
+        output,
+        activities,
+        response_name,
+        max_calls,
+        tool_choice,
+        tuple(instances),
+    )
 
 
 def _output_type(output: OutputSpec) -> Any:
@@ -166,6 +186,7 @@ def response_model(
     max_calls: int | None = None,
     tool_choice: str = "auto",
     aliases: Mapping[str, str] | None = None,
+    instances: Sequence[str] = (),
 ) -> type[ToolResponse[Any, Any]]:
     """The Response model over the tools' Call models (see the module docstring).
 
@@ -185,6 +206,8 @@ def response_model(
         found: Any = getattr(tool, "call_model", None)
         if not (isinstance(found, type) and issubclass(found, BaseModel)):
             raise TypeError(f"tool {tool.name!r} has no Call model (register it as a tool first)")
+        if instances and "_instance" not in (getattr(tool, "extensions", None) or {}):
+            found = with_instance(found, tuple(instances))
         calls.append(found)
     call_type: Any
     if not calls:
@@ -306,6 +329,26 @@ def response_model(
 
 
 _MAX_NAME_CHARS = 64
+_INSTANCED: dict[tuple[type[BaseModel], tuple[str, ...]], type[BaseModel]] = {}
+
+
+def with_instance(call_model: type[BaseModel], instances: tuple[str, ...]) -> type[BaseModel]:
+    """``call_model`` with an optional ``instance`` field (JSON ``_instance``), one of
+    ``instances`` (related/013): the Call model of a tool offered in a multi-instance context."""
+    key = (call_model, instances)
+    found = _INSTANCED.get(key)
+    if found is None:
+        if len(_INSTANCED) >= 256:
+            _INSTANCED.clear()
+        annotation: Any = Annotated[Literal[instances] | None, NotNull]  # type: ignore[valid-type]
+        found = create_model(
+            call_model.__name__,
+            __base__=call_model,
+            __module__=call_model.__module__,
+            instance=(annotation, Field(default=None, alias="_instance")),
+        )
+        _INSTANCED[key] = found
+    return found
 
 
 def _extra_output_keys(schema: Mapping[str, Any], data: Any) -> dict[str, list[str]]:

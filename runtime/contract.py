@@ -1,15 +1,16 @@
 """Runtime layer, public: the contract between the compiler, the runtime and generated code.
 
 Imports the standard library and the runtime's pydantic-free modules (``_type_names``, ``_compose``,
-``_formats``, ``_ecma``); pydantic and ``_result`` for the ``HttpCaller`` annotations only, so the
+``_formats``, ``_ecma``, ``_context``: the variable-reference grammar); pydantic and ``_result`` for the ``HttpCaller`` annotations only, so the
 compiler imports this module without loading pydantic. It is the only runtime module that the
 compiler and generated packages import besides the runtime's public API (``toolbind.runtime``,
 ``.types``, ``.http``); ``tests/compiler/test_contract.py`` checks that by AST.
 
 What it holds:
 
-- the wire names of the meta fields (``META_FIELDS``) and their Python names
-  (``META_FIELD_NAMES``), and the execution types of gateway tools (``ExecutionType``);
+- the wire names of the meta fields (``META_FIELDS``, the RFC's Call extensions among them:
+  ``CALL_EXTENSIONS``, ``OUTPUT_METHODS``) and their Python names (``META_FIELD_NAMES``), and the
+  execution types of gateway tools (``ExecutionType``);
 - the names ``toolbind.runtime.types`` exports (``TYPES_EXPORTS``), which the compiler reserves;
 - ``ToolSchema``: a tool as schemas only (what ``tools.json`` holds), as composition and the
   provider exports read it;
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ._compose import compose as compose_schema
 from ._compose import reachable_defs
+from ._context import parse_expression, parse_reference
 from ._ecma import compile_pattern
 from ._formats import FORMATS
 from ._type_names import TYPES_EXPORTS
@@ -46,10 +48,13 @@ if TYPE_CHECKING:  # annotations only: the compiler imports this module without 
     from ._result import ToolResult
 
 __all__ = [
+    "APPROVAL_KEY",
+    "CALL_EXTENSIONS",
     "FORMATS",
     "IGNORED_HEADERS",
     "META_FIELDS",
     "META_FIELD_NAMES",
+    "OUTPUT_METHODS",
     "TYPES_EXPORTS",
     "BodyKind",
     "BodyPart",
@@ -61,6 +66,7 @@ __all__ = [
     "HttpParameter",
     "HttpResponse",
     "HttpServer",
+    "OutputMethod",
     "ParameterLocation",
     "ParameterStyle",
     "SchemeType",
@@ -69,15 +75,40 @@ __all__ = [
     "ToolSchema",
     "compile_pattern",
     "compose_schema",
+    "parse_expression",
+    "parse_reference",
     "reachable_defs",
 ]
 
-# The seeds' meta fields, in the order a composed tool schema lists them (wire names).
-META_FIELDS: tuple[str, ...] = ("_tool", "_activity", "_output", "_reasoningForCall")
-# Python field name -> wire name of each meta field, in the order a Call model declares them.
+# The seeds' meta fields (wire names): the tool-system's four and the RFC's Call extensions.
+META_FIELDS: tuple[str, ...] = (
+    "_tool",
+    "_activity",
+    "_delegate",
+    "_instance",
+    "_outputPath",
+    "_outputMethod",
+    "_output",
+    "_reasoningForCall",
+)
+# The Call extensions of agent-tool-rfc.md that a tool's schema declares where the tool uses them
+# (related/008 Output, 013 Instancing, 014 Delegate); in the order a composed schema lists them,
+# after ``_activity``. A Call model has a field for each its tool declares.
+CALL_EXTENSIONS: tuple[str, ...] = ("_delegate", "_instance", "_outputPath", "_outputMethod")
+# related/008_agent_output.md: how a written output combines with what is already at its path.
+OUTPUT_METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
+OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
+# A tool schema's key saying its calls wait for a human's approval before they run.
+APPROVAL_KEY = "x-requires-approval"
+# Python field name -> wire name of each meta field, in the order a Call model declares them
+# (the Call extensions only where the tool declares them).
 META_FIELD_NAMES: tuple[tuple[str, str], ...] = (
     ("tool", "_tool"),
     ("activity", "_activity"),
+    ("delegate", "_delegate"),
+    ("instance", "_instance"),
+    ("output_path", "_outputPath"),
+    ("output_method", "_outputMethod"),
     ("reasoning_for_call", "_reasoningForCall"),
     ("output", "_output"),
 )
@@ -118,6 +149,8 @@ class ToolSchema:
     defs: Mapping[str, Any]
     annotations: Mapping[str, Any] | None = None
     source: str = ""
+    extensions: Mapping[str, Any] | None = None
+    extensions_required: tuple[str, ...] = ()
 
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any], defs: Mapping[str, Any]) -> ToolSchema:
@@ -133,6 +166,8 @@ class ToolSchema:
             defs=defs,
             annotations=entry.get("annotations"),
             source=entry.get("source", ""),
+            extensions=entry.get("extensions"),
+            extensions_required=tuple(entry.get("extensions_required", ())),
         )
 
 

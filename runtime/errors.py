@@ -16,6 +16,7 @@ The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
     │   ├── RegistrationError
     │   ├── HttpConfigurationError
     │   ├── NotStrictable
+    │   ├── InvalidReference
     │   ├── ContractError                  (toolbind.testing)
     │   ├── CommandLineError               (toolbind.testing)
     │   └── CompileError                   (toolbind.compiler.errors)
@@ -32,6 +33,7 @@ The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
     │   │   ├── PendingExpired
     │   │   ├── DuplicatePendingCall
     │   │   └── InvalidPendingValue
+    │   ├── UnresolvedReference
     │   ├── TokenError
     │   ├── ParameterError
     │   └── ResponseTooLarge
@@ -54,6 +56,7 @@ __all__ = [
     "DuplicatePendingCall",
     "HttpConfigurationError",
     "InvalidPendingValue",
+    "InvalidReference",
     "LLMError",
     "ModelFeedback",
     "NotStrictable",
@@ -67,6 +70,7 @@ __all__ = [
     "TokenError",
     "ToolbindError",
     "UnknownPendingCall",
+    "UnresolvedReference",
     "UsageError",
 ]
 
@@ -101,6 +105,11 @@ class NotStrictable(UsageError, ValueError):
         super().__init__("; ".join(map(str, issues)) or f"{tool}: not strictable")
         self.tool = tool
         self.issues = list(issues)
+
+
+class InvalidReference(UsageError, ValueError):
+    """A variable reference or output path that is not ``†<kind>.<path>`` (related/007), or an
+    unknown ``_outputMethod``; a model's such mistake reaches it as the Call's failed result."""
 
 
 # -- a failure while running ----------------------------------------------------------------------
@@ -168,6 +177,10 @@ class DuplicatePendingCall(PendingError):
 
 class InvalidPendingValue(PendingError, TypeError):
     """A result or arguments that are not JSON (or a malformed field)."""
+
+
+class UnresolvedReference(RunFailure, LookupError):
+    """A variable reference names nothing in the context (in the Call's instance, if any)."""
 
 
 class TokenError(RunFailure):

@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -55,6 +55,8 @@ from ._events import CallRecord, RunResult, Step
 from ._executor import _CURRENT, Pending, RoutedCall, invoke, to_result  # pyright: ignore[reportPrivateUsage]
 from ._registry import ActivityFn, ActivityRegistry, ToolRegistry
 from ._result import ToolResult
+from ._state import ActivityContext, takes_context
+from ._stream import Emit
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
@@ -290,6 +292,7 @@ class TemporalExecutor:
             "call": call.dumped,
             "run_id": call.run_id,
             "call_id": call.call_id,
+            "step": call.step,
             "key": call.key,
             "timeout": call.timeout,
         }
@@ -430,9 +433,24 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
                 attempt=info.attempt,
             )
         )
+        # an Activity that takes an ActivityContext gets the call's ids and progress here; deps
+        # and the run's context stay with the caller (they do not cross the wire)
+        given = (
+            ActivityContext(
+                run_id=payload["run_id"],
+                step=int(payload.get("step", 0)),
+                call_id=payload["call_id"],
+                tool=name,
+                deps=None,
+                instance=payload["call"].get("_instance"),
+                reporter=progress,
+            )
+            if takes_context(found.fn)
+            else None
+        )
         beating = asyncio.create_task(beat())
         try:
-            value = await invoke(found.fn, call, progress)
+            value = await invoke(found.fn, call, progress, given)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # retried by the policy; the last failure becomes the result
@@ -664,8 +682,14 @@ class _DurableLoop(Agent):
         output: Any,
         step: Step,
         tool_choice: str = "auto",
+        subset: Iterable[str | ToolBinding] | None = None,
+        emit: Emit | None = None,
+        instances: Sequence[str] = (),
     ) -> ToolResponse[Any, Any]:
+        # a durable run offers every tool, composed, not streamed (DurableAgent takes no
+        # tools=/mode=/tool_selection=/context=; the workflow's arun never streams)
         composition = self.composition(output, tool_choice)
+        step.offered, step.composition = [t.name for t in composition.tools], composition
         not_latent = sorted(t.name for t in self.tools if self._route(t)[0] != "latent")
         payload = {
             "messages": messages,

@@ -3,7 +3,10 @@
 ``ScriptedLLM`` is an ASGI app (Starlette) serving ``POST /v1/chat/completions``. Each request
 takes the next entry of the script: a tool call (the arguments as a dict, or any raw string to
 inject invalid JSON), plain text, an HTTP error, a slow reply (to trip the client's timeout), or a
-raw response body (any bytes: a completion of the wrong shape, not JSON at all).
+raw response body (any bytes: a completion of the wrong shape, not JSON at all), or several native
+tool calls at once (``tools``: parallel calls, with text beside them or not). A request with
+``"stream": true`` gets the same answer as server-sent ``chat.completion.chunk`` events: the text
+and each call's arguments cut into ``chunk``-character deltas, as providers stream them.
 Every request body is recorded, so tests assert how many LLM requests were made and what was sent
 back to the model (e.g. the validation errors of a retry). Serve it with ``serve_asgi``.
 """
@@ -14,12 +17,13 @@ import asyncio
 import itertools
 import json
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 
@@ -34,6 +38,13 @@ class Reply:
     delay: float = 0.0  # seconds to wait before answering
     raw: bytes | None = None  # the whole response body, sent verbatim (with ``status``)
     finish_reason: str | None = None  # default: "tool_calls" for a tool call, else "stop"
+    tools: tuple[tuple[str, Any], ...] | None = None  # native calls: (function name, arguments)
+    chunk: int = 8  # characters per streamed delta
+
+
+def tools(*calls: tuple[str, Any], text: str | None = None, chunk: int = 8) -> Reply:
+    """Native tool calls, in parallel: ``(function name, arguments)`` each (text beside them)."""
+    return Reply(tools=calls, text=text, chunk=chunk)
 
 
 def call(arguments: Any, *, name: str | None = None, delay: float = 0.0) -> Reply:
@@ -85,7 +96,19 @@ class ScriptedLLM:
             )
         n = next(self._ids)
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-        if reply.text is None:
+        if reply.tools is not None:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{n}_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": args if isinstance(args, str) else json.dumps(args),
+                    },
+                }
+                for i, (name, args) in enumerate(reply.tools)
+            ] or None
+        elif reply.text is None:
             forced: Any = body.get("tool_choice")
             name: str = reply.name or (
                 str(cast("Any", forced)["function"]["name"])
@@ -102,6 +125,12 @@ class ScriptedLLM:
                     "function": {"name": name, "arguments": args},
                 }
             ]
+        finish = reply.finish_reason or ("tool_calls" if message.get("tool_calls") else "stop")
+        if body.get("stream"):
+            return StreamingResponse(
+                _chunks(n, body.get("model", "scripted"), message, finish, reply.chunk),
+                media_type="text/event-stream",
+            )
         return JSONResponse(
             {
                 "id": f"chatcmpl-{n}",
@@ -112,10 +141,57 @@ class ScriptedLLM:
                     {
                         "index": 0,
                         "message": message,
-                        "finish_reason": reply.finish_reason
-                        or ("tool_calls" if reply.text is None else "stop"),
+                        "finish_reason": finish,
                     }
                 ],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             }
         )
+
+
+async def _chunks(
+    n: int, model: str, message: dict[str, Any], finish: str, size: int
+) -> AsyncIterator[str]:
+    """``message`` as OpenAI streams it: a role delta, the content and each tool call's arguments
+    in ``size``-character pieces (a call's id and name in its first delta), the finish reason,
+    the usage, then ``[DONE]``."""
+
+    def event(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> str:
+        chunk = {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            **extra,
+        }
+        return f"data: {json.dumps(chunk)}\n\n"
+
+    yield event({"role": "assistant", "content": ""})
+    text: str = message.get("content") or ""
+    for start in range(0, len(text), size):
+        yield event({"content": text[start : start + size]})
+        await asyncio.sleep(0)
+    for index, item in enumerate(cast("list[dict[str, Any]]", message.get("tool_calls") or [])):
+        function = item["function"]
+        yield event(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": item["id"],
+                        "type": "function",
+                        "function": {"name": function["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
+        arguments: str = function["arguments"]
+        for start in range(0, len(arguments), size):
+            piece = arguments[start : start + size]
+            yield event({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            await asyncio.sleep(0)
+    yield event({}, finish)
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    yield f"data: {json.dumps({'id': f'chatcmpl-{n}', 'object': 'chat.completion.chunk', 'created': 0, 'model': model, 'choices': [], 'usage': usage})}\n\n"
+    yield "data: [DONE]\n\n"

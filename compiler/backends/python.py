@@ -26,6 +26,7 @@ import jinja2
 
 from toolbind.runtime.contract import (
     FORMATS,
+    META_FIELD_NAMES,
     TYPES_EXPORTS,
     ToolSchema,
     compose_schema,
@@ -257,6 +258,7 @@ class ToolView:
     output_class: str
     activity_class: str
     function_name: str
+    context_activity_class: str
     doc: str | None
     description_literal: str
     index: int
@@ -283,6 +285,8 @@ class _Namer:
         self.functions = naming.Scope(taken=set(naming.RESERVED_IDENTIFIERS))
         self.def_names: dict[str, str] = {}
         self.tool_names: dict[str, tuple[str, str, str, str]] = {}
+        # each tool's Protocol of an Activity that takes the ActivityContext too (``fn(call, ctx)``)
+        self.context_activity_names: dict[str, str] = {}
         self.provider_names: dict[str, str] = {}
         for d in pkg.definitions:
             self.def_names[d.key] = self.classes.claim(
@@ -323,6 +327,9 @@ class _Namer:
                 self.classes.claim(base + "Output", original=tool.name),
                 self.classes.claim(base + "Activity", original=tool.name),
                 self.functions.claim(naming.function_name(tool.name), original=tool.name),
+            )
+            self.context_activity_names[tool.name] = self.classes.claim(
+                base + "ActivityWithContext", original=tool.name
             )
         # OpenAPI tags: one Call union per tag besides the whole (BFCL records, which can number
         # thousands of one-tool sets, keep only their TOOLSETS entry).
@@ -770,6 +777,14 @@ class PythonBackend:
             ):
                 if value is not None:
                     entry[key] = value
+            if tool.extensions:
+                entry["extensions"] = {
+                    wire: self.emitter.emit(node) for wire, node in tool.extensions
+                }
+                if tool.extensions_required:
+                    entry["extensions_required"] = list(tool.extensions_required)
+            if tool.requires_approval:
+                entry["requires_approval"] = True
             if tool.toolsets:
                 entry["toolsets"] = list(tool.toolsets)
             if tool.deprecated:
@@ -831,6 +846,7 @@ class PythonBackend:
                 "Annotated[JsonStr | None, NotNull]",
                 "Field(default=None, alias='_activity')",
             ),
+            *self._extension_fields(call_cls, tool),
             FieldView(
                 "reasoning_for_call",
                 "Annotated[JsonStr | None, NotNull]",
@@ -858,6 +874,7 @@ class PythonBackend:
             output_class=out_cls,
             activity_class=act_cls,
             function_name=fn,
+            context_activity_class=self.names.context_activity_names[tool.name],
             doc=docstring(doc) if doc and doc.strip() else None,
             description_literal=py_str(doc or ""),
             index=index,
@@ -866,6 +883,22 @@ class PythonBackend:
                 for status, node in tool.errors
             ),
         )
+
+    def _extension_fields(self, call_cls: str, tool: ToolSpec) -> list[FieldView]:
+        """The Call fields of the RFC's extensions the tool declares (``_outputPath`` → a field
+        ``output_path`` typed by its schema); absent stays absent (None, left out of dumps)."""
+        names = dict((wire, py) for py, wire in META_FIELD_NAMES)
+        out: list[FieldView] = []
+        for wire, node in tool.extensions:
+            annotation, _ = self._type(node, call_cls + naming.class_name(wire.lstrip("_")))
+            out.append(
+                FieldView(
+                    names[wire],
+                    f"Annotated[{annotation} | None, NotNull]",
+                    f"Field(default=None, alias={py_str(wire)})",
+                )
+            )
+        return out
 
     def _error(self, call_cls: str, status: str, node: SchemaNode) -> str:
         """The model a failed call's body is read into: the schema's own class when it names

@@ -10,11 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbind.runtime.contract import META_FIELDS
+from toolbind.runtime.contract import (
+    APPROVAL_KEY,
+    CALL_EXTENSIONS,
+    META_FIELDS,
+    OUTPUT_METHODS,
+    parse_expression,
+)
+from toolbind.runtime.errors import InvalidReference
 
 from .._load import as_array, as_object
 from ..diagnostics import describe
-from ..ir import SourceLocation, ToolSpec
+from ..ir import SchemaNode, SourceLocation, ToolSpec
 from ._common import ToolReader
 
 
@@ -125,7 +132,15 @@ def read_tool(
         else None
     )
     required = as_array(schema.get("required", []))
-    params_schema = {k: v for k, v in schema.items() if k not in ("description", "title")}
+    extensions = _extensions(reader, meta, loc, schema)
+    listed = {r for r in required or [] if isinstance(r, str)}
+    approval = schema.get(APPROVAL_KEY, False)
+    if not isinstance(approval, bool):
+        diags.error(loc.child(APPROVAL_KEY), f"{APPROVAL_KEY} is {describe(approval)}", "a boolean")
+        approval = False
+    params_schema = {
+        k: v for k, v in schema.items() if k not in ("description", "title", APPROVAL_KEY)
+    }
     params_schema["properties"] = {k: v for k, v in props.items() if not k.startswith("_")}
     if required is not None:
         params_schema["required"] = [
@@ -141,4 +156,52 @@ def read_tool(
         description=reader.text(schema.get("description"), loc.child("description"), "description"),
         title=reader.text(schema.get("title"), loc.child("title"), "title"),
         activity=activity,
+        extensions=extensions,
+        extensions_required=tuple(n for n, _ in extensions if n in listed),
+        requires_approval=approval,
     )
+
+
+def _extensions(
+    reader: ToolReader, meta: dict[str, Any], loc: SourceLocation, schema: dict[str, Any]
+) -> tuple[tuple[str, SchemaNode], ...]:
+    """The RFC's Call extensions the tool declares (``_outputPath``, ``_outputMethod``,
+    ``_instance``, ``_delegate``), lowered like any schema; a prescribed ``_outputPath`` must be
+    a reference (related/007, 011) and an ``_outputMethod`` one of 008's methods."""
+    out: list[tuple[str, SchemaNode]] = []
+    for name in CALL_EXTENSIONS:
+        if name not in meta:
+            continue
+        where = loc.child("properties", name)
+        raw = as_object(meta[name])
+        if raw is not None:
+            for keyword in ("const", "enum", "default"):
+                if keyword not in raw:
+                    continue
+                values: Any = raw[keyword] if keyword == "enum" else [raw[keyword]]
+                listed: list[Any] = as_array(values) or []
+                for i, value in enumerate(listed):
+                    at = where.child(keyword, i) if keyword == "enum" else where.child(keyword)
+                    problem = _extension_value(name, value)
+                    if problem is not None:
+                        reader.diags.error(at, problem[0], problem[1])
+        node = reader.output(meta[name], where, resource=(schema, loc))
+        if node is not None:
+            out.append((name, node))
+    return tuple(out)
+
+
+def _extension_value(name: str, value: Any) -> tuple[str, str] | None:
+    """(what was found, what was expected) when ``value`` cannot be ``name``'s value."""
+    if name == "_outputMethod":
+        if value not in OUTPUT_METHODS:
+            return f"_outputMethod {describe(value)}", f"one of {', '.join(OUTPUT_METHODS)}"
+        return None
+    if not isinstance(value, str):
+        return f"{name} {describe(value)}", "a string"
+    if name == "_outputPath":
+        try:
+            parse_expression(value)
+        except InvalidReference as exc:
+            return str(exc), "a reference †<kind>.<path> (or several joined by || or &&)"
+    return None

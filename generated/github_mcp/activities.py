@@ -4,13 +4,17 @@
 
 Implement an Activity as a plain (sync or async) function with the signature below and register
 it under the tool's name; ``toolbind scaffold`` writes a starting module you own. Nothing here is
-ever overwritten with your code in it.
+ever overwritten with your code in it. An Activity that takes a second argument gets the run's
+``toolbind.runtime.ActivityContext`` (``<Tool>ActivityWithContext``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolbind.runtime import ActivityContext
 
 from .models import (
     ActionsGetCall,
@@ -252,122 +256,239 @@ from .models import (
 __all__ = [
     "ACTIVITY_PROTOCOLS",
     "ActionsGetActivity",
+    "ActionsGetActivityWithContext",
     "ActionsListActivity",
+    "ActionsListActivityWithContext",
     "ActionsRunTriggerActivity",
+    "ActionsRunTriggerActivityWithContext",
     "AddCommentToPendingReviewActivity",
+    "AddCommentToPendingReviewActivityWithContext",
     "AddIssueCommentActivity",
+    "AddIssueCommentActivityWithContext",
     "AddIssueCommentReactionActivity",
+    "AddIssueCommentReactionActivityWithContext",
     "AddIssueReactionActivity",
+    "AddIssueReactionActivityWithContext",
     "AddPullRequestReviewCommentActivity",
+    "AddPullRequestReviewCommentActivityWithContext",
     "AddPullRequestReviewCommentReactionActivity",
+    "AddPullRequestReviewCommentReactionActivityWithContext",
     "AddReplyToPullRequestCommentActivity",
+    "AddReplyToPullRequestCommentActivityWithContext",
     "AddSubIssueActivity",
+    "AddSubIssueActivityWithContext",
     "AssignCopilotToIssueActivity",
+    "AssignCopilotToIssueActivityWithContext",
     "AssignCopilotToIssueWithIntentActivity",
+    "AssignCopilotToIssueWithIntentActivityWithContext",
     "CreateBranchActivity",
+    "CreateBranchActivityWithContext",
     "CreateGistActivity",
+    "CreateGistActivityWithContext",
     "CreateIssueActivity",
+    "CreateIssueActivityWithContext",
     "CreateOrUpdateFileActivity",
+    "CreateOrUpdateFileActivityWithContext",
     "CreatePullRequestActivity",
+    "CreatePullRequestActivityWithContext",
     "CreatePullRequestReviewActivity",
+    "CreatePullRequestReviewActivityWithContext",
     "CreateRepositoryActivity",
+    "CreateRepositoryActivityWithContext",
     "DeleteFileActivity",
+    "DeleteFileActivityWithContext",
     "DeletePendingPullRequestReviewActivity",
+    "DeletePendingPullRequestReviewActivityWithContext",
     "DeleteRepositoryActivity",
+    "DeleteRepositoryActivityWithContext",
     "DiscussionCommentWriteActivity",
+    "DiscussionCommentWriteActivityWithContext",
     "DismissNotificationActivity",
+    "DismissNotificationActivityWithContext",
     "FindDuplicateActivity",
+    "FindDuplicateActivityWithContext",
     "ForkRepositoryActivity",
+    "ForkRepositoryActivityWithContext",
     "GetCodeQualityFindingActivity",
+    "GetCodeQualityFindingActivityWithContext",
     "GetCodeScanningAlertActivity",
+    "GetCodeScanningAlertActivityWithContext",
     "GetCommitActivity",
+    "GetCommitActivityWithContext",
     "GetDependabotAlertActivity",
+    "GetDependabotAlertActivityWithContext",
     "GetDiscussionActivity",
+    "GetDiscussionActivityWithContext",
     "GetDiscussionCommentsActivity",
+    "GetDiscussionCommentsActivityWithContext",
     "GetFileBlameActivity",
+    "GetFileBlameActivityWithContext",
     "GetFileContentsActivity",
+    "GetFileContentsActivityWithContext",
     "GetGistActivity",
+    "GetGistActivityWithContext",
     "GetGlobalSecurityAdvisoryActivity",
+    "GetGlobalSecurityAdvisoryActivityWithContext",
     "GetJobLogsActivity",
+    "GetJobLogsActivityWithContext",
     "GetLabelActivity",
+    "GetLabelActivityWithContext",
     "GetLatestReleaseActivity",
+    "GetLatestReleaseActivityWithContext",
     "GetMeActivity",
+    "GetMeActivityWithContext",
     "GetNotificationDetailsActivity",
+    "GetNotificationDetailsActivityWithContext",
     "GetReleaseByTagActivity",
+    "GetReleaseByTagActivityWithContext",
     "GetRepositoryTreeActivity",
+    "GetRepositoryTreeActivityWithContext",
     "GetSecretScanningAlertActivity",
+    "GetSecretScanningAlertActivityWithContext",
     "GetTagActivity",
+    "GetTagActivityWithContext",
     "GetTeamMembersActivity",
+    "GetTeamMembersActivityWithContext",
     "GetTeamsActivity",
+    "GetTeamsActivityWithContext",
     "IssueDependencyReadActivity",
+    "IssueDependencyReadActivityWithContext",
     "IssueDependencyWriteActivity",
+    "IssueDependencyWriteActivityWithContext",
     "IssueReadActivity",
+    "IssueReadActivityWithContext",
     "IssueWriteActivity",
+    "IssueWriteActivityWithContext",
     "LabelWriteActivity",
+    "LabelWriteActivityWithContext",
     "ListBranchesActivity",
+    "ListBranchesActivityWithContext",
     "ListCodeScanningAlertsActivity",
+    "ListCodeScanningAlertsActivityWithContext",
     "ListCommitsActivity",
+    "ListCommitsActivityWithContext",
     "ListDependabotAlertsActivity",
+    "ListDependabotAlertsActivityWithContext",
     "ListDiscussionCategoriesActivity",
+    "ListDiscussionCategoriesActivityWithContext",
     "ListDiscussionsActivity",
+    "ListDiscussionsActivityWithContext",
     "ListGistsActivity",
+    "ListGistsActivityWithContext",
     "ListGlobalSecurityAdvisoriesActivity",
+    "ListGlobalSecurityAdvisoriesActivityWithContext",
     "ListIssueFieldsActivity",
+    "ListIssueFieldsActivityWithContext",
     "ListIssueTypesActivity",
+    "ListIssueTypesActivityWithContext",
     "ListIssuesActivity",
+    "ListIssuesActivityWithContext",
     "ListLabelActivity",
+    "ListLabelActivityWithContext",
     "ListNotificationsActivity",
+    "ListNotificationsActivityWithContext",
     "ListOrgRepositorySecurityAdvisoriesActivity",
+    "ListOrgRepositorySecurityAdvisoriesActivityWithContext",
     "ListPullRequestsActivity",
+    "ListPullRequestsActivityWithContext",
     "ListReleasesActivity",
+    "ListReleasesActivityWithContext",
     "ListRepositoryCollaboratorsActivity",
+    "ListRepositoryCollaboratorsActivityWithContext",
     "ListRepositorySecurityAdvisoriesActivity",
+    "ListRepositorySecurityAdvisoriesActivityWithContext",
     "ListSecretScanningAlertsActivity",
+    "ListSecretScanningAlertsActivityWithContext",
     "ListStarredRepositoriesActivity",
+    "ListStarredRepositoriesActivityWithContext",
     "ListTagsActivity",
+    "ListTagsActivityWithContext",
     "ManageNotificationSubscriptionActivity",
+    "ManageNotificationSubscriptionActivityWithContext",
     "ManageRepositoryNotificationSubscriptionActivity",
+    "ManageRepositoryNotificationSubscriptionActivityWithContext",
     "MarkAllNotificationsReadActivity",
+    "MarkAllNotificationsReadActivityWithContext",
     "MergePullRequestActivity",
+    "MergePullRequestActivityWithContext",
     "ProjectsGetActivity",
+    "ProjectsGetActivityWithContext",
     "ProjectsListActivity",
+    "ProjectsListActivityWithContext",
     "ProjectsWriteActivity",
+    "ProjectsWriteActivityWithContext",
     "PullRequestReadActivity",
+    "PullRequestReadActivityWithContext",
     "PullRequestReviewWriteActivity",
+    "PullRequestReviewWriteActivityWithContext",
     "PushFilesActivity",
+    "PushFilesActivityWithContext",
     "RemoveSubIssueActivity",
+    "RemoveSubIssueActivityWithContext",
     "ReprioritizeSubIssueActivity",
+    "ReprioritizeSubIssueActivityWithContext",
     "RequestCopilotReviewActivity",
+    "RequestCopilotReviewActivityWithContext",
     "RequestPullRequestReviewersActivity",
+    "RequestPullRequestReviewersActivityWithContext",
     "ResolveReviewThreadActivity",
+    "ResolveReviewThreadActivityWithContext",
     "SearchCodeActivity",
+    "SearchCodeActivityWithContext",
     "SearchCommitsActivity",
+    "SearchCommitsActivityWithContext",
     "SearchIssuesActivity",
+    "SearchIssuesActivityWithContext",
     "SearchOrgsActivity",
+    "SearchOrgsActivityWithContext",
     "SearchPullRequestsActivity",
+    "SearchPullRequestsActivityWithContext",
     "SearchRepositoriesActivity",
+    "SearchRepositoriesActivityWithContext",
     "SearchUsersActivity",
+    "SearchUsersActivityWithContext",
     "SetIssueFieldsActivity",
+    "SetIssueFieldsActivityWithContext",
     "StarRepositoryActivity",
+    "StarRepositoryActivityWithContext",
     "SubIssueWriteActivity",
+    "SubIssueWriteActivityWithContext",
     "SubmitPendingPullRequestReviewActivity",
+    "SubmitPendingPullRequestReviewActivityWithContext",
     "UiGetActivity",
+    "UiGetActivityWithContext",
     "UnresolveReviewThreadActivity",
+    "UnresolveReviewThreadActivityWithContext",
     "UnstarRepositoryActivity",
+    "UnstarRepositoryActivityWithContext",
     "UpdateGistActivity",
+    "UpdateGistActivityWithContext",
     "UpdateIssueAssigneesActivity",
+    "UpdateIssueAssigneesActivityWithContext",
     "UpdateIssueBodyActivity",
+    "UpdateIssueBodyActivityWithContext",
     "UpdateIssueLabelsActivity",
+    "UpdateIssueLabelsActivityWithContext",
     "UpdateIssueMilestoneActivity",
+    "UpdateIssueMilestoneActivityWithContext",
     "UpdateIssueStateActivity",
+    "UpdateIssueStateActivityWithContext",
     "UpdateIssueTitleActivity",
+    "UpdateIssueTitleActivityWithContext",
     "UpdateIssueTypeActivity",
+    "UpdateIssueTypeActivityWithContext",
     "UpdatePullRequestActivity",
+    "UpdatePullRequestActivityWithContext",
     "UpdatePullRequestBodyActivity",
+    "UpdatePullRequestBodyActivityWithContext",
     "UpdatePullRequestBranchActivity",
+    "UpdatePullRequestBranchActivityWithContext",
     "UpdatePullRequestDraftStateActivity",
+    "UpdatePullRequestDraftStateActivityWithContext",
     "UpdatePullRequestStateActivity",
+    "UpdatePullRequestStateActivityWithContext",
     "UpdatePullRequestTitleActivity",
+    "UpdatePullRequestTitleActivityWithContext",
 ]
 
 
@@ -379,11 +500,27 @@ class ActionsGetActivity(Protocol):
     ) -> ActionsGetOutput | Awaitable[ActionsGetOutput]: ...
 
 
+class ActionsGetActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def actions_get(call: ActionsGetCall, ctx: ActivityContext[Deps]) -> ActionsGetOutput``."""
+
+    def __call__(
+        self, call: ActionsGetCall, context: ActivityContext[Any], /
+    ) -> ActionsGetOutput | Awaitable[ActionsGetOutput]: ...
+
+
 class ActionsListActivity(Protocol):
     """An Activity for this tool: ``def actions_list(call: ActionsListCall) -> ActionsListOutput``."""
 
     def __call__(
         self, call: ActionsListCall, /
+    ) -> ActionsListOutput | Awaitable[ActionsListOutput]: ...
+
+
+class ActionsListActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def actions_list(call: ActionsListCall, ctx: ActivityContext[Deps]) -> ActionsListOutput``."""
+
+    def __call__(
+        self, call: ActionsListCall, context: ActivityContext[Any], /
     ) -> ActionsListOutput | Awaitable[ActionsListOutput]: ...
 
 
@@ -395,11 +532,27 @@ class ActionsRunTriggerActivity(Protocol):
     ) -> ActionsRunTriggerOutput | Awaitable[ActionsRunTriggerOutput]: ...
 
 
+class ActionsRunTriggerActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def actions_run_trigger(call: ActionsRunTriggerCall, ctx: ActivityContext[Deps]) -> ActionsRunTriggerOutput``."""
+
+    def __call__(
+        self, call: ActionsRunTriggerCall, context: ActivityContext[Any], /
+    ) -> ActionsRunTriggerOutput | Awaitable[ActionsRunTriggerOutput]: ...
+
+
 class AddCommentToPendingReviewActivity(Protocol):
     """An Activity for this tool: ``def add_comment_to_pending_review(call: AddCommentToPendingReviewCall) -> AddCommentToPendingReviewOutput``."""
 
     def __call__(
         self, call: AddCommentToPendingReviewCall, /
+    ) -> AddCommentToPendingReviewOutput | Awaitable[AddCommentToPendingReviewOutput]: ...
+
+
+class AddCommentToPendingReviewActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_comment_to_pending_review(call: AddCommentToPendingReviewCall, ctx: ActivityContext[Deps]) -> AddCommentToPendingReviewOutput``."""
+
+    def __call__(
+        self, call: AddCommentToPendingReviewCall, context: ActivityContext[Any], /
     ) -> AddCommentToPendingReviewOutput | Awaitable[AddCommentToPendingReviewOutput]: ...
 
 
@@ -411,11 +564,27 @@ class AddIssueCommentActivity(Protocol):
     ) -> AddIssueCommentOutput | Awaitable[AddIssueCommentOutput]: ...
 
 
+class AddIssueCommentActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_issue_comment(call: AddIssueCommentCall, ctx: ActivityContext[Deps]) -> AddIssueCommentOutput``."""
+
+    def __call__(
+        self, call: AddIssueCommentCall, context: ActivityContext[Any], /
+    ) -> AddIssueCommentOutput | Awaitable[AddIssueCommentOutput]: ...
+
+
 class AddIssueCommentReactionActivity(Protocol):
     """An Activity for this tool: ``def add_issue_comment_reaction(call: AddIssueCommentReactionCall) -> AddIssueCommentReactionOutput``."""
 
     def __call__(
         self, call: AddIssueCommentReactionCall, /
+    ) -> AddIssueCommentReactionOutput | Awaitable[AddIssueCommentReactionOutput]: ...
+
+
+class AddIssueCommentReactionActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_issue_comment_reaction(call: AddIssueCommentReactionCall, ctx: ActivityContext[Deps]) -> AddIssueCommentReactionOutput``."""
+
+    def __call__(
+        self, call: AddIssueCommentReactionCall, context: ActivityContext[Any], /
     ) -> AddIssueCommentReactionOutput | Awaitable[AddIssueCommentReactionOutput]: ...
 
 
@@ -427,11 +596,27 @@ class AddIssueReactionActivity(Protocol):
     ) -> AddIssueReactionOutput | Awaitable[AddIssueReactionOutput]: ...
 
 
+class AddIssueReactionActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_issue_reaction(call: AddIssueReactionCall, ctx: ActivityContext[Deps]) -> AddIssueReactionOutput``."""
+
+    def __call__(
+        self, call: AddIssueReactionCall, context: ActivityContext[Any], /
+    ) -> AddIssueReactionOutput | Awaitable[AddIssueReactionOutput]: ...
+
+
 class AddPullRequestReviewCommentActivity(Protocol):
     """An Activity for this tool: ``def add_pull_request_review_comment(call: AddPullRequestReviewCommentCall) -> AddPullRequestReviewCommentOutput``."""
 
     def __call__(
         self, call: AddPullRequestReviewCommentCall, /
+    ) -> AddPullRequestReviewCommentOutput | Awaitable[AddPullRequestReviewCommentOutput]: ...
+
+
+class AddPullRequestReviewCommentActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_pull_request_review_comment(call: AddPullRequestReviewCommentCall, ctx: ActivityContext[Deps]) -> AddPullRequestReviewCommentOutput``."""
+
+    def __call__(
+        self, call: AddPullRequestReviewCommentCall, context: ActivityContext[Any], /
     ) -> AddPullRequestReviewCommentOutput | Awaitable[AddPullRequestReviewCommentOutput]: ...
 
 
@@ -446,11 +631,30 @@ class AddPullRequestReviewCommentReactionActivity(Protocol):
     ): ...
 
 
+class AddPullRequestReviewCommentReactionActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_pull_request_review_comment_reaction(call: AddPullRequestReviewCommentReactionCall, ctx: ActivityContext[Deps]) -> AddPullRequestReviewCommentReactionOutput``."""
+
+    def __call__(
+        self, call: AddPullRequestReviewCommentReactionCall, context: ActivityContext[Any], /
+    ) -> (
+        AddPullRequestReviewCommentReactionOutput
+        | Awaitable[AddPullRequestReviewCommentReactionOutput]
+    ): ...
+
+
 class AddReplyToPullRequestCommentActivity(Protocol):
     """An Activity for this tool: ``def add_reply_to_pull_request_comment(call: AddReplyToPullRequestCommentCall) -> AddReplyToPullRequestCommentOutput``."""
 
     def __call__(
         self, call: AddReplyToPullRequestCommentCall, /
+    ) -> AddReplyToPullRequestCommentOutput | Awaitable[AddReplyToPullRequestCommentOutput]: ...
+
+
+class AddReplyToPullRequestCommentActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_reply_to_pull_request_comment(call: AddReplyToPullRequestCommentCall, ctx: ActivityContext[Deps]) -> AddReplyToPullRequestCommentOutput``."""
+
+    def __call__(
+        self, call: AddReplyToPullRequestCommentCall, context: ActivityContext[Any], /
     ) -> AddReplyToPullRequestCommentOutput | Awaitable[AddReplyToPullRequestCommentOutput]: ...
 
 
@@ -462,11 +666,27 @@ class AddSubIssueActivity(Protocol):
     ) -> AddSubIssueOutput | Awaitable[AddSubIssueOutput]: ...
 
 
+class AddSubIssueActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_sub_issue(call: AddSubIssueCall, ctx: ActivityContext[Deps]) -> AddSubIssueOutput``."""
+
+    def __call__(
+        self, call: AddSubIssueCall, context: ActivityContext[Any], /
+    ) -> AddSubIssueOutput | Awaitable[AddSubIssueOutput]: ...
+
+
 class AssignCopilotToIssueActivity(Protocol):
     """An Activity for this tool: ``def assign_copilot_to_issue(call: AssignCopilotToIssueCall) -> AssignCopilotToIssueOutput``."""
 
     def __call__(
         self, call: AssignCopilotToIssueCall, /
+    ) -> AssignCopilotToIssueOutput | Awaitable[AssignCopilotToIssueOutput]: ...
+
+
+class AssignCopilotToIssueActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def assign_copilot_to_issue(call: AssignCopilotToIssueCall, ctx: ActivityContext[Deps]) -> AssignCopilotToIssueOutput``."""
+
+    def __call__(
+        self, call: AssignCopilotToIssueCall, context: ActivityContext[Any], /
     ) -> AssignCopilotToIssueOutput | Awaitable[AssignCopilotToIssueOutput]: ...
 
 
@@ -478,11 +698,27 @@ class AssignCopilotToIssueWithIntentActivity(Protocol):
     ) -> AssignCopilotToIssueWithIntentOutput | Awaitable[AssignCopilotToIssueWithIntentOutput]: ...
 
 
+class AssignCopilotToIssueWithIntentActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def assign_copilot_to_issue_with_intent(call: AssignCopilotToIssueWithIntentCall, ctx: ActivityContext[Deps]) -> AssignCopilotToIssueWithIntentOutput``."""
+
+    def __call__(
+        self, call: AssignCopilotToIssueWithIntentCall, context: ActivityContext[Any], /
+    ) -> AssignCopilotToIssueWithIntentOutput | Awaitable[AssignCopilotToIssueWithIntentOutput]: ...
+
+
 class CreateBranchActivity(Protocol):
     """An Activity for this tool: ``def create_branch(call: CreateBranchCall) -> CreateBranchOutput``."""
 
     def __call__(
         self, call: CreateBranchCall, /
+    ) -> CreateBranchOutput | Awaitable[CreateBranchOutput]: ...
+
+
+class CreateBranchActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_branch(call: CreateBranchCall, ctx: ActivityContext[Deps]) -> CreateBranchOutput``."""
+
+    def __call__(
+        self, call: CreateBranchCall, context: ActivityContext[Any], /
     ) -> CreateBranchOutput | Awaitable[CreateBranchOutput]: ...
 
 
@@ -494,11 +730,27 @@ class CreateGistActivity(Protocol):
     ) -> CreateGistOutput | Awaitable[CreateGistOutput]: ...
 
 
+class CreateGistActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_gist(call: CreateGistCall, ctx: ActivityContext[Deps]) -> CreateGistOutput``."""
+
+    def __call__(
+        self, call: CreateGistCall, context: ActivityContext[Any], /
+    ) -> CreateGistOutput | Awaitable[CreateGistOutput]: ...
+
+
 class CreateIssueActivity(Protocol):
     """An Activity for this tool: ``def create_issue(call: CreateIssueCall) -> CreateIssueOutput``."""
 
     def __call__(
         self, call: CreateIssueCall, /
+    ) -> CreateIssueOutput | Awaitable[CreateIssueOutput]: ...
+
+
+class CreateIssueActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_issue(call: CreateIssueCall, ctx: ActivityContext[Deps]) -> CreateIssueOutput``."""
+
+    def __call__(
+        self, call: CreateIssueCall, context: ActivityContext[Any], /
     ) -> CreateIssueOutput | Awaitable[CreateIssueOutput]: ...
 
 
@@ -510,11 +762,27 @@ class CreateOrUpdateFileActivity(Protocol):
     ) -> CreateOrUpdateFileOutput | Awaitable[CreateOrUpdateFileOutput]: ...
 
 
+class CreateOrUpdateFileActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_or_update_file(call: CreateOrUpdateFileCall, ctx: ActivityContext[Deps]) -> CreateOrUpdateFileOutput``."""
+
+    def __call__(
+        self, call: CreateOrUpdateFileCall, context: ActivityContext[Any], /
+    ) -> CreateOrUpdateFileOutput | Awaitable[CreateOrUpdateFileOutput]: ...
+
+
 class CreatePullRequestActivity(Protocol):
     """An Activity for this tool: ``def create_pull_request(call: CreatePullRequestCall) -> CreatePullRequestOutput``."""
 
     def __call__(
         self, call: CreatePullRequestCall, /
+    ) -> CreatePullRequestOutput | Awaitable[CreatePullRequestOutput]: ...
+
+
+class CreatePullRequestActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_pull_request(call: CreatePullRequestCall, ctx: ActivityContext[Deps]) -> CreatePullRequestOutput``."""
+
+    def __call__(
+        self, call: CreatePullRequestCall, context: ActivityContext[Any], /
     ) -> CreatePullRequestOutput | Awaitable[CreatePullRequestOutput]: ...
 
 
@@ -526,11 +794,27 @@ class CreatePullRequestReviewActivity(Protocol):
     ) -> CreatePullRequestReviewOutput | Awaitable[CreatePullRequestReviewOutput]: ...
 
 
+class CreatePullRequestReviewActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_pull_request_review(call: CreatePullRequestReviewCall, ctx: ActivityContext[Deps]) -> CreatePullRequestReviewOutput``."""
+
+    def __call__(
+        self, call: CreatePullRequestReviewCall, context: ActivityContext[Any], /
+    ) -> CreatePullRequestReviewOutput | Awaitable[CreatePullRequestReviewOutput]: ...
+
+
 class CreateRepositoryActivity(Protocol):
     """An Activity for this tool: ``def create_repository(call: CreateRepositoryCall) -> CreateRepositoryOutput``."""
 
     def __call__(
         self, call: CreateRepositoryCall, /
+    ) -> CreateRepositoryOutput | Awaitable[CreateRepositoryOutput]: ...
+
+
+class CreateRepositoryActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_repository(call: CreateRepositoryCall, ctx: ActivityContext[Deps]) -> CreateRepositoryOutput``."""
+
+    def __call__(
+        self, call: CreateRepositoryCall, context: ActivityContext[Any], /
     ) -> CreateRepositoryOutput | Awaitable[CreateRepositoryOutput]: ...
 
 
@@ -542,11 +826,27 @@ class DeleteFileActivity(Protocol):
     ) -> DeleteFileOutput | Awaitable[DeleteFileOutput]: ...
 
 
+class DeleteFileActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def delete_file(call: DeleteFileCall, ctx: ActivityContext[Deps]) -> DeleteFileOutput``."""
+
+    def __call__(
+        self, call: DeleteFileCall, context: ActivityContext[Any], /
+    ) -> DeleteFileOutput | Awaitable[DeleteFileOutput]: ...
+
+
 class DeletePendingPullRequestReviewActivity(Protocol):
     """An Activity for this tool: ``def delete_pending_pull_request_review(call: DeletePendingPullRequestReviewCall) -> DeletePendingPullRequestReviewOutput``."""
 
     def __call__(
         self, call: DeletePendingPullRequestReviewCall, /
+    ) -> DeletePendingPullRequestReviewOutput | Awaitable[DeletePendingPullRequestReviewOutput]: ...
+
+
+class DeletePendingPullRequestReviewActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def delete_pending_pull_request_review(call: DeletePendingPullRequestReviewCall, ctx: ActivityContext[Deps]) -> DeletePendingPullRequestReviewOutput``."""
+
+    def __call__(
+        self, call: DeletePendingPullRequestReviewCall, context: ActivityContext[Any], /
     ) -> DeletePendingPullRequestReviewOutput | Awaitable[DeletePendingPullRequestReviewOutput]: ...
 
 
@@ -558,11 +858,27 @@ class DeleteRepositoryActivity(Protocol):
     ) -> DeleteRepositoryOutput | Awaitable[DeleteRepositoryOutput]: ...
 
 
+class DeleteRepositoryActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def delete_repository(call: DeleteRepositoryCall, ctx: ActivityContext[Deps]) -> DeleteRepositoryOutput``."""
+
+    def __call__(
+        self, call: DeleteRepositoryCall, context: ActivityContext[Any], /
+    ) -> DeleteRepositoryOutput | Awaitable[DeleteRepositoryOutput]: ...
+
+
 class DiscussionCommentWriteActivity(Protocol):
     """An Activity for this tool: ``def discussion_comment_write(call: DiscussionCommentWriteCall) -> DiscussionCommentWriteOutput``."""
 
     def __call__(
         self, call: DiscussionCommentWriteCall, /
+    ) -> DiscussionCommentWriteOutput | Awaitable[DiscussionCommentWriteOutput]: ...
+
+
+class DiscussionCommentWriteActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def discussion_comment_write(call: DiscussionCommentWriteCall, ctx: ActivityContext[Deps]) -> DiscussionCommentWriteOutput``."""
+
+    def __call__(
+        self, call: DiscussionCommentWriteCall, context: ActivityContext[Any], /
     ) -> DiscussionCommentWriteOutput | Awaitable[DiscussionCommentWriteOutput]: ...
 
 
@@ -574,11 +890,27 @@ class DismissNotificationActivity(Protocol):
     ) -> DismissNotificationOutput | Awaitable[DismissNotificationOutput]: ...
 
 
+class DismissNotificationActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def dismiss_notification(call: DismissNotificationCall, ctx: ActivityContext[Deps]) -> DismissNotificationOutput``."""
+
+    def __call__(
+        self, call: DismissNotificationCall, context: ActivityContext[Any], /
+    ) -> DismissNotificationOutput | Awaitable[DismissNotificationOutput]: ...
+
+
 class FindDuplicateActivity(Protocol):
     """An Activity for this tool: ``def find_duplicate(call: FindDuplicateCall) -> FindDuplicateOutput``."""
 
     def __call__(
         self, call: FindDuplicateCall, /
+    ) -> FindDuplicateOutput | Awaitable[FindDuplicateOutput]: ...
+
+
+class FindDuplicateActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def find_duplicate(call: FindDuplicateCall, ctx: ActivityContext[Deps]) -> FindDuplicateOutput``."""
+
+    def __call__(
+        self, call: FindDuplicateCall, context: ActivityContext[Any], /
     ) -> FindDuplicateOutput | Awaitable[FindDuplicateOutput]: ...
 
 
@@ -590,11 +922,27 @@ class ForkRepositoryActivity(Protocol):
     ) -> ForkRepositoryOutput | Awaitable[ForkRepositoryOutput]: ...
 
 
+class ForkRepositoryActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def fork_repository(call: ForkRepositoryCall, ctx: ActivityContext[Deps]) -> ForkRepositoryOutput``."""
+
+    def __call__(
+        self, call: ForkRepositoryCall, context: ActivityContext[Any], /
+    ) -> ForkRepositoryOutput | Awaitable[ForkRepositoryOutput]: ...
+
+
 class GetCodeQualityFindingActivity(Protocol):
     """An Activity for this tool: ``def get_code_quality_finding(call: GetCodeQualityFindingCall) -> GetCodeQualityFindingOutput``."""
 
     def __call__(
         self, call: GetCodeQualityFindingCall, /
+    ) -> GetCodeQualityFindingOutput | Awaitable[GetCodeQualityFindingOutput]: ...
+
+
+class GetCodeQualityFindingActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_code_quality_finding(call: GetCodeQualityFindingCall, ctx: ActivityContext[Deps]) -> GetCodeQualityFindingOutput``."""
+
+    def __call__(
+        self, call: GetCodeQualityFindingCall, context: ActivityContext[Any], /
     ) -> GetCodeQualityFindingOutput | Awaitable[GetCodeQualityFindingOutput]: ...
 
 
@@ -606,10 +954,26 @@ class GetCodeScanningAlertActivity(Protocol):
     ) -> GetCodeScanningAlertOutput | Awaitable[GetCodeScanningAlertOutput]: ...
 
 
+class GetCodeScanningAlertActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_code_scanning_alert(call: GetCodeScanningAlertCall, ctx: ActivityContext[Deps]) -> GetCodeScanningAlertOutput``."""
+
+    def __call__(
+        self, call: GetCodeScanningAlertCall, context: ActivityContext[Any], /
+    ) -> GetCodeScanningAlertOutput | Awaitable[GetCodeScanningAlertOutput]: ...
+
+
 class GetCommitActivity(Protocol):
     """An Activity for this tool: ``def get_commit(call: GetCommitCall) -> GetCommitOutput``."""
 
     def __call__(self, call: GetCommitCall, /) -> GetCommitOutput | Awaitable[GetCommitOutput]: ...
+
+
+class GetCommitActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_commit(call: GetCommitCall, ctx: ActivityContext[Deps]) -> GetCommitOutput``."""
+
+    def __call__(
+        self, call: GetCommitCall, context: ActivityContext[Any], /
+    ) -> GetCommitOutput | Awaitable[GetCommitOutput]: ...
 
 
 class GetDependabotAlertActivity(Protocol):
@@ -617,6 +981,14 @@ class GetDependabotAlertActivity(Protocol):
 
     def __call__(
         self, call: GetDependabotAlertCall, /
+    ) -> GetDependabotAlertOutput | Awaitable[GetDependabotAlertOutput]: ...
+
+
+class GetDependabotAlertActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_dependabot_alert(call: GetDependabotAlertCall, ctx: ActivityContext[Deps]) -> GetDependabotAlertOutput``."""
+
+    def __call__(
+        self, call: GetDependabotAlertCall, context: ActivityContext[Any], /
     ) -> GetDependabotAlertOutput | Awaitable[GetDependabotAlertOutput]: ...
 
 
@@ -628,11 +1000,27 @@ class GetDiscussionActivity(Protocol):
     ) -> GetDiscussionOutput | Awaitable[GetDiscussionOutput]: ...
 
 
+class GetDiscussionActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_discussion(call: GetDiscussionCall, ctx: ActivityContext[Deps]) -> GetDiscussionOutput``."""
+
+    def __call__(
+        self, call: GetDiscussionCall, context: ActivityContext[Any], /
+    ) -> GetDiscussionOutput | Awaitable[GetDiscussionOutput]: ...
+
+
 class GetDiscussionCommentsActivity(Protocol):
     """An Activity for this tool: ``def get_discussion_comments(call: GetDiscussionCommentsCall) -> GetDiscussionCommentsOutput``."""
 
     def __call__(
         self, call: GetDiscussionCommentsCall, /
+    ) -> GetDiscussionCommentsOutput | Awaitable[GetDiscussionCommentsOutput]: ...
+
+
+class GetDiscussionCommentsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_discussion_comments(call: GetDiscussionCommentsCall, ctx: ActivityContext[Deps]) -> GetDiscussionCommentsOutput``."""
+
+    def __call__(
+        self, call: GetDiscussionCommentsCall, context: ActivityContext[Any], /
     ) -> GetDiscussionCommentsOutput | Awaitable[GetDiscussionCommentsOutput]: ...
 
 
@@ -644,11 +1032,27 @@ class GetFileBlameActivity(Protocol):
     ) -> GetFileBlameOutput | Awaitable[GetFileBlameOutput]: ...
 
 
+class GetFileBlameActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_file_blame(call: GetFileBlameCall, ctx: ActivityContext[Deps]) -> GetFileBlameOutput``."""
+
+    def __call__(
+        self, call: GetFileBlameCall, context: ActivityContext[Any], /
+    ) -> GetFileBlameOutput | Awaitable[GetFileBlameOutput]: ...
+
+
 class GetFileContentsActivity(Protocol):
     """An Activity for this tool: ``def get_file_contents(call: GetFileContentsCall) -> GetFileContentsOutput``."""
 
     def __call__(
         self, call: GetFileContentsCall, /
+    ) -> GetFileContentsOutput | Awaitable[GetFileContentsOutput]: ...
+
+
+class GetFileContentsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_file_contents(call: GetFileContentsCall, ctx: ActivityContext[Deps]) -> GetFileContentsOutput``."""
+
+    def __call__(
+        self, call: GetFileContentsCall, context: ActivityContext[Any], /
     ) -> GetFileContentsOutput | Awaitable[GetFileContentsOutput]: ...
 
 
@@ -658,11 +1062,27 @@ class GetGistActivity(Protocol):
     def __call__(self, call: GetGistCall, /) -> GetGistOutput | Awaitable[GetGistOutput]: ...
 
 
+class GetGistActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_gist(call: GetGistCall, ctx: ActivityContext[Deps]) -> GetGistOutput``."""
+
+    def __call__(
+        self, call: GetGistCall, context: ActivityContext[Any], /
+    ) -> GetGistOutput | Awaitable[GetGistOutput]: ...
+
+
 class GetGlobalSecurityAdvisoryActivity(Protocol):
     """An Activity for this tool: ``def get_global_security_advisory(call: GetGlobalSecurityAdvisoryCall) -> GetGlobalSecurityAdvisoryOutput``."""
 
     def __call__(
         self, call: GetGlobalSecurityAdvisoryCall, /
+    ) -> GetGlobalSecurityAdvisoryOutput | Awaitable[GetGlobalSecurityAdvisoryOutput]: ...
+
+
+class GetGlobalSecurityAdvisoryActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_global_security_advisory(call: GetGlobalSecurityAdvisoryCall, ctx: ActivityContext[Deps]) -> GetGlobalSecurityAdvisoryOutput``."""
+
+    def __call__(
+        self, call: GetGlobalSecurityAdvisoryCall, context: ActivityContext[Any], /
     ) -> GetGlobalSecurityAdvisoryOutput | Awaitable[GetGlobalSecurityAdvisoryOutput]: ...
 
 
@@ -674,10 +1094,26 @@ class GetJobLogsActivity(Protocol):
     ) -> GetJobLogsOutput | Awaitable[GetJobLogsOutput]: ...
 
 
+class GetJobLogsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_job_logs(call: GetJobLogsCall, ctx: ActivityContext[Deps]) -> GetJobLogsOutput``."""
+
+    def __call__(
+        self, call: GetJobLogsCall, context: ActivityContext[Any], /
+    ) -> GetJobLogsOutput | Awaitable[GetJobLogsOutput]: ...
+
+
 class GetLabelActivity(Protocol):
     """An Activity for this tool: ``def get_label(call: GetLabelCall) -> GetLabelOutput``."""
 
     def __call__(self, call: GetLabelCall, /) -> GetLabelOutput | Awaitable[GetLabelOutput]: ...
+
+
+class GetLabelActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_label(call: GetLabelCall, ctx: ActivityContext[Deps]) -> GetLabelOutput``."""
+
+    def __call__(
+        self, call: GetLabelCall, context: ActivityContext[Any], /
+    ) -> GetLabelOutput | Awaitable[GetLabelOutput]: ...
 
 
 class GetLatestReleaseActivity(Protocol):
@@ -688,10 +1124,26 @@ class GetLatestReleaseActivity(Protocol):
     ) -> GetLatestReleaseOutput | Awaitable[GetLatestReleaseOutput]: ...
 
 
+class GetLatestReleaseActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_latest_release(call: GetLatestReleaseCall, ctx: ActivityContext[Deps]) -> GetLatestReleaseOutput``."""
+
+    def __call__(
+        self, call: GetLatestReleaseCall, context: ActivityContext[Any], /
+    ) -> GetLatestReleaseOutput | Awaitable[GetLatestReleaseOutput]: ...
+
+
 class GetMeActivity(Protocol):
     """An Activity for this tool: ``def get_me(call: GetMeCall) -> GetMeOutput``."""
 
     def __call__(self, call: GetMeCall, /) -> GetMeOutput | Awaitable[GetMeOutput]: ...
+
+
+class GetMeActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_me(call: GetMeCall, ctx: ActivityContext[Deps]) -> GetMeOutput``."""
+
+    def __call__(
+        self, call: GetMeCall, context: ActivityContext[Any], /
+    ) -> GetMeOutput | Awaitable[GetMeOutput]: ...
 
 
 class GetNotificationDetailsActivity(Protocol):
@@ -699,6 +1151,14 @@ class GetNotificationDetailsActivity(Protocol):
 
     def __call__(
         self, call: GetNotificationDetailsCall, /
+    ) -> GetNotificationDetailsOutput | Awaitable[GetNotificationDetailsOutput]: ...
+
+
+class GetNotificationDetailsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_notification_details(call: GetNotificationDetailsCall, ctx: ActivityContext[Deps]) -> GetNotificationDetailsOutput``."""
+
+    def __call__(
+        self, call: GetNotificationDetailsCall, context: ActivityContext[Any], /
     ) -> GetNotificationDetailsOutput | Awaitable[GetNotificationDetailsOutput]: ...
 
 
@@ -710,11 +1170,27 @@ class GetReleaseByTagActivity(Protocol):
     ) -> GetReleaseByTagOutput | Awaitable[GetReleaseByTagOutput]: ...
 
 
+class GetReleaseByTagActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_release_by_tag(call: GetReleaseByTagCall, ctx: ActivityContext[Deps]) -> GetReleaseByTagOutput``."""
+
+    def __call__(
+        self, call: GetReleaseByTagCall, context: ActivityContext[Any], /
+    ) -> GetReleaseByTagOutput | Awaitable[GetReleaseByTagOutput]: ...
+
+
 class GetRepositoryTreeActivity(Protocol):
     """An Activity for this tool: ``def get_repository_tree(call: GetRepositoryTreeCall) -> GetRepositoryTreeOutput``."""
 
     def __call__(
         self, call: GetRepositoryTreeCall, /
+    ) -> GetRepositoryTreeOutput | Awaitable[GetRepositoryTreeOutput]: ...
+
+
+class GetRepositoryTreeActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_repository_tree(call: GetRepositoryTreeCall, ctx: ActivityContext[Deps]) -> GetRepositoryTreeOutput``."""
+
+    def __call__(
+        self, call: GetRepositoryTreeCall, context: ActivityContext[Any], /
     ) -> GetRepositoryTreeOutput | Awaitable[GetRepositoryTreeOutput]: ...
 
 
@@ -726,10 +1202,26 @@ class GetSecretScanningAlertActivity(Protocol):
     ) -> GetSecretScanningAlertOutput | Awaitable[GetSecretScanningAlertOutput]: ...
 
 
+class GetSecretScanningAlertActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_secret_scanning_alert(call: GetSecretScanningAlertCall, ctx: ActivityContext[Deps]) -> GetSecretScanningAlertOutput``."""
+
+    def __call__(
+        self, call: GetSecretScanningAlertCall, context: ActivityContext[Any], /
+    ) -> GetSecretScanningAlertOutput | Awaitable[GetSecretScanningAlertOutput]: ...
+
+
 class GetTagActivity(Protocol):
     """An Activity for this tool: ``def get_tag(call: GetTagCall) -> GetTagOutput``."""
 
     def __call__(self, call: GetTagCall, /) -> GetTagOutput | Awaitable[GetTagOutput]: ...
+
+
+class GetTagActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_tag(call: GetTagCall, ctx: ActivityContext[Deps]) -> GetTagOutput``."""
+
+    def __call__(
+        self, call: GetTagCall, context: ActivityContext[Any], /
+    ) -> GetTagOutput | Awaitable[GetTagOutput]: ...
 
 
 class GetTeamMembersActivity(Protocol):
@@ -740,10 +1232,26 @@ class GetTeamMembersActivity(Protocol):
     ) -> GetTeamMembersOutput | Awaitable[GetTeamMembersOutput]: ...
 
 
+class GetTeamMembersActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_team_members(call: GetTeamMembersCall, ctx: ActivityContext[Deps]) -> GetTeamMembersOutput``."""
+
+    def __call__(
+        self, call: GetTeamMembersCall, context: ActivityContext[Any], /
+    ) -> GetTeamMembersOutput | Awaitable[GetTeamMembersOutput]: ...
+
+
 class GetTeamsActivity(Protocol):
     """An Activity for this tool: ``def get_teams(call: GetTeamsCall) -> GetTeamsOutput``."""
 
     def __call__(self, call: GetTeamsCall, /) -> GetTeamsOutput | Awaitable[GetTeamsOutput]: ...
+
+
+class GetTeamsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_teams(call: GetTeamsCall, ctx: ActivityContext[Deps]) -> GetTeamsOutput``."""
+
+    def __call__(
+        self, call: GetTeamsCall, context: ActivityContext[Any], /
+    ) -> GetTeamsOutput | Awaitable[GetTeamsOutput]: ...
 
 
 class IssueDependencyReadActivity(Protocol):
@@ -751,6 +1259,14 @@ class IssueDependencyReadActivity(Protocol):
 
     def __call__(
         self, call: IssueDependencyReadCall, /
+    ) -> IssueDependencyReadOutput | Awaitable[IssueDependencyReadOutput]: ...
+
+
+class IssueDependencyReadActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def issue_dependency_read(call: IssueDependencyReadCall, ctx: ActivityContext[Deps]) -> IssueDependencyReadOutput``."""
+
+    def __call__(
+        self, call: IssueDependencyReadCall, context: ActivityContext[Any], /
     ) -> IssueDependencyReadOutput | Awaitable[IssueDependencyReadOutput]: ...
 
 
@@ -762,10 +1278,26 @@ class IssueDependencyWriteActivity(Protocol):
     ) -> IssueDependencyWriteOutput | Awaitable[IssueDependencyWriteOutput]: ...
 
 
+class IssueDependencyWriteActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def issue_dependency_write(call: IssueDependencyWriteCall, ctx: ActivityContext[Deps]) -> IssueDependencyWriteOutput``."""
+
+    def __call__(
+        self, call: IssueDependencyWriteCall, context: ActivityContext[Any], /
+    ) -> IssueDependencyWriteOutput | Awaitable[IssueDependencyWriteOutput]: ...
+
+
 class IssueReadActivity(Protocol):
     """An Activity for this tool: ``def issue_read(call: IssueReadCall) -> IssueReadOutput``."""
 
     def __call__(self, call: IssueReadCall, /) -> IssueReadOutput | Awaitable[IssueReadOutput]: ...
+
+
+class IssueReadActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def issue_read(call: IssueReadCall, ctx: ActivityContext[Deps]) -> IssueReadOutput``."""
+
+    def __call__(
+        self, call: IssueReadCall, context: ActivityContext[Any], /
+    ) -> IssueReadOutput | Awaitable[IssueReadOutput]: ...
 
 
 class IssueWriteActivity(Protocol):
@@ -773,6 +1305,14 @@ class IssueWriteActivity(Protocol):
 
     def __call__(
         self, call: IssueWriteCall, /
+    ) -> IssueWriteOutput | Awaitable[IssueWriteOutput]: ...
+
+
+class IssueWriteActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def issue_write(call: IssueWriteCall, ctx: ActivityContext[Deps]) -> IssueWriteOutput``."""
+
+    def __call__(
+        self, call: IssueWriteCall, context: ActivityContext[Any], /
     ) -> IssueWriteOutput | Awaitable[IssueWriteOutput]: ...
 
 
@@ -784,11 +1324,27 @@ class LabelWriteActivity(Protocol):
     ) -> LabelWriteOutput | Awaitable[LabelWriteOutput]: ...
 
 
+class LabelWriteActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def label_write(call: LabelWriteCall, ctx: ActivityContext[Deps]) -> LabelWriteOutput``."""
+
+    def __call__(
+        self, call: LabelWriteCall, context: ActivityContext[Any], /
+    ) -> LabelWriteOutput | Awaitable[LabelWriteOutput]: ...
+
+
 class ListBranchesActivity(Protocol):
     """An Activity for this tool: ``def list_branches(call: ListBranchesCall) -> ListBranchesOutput``."""
 
     def __call__(
         self, call: ListBranchesCall, /
+    ) -> ListBranchesOutput | Awaitable[ListBranchesOutput]: ...
+
+
+class ListBranchesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_branches(call: ListBranchesCall, ctx: ActivityContext[Deps]) -> ListBranchesOutput``."""
+
+    def __call__(
+        self, call: ListBranchesCall, context: ActivityContext[Any], /
     ) -> ListBranchesOutput | Awaitable[ListBranchesOutput]: ...
 
 
@@ -800,11 +1356,27 @@ class ListCodeScanningAlertsActivity(Protocol):
     ) -> ListCodeScanningAlertsOutput | Awaitable[ListCodeScanningAlertsOutput]: ...
 
 
+class ListCodeScanningAlertsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_code_scanning_alerts(call: ListCodeScanningAlertsCall, ctx: ActivityContext[Deps]) -> ListCodeScanningAlertsOutput``."""
+
+    def __call__(
+        self, call: ListCodeScanningAlertsCall, context: ActivityContext[Any], /
+    ) -> ListCodeScanningAlertsOutput | Awaitable[ListCodeScanningAlertsOutput]: ...
+
+
 class ListCommitsActivity(Protocol):
     """An Activity for this tool: ``def list_commits(call: ListCommitsCall) -> ListCommitsOutput``."""
 
     def __call__(
         self, call: ListCommitsCall, /
+    ) -> ListCommitsOutput | Awaitable[ListCommitsOutput]: ...
+
+
+class ListCommitsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_commits(call: ListCommitsCall, ctx: ActivityContext[Deps]) -> ListCommitsOutput``."""
+
+    def __call__(
+        self, call: ListCommitsCall, context: ActivityContext[Any], /
     ) -> ListCommitsOutput | Awaitable[ListCommitsOutput]: ...
 
 
@@ -816,11 +1388,27 @@ class ListDependabotAlertsActivity(Protocol):
     ) -> ListDependabotAlertsOutput | Awaitable[ListDependabotAlertsOutput]: ...
 
 
+class ListDependabotAlertsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_dependabot_alerts(call: ListDependabotAlertsCall, ctx: ActivityContext[Deps]) -> ListDependabotAlertsOutput``."""
+
+    def __call__(
+        self, call: ListDependabotAlertsCall, context: ActivityContext[Any], /
+    ) -> ListDependabotAlertsOutput | Awaitable[ListDependabotAlertsOutput]: ...
+
+
 class ListDiscussionCategoriesActivity(Protocol):
     """An Activity for this tool: ``def list_discussion_categories(call: ListDiscussionCategoriesCall) -> ListDiscussionCategoriesOutput``."""
 
     def __call__(
         self, call: ListDiscussionCategoriesCall, /
+    ) -> ListDiscussionCategoriesOutput | Awaitable[ListDiscussionCategoriesOutput]: ...
+
+
+class ListDiscussionCategoriesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_discussion_categories(call: ListDiscussionCategoriesCall, ctx: ActivityContext[Deps]) -> ListDiscussionCategoriesOutput``."""
+
+    def __call__(
+        self, call: ListDiscussionCategoriesCall, context: ActivityContext[Any], /
     ) -> ListDiscussionCategoriesOutput | Awaitable[ListDiscussionCategoriesOutput]: ...
 
 
@@ -832,10 +1420,26 @@ class ListDiscussionsActivity(Protocol):
     ) -> ListDiscussionsOutput | Awaitable[ListDiscussionsOutput]: ...
 
 
+class ListDiscussionsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_discussions(call: ListDiscussionsCall, ctx: ActivityContext[Deps]) -> ListDiscussionsOutput``."""
+
+    def __call__(
+        self, call: ListDiscussionsCall, context: ActivityContext[Any], /
+    ) -> ListDiscussionsOutput | Awaitable[ListDiscussionsOutput]: ...
+
+
 class ListGistsActivity(Protocol):
     """An Activity for this tool: ``def list_gists(call: ListGistsCall) -> ListGistsOutput``."""
 
     def __call__(self, call: ListGistsCall, /) -> ListGistsOutput | Awaitable[ListGistsOutput]: ...
+
+
+class ListGistsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_gists(call: ListGistsCall, ctx: ActivityContext[Deps]) -> ListGistsOutput``."""
+
+    def __call__(
+        self, call: ListGistsCall, context: ActivityContext[Any], /
+    ) -> ListGistsOutput | Awaitable[ListGistsOutput]: ...
 
 
 class ListGlobalSecurityAdvisoriesActivity(Protocol):
@@ -843,6 +1447,14 @@ class ListGlobalSecurityAdvisoriesActivity(Protocol):
 
     def __call__(
         self, call: ListGlobalSecurityAdvisoriesCall, /
+    ) -> ListGlobalSecurityAdvisoriesOutput | Awaitable[ListGlobalSecurityAdvisoriesOutput]: ...
+
+
+class ListGlobalSecurityAdvisoriesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_global_security_advisories(call: ListGlobalSecurityAdvisoriesCall, ctx: ActivityContext[Deps]) -> ListGlobalSecurityAdvisoriesOutput``."""
+
+    def __call__(
+        self, call: ListGlobalSecurityAdvisoriesCall, context: ActivityContext[Any], /
     ) -> ListGlobalSecurityAdvisoriesOutput | Awaitable[ListGlobalSecurityAdvisoriesOutput]: ...
 
 
@@ -854,11 +1466,27 @@ class ListIssueFieldsActivity(Protocol):
     ) -> ListIssueFieldsOutput | Awaitable[ListIssueFieldsOutput]: ...
 
 
+class ListIssueFieldsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_issue_fields(call: ListIssueFieldsCall, ctx: ActivityContext[Deps]) -> ListIssueFieldsOutput``."""
+
+    def __call__(
+        self, call: ListIssueFieldsCall, context: ActivityContext[Any], /
+    ) -> ListIssueFieldsOutput | Awaitable[ListIssueFieldsOutput]: ...
+
+
 class ListIssueTypesActivity(Protocol):
     """An Activity for this tool: ``def list_issue_types(call: ListIssueTypesCall) -> ListIssueTypesOutput``."""
 
     def __call__(
         self, call: ListIssueTypesCall, /
+    ) -> ListIssueTypesOutput | Awaitable[ListIssueTypesOutput]: ...
+
+
+class ListIssueTypesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_issue_types(call: ListIssueTypesCall, ctx: ActivityContext[Deps]) -> ListIssueTypesOutput``."""
+
+    def __call__(
+        self, call: ListIssueTypesCall, context: ActivityContext[Any], /
     ) -> ListIssueTypesOutput | Awaitable[ListIssueTypesOutput]: ...
 
 
@@ -870,10 +1498,26 @@ class ListIssuesActivity(Protocol):
     ) -> ListIssuesOutput | Awaitable[ListIssuesOutput]: ...
 
 
+class ListIssuesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_issues(call: ListIssuesCall, ctx: ActivityContext[Deps]) -> ListIssuesOutput``."""
+
+    def __call__(
+        self, call: ListIssuesCall, context: ActivityContext[Any], /
+    ) -> ListIssuesOutput | Awaitable[ListIssuesOutput]: ...
+
+
 class ListLabelActivity(Protocol):
     """An Activity for this tool: ``def list_label(call: ListLabelCall) -> ListLabelOutput``."""
 
     def __call__(self, call: ListLabelCall, /) -> ListLabelOutput | Awaitable[ListLabelOutput]: ...
+
+
+class ListLabelActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_label(call: ListLabelCall, ctx: ActivityContext[Deps]) -> ListLabelOutput``."""
+
+    def __call__(
+        self, call: ListLabelCall, context: ActivityContext[Any], /
+    ) -> ListLabelOutput | Awaitable[ListLabelOutput]: ...
 
 
 class ListNotificationsActivity(Protocol):
@@ -881,6 +1525,14 @@ class ListNotificationsActivity(Protocol):
 
     def __call__(
         self, call: ListNotificationsCall, /
+    ) -> ListNotificationsOutput | Awaitable[ListNotificationsOutput]: ...
+
+
+class ListNotificationsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_notifications(call: ListNotificationsCall, ctx: ActivityContext[Deps]) -> ListNotificationsOutput``."""
+
+    def __call__(
+        self, call: ListNotificationsCall, context: ActivityContext[Any], /
     ) -> ListNotificationsOutput | Awaitable[ListNotificationsOutput]: ...
 
 
@@ -895,11 +1547,30 @@ class ListOrgRepositorySecurityAdvisoriesActivity(Protocol):
     ): ...
 
 
+class ListOrgRepositorySecurityAdvisoriesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_org_repository_security_advisories(call: ListOrgRepositorySecurityAdvisoriesCall, ctx: ActivityContext[Deps]) -> ListOrgRepositorySecurityAdvisoriesOutput``."""
+
+    def __call__(
+        self, call: ListOrgRepositorySecurityAdvisoriesCall, context: ActivityContext[Any], /
+    ) -> (
+        ListOrgRepositorySecurityAdvisoriesOutput
+        | Awaitable[ListOrgRepositorySecurityAdvisoriesOutput]
+    ): ...
+
+
 class ListPullRequestsActivity(Protocol):
     """An Activity for this tool: ``def list_pull_requests(call: ListPullRequestsCall) -> ListPullRequestsOutput``."""
 
     def __call__(
         self, call: ListPullRequestsCall, /
+    ) -> ListPullRequestsOutput | Awaitable[ListPullRequestsOutput]: ...
+
+
+class ListPullRequestsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_pull_requests(call: ListPullRequestsCall, ctx: ActivityContext[Deps]) -> ListPullRequestsOutput``."""
+
+    def __call__(
+        self, call: ListPullRequestsCall, context: ActivityContext[Any], /
     ) -> ListPullRequestsOutput | Awaitable[ListPullRequestsOutput]: ...
 
 
@@ -911,11 +1582,27 @@ class ListReleasesActivity(Protocol):
     ) -> ListReleasesOutput | Awaitable[ListReleasesOutput]: ...
 
 
+class ListReleasesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_releases(call: ListReleasesCall, ctx: ActivityContext[Deps]) -> ListReleasesOutput``."""
+
+    def __call__(
+        self, call: ListReleasesCall, context: ActivityContext[Any], /
+    ) -> ListReleasesOutput | Awaitable[ListReleasesOutput]: ...
+
+
 class ListRepositoryCollaboratorsActivity(Protocol):
     """An Activity for this tool: ``def list_repository_collaborators(call: ListRepositoryCollaboratorsCall) -> ListRepositoryCollaboratorsOutput``."""
 
     def __call__(
         self, call: ListRepositoryCollaboratorsCall, /
+    ) -> ListRepositoryCollaboratorsOutput | Awaitable[ListRepositoryCollaboratorsOutput]: ...
+
+
+class ListRepositoryCollaboratorsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_repository_collaborators(call: ListRepositoryCollaboratorsCall, ctx: ActivityContext[Deps]) -> ListRepositoryCollaboratorsOutput``."""
+
+    def __call__(
+        self, call: ListRepositoryCollaboratorsCall, context: ActivityContext[Any], /
     ) -> ListRepositoryCollaboratorsOutput | Awaitable[ListRepositoryCollaboratorsOutput]: ...
 
 
@@ -929,11 +1616,29 @@ class ListRepositorySecurityAdvisoriesActivity(Protocol):
     ): ...
 
 
+class ListRepositorySecurityAdvisoriesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_repository_security_advisories(call: ListRepositorySecurityAdvisoriesCall, ctx: ActivityContext[Deps]) -> ListRepositorySecurityAdvisoriesOutput``."""
+
+    def __call__(
+        self, call: ListRepositorySecurityAdvisoriesCall, context: ActivityContext[Any], /
+    ) -> (
+        ListRepositorySecurityAdvisoriesOutput | Awaitable[ListRepositorySecurityAdvisoriesOutput]
+    ): ...
+
+
 class ListSecretScanningAlertsActivity(Protocol):
     """An Activity for this tool: ``def list_secret_scanning_alerts(call: ListSecretScanningAlertsCall) -> ListSecretScanningAlertsOutput``."""
 
     def __call__(
         self, call: ListSecretScanningAlertsCall, /
+    ) -> ListSecretScanningAlertsOutput | Awaitable[ListSecretScanningAlertsOutput]: ...
+
+
+class ListSecretScanningAlertsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_secret_scanning_alerts(call: ListSecretScanningAlertsCall, ctx: ActivityContext[Deps]) -> ListSecretScanningAlertsOutput``."""
+
+    def __call__(
+        self, call: ListSecretScanningAlertsCall, context: ActivityContext[Any], /
     ) -> ListSecretScanningAlertsOutput | Awaitable[ListSecretScanningAlertsOutput]: ...
 
 
@@ -945,10 +1650,26 @@ class ListStarredRepositoriesActivity(Protocol):
     ) -> ListStarredRepositoriesOutput | Awaitable[ListStarredRepositoriesOutput]: ...
 
 
+class ListStarredRepositoriesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_starred_repositories(call: ListStarredRepositoriesCall, ctx: ActivityContext[Deps]) -> ListStarredRepositoriesOutput``."""
+
+    def __call__(
+        self, call: ListStarredRepositoriesCall, context: ActivityContext[Any], /
+    ) -> ListStarredRepositoriesOutput | Awaitable[ListStarredRepositoriesOutput]: ...
+
+
 class ListTagsActivity(Protocol):
     """An Activity for this tool: ``def list_tags(call: ListTagsCall) -> ListTagsOutput``."""
 
     def __call__(self, call: ListTagsCall, /) -> ListTagsOutput | Awaitable[ListTagsOutput]: ...
+
+
+class ListTagsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_tags(call: ListTagsCall, ctx: ActivityContext[Deps]) -> ListTagsOutput``."""
+
+    def __call__(
+        self, call: ListTagsCall, context: ActivityContext[Any], /
+    ) -> ListTagsOutput | Awaitable[ListTagsOutput]: ...
 
 
 class ManageNotificationSubscriptionActivity(Protocol):
@@ -956,6 +1677,14 @@ class ManageNotificationSubscriptionActivity(Protocol):
 
     def __call__(
         self, call: ManageNotificationSubscriptionCall, /
+    ) -> ManageNotificationSubscriptionOutput | Awaitable[ManageNotificationSubscriptionOutput]: ...
+
+
+class ManageNotificationSubscriptionActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def manage_notification_subscription(call: ManageNotificationSubscriptionCall, ctx: ActivityContext[Deps]) -> ManageNotificationSubscriptionOutput``."""
+
+    def __call__(
+        self, call: ManageNotificationSubscriptionCall, context: ActivityContext[Any], /
     ) -> ManageNotificationSubscriptionOutput | Awaitable[ManageNotificationSubscriptionOutput]: ...
 
 
@@ -970,11 +1699,30 @@ class ManageRepositoryNotificationSubscriptionActivity(Protocol):
     ): ...
 
 
+class ManageRepositoryNotificationSubscriptionActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def manage_repository_notification_subscription(call: ManageRepositoryNotificationSubscriptionCall, ctx: ActivityContext[Deps]) -> ManageRepositoryNotificationSubscriptionOutput``."""
+
+    def __call__(
+        self, call: ManageRepositoryNotificationSubscriptionCall, context: ActivityContext[Any], /
+    ) -> (
+        ManageRepositoryNotificationSubscriptionOutput
+        | Awaitable[ManageRepositoryNotificationSubscriptionOutput]
+    ): ...
+
+
 class MarkAllNotificationsReadActivity(Protocol):
     """An Activity for this tool: ``def mark_all_notifications_read(call: MarkAllNotificationsReadCall) -> MarkAllNotificationsReadOutput``."""
 
     def __call__(
         self, call: MarkAllNotificationsReadCall, /
+    ) -> MarkAllNotificationsReadOutput | Awaitable[MarkAllNotificationsReadOutput]: ...
+
+
+class MarkAllNotificationsReadActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def mark_all_notifications_read(call: MarkAllNotificationsReadCall, ctx: ActivityContext[Deps]) -> MarkAllNotificationsReadOutput``."""
+
+    def __call__(
+        self, call: MarkAllNotificationsReadCall, context: ActivityContext[Any], /
     ) -> MarkAllNotificationsReadOutput | Awaitable[MarkAllNotificationsReadOutput]: ...
 
 
@@ -986,11 +1734,27 @@ class MergePullRequestActivity(Protocol):
     ) -> MergePullRequestOutput | Awaitable[MergePullRequestOutput]: ...
 
 
+class MergePullRequestActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def merge_pull_request(call: MergePullRequestCall, ctx: ActivityContext[Deps]) -> MergePullRequestOutput``."""
+
+    def __call__(
+        self, call: MergePullRequestCall, context: ActivityContext[Any], /
+    ) -> MergePullRequestOutput | Awaitable[MergePullRequestOutput]: ...
+
+
 class ProjectsGetActivity(Protocol):
     """An Activity for this tool: ``def projects_get(call: ProjectsGetCall) -> ProjectsGetOutput``."""
 
     def __call__(
         self, call: ProjectsGetCall, /
+    ) -> ProjectsGetOutput | Awaitable[ProjectsGetOutput]: ...
+
+
+class ProjectsGetActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def projects_get(call: ProjectsGetCall, ctx: ActivityContext[Deps]) -> ProjectsGetOutput``."""
+
+    def __call__(
+        self, call: ProjectsGetCall, context: ActivityContext[Any], /
     ) -> ProjectsGetOutput | Awaitable[ProjectsGetOutput]: ...
 
 
@@ -1002,11 +1766,27 @@ class ProjectsListActivity(Protocol):
     ) -> ProjectsListOutput | Awaitable[ProjectsListOutput]: ...
 
 
+class ProjectsListActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def projects_list(call: ProjectsListCall, ctx: ActivityContext[Deps]) -> ProjectsListOutput``."""
+
+    def __call__(
+        self, call: ProjectsListCall, context: ActivityContext[Any], /
+    ) -> ProjectsListOutput | Awaitable[ProjectsListOutput]: ...
+
+
 class ProjectsWriteActivity(Protocol):
     """An Activity for this tool: ``def projects_write(call: ProjectsWriteCall) -> ProjectsWriteOutput``."""
 
     def __call__(
         self, call: ProjectsWriteCall, /
+    ) -> ProjectsWriteOutput | Awaitable[ProjectsWriteOutput]: ...
+
+
+class ProjectsWriteActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def projects_write(call: ProjectsWriteCall, ctx: ActivityContext[Deps]) -> ProjectsWriteOutput``."""
+
+    def __call__(
+        self, call: ProjectsWriteCall, context: ActivityContext[Any], /
     ) -> ProjectsWriteOutput | Awaitable[ProjectsWriteOutput]: ...
 
 
@@ -1018,11 +1798,27 @@ class PullRequestReadActivity(Protocol):
     ) -> PullRequestReadOutput | Awaitable[PullRequestReadOutput]: ...
 
 
+class PullRequestReadActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def pull_request_read(call: PullRequestReadCall, ctx: ActivityContext[Deps]) -> PullRequestReadOutput``."""
+
+    def __call__(
+        self, call: PullRequestReadCall, context: ActivityContext[Any], /
+    ) -> PullRequestReadOutput | Awaitable[PullRequestReadOutput]: ...
+
+
 class PullRequestReviewWriteActivity(Protocol):
     """An Activity for this tool: ``def pull_request_review_write(call: PullRequestReviewWriteCall) -> PullRequestReviewWriteOutput``."""
 
     def __call__(
         self, call: PullRequestReviewWriteCall, /
+    ) -> PullRequestReviewWriteOutput | Awaitable[PullRequestReviewWriteOutput]: ...
+
+
+class PullRequestReviewWriteActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def pull_request_review_write(call: PullRequestReviewWriteCall, ctx: ActivityContext[Deps]) -> PullRequestReviewWriteOutput``."""
+
+    def __call__(
+        self, call: PullRequestReviewWriteCall, context: ActivityContext[Any], /
     ) -> PullRequestReviewWriteOutput | Awaitable[PullRequestReviewWriteOutput]: ...
 
 
@@ -1032,11 +1828,27 @@ class PushFilesActivity(Protocol):
     def __call__(self, call: PushFilesCall, /) -> PushFilesOutput | Awaitable[PushFilesOutput]: ...
 
 
+class PushFilesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def push_files(call: PushFilesCall, ctx: ActivityContext[Deps]) -> PushFilesOutput``."""
+
+    def __call__(
+        self, call: PushFilesCall, context: ActivityContext[Any], /
+    ) -> PushFilesOutput | Awaitable[PushFilesOutput]: ...
+
+
 class RemoveSubIssueActivity(Protocol):
     """An Activity for this tool: ``def remove_sub_issue(call: RemoveSubIssueCall) -> RemoveSubIssueOutput``."""
 
     def __call__(
         self, call: RemoveSubIssueCall, /
+    ) -> RemoveSubIssueOutput | Awaitable[RemoveSubIssueOutput]: ...
+
+
+class RemoveSubIssueActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def remove_sub_issue(call: RemoveSubIssueCall, ctx: ActivityContext[Deps]) -> RemoveSubIssueOutput``."""
+
+    def __call__(
+        self, call: RemoveSubIssueCall, context: ActivityContext[Any], /
     ) -> RemoveSubIssueOutput | Awaitable[RemoveSubIssueOutput]: ...
 
 
@@ -1048,11 +1860,27 @@ class ReprioritizeSubIssueActivity(Protocol):
     ) -> ReprioritizeSubIssueOutput | Awaitable[ReprioritizeSubIssueOutput]: ...
 
 
+class ReprioritizeSubIssueActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def reprioritize_sub_issue(call: ReprioritizeSubIssueCall, ctx: ActivityContext[Deps]) -> ReprioritizeSubIssueOutput``."""
+
+    def __call__(
+        self, call: ReprioritizeSubIssueCall, context: ActivityContext[Any], /
+    ) -> ReprioritizeSubIssueOutput | Awaitable[ReprioritizeSubIssueOutput]: ...
+
+
 class RequestCopilotReviewActivity(Protocol):
     """An Activity for this tool: ``def request_copilot_review(call: RequestCopilotReviewCall) -> RequestCopilotReviewOutput``."""
 
     def __call__(
         self, call: RequestCopilotReviewCall, /
+    ) -> RequestCopilotReviewOutput | Awaitable[RequestCopilotReviewOutput]: ...
+
+
+class RequestCopilotReviewActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def request_copilot_review(call: RequestCopilotReviewCall, ctx: ActivityContext[Deps]) -> RequestCopilotReviewOutput``."""
+
+    def __call__(
+        self, call: RequestCopilotReviewCall, context: ActivityContext[Any], /
     ) -> RequestCopilotReviewOutput | Awaitable[RequestCopilotReviewOutput]: ...
 
 
@@ -1064,11 +1892,27 @@ class RequestPullRequestReviewersActivity(Protocol):
     ) -> RequestPullRequestReviewersOutput | Awaitable[RequestPullRequestReviewersOutput]: ...
 
 
+class RequestPullRequestReviewersActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def request_pull_request_reviewers(call: RequestPullRequestReviewersCall, ctx: ActivityContext[Deps]) -> RequestPullRequestReviewersOutput``."""
+
+    def __call__(
+        self, call: RequestPullRequestReviewersCall, context: ActivityContext[Any], /
+    ) -> RequestPullRequestReviewersOutput | Awaitable[RequestPullRequestReviewersOutput]: ...
+
+
 class ResolveReviewThreadActivity(Protocol):
     """An Activity for this tool: ``def resolve_review_thread(call: ResolveReviewThreadCall) -> ResolveReviewThreadOutput``."""
 
     def __call__(
         self, call: ResolveReviewThreadCall, /
+    ) -> ResolveReviewThreadOutput | Awaitable[ResolveReviewThreadOutput]: ...
+
+
+class ResolveReviewThreadActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def resolve_review_thread(call: ResolveReviewThreadCall, ctx: ActivityContext[Deps]) -> ResolveReviewThreadOutput``."""
+
+    def __call__(
+        self, call: ResolveReviewThreadCall, context: ActivityContext[Any], /
     ) -> ResolveReviewThreadOutput | Awaitable[ResolveReviewThreadOutput]: ...
 
 
@@ -1080,11 +1924,27 @@ class SearchCodeActivity(Protocol):
     ) -> SearchCodeOutput | Awaitable[SearchCodeOutput]: ...
 
 
+class SearchCodeActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_code(call: SearchCodeCall, ctx: ActivityContext[Deps]) -> SearchCodeOutput``."""
+
+    def __call__(
+        self, call: SearchCodeCall, context: ActivityContext[Any], /
+    ) -> SearchCodeOutput | Awaitable[SearchCodeOutput]: ...
+
+
 class SearchCommitsActivity(Protocol):
     """An Activity for this tool: ``def search_commits(call: SearchCommitsCall) -> SearchCommitsOutput``."""
 
     def __call__(
         self, call: SearchCommitsCall, /
+    ) -> SearchCommitsOutput | Awaitable[SearchCommitsOutput]: ...
+
+
+class SearchCommitsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_commits(call: SearchCommitsCall, ctx: ActivityContext[Deps]) -> SearchCommitsOutput``."""
+
+    def __call__(
+        self, call: SearchCommitsCall, context: ActivityContext[Any], /
     ) -> SearchCommitsOutput | Awaitable[SearchCommitsOutput]: ...
 
 
@@ -1096,11 +1956,27 @@ class SearchIssuesActivity(Protocol):
     ) -> SearchIssuesOutput | Awaitable[SearchIssuesOutput]: ...
 
 
+class SearchIssuesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_issues(call: SearchIssuesCall, ctx: ActivityContext[Deps]) -> SearchIssuesOutput``."""
+
+    def __call__(
+        self, call: SearchIssuesCall, context: ActivityContext[Any], /
+    ) -> SearchIssuesOutput | Awaitable[SearchIssuesOutput]: ...
+
+
 class SearchOrgsActivity(Protocol):
     """An Activity for this tool: ``def search_orgs(call: SearchOrgsCall) -> SearchOrgsOutput``."""
 
     def __call__(
         self, call: SearchOrgsCall, /
+    ) -> SearchOrgsOutput | Awaitable[SearchOrgsOutput]: ...
+
+
+class SearchOrgsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_orgs(call: SearchOrgsCall, ctx: ActivityContext[Deps]) -> SearchOrgsOutput``."""
+
+    def __call__(
+        self, call: SearchOrgsCall, context: ActivityContext[Any], /
     ) -> SearchOrgsOutput | Awaitable[SearchOrgsOutput]: ...
 
 
@@ -1112,11 +1988,27 @@ class SearchPullRequestsActivity(Protocol):
     ) -> SearchPullRequestsOutput | Awaitable[SearchPullRequestsOutput]: ...
 
 
+class SearchPullRequestsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_pull_requests(call: SearchPullRequestsCall, ctx: ActivityContext[Deps]) -> SearchPullRequestsOutput``."""
+
+    def __call__(
+        self, call: SearchPullRequestsCall, context: ActivityContext[Any], /
+    ) -> SearchPullRequestsOutput | Awaitable[SearchPullRequestsOutput]: ...
+
+
 class SearchRepositoriesActivity(Protocol):
     """An Activity for this tool: ``def search_repositories(call: SearchRepositoriesCall) -> SearchRepositoriesOutput``."""
 
     def __call__(
         self, call: SearchRepositoriesCall, /
+    ) -> SearchRepositoriesOutput | Awaitable[SearchRepositoriesOutput]: ...
+
+
+class SearchRepositoriesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_repositories(call: SearchRepositoriesCall, ctx: ActivityContext[Deps]) -> SearchRepositoriesOutput``."""
+
+    def __call__(
+        self, call: SearchRepositoriesCall, context: ActivityContext[Any], /
     ) -> SearchRepositoriesOutput | Awaitable[SearchRepositoriesOutput]: ...
 
 
@@ -1128,11 +2020,27 @@ class SearchUsersActivity(Protocol):
     ) -> SearchUsersOutput | Awaitable[SearchUsersOutput]: ...
 
 
+class SearchUsersActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_users(call: SearchUsersCall, ctx: ActivityContext[Deps]) -> SearchUsersOutput``."""
+
+    def __call__(
+        self, call: SearchUsersCall, context: ActivityContext[Any], /
+    ) -> SearchUsersOutput | Awaitable[SearchUsersOutput]: ...
+
+
 class SetIssueFieldsActivity(Protocol):
     """An Activity for this tool: ``def set_issue_fields(call: SetIssueFieldsCall) -> SetIssueFieldsOutput``."""
 
     def __call__(
         self, call: SetIssueFieldsCall, /
+    ) -> SetIssueFieldsOutput | Awaitable[SetIssueFieldsOutput]: ...
+
+
+class SetIssueFieldsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def set_issue_fields(call: SetIssueFieldsCall, ctx: ActivityContext[Deps]) -> SetIssueFieldsOutput``."""
+
+    def __call__(
+        self, call: SetIssueFieldsCall, context: ActivityContext[Any], /
     ) -> SetIssueFieldsOutput | Awaitable[SetIssueFieldsOutput]: ...
 
 
@@ -1144,11 +2052,27 @@ class StarRepositoryActivity(Protocol):
     ) -> StarRepositoryOutput | Awaitable[StarRepositoryOutput]: ...
 
 
+class StarRepositoryActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def star_repository(call: StarRepositoryCall, ctx: ActivityContext[Deps]) -> StarRepositoryOutput``."""
+
+    def __call__(
+        self, call: StarRepositoryCall, context: ActivityContext[Any], /
+    ) -> StarRepositoryOutput | Awaitable[StarRepositoryOutput]: ...
+
+
 class SubIssueWriteActivity(Protocol):
     """An Activity for this tool: ``def sub_issue_write(call: SubIssueWriteCall) -> SubIssueWriteOutput``."""
 
     def __call__(
         self, call: SubIssueWriteCall, /
+    ) -> SubIssueWriteOutput | Awaitable[SubIssueWriteOutput]: ...
+
+
+class SubIssueWriteActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def sub_issue_write(call: SubIssueWriteCall, ctx: ActivityContext[Deps]) -> SubIssueWriteOutput``."""
+
+    def __call__(
+        self, call: SubIssueWriteCall, context: ActivityContext[Any], /
     ) -> SubIssueWriteOutput | Awaitable[SubIssueWriteOutput]: ...
 
 
@@ -1160,10 +2084,26 @@ class SubmitPendingPullRequestReviewActivity(Protocol):
     ) -> SubmitPendingPullRequestReviewOutput | Awaitable[SubmitPendingPullRequestReviewOutput]: ...
 
 
+class SubmitPendingPullRequestReviewActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def submit_pending_pull_request_review(call: SubmitPendingPullRequestReviewCall, ctx: ActivityContext[Deps]) -> SubmitPendingPullRequestReviewOutput``."""
+
+    def __call__(
+        self, call: SubmitPendingPullRequestReviewCall, context: ActivityContext[Any], /
+    ) -> SubmitPendingPullRequestReviewOutput | Awaitable[SubmitPendingPullRequestReviewOutput]: ...
+
+
 class UiGetActivity(Protocol):
     """An Activity for this tool: ``def ui_get(call: UiGetCall) -> UiGetOutput``."""
 
     def __call__(self, call: UiGetCall, /) -> UiGetOutput | Awaitable[UiGetOutput]: ...
+
+
+class UiGetActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def ui_get(call: UiGetCall, ctx: ActivityContext[Deps]) -> UiGetOutput``."""
+
+    def __call__(
+        self, call: UiGetCall, context: ActivityContext[Any], /
+    ) -> UiGetOutput | Awaitable[UiGetOutput]: ...
 
 
 class UnresolveReviewThreadActivity(Protocol):
@@ -1171,6 +2111,14 @@ class UnresolveReviewThreadActivity(Protocol):
 
     def __call__(
         self, call: UnresolveReviewThreadCall, /
+    ) -> UnresolveReviewThreadOutput | Awaitable[UnresolveReviewThreadOutput]: ...
+
+
+class UnresolveReviewThreadActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def unresolve_review_thread(call: UnresolveReviewThreadCall, ctx: ActivityContext[Deps]) -> UnresolveReviewThreadOutput``."""
+
+    def __call__(
+        self, call: UnresolveReviewThreadCall, context: ActivityContext[Any], /
     ) -> UnresolveReviewThreadOutput | Awaitable[UnresolveReviewThreadOutput]: ...
 
 
@@ -1182,11 +2130,27 @@ class UnstarRepositoryActivity(Protocol):
     ) -> UnstarRepositoryOutput | Awaitable[UnstarRepositoryOutput]: ...
 
 
+class UnstarRepositoryActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def unstar_repository(call: UnstarRepositoryCall, ctx: ActivityContext[Deps]) -> UnstarRepositoryOutput``."""
+
+    def __call__(
+        self, call: UnstarRepositoryCall, context: ActivityContext[Any], /
+    ) -> UnstarRepositoryOutput | Awaitable[UnstarRepositoryOutput]: ...
+
+
 class UpdateGistActivity(Protocol):
     """An Activity for this tool: ``def update_gist(call: UpdateGistCall) -> UpdateGistOutput``."""
 
     def __call__(
         self, call: UpdateGistCall, /
+    ) -> UpdateGistOutput | Awaitable[UpdateGistOutput]: ...
+
+
+class UpdateGistActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_gist(call: UpdateGistCall, ctx: ActivityContext[Deps]) -> UpdateGistOutput``."""
+
+    def __call__(
+        self, call: UpdateGistCall, context: ActivityContext[Any], /
     ) -> UpdateGistOutput | Awaitable[UpdateGistOutput]: ...
 
 
@@ -1198,11 +2162,27 @@ class UpdateIssueAssigneesActivity(Protocol):
     ) -> UpdateIssueAssigneesOutput | Awaitable[UpdateIssueAssigneesOutput]: ...
 
 
+class UpdateIssueAssigneesActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_issue_assignees(call: UpdateIssueAssigneesCall, ctx: ActivityContext[Deps]) -> UpdateIssueAssigneesOutput``."""
+
+    def __call__(
+        self, call: UpdateIssueAssigneesCall, context: ActivityContext[Any], /
+    ) -> UpdateIssueAssigneesOutput | Awaitable[UpdateIssueAssigneesOutput]: ...
+
+
 class UpdateIssueBodyActivity(Protocol):
     """An Activity for this tool: ``def update_issue_body(call: UpdateIssueBodyCall) -> UpdateIssueBodyOutput``."""
 
     def __call__(
         self, call: UpdateIssueBodyCall, /
+    ) -> UpdateIssueBodyOutput | Awaitable[UpdateIssueBodyOutput]: ...
+
+
+class UpdateIssueBodyActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_issue_body(call: UpdateIssueBodyCall, ctx: ActivityContext[Deps]) -> UpdateIssueBodyOutput``."""
+
+    def __call__(
+        self, call: UpdateIssueBodyCall, context: ActivityContext[Any], /
     ) -> UpdateIssueBodyOutput | Awaitable[UpdateIssueBodyOutput]: ...
 
 
@@ -1214,11 +2194,27 @@ class UpdateIssueLabelsActivity(Protocol):
     ) -> UpdateIssueLabelsOutput | Awaitable[UpdateIssueLabelsOutput]: ...
 
 
+class UpdateIssueLabelsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_issue_labels(call: UpdateIssueLabelsCall, ctx: ActivityContext[Deps]) -> UpdateIssueLabelsOutput``."""
+
+    def __call__(
+        self, call: UpdateIssueLabelsCall, context: ActivityContext[Any], /
+    ) -> UpdateIssueLabelsOutput | Awaitable[UpdateIssueLabelsOutput]: ...
+
+
 class UpdateIssueMilestoneActivity(Protocol):
     """An Activity for this tool: ``def update_issue_milestone(call: UpdateIssueMilestoneCall) -> UpdateIssueMilestoneOutput``."""
 
     def __call__(
         self, call: UpdateIssueMilestoneCall, /
+    ) -> UpdateIssueMilestoneOutput | Awaitable[UpdateIssueMilestoneOutput]: ...
+
+
+class UpdateIssueMilestoneActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_issue_milestone(call: UpdateIssueMilestoneCall, ctx: ActivityContext[Deps]) -> UpdateIssueMilestoneOutput``."""
+
+    def __call__(
+        self, call: UpdateIssueMilestoneCall, context: ActivityContext[Any], /
     ) -> UpdateIssueMilestoneOutput | Awaitable[UpdateIssueMilestoneOutput]: ...
 
 
@@ -1230,11 +2226,27 @@ class UpdateIssueStateActivity(Protocol):
     ) -> UpdateIssueStateOutput | Awaitable[UpdateIssueStateOutput]: ...
 
 
+class UpdateIssueStateActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_issue_state(call: UpdateIssueStateCall, ctx: ActivityContext[Deps]) -> UpdateIssueStateOutput``."""
+
+    def __call__(
+        self, call: UpdateIssueStateCall, context: ActivityContext[Any], /
+    ) -> UpdateIssueStateOutput | Awaitable[UpdateIssueStateOutput]: ...
+
+
 class UpdateIssueTitleActivity(Protocol):
     """An Activity for this tool: ``def update_issue_title(call: UpdateIssueTitleCall) -> UpdateIssueTitleOutput``."""
 
     def __call__(
         self, call: UpdateIssueTitleCall, /
+    ) -> UpdateIssueTitleOutput | Awaitable[UpdateIssueTitleOutput]: ...
+
+
+class UpdateIssueTitleActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_issue_title(call: UpdateIssueTitleCall, ctx: ActivityContext[Deps]) -> UpdateIssueTitleOutput``."""
+
+    def __call__(
+        self, call: UpdateIssueTitleCall, context: ActivityContext[Any], /
     ) -> UpdateIssueTitleOutput | Awaitable[UpdateIssueTitleOutput]: ...
 
 
@@ -1246,11 +2258,27 @@ class UpdateIssueTypeActivity(Protocol):
     ) -> UpdateIssueTypeOutput | Awaitable[UpdateIssueTypeOutput]: ...
 
 
+class UpdateIssueTypeActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_issue_type(call: UpdateIssueTypeCall, ctx: ActivityContext[Deps]) -> UpdateIssueTypeOutput``."""
+
+    def __call__(
+        self, call: UpdateIssueTypeCall, context: ActivityContext[Any], /
+    ) -> UpdateIssueTypeOutput | Awaitable[UpdateIssueTypeOutput]: ...
+
+
 class UpdatePullRequestActivity(Protocol):
     """An Activity for this tool: ``def update_pull_request(call: UpdatePullRequestCall) -> UpdatePullRequestOutput``."""
 
     def __call__(
         self, call: UpdatePullRequestCall, /
+    ) -> UpdatePullRequestOutput | Awaitable[UpdatePullRequestOutput]: ...
+
+
+class UpdatePullRequestActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_pull_request(call: UpdatePullRequestCall, ctx: ActivityContext[Deps]) -> UpdatePullRequestOutput``."""
+
+    def __call__(
+        self, call: UpdatePullRequestCall, context: ActivityContext[Any], /
     ) -> UpdatePullRequestOutput | Awaitable[UpdatePullRequestOutput]: ...
 
 
@@ -1262,11 +2290,27 @@ class UpdatePullRequestBodyActivity(Protocol):
     ) -> UpdatePullRequestBodyOutput | Awaitable[UpdatePullRequestBodyOutput]: ...
 
 
+class UpdatePullRequestBodyActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_pull_request_body(call: UpdatePullRequestBodyCall, ctx: ActivityContext[Deps]) -> UpdatePullRequestBodyOutput``."""
+
+    def __call__(
+        self, call: UpdatePullRequestBodyCall, context: ActivityContext[Any], /
+    ) -> UpdatePullRequestBodyOutput | Awaitable[UpdatePullRequestBodyOutput]: ...
+
+
 class UpdatePullRequestBranchActivity(Protocol):
     """An Activity for this tool: ``def update_pull_request_branch(call: UpdatePullRequestBranchCall) -> UpdatePullRequestBranchOutput``."""
 
     def __call__(
         self, call: UpdatePullRequestBranchCall, /
+    ) -> UpdatePullRequestBranchOutput | Awaitable[UpdatePullRequestBranchOutput]: ...
+
+
+class UpdatePullRequestBranchActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_pull_request_branch(call: UpdatePullRequestBranchCall, ctx: ActivityContext[Deps]) -> UpdatePullRequestBranchOutput``."""
+
+    def __call__(
+        self, call: UpdatePullRequestBranchCall, context: ActivityContext[Any], /
     ) -> UpdatePullRequestBranchOutput | Awaitable[UpdatePullRequestBranchOutput]: ...
 
 
@@ -1278,6 +2322,14 @@ class UpdatePullRequestDraftStateActivity(Protocol):
     ) -> UpdatePullRequestDraftStateOutput | Awaitable[UpdatePullRequestDraftStateOutput]: ...
 
 
+class UpdatePullRequestDraftStateActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_pull_request_draft_state(call: UpdatePullRequestDraftStateCall, ctx: ActivityContext[Deps]) -> UpdatePullRequestDraftStateOutput``."""
+
+    def __call__(
+        self, call: UpdatePullRequestDraftStateCall, context: ActivityContext[Any], /
+    ) -> UpdatePullRequestDraftStateOutput | Awaitable[UpdatePullRequestDraftStateOutput]: ...
+
+
 class UpdatePullRequestStateActivity(Protocol):
     """An Activity for this tool: ``def update_pull_request_state(call: UpdatePullRequestStateCall) -> UpdatePullRequestStateOutput``."""
 
@@ -1286,11 +2338,27 @@ class UpdatePullRequestStateActivity(Protocol):
     ) -> UpdatePullRequestStateOutput | Awaitable[UpdatePullRequestStateOutput]: ...
 
 
+class UpdatePullRequestStateActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_pull_request_state(call: UpdatePullRequestStateCall, ctx: ActivityContext[Deps]) -> UpdatePullRequestStateOutput``."""
+
+    def __call__(
+        self, call: UpdatePullRequestStateCall, context: ActivityContext[Any], /
+    ) -> UpdatePullRequestStateOutput | Awaitable[UpdatePullRequestStateOutput]: ...
+
+
 class UpdatePullRequestTitleActivity(Protocol):
     """An Activity for this tool: ``def update_pull_request_title(call: UpdatePullRequestTitleCall) -> UpdatePullRequestTitleOutput``."""
 
     def __call__(
         self, call: UpdatePullRequestTitleCall, /
+    ) -> UpdatePullRequestTitleOutput | Awaitable[UpdatePullRequestTitleOutput]: ...
+
+
+class UpdatePullRequestTitleActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def update_pull_request_title(call: UpdatePullRequestTitleCall, ctx: ActivityContext[Deps]) -> UpdatePullRequestTitleOutput``."""
+
+    def __call__(
+        self, call: UpdatePullRequestTitleCall, context: ActivityContext[Any], /
     ) -> UpdatePullRequestTitleOutput | Awaitable[UpdatePullRequestTitleOutput]: ...
 
 

@@ -4,13 +4,17 @@
 
 Implement an Activity as a plain (sync or async) function with the signature below and register
 it under the tool's name; ``toolbind scaffold`` writes a starting module you own. Nothing here is
-ever overwritten with your code in it.
+ever overwritten with your code in it. An Activity that takes a second argument gets the run's
+``toolbind.runtime.ActivityContext`` (``<Tool>ActivityWithContext``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolbind.runtime import ActivityContext
 
 from .models import (
     FindPetsCall,
@@ -26,9 +30,13 @@ from .models import (
 __all__ = [
     "ACTIVITY_PROTOCOLS",
     "FindPetsActivity",
+    "FindPetsActivityWithContext",
     "AddPetActivity",
+    "AddPetActivityWithContext",
     "FindPetByIdActivity",
+    "FindPetByIdActivityWithContext",
     "DeletePetActivity",
+    "DeletePetActivityWithContext",
 ]
 
 
@@ -38,10 +46,26 @@ class FindPetsActivity(Protocol):
     def __call__(self, call: FindPetsCall, /) -> FindPetsOutput | Awaitable[FindPetsOutput]: ...
 
 
+class FindPetsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def find_pets(call: FindPetsCall, ctx: ActivityContext[Deps]) -> FindPetsOutput``."""
+
+    def __call__(
+        self, call: FindPetsCall, context: ActivityContext[Any], /
+    ) -> FindPetsOutput | Awaitable[FindPetsOutput]: ...
+
+
 class AddPetActivity(Protocol):
     """An Activity for this tool: ``def add_pet(call: AddPetCall) -> AddPetOutput``."""
 
     def __call__(self, call: AddPetCall, /) -> AddPetOutput | Awaitable[AddPetOutput]: ...
+
+
+class AddPetActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def add_pet(call: AddPetCall, ctx: ActivityContext[Deps]) -> AddPetOutput``."""
+
+    def __call__(
+        self, call: AddPetCall, context: ActivityContext[Any], /
+    ) -> AddPetOutput | Awaitable[AddPetOutput]: ...
 
 
 class FindPetByIdActivity(Protocol):
@@ -52,10 +76,26 @@ class FindPetByIdActivity(Protocol):
     ) -> FindPetByIdOutput | Awaitable[FindPetByIdOutput]: ...
 
 
+class FindPetByIdActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def find_pet_by_id(call: FindPetByIdCall, ctx: ActivityContext[Deps]) -> FindPetByIdOutput``."""
+
+    def __call__(
+        self, call: FindPetByIdCall, context: ActivityContext[Any], /
+    ) -> FindPetByIdOutput | Awaitable[FindPetByIdOutput]: ...
+
+
 class DeletePetActivity(Protocol):
     """An Activity for this tool: ``def delete_pet(call: DeletePetCall) -> DeletePetOutput``."""
 
     def __call__(self, call: DeletePetCall, /) -> DeletePetOutput | Awaitable[DeletePetOutput]: ...
+
+
+class DeletePetActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def delete_pet(call: DeletePetCall, ctx: ActivityContext[Deps]) -> DeletePetOutput``."""
+
+    def __call__(
+        self, call: DeletePetCall, context: ActivityContext[Any], /
+    ) -> DeletePetOutput | Awaitable[DeletePetOutput]: ...
 
 
 ACTIVITY_PROTOCOLS: dict[str, type[object]] = {

@@ -4,13 +4,17 @@
 
 Implement an Activity as a plain (sync or async) function with the signature below and register
 it under the tool's name; ``toolbind scaffold`` writes a starting module you own. Nothing here is
-ever overwritten with your code in it.
+ever overwritten with your code in it. An Activity that takes a second argument gets the run's
+``toolbind.runtime.ActivityContext`` (``<Tool>ActivityWithContext``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolbind.runtime import ActivityContext
 
 from .models import (
     SentimentAnalysisCall,
@@ -26,9 +30,13 @@ from .models import (
 __all__ = [
     "ACTIVITY_PROTOCOLS",
     "SentimentAnalysisActivity",
+    "SentimentAnalysisActivityWithContext",
     "WeatherCheckActivity",
+    "WeatherCheckActivityWithContext",
     "SendEmailActivity",
+    "SendEmailActivityWithContext",
     "GreetUserActivity",
+    "GreetUserActivityWithContext",
 ]
 
 
@@ -40,11 +48,27 @@ class SentimentAnalysisActivity(Protocol):
     ) -> SentimentAnalysisOutput | Awaitable[SentimentAnalysisOutput]: ...
 
 
+class SentimentAnalysisActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def sentiment_analysis(call: SentimentAnalysisCall, ctx: ActivityContext[Deps]) -> SentimentAnalysisOutput``."""
+
+    def __call__(
+        self, call: SentimentAnalysisCall, context: ActivityContext[Any], /
+    ) -> SentimentAnalysisOutput | Awaitable[SentimentAnalysisOutput]: ...
+
+
 class WeatherCheckActivity(Protocol):
     """An Activity for this tool: ``def weather_check(call: WeatherCheckCall) -> WeatherCheckOutput``."""
 
     def __call__(
         self, call: WeatherCheckCall, /
+    ) -> WeatherCheckOutput | Awaitable[WeatherCheckOutput]: ...
+
+
+class WeatherCheckActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def weather_check(call: WeatherCheckCall, ctx: ActivityContext[Deps]) -> WeatherCheckOutput``."""
+
+    def __call__(
+        self, call: WeatherCheckCall, context: ActivityContext[Any], /
     ) -> WeatherCheckOutput | Awaitable[WeatherCheckOutput]: ...
 
 
@@ -54,10 +78,26 @@ class SendEmailActivity(Protocol):
     def __call__(self, call: SendEmailCall, /) -> SendEmailOutput | Awaitable[SendEmailOutput]: ...
 
 
+class SendEmailActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def send_email(call: SendEmailCall, ctx: ActivityContext[Deps]) -> SendEmailOutput``."""
+
+    def __call__(
+        self, call: SendEmailCall, context: ActivityContext[Any], /
+    ) -> SendEmailOutput | Awaitable[SendEmailOutput]: ...
+
+
 class GreetUserActivity(Protocol):
     """An Activity for this tool: ``def greet_user(call: GreetUserCall) -> GreetUserOutput``."""
 
     def __call__(self, call: GreetUserCall, /) -> GreetUserOutput | Awaitable[GreetUserOutput]: ...
+
+
+class GreetUserActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def greet_user(call: GreetUserCall, ctx: ActivityContext[Deps]) -> GreetUserOutput``."""
+
+    def __call__(
+        self, call: GreetUserCall, context: ActivityContext[Any], /
+    ) -> GreetUserOutput | Awaitable[GreetUserOutput]: ...
 
 
 ACTIVITY_PROTOCOLS: dict[str, type[object]] = {

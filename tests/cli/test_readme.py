@@ -88,9 +88,30 @@ def script(
 
 def _llm_script() -> tuple[Reply, ...]:
     return (
+        # the MCP block: an Agent over the time server's tools, answered at once
+        call({"calls": [], "output": "It is noon in Tokyo."}),
         call({"calls": [{"_tool": "greetUser", "userName": "Ann"}], "output": None}),
         call({"calls": [{"_tool": "greetUser", "userName": "Bo"}], "output": None}),
         call({"calls": [], "output": "I greeted Bo."}),
+        # the Context block: a dynamic _outputPath and a reference, then the output
+        call(
+            {
+                "calls": [
+                    {
+                        "_tool": "setStatus",
+                        "user": "†data.user.name",
+                        "status": "inactive",
+                        "_outputPath": "†data.user.status",
+                    }
+                ],
+                "output": None,
+            }
+        ),
+        call({"calls": [], "output": "done"}),
+        # the approval block: one call parked, an answer meanwhile, then the resumed run
+        call({"calls": [{"_tool": "transfer", "amount": 50}], "output": None}),
+        call({"calls": [], "output": "Waiting for approval."}),
+        call({"calls": [], "output": "Sent 20."}),
     )
 
 
@@ -147,7 +168,16 @@ def check_output(out: dict[str, str], project: Path, llm: ScriptedLLM) -> None:
     runtime = out["Runtime (`toolbind.runtime`: registries, `Agent`)"].splitlines()
     assert "userName='Ann'" in runtime[0] and "GreetUserCall" in runtime[0]
     assert runtime[1] == "I greeted Bo. [('greetUser', {'greeting': 'Hello, Bo'})]"
-    assert len(llm.requests) == 3
+    context = out[
+        "Context, state and output paths (`Context`, `run(..., context=...)`)"
+    ].splitlines()
+    assert context[0] == ("inactive Alex {'user': 'Alex', 'status': 'inactive'}")
+    assert context[1] == (
+        "{'user': {'name': 'Alex', 'status': 'inactive', 'tags': ['vip']}} †data.user.status"
+    )
+    approval = out["Activity context and approval (`ActivityContext`, `requires_approval`)"]
+    assert approval.splitlines() == ["True ['transfer']", "{'sent': 20} Sent 20."]
+    assert len(llm.requests) == 9
     assert not (REPO / "generated" / "my_tools").exists()
 
 

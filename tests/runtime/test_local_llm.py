@@ -105,3 +105,50 @@ def test_smollm2_fills_weather_check_through_a_named_tool_choice() -> None:
             assert model.tool == "weatherCheck"
             assert isinstance(model.location, str) and model.location.strip()
     assert server.process.poll() is not None  # stopped on the way out
+
+
+def test_astream_against_smollm2_tells_partial_arguments_before_the_call() -> None:
+    """Streaming against the real server (llama-cpp-python's SSE chunks: the tool's name repeated
+    in every chunk), composed and native: partial arguments, then the validated call."""
+    import asyncio
+
+    from demo.run import weather_check
+
+    weather = [t for t in TOOLS if t.name == "weatherCheck"]
+    with llama_server() as server:
+        for mode in ("composed", "native"):
+            agent = Agent(
+                server.base_url,
+                model=server.model,
+                tools=weather,
+                activities={"weatherCheck": weather_check},
+                mode=mode,
+                max_retries=2,
+                request_kwargs={"temperature": 0, "max_tokens": 200},
+            )
+
+            async def run(agent: Agent = agent) -> list[Any]:
+                async with agent:
+                    stream = agent.astream(
+                        "What is the weather in Paris right now?",
+                        tool_choice="weatherCheck",
+                        max_steps=1,
+                    )
+                    return [(e.type, e.data) async for e in stream]
+
+            events = asyncio.run(run())
+            kinds = [k for k, _ in events]
+            partial = [
+                i for i, (k, d) in enumerate(events) if k == "tool-input-delta" and "partial" in d
+            ]
+            whole = [
+                i
+                for i, (k, d) in enumerate(events)
+                if k == "tool-input-delta" and "partial" not in d
+            ]
+            assert kinds[0] == "tool-call.start", (mode, kinds)
+            assert partial and len(whole) == 1 and max(partial) < whole[0], (mode, events)
+            assert kinds[whole[0] + 1] == "tool-call.complete", (mode, events)
+            location = json.loads(events[whole[0]][1]["delta"])["location"]
+            assert isinstance(location, str) and location.strip()
+    assert server.process.poll() is not None

@@ -1,6 +1,8 @@
 """Activities of the mixed run (explicit, latent, pending) — in process and on Temporal workers.
 
-weatherCheck is an async generator (a progress item, then its result), sendEmail answers later
+weatherCheck is an async generator (a progress item, then its result) that takes the
+``ActivityContext`` (its step and tool in the progress item: the same in process and on a worker),
+sendEmail answers later
 (``Pending``: its result is submitted through ``POST /runs/{run_id}/tool-results``) and
 sentimentAnalysis has no Activity (latent: the model's ``_output`` is its result). greetUser runs
 until it is cancelled.
@@ -14,11 +16,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from toolbind.runtime import Pending
+from toolbind.runtime import ActivityContext, Pending
 
 
-async def weather_check(call: Any) -> AsyncIterator[dict[str, Any]]:
-    yield {"stage": f"looking up {call.location}"}
+async def weather_check(call: Any, ctx: ActivityContext[Any]) -> AsyncIterator[dict[str, Any]]:
+    yield {"stage": f"looking up {call.location}", "tool": ctx.tool, "step": ctx.step}
     yield {"temperature": 21.5, "conditions": f"sunny in {call.location}"}
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed")
@@ -104,7 +105,11 @@ def test_the_mixed_run_gives_the_same_transcript_in_process_and_through_temporal
         PendingStore(tmp_path / "pending.sqlite3", ttl=60) as store,
         serve_asgi(pending_app(store)) as endpoint,
     ):
-        agent = Agent(f"{url}/v1", model="scripted", tools=tools, activities=FNS, pending=store)
+        # a sync openai client: astream's events without streaming the model's answer (astream
+        # streams through an async client; the durable loop's LLM activity never streams), so
+        # both sides send and record the same non-streamed requests
+        llm = openai.OpenAI(base_url=f"{url}/v1", api_key="not-needed")
+        agent = Agent(llm, model="scripted", tools=tools, activities=FNS, pending=store)
 
         async def local() -> list[AgentEvent]:
             events: list[AgentEvent] = []
@@ -120,6 +125,7 @@ def test_the_mixed_run_gives_the_same_transcript_in_process_and_through_temporal
             return events
 
         events = asyncio.run(local())
+        llm.close()
     expected = events[-1].result
     assert expected is not None and expected.output == "all done"
 
@@ -171,7 +177,7 @@ def test_the_mixed_run_gives_the_same_transcript_in_process_and_through_temporal
         ("sendEmail", "explicit", True),
     ]
     assert first[0].progress == [
-        {"stage": "looking up Paris"},
+        {"stage": "looking up Paris", "tool": "weatherCheck", "step": 0},  # its ActivityContext
         {"temperature": 21.5, "conditions": "sunny in Paris"},
     ]
     assert [(d.tool, d.result.data) for d in got.steps[1].delivered] == [
@@ -378,7 +384,7 @@ def test_the_in_process_loop_runs_its_activities_on_temporal_workers(
         worker.stop()
     record = result.steps[0].calls[0]
     assert record.result.data == {"temperature": 21.5, "conditions": "sunny in Paris"}
-    assert record.progress[0] == {"stage": "looking up Paris"}
+    assert record.progress[0] == {"stage": "looking up Paris", "tool": "weatherCheck", "step": 0}
     assert described.status is not None and described.status.name == "COMPLETED"
     assert result.output == "ok"
 

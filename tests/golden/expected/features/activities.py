@@ -4,13 +4,17 @@
 
 Implement an Activity as a plain (sync or async) function with the signature below and register
 it under the tool's name; ``toolbind scaffold`` writes a starting module you own. Nothing here is
-ever overwritten with your code in it.
+ever overwritten with your code in it. An Activity that takes a second argument gets the run's
+``toolbind.runtime.ActivityContext`` (``<Tool>ActivityWithContext``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolbind.runtime import ActivityContext
 
 from .models import (
     CreateOrderCall,
@@ -20,6 +24,7 @@ from .models import (
 __all__ = [
     "ACTIVITY_PROTOCOLS",
     "CreateOrderActivity",
+    "CreateOrderActivityWithContext",
 ]
 
 
@@ -28,6 +33,14 @@ class CreateOrderActivity(Protocol):
 
     def __call__(
         self, call: CreateOrderCall, /
+    ) -> CreateOrderOutput | Awaitable[CreateOrderOutput]: ...
+
+
+class CreateOrderActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def create_order(call: CreateOrderCall, ctx: ActivityContext[Deps]) -> CreateOrderOutput``."""
+
+    def __call__(
+        self, call: CreateOrderCall, context: ActivityContext[Any], /
     ) -> CreateOrderOutput | Awaitable[CreateOrderOutput]: ...
 
 

@@ -4,13 +4,17 @@
 
 Implement an Activity as a plain (sync or async) function with the signature below and register
 it under the tool's name; ``toolbind scaffold`` writes a starting module you own. Nothing here is
-ever overwritten with your code in it.
+ever overwritten with your code in it. An Activity that takes a second argument gets the run's
+``toolbind.runtime.ActivityContext`` (``<Tool>ActivityWithContext``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolbind.runtime import ActivityContext
 
 from .models import (
     GetWeatherCall,
@@ -28,10 +32,15 @@ from .models import (
 __all__ = [
     "ACTIVITY_PROTOCOLS",
     "GetWeatherActivity",
+    "GetWeatherActivityWithContext",
     "FetchWeatherActivity",
+    "FetchWeatherActivityWithContext",
     "ConfirmActionActivity",
+    "ConfirmActionActivityWithContext",
     "SearchProductsActivity",
+    "SearchProductsActivityWithContext",
     "ListPrsActivity",
+    "ListPrsActivityWithContext",
 ]
 
 
@@ -43,11 +52,27 @@ class GetWeatherActivity(Protocol):
     ) -> GetWeatherOutput | Awaitable[GetWeatherOutput]: ...
 
 
+class GetWeatherActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def get_weather(call: GetWeatherCall, ctx: ActivityContext[Deps]) -> GetWeatherOutput``."""
+
+    def __call__(
+        self, call: GetWeatherCall, context: ActivityContext[Any], /
+    ) -> GetWeatherOutput | Awaitable[GetWeatherOutput]: ...
+
+
 class FetchWeatherActivity(Protocol):
     """An Activity for this tool: ``def fetch_weather(call: FetchWeatherCall) -> FetchWeatherOutput``."""
 
     def __call__(
         self, call: FetchWeatherCall, /
+    ) -> FetchWeatherOutput | Awaitable[FetchWeatherOutput]: ...
+
+
+class FetchWeatherActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def fetch_weather(call: FetchWeatherCall, ctx: ActivityContext[Deps]) -> FetchWeatherOutput``."""
+
+    def __call__(
+        self, call: FetchWeatherCall, context: ActivityContext[Any], /
     ) -> FetchWeatherOutput | Awaitable[FetchWeatherOutput]: ...
 
 
@@ -59,6 +84,14 @@ class ConfirmActionActivity(Protocol):
     ) -> ConfirmActionOutput | Awaitable[ConfirmActionOutput]: ...
 
 
+class ConfirmActionActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def confirm_action(call: ConfirmActionCall, ctx: ActivityContext[Deps]) -> ConfirmActionOutput``."""
+
+    def __call__(
+        self, call: ConfirmActionCall, context: ActivityContext[Any], /
+    ) -> ConfirmActionOutput | Awaitable[ConfirmActionOutput]: ...
+
+
 class SearchProductsActivity(Protocol):
     """An Activity for this tool: ``def search_products(call: SearchProductsCall) -> SearchProductsOutput``."""
 
@@ -67,10 +100,26 @@ class SearchProductsActivity(Protocol):
     ) -> SearchProductsOutput | Awaitable[SearchProductsOutput]: ...
 
 
+class SearchProductsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def search_products(call: SearchProductsCall, ctx: ActivityContext[Deps]) -> SearchProductsOutput``."""
+
+    def __call__(
+        self, call: SearchProductsCall, context: ActivityContext[Any], /
+    ) -> SearchProductsOutput | Awaitable[SearchProductsOutput]: ...
+
+
 class ListPrsActivity(Protocol):
     """An Activity for this tool: ``def list_prs(call: ListPrsCall) -> ListPrsOutput``."""
 
     def __call__(self, call: ListPrsCall, /) -> ListPrsOutput | Awaitable[ListPrsOutput]: ...
+
+
+class ListPrsActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def list_prs(call: ListPrsCall, ctx: ActivityContext[Deps]) -> ListPrsOutput``."""
+
+    def __call__(
+        self, call: ListPrsCall, context: ActivityContext[Any], /
+    ) -> ListPrsOutput | Awaitable[ListPrsOutput]: ...
 
 
 ACTIVITY_PROTOCOLS: dict[str, type[object]] = {

@@ -4,13 +4,17 @@
 
 Implement an Activity as a plain (sync or async) function with the signature below and register
 it under the tool's name; ``toolbind scaffold`` writes a starting module you own. Nothing here is
-ever overwritten with your code in it.
+ever overwritten with your code in it. An Activity that takes a second argument gets the run's
+``toolbind.runtime.ActivityContext`` (``<Tool>ActivityWithContext``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolbind.runtime import ActivityContext
 
 from .models import (
     EvilToolCall,
@@ -22,7 +26,9 @@ from .models import (
 __all__ = [
     "ACTIVITY_PROTOCOLS",
     "EvilToolActivity",
+    "EvilToolActivityWithContext",
     "EvilTool2Activity",
+    "EvilTool2ActivityWithContext",
 ]
 
 
@@ -32,10 +38,26 @@ class EvilToolActivity(Protocol):
     def __call__(self, call: EvilToolCall, /) -> EvilToolOutput | Awaitable[EvilToolOutput]: ...
 
 
+class EvilToolActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def evil_tool(call: EvilToolCall, ctx: ActivityContext[Deps]) -> EvilToolOutput``."""
+
+    def __call__(
+        self, call: EvilToolCall, context: ActivityContext[Any], /
+    ) -> EvilToolOutput | Awaitable[EvilToolOutput]: ...
+
+
 class EvilTool2Activity(Protocol):
     """An Activity for this tool: ``def evil_tool_2(call: EvilTool2Call) -> EvilTool2Output``."""
 
     def __call__(self, call: EvilTool2Call, /) -> EvilTool2Output | Awaitable[EvilTool2Output]: ...
+
+
+class EvilTool2ActivityWithContext(Protocol):
+    """An Activity for this tool that takes the run's context: ``def evil_tool_2(call: EvilTool2Call, ctx: ActivityContext[Deps]) -> EvilTool2Output``."""
+
+    def __call__(
+        self, call: EvilTool2Call, context: ActivityContext[Any], /
+    ) -> EvilTool2Output | Awaitable[EvilTool2Output]: ...
 
 
 ACTIVITY_PROTOCOLS: dict[str, type[object]] = {

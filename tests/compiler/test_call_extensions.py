@@ -1,0 +1,133 @@
+"""The RFC's Call extensions in a spec (issue 17 item 7): ``_outputPath``, ``_outputMethod``,
+``_instance`` and ``_delegate`` are read where a tool declares them, checked, typed in the
+generated Call model, listed after ``_activity`` in the composed schema and in every export, and
+absent from tools that do not use them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from tests.conftest import CompileSpec
+from toolbind.compiler import SpecError, read_tool_schema
+from toolbind.compiler._export import provider_export
+
+STATUS: dict[str, Any] = {
+    "type": "object",
+    "description": "Update a user's status.",
+    "properties": {
+        "_tool": {"type": "string", "const": "updateUserStatus"},
+        "_outputPath": {
+            "type": "string",
+            "description": "Path to store the user summary.",
+            "pattern": "^†",
+        },
+        "_outputMethod": {"enum": ["set", "merge"]},
+        "newStatus": {"type": "string"},
+    },
+    "required": ["newStatus"],
+}
+SUMMARY = {
+    "type": "object",
+    "properties": {
+        "_tool": {"type": "string", "const": "summarize"},
+        "_outputPath": {"type": "string", "const": "†data.user.summary"},
+        "_delegate": {"type": "string", "const": "anonymous"},
+        "text": {"type": "string"},
+    },
+    "additionalProperties": False,
+}
+PLAIN = {
+    "type": "object",
+    "properties": {"_tool": {"const": "plain"}, "x": {"type": "integer"}},
+}
+
+
+def test_generated_call_models_type_the_extensions(compile_spec: CompileSpec) -> None:
+    module = compile_spec([STATUS, SUMMARY, PLAIN])
+    call = module.UpdateUserStatusCall.model_validate(
+        {"_tool": "updateUserStatus", "newStatus": "x", "_outputPath": "†data.user.status"}
+    )
+    assert call.output_path == "†data.user.status" and call.output_method is None
+    for bad in (
+        {"_outputPath": "data.user.status"},  # pattern
+        {"_outputMethod": "push"},  # not in the tool's enum
+        {"_outputPath": None},  # absent, never null
+    ):
+        with pytest.raises(ValidationError):
+            module.UpdateUserStatusCall.model_validate(
+                {"_tool": "updateUserStatus", "newStatus": "x", **bad}
+            )
+    summary = module.SummarizeCall.model_validate({"_tool": "summarize", "text": "t"})
+    assert summary.output_path is None  # the prescribed value is filled in when the call runs
+    with pytest.raises(ValidationError):  # const, and closed: still takes its meta fields
+        module.SummarizeCall.model_validate({"_tool": "summarize", "_outputPath": "†data.x"})
+    module.SummarizeCall.model_validate({"_tool": "summarize", "_delegate": "anonymous"})
+    assert not hasattr(module.PlainCall(x=1), "output_path")
+    tools = {t.name: t for t in module.TOOLS}
+    assert tools["updateUserStatus"].extensions == {
+        "_outputPath": STATUS["properties"]["_outputPath"],
+        "_outputMethod": {"enum": ["set", "merge"]},
+    }
+    assert tools["plain"].extensions is None
+
+
+def test_exports_list_the_extensions_after_activity(tmp_path: Path) -> None:
+    spec = tmp_path / "tools.json"
+    spec.write_text(json.dumps([STATUS, SUMMARY, PLAIN]), encoding="utf-8")
+    openai, _ = provider_export(spec, "openai")
+    by_name: dict[str, Any] = {f["function"]["name"]: f["function"] for f in openai}
+    assert list(by_name["updateUserStatus"]["parameters"]["properties"]) == [
+        "_tool",
+        "_activity",
+        "_outputPath",
+        "_outputMethod",
+        "_reasoningForCall",
+        "_output",
+        "newStatus",
+    ]
+    assert list(by_name["summarize"]["parameters"]["properties"])[:4] == [
+        "_tool",
+        "_activity",
+        "_delegate",
+        "_outputPath",
+    ]
+    assert not any(k in by_name["plain"]["parameters"]["properties"] for k in ("_outputPath",))
+    mcp, _ = provider_export(spec, "mcp")
+    tool: dict[str, Any] = next(t for t in mcp["tools"] if t["name"] == "summarize")
+    # as the compiler normalises it (a const string needs no type)
+    assert tool["inputSchema"]["properties"]["_outputPath"] == {"const": "†data.user.summary"}
+
+
+@pytest.mark.parametrize(
+    ("meta", "pointer", "message"),
+    [
+        ({"_outputMethod": {"const": "replace"}}, "_outputMethod/const", "one of set, merge"),
+        ({"_outputPath": {"const": "data.x"}}, "_outputPath/const", "no variable reference"),
+        ({"_outputPath": {"enum": ["†a", "†b..c"]}}, "_outputPath/enum/1", "†<kind>"),
+        ({"_delegate": {"const": 3}}, "_delegate/const", "a string"),
+        ({"_scopes": {"const": ["input"]}}, "_scopes", "unknown meta field"),
+        ({"x-requires-approval": "yes"}, "", "a boolean"),
+    ],
+)
+def test_bad_extension_values_are_located(meta: dict[str, Any], pointer: str, message: str) -> None:
+    top = {k: v for k, v in meta.items() if k.startswith("x-")}
+    props = {k: v for k, v in meta.items() if not k.startswith("x-")}
+    schema = {"type": "object", "properties": {"_tool": {"const": "t"}, **props}, **top}
+    pointer = pointer or "x-requires-approval"
+    with pytest.raises(SpecError) as caught:
+        read_tool_schema("t", schema, source="t.json")
+    text = str(caught.value)
+    where = pointer if top else f"properties/{pointer}"
+    assert f"t.json#/{where}: error:" in text and message in text
+
+
+def test_a_spec_marks_a_tool_as_requiring_approval(compile_spec: CompileSpec) -> None:
+    module = compile_spec([{**PLAIN, "x-requires-approval": True}, STATUS])
+    plain, status = module.TOOLS
+    assert plain.requires_approval and not status.requires_approval
+    assert "x-requires-approval" not in plain.parameters  # never shown to the model
