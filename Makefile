@@ -45,8 +45,8 @@ llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from sour
 demo: llm ## Run the seeds' tools through Agent.run against the local model (SmolLM2-135M)
 	$(PY) -m demo.run
 
-generate: ## Compile specs/ into generated/ (all-or-nothing)
-	$(BIN)/toolbind generate $(SPECS) -o $(OUT)
+generate: ## Compile specs/ into generated/ (all-or-nothing; --full: toolbind's own code may have changed)
+	$(BIN)/toolbind generate $(SPECS) -o $(OUT) --full
 
 check: ## Exit 1 with a diff when generated/ is stale
 	$(BIN)/toolbind generate $(SPECS) -o $(OUT) --check
@@ -75,7 +75,7 @@ typecheck: ## pyright (strict) over compiler/, runtime/, tests/, generated/
 	$(BIN)/pyright
 
 regen: ## Regenerate generated/ and the golden files under tests/golden/
-	$(BIN)/toolbind generate $(SPECS) -o $(OUT)
+	$(BIN)/toolbind generate $(SPECS) -o $(OUT) --full
 	TOOLBIND_REGEN=1 $(PY) -m pytest -q tests/compiler/test_golden.py
 
 bench: ## Benchmarks against the peers (prints ratios)

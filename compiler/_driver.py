@@ -698,10 +698,15 @@ def write_into(
     refs: RefPolicy = NO_EXTRA_REFS,
     strict: bool = False,
     names: Mapping[str, str] | None = None,
+    reuse: bool = True,
 ) -> GeneratedTree:
     """``build`` then ``write_tree``, formatting in the staging directory beside ``out`` (the
     files are written once, no scratch copy is deleted). The same errors, in the same order:
-    ``SpecError`` before ``OutputError``; on either, ``out`` is untouched."""
+    ``SpecError`` before ``OutputError``; on either, ``out`` is untouched.
+
+    ``reuse``: take from the previous output what nothing changed for (incremental); False
+    compiles everything (reuse is keyed on toolbind's version, which an editable install
+    changes without)."""
     out = out.absolute()
     if not out.parent.is_dir():  # nowhere to stage without creating directories first
         tree = build(inputs, progress, select=select, refs=refs, strict=strict, names=names)
@@ -720,7 +725,7 @@ def write_into(
             refs=refs,
             strict=strict,
             names=names,
-            previous=out if _reusable(out) else None,
+            previous=out if reuse and _reusable(out) else None,
         )
         check_output_dir(out, inputs)
         _swap(new, out)

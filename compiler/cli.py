@@ -187,6 +187,14 @@ def generate(
             "(default: the spec file's stem).",
         ),
     ] = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="Compile every spec again, reusing nothing of the previous output (after "
+            "changing toolbind itself in an editable install: reuse is keyed on its version).",
+        ),
+    ] = False,
     mcp_config: Annotated[
         list[Path] | None,
         typer.Option(
@@ -225,6 +233,7 @@ def generate(
                 refs=refs,
                 strict=strict,
                 names=names,
+                reuse=not full,
             )
     except SpecError as exc:
         progress.stop()

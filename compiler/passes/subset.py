@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, Final, cast
 
-from toolbind.runtime._ecma import compile_pattern
+from toolbind.runtime.contract import compile_pattern
 from toolbind.runtime.types import json_equal
 
 from ..ir import (

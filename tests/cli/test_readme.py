@@ -50,9 +50,10 @@ def blocks(text: str) -> list[Block]:
 
 
 def test_every_block_says_what_it_is() -> None:
-    """A block is shell or Python (run below) or text (a listing, never run)."""
+    """A block is shell or Python (run below), or text or JSON (a listing or a document shown,
+    never run)."""
     found = blocks(README.read_text(encoding="utf-8"))
-    assert {b.lang for b in found} <= {"sh", "python", "text"}, [b.lang for b in found]
+    assert {b.lang for b in found} <= {"sh", "python", "text", "json"}, [b.lang for b in found]
     assert sum(b.lang == "python" for b in found) >= 4
 
 

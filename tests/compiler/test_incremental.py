@@ -131,6 +131,9 @@ def test_a_changed_ref_file_or_a_hand_edited_output_is_compiled_again(
     compiled: list[str] = []
     write_into([specs / "tools.json"], out, compiled.append)
     assert compiled == []
+    write_into([specs / "tools.json"], out, compiled.append, reuse=False)  # --full
+    assert compiled == ["specs/tools.json"]
+    compiled.clear()
     (specs / "shared.json").write_text(
         json.dumps({"City": {"type": "string", "description": "A city name"}}), encoding="utf-8"
     )
