@@ -90,8 +90,12 @@ def native_request(composition: Composition, tool_choice: str) -> NativeRequest:
         taken.add(function)
         by_function[function] = offered if function == offered else tool.name
         function_of[tool.name] = function
-        schema = tool_schema(
-            tool, explicit, offered, meta_fields="needed", instances=composition.instances
+        # a copy: its top-level keys are rewritten below, and tool_schema's dict may be shared
+        # (the composed schema of the same tool, built elsewhere, read it changed)
+        schema = dict(
+            tool_schema(
+                tool, explicit, offered, meta_fields="needed", instances=composition.instances
+            )
         )
         props = dict(cast("dict[str, Any]", schema.get("properties", {})))
         props.pop("_tool", None)

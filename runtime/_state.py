@@ -112,7 +112,10 @@ _TAKES: dict[Any, bool] = {}
 
 
 def takes_context(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` takes a second positional argument (the ``ActivityContext``)."""
+    """Whether ``fn`` takes a second, required positional argument (the ``ActivityContext``).
+
+    One with a default is not asking for it: ``def act(call, tool=tool)`` is the usual way to
+    bind a loop variable in a closure, and gets no context."""
     try:
         known = _TAKES.get(fn)
     except TypeError:  # unhashable callable
@@ -128,7 +131,7 @@ def takes_context(fn: Callable[..., Any]) -> bool:
         for p in params
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
-    takes = len(positional) >= 2
+    takes = len(positional) >= 2 and positional[1].default is inspect.Parameter.empty
     try:
         if len(_TAKES) > 4096:
             _TAKES.clear()

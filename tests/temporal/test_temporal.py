@@ -71,8 +71,10 @@ def llm() -> Iterator[tuple[ScriptedLLM, str]]:
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory: pytest.TempPathFactory) -> ToolRegistry:
     root = tmp_path_factory.mktemp("seeds")
-    tree = compile_to_directory([SPEC], root)
-    return ToolRegistry(load_package(root, next(iter(tree.packages))).TOOLS)
+    # a name of its own: another test's "seeds" package (without this spec's x-toolbind-retry)
+    # may already sit in sys.modules, and importing "seeds" would hand back that one
+    compile_to_directory([SPEC], root, package_names={str(SPEC): "temporal_seeds"})
+    return ToolRegistry(load_package(root, "temporal_seeds").TOOLS)
 
 
 def normalised(data: Any) -> Any:
