@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
+from ._aio import drain
 from ._binding import ToolBinding
 from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
 from ._context import Context, ContextMessage
@@ -694,7 +695,7 @@ class Agent:
                     instances,
                 )
             )
-            async for event in _drain(queue, asking):
+            async for event in drain(queue, asking):
                 yield event
             try:
                 response = asking.result()
@@ -704,7 +705,7 @@ class Agent:
             step.response = response
             put = _unless_started(queue, started)  # the stream told these calls' start
             task = asyncio.create_task(self._execute(rid, index, prefix, response, put, state))
-            async for event in _drain(queue, task):  # the consumer stops: the calls stop too
+            async for event in drain(queue, task):  # the consumer stops: the calls stop too
                 yield event
             step.calls = task.result()
             for record in step.calls:
@@ -1121,26 +1122,6 @@ def _unless_started(
             queue.put_nowait(event)
 
     return put
-
-
-async def _drain(
-    queue: asyncio.Queue[AgentEvent], task: asyncio.Task[Any]
-) -> AsyncIterator[AgentEvent]:
-    """The events ``task`` puts on ``queue`` while it runs (the task's outcome is left to read)."""
-    try:
-        while True:
-            getter = asyncio.create_task(queue.get())
-            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-            if getter in done:
-                yield getter.result()
-                continue
-            getter.cancel()
-            break
-        while not queue.empty():
-            yield queue.get_nowait()
-    finally:
-        if not task.done():  # the consumer stopped listening: stop the work too
-            task.cancel()
 
 
 def _visible(binding: ToolBinding) -> bool:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ._aio import drain
 from ._binding import ToolBinding
 from ._result import ToolResult
 from .contract import META_FIELDS
@@ -798,16 +799,8 @@ def streaming_call(
             )
         )
         try:
-            while True:
-                getter = asyncio.create_task(queue.get())
-                done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield getter.result()
-                    continue
-                getter.cancel()
-                break
-            while not queue.empty():
-                yield queue.get_nowait()
+            async for item in drain(queue, task):
+                yield item
             yield task.result()
         finally:
             if not task.done():  # cancelled (timed out): the SDK tells the server
