@@ -55,6 +55,8 @@ __all__ = [
     "META_FIELDS",
     "META_FIELD_NAMES",
     "OUTPUT_METHODS",
+    "RETRY_KEY",
+    "TOOLBIND_EXTENSIONS",
     "TYPES_EXPORTS",
     "BodyKind",
     "BodyPart",
@@ -100,6 +102,11 @@ OUTPUT_METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
 # A tool schema's key saying its calls wait for a human's approval before they run.
 APPROVAL_KEY = "x-requires-approval"
+# A tool schema's key holding its Temporal retry policy (read by ``toolbind worker``).
+RETRY_KEY = "x-toolbind-retry"
+# The ``x-`` keys toolbind itself reads; every other extension is dropped from the schemas a
+# model sees (and reported).
+TOOLBIND_EXTENSIONS: frozenset[str] = frozenset({APPROVAL_KEY, RETRY_KEY})
 # Python field name -> wire name of each meta field, in the order a Call model declares them
 # (the Call extensions only where the tool declares them).
 META_FIELD_NAMES: tuple[tuple[str, str], ...] = (

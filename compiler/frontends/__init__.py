@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from toolbind.runtime.contract import TOOLBIND_EXTENSIONS
+
 from .._load import (
     NO_EXTRA_REFS,
     Document,
@@ -133,6 +135,8 @@ def read_document(
         if read is None or not readers:
             return None
         tools, source = read
+        for other in readers[1:]:
+            other.lowerer.report_extensions(TOOLBIND_EXTENSIONS)
         package = _package(doc, "mcp", tools, readers[0], diags)
         return replace(package, mcp=source) if package is not None else None
     # Unwrap containers: a JSON-RPC response, a tools/list result, {"tools": [...]}.
@@ -213,8 +217,13 @@ def _reader(
     refs: RefPolicy,
     root: Any = None,
 ) -> ToolReader:
+    # a tool's x- keys annotate it for other tools: never sent to a model, reported in _package
     lowerer = SchemaLowerer(
-        diags=diags, dialect=dialect, allow_remote_files=path is not None, refs=refs
+        diags=diags,
+        dialect=dialect,
+        allow_remote_files=path is not None,
+        refs=refs,
+        drop_extensions=True,
     )
     return ToolReader(
         diags=diags, lowerer=lowerer, root=doc.value if root is None else root, path=path
@@ -225,6 +234,7 @@ def _package(
     doc: Document, fmt: str, tools: list[ToolSpec], reader: ToolReader, diags: Diagnostics
 ) -> SpecPackage | None:
     tools = check_duplicates(tools, diags)
+    reader.lowerer.report_extensions(TOOLBIND_EXTENSIONS)
     if not tools and not diags.has_errors:
         diags.error(
             SourceLocation(file=doc.path), "the document holds no tools", "at least one tool"

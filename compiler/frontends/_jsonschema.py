@@ -196,8 +196,24 @@ class SchemaLowerer:
     # OpenAPI vendor extensions (``x-*``) annotate schemas for a vendor's tooling, not for
     # validation or for an LLM; with ``drop_extensions`` they are not carried into the IR.
     drop_extensions: bool = False
+    # The ``x-`` keys dropped, key → where (``drop_extensions``): the frontend reports them.
+    dropped_extensions: dict[str, dict[str, SourceLocation]] = field(default_factory=lambda: {})
     # YAML block scalars end descriptions with a line break that says nothing: trim them.
     trim_descriptions: bool = False
+
+    def report_extensions(self, skip: frozenset[str] = frozenset()) -> None:
+        """A note for the ``x-`` keys dropped from schemas (but ``skip``, those toolbind reads
+        elsewhere): dropped, not lost in silence."""
+        keys = sorted(k for k in self.dropped_extensions if k not in skip)
+        if not keys:
+            return
+        places = [at for k in keys for at in self.dropped_extensions[k].values()]
+        self.diags.note(
+            places[0],
+            f"{len(places)} extension key(s) in schemas not sent to models ({', '.join(keys)}): "
+            "x- keys annotate a schema for other tools; no provider takes them",
+        )
+
     # Where each ``$ref`` leads (files, URLs, ``$id`` resources, anchors): built from the above.
     resolver: RefResolver = field(init=False)
 
@@ -977,17 +993,19 @@ class SchemaLowerer:
     ) -> Meta:
         title = s.get("title")
         description = s.get("description")
-        extra = {
-            k: v
-            for k, v in s.items()
-            if k not in _CONSUMED
-            and k not in (consumed_extra or set())
-            and k not in ("$defs", "definitions")
-            and not (self.drop_extensions and k.startswith("x-"))
+        extra: dict[str, Any] = {}
+        for k, v in s.items():
+            if k in _CONSUMED or k in (consumed_extra or ()) or k in ("$defs", "definitions"):
+                continue
+            if self.drop_extensions and k.startswith("x-"):
+                at = loc.child(k)
+                self.dropped_extensions.setdefault(k, {})[str(at)] = at
+                continue
             # BFCL's ``optional`` says again what ``required`` says: its own key, never a
             # provider's (it would reach the model as an unknown keyword)
-            and not (self.dialect == "bfcl" and k == "optional")
-        }
+            if self.dialect == "bfcl" and k == "optional":
+                continue
+            extra[k] = v
         if isinstance(description, str) and self.trim_descriptions:
             description = description.strip()
         return Meta(

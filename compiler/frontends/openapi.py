@@ -461,6 +461,7 @@ class _Reader:
                 f"({', '.join(sorted(self.extensions))}): toolbind reads no x- extension of the "
                 "document, its path items or operations",
             )
+        self.lowerer.report_extensions()
         self.diags.note(self.top, "read → emitted: " + self.summary())
         if not tools and not self.diags.has_errors:
             self.diags.warning(

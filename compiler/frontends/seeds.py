@@ -69,6 +69,15 @@ def read_tool(
             f"one of {', '.join(META_FIELDS)}",
             hint="parameters must not start with '_'; meta fields are reserved for the system",
         )
+    # a meta field beside ``properties`` is read by nothing (it would reach a model as an unknown
+    # keyword): the seeds declare meta fields as properties
+    for misplaced in sorted(k for k in schema if k in META_FIELDS):
+        diags.error(
+            loc.child(misplaced),
+            f"meta field {misplaced!r} beside 'properties'",
+            f"{misplaced} under properties",
+            hint=f"move it to properties.{misplaced}, as the seeds declare meta fields",
+        )
     name: str | None = key
     if "_tool" in meta:
         tool_schema = meta["_tool"]
