@@ -182,6 +182,7 @@ def check_output(out: dict[str, str], project: Path, llm: ScriptedLLM) -> None:
     assert not (REPO / "generated" / "my_tools").exists()
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_the_readme_runs_in_a_users_project(tmp_path: Path, llm: tuple[ScriptedLLM, str]) -> None:
     text = README.read_text(encoding="utf-8")
     first = next(b for b in blocks(text) if b.section == "Example")
