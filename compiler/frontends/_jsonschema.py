@@ -196,6 +196,8 @@ class SchemaLowerer:
     # OpenAPI vendor extensions (``x-*``) annotate schemas for a vendor's tooling, not for
     # validation or for an LLM; with ``drop_extensions`` they are not carried into the IR.
     drop_extensions: bool = False
+    # An OpenAPI 3.1 document (JSON Schema 2020-12 without a draft named): no $recursiveRef.
+    openapi31: bool = False
     # The ``x-`` keys dropped, key → where (``drop_extensions``): the frontend reports them.
     dropped_extensions: dict[str, dict[str, SourceLocation]] = field(default_factory=lambda: {})
     # YAML block scalars end descriptions with a line break that says nothing: trim them.
@@ -501,7 +503,20 @@ class SchemaLowerer:
         if isinstance(ref, str) and "$ref" not in s:
             s = {k: v for k, v in s.items() if k != "$dynamicRef"} | {"$ref": _DynamicRef(ref)}
         ref = s.get("$recursiveRef")
-        if isinstance(ref, str) and self.draft in (None, "draft2019-09"):
+        if "$recursiveRef" in s and (self.dialect != "jsonschema" or self.openapi31):
+            # OpenAPI 3.0 schemas have no $recursiveRef and 3.1's (2020-12) none either: followed,
+            # "#" would be the whole API description
+            s = {k: v for k, v in s.items() if k != "$recursiveRef"}
+            where = loc.child("$recursiveRef")
+            if ref is not None and str(where) not in self._unread_reported:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    "$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is "
+                    "ignored, so the value it names is not checked",
+                    "$ref to the schema meant",
+                )
+        elif isinstance(ref, str) and self.draft in (None, "draft2019-09"):
             s = {k: v for k, v in s.items() if k != "$recursiveRef"}
             if "$ref" in s:  # both: each applies, as two parts of an allOf
                 parts = [*(as_array(s.get("allOf")) or []), {"$ref": _RecursiveRef(ref)}]

@@ -264,6 +264,7 @@ class _Reader:
             allow_remote_files=path is not None,
             lenient=True,
             drop_extensions=True,
+            openapi31=self.v31,
             trim_descriptions=True,
             refs=refs,
             load=_load_with_dates_as_text,
