@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
@@ -178,7 +178,7 @@ def mcp_server(
             if isinstance(value, ToolResult)
             else _to_result(value, binding)
         )
-        data: Any = result.model_dump(mode="json", include={"data"})["data"]
+        data = _json_of(result.data)
         raw = json.dumps(data, ensure_ascii=False)
         text = scrub_everywhere(raw)
         if not result.success:
@@ -209,6 +209,14 @@ def _quiet_telemetry(server: Any) -> None:
         server.middleware = [
             m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"
         ]
+
+
+def _json_of(value: Any) -> Any:
+    """An Activity's data as JSON: an Output model as the API (or Activity) gave it — by alias,
+    the fields it set, no nulls for the ones it did not."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return to_jsonable_python(value, by_alias=True)
 
 
 def _error(message: str, text: str | None = None) -> Any:
