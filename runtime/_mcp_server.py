@@ -182,7 +182,7 @@ def mcp_server(
         raw = json.dumps(data, ensure_ascii=False)
         text = scrub_everywhere(raw)
         if not result.success:
-            return _error(result.error or "the tool failed", text)
+            return _error(result.error or "the tool failed", None if data is None else text)
         structured: dict[str, Any] | None = None
         if isinstance(data, dict):  # a secret scrubbed from the text is scrubbed here too
             structured = cast("dict[str, Any]", data if text == raw else json.loads(text))
@@ -222,7 +222,7 @@ def _json_of(value: Any) -> Any:
 def _error(message: str, text: str | None = None) -> Any:
     import mcp_types as types
 
-    body = message if text is None else f"{message}\n{text}"
+    body = scrub_everywhere(message if text is None else f"{message}\n{text}")
     return types.CallToolResult(content=[types.TextContent(type="text", text=body)], is_error=True)
 
 
