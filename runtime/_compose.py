@@ -111,9 +111,9 @@ def tool_schema(
     ``needed`` (``META_FIELD_CHOICES``); ``instances``: the context's instance ids, offered as
     ``_instance`` (unless the tool declares its own).
 
-    The RFC's Call extensions a tool declares (``_delegate``, ``_instance``, ``_outputPath``,
-    ``_outputMethod``) follow ``_activity``, in that order, whatever ``meta_fields`` says: they
-    change what a call does."""
+    The RFC's Call extensions a tool declares (``_delegate``, ``_scopes``, ``_instance``,
+    ``_outputPath``, ``_outputMethod``: ``CALL_EXTENSIONS``) follow ``_activity``, in that order,
+    whatever ``meta_fields`` says: they change what a call does."""
     activity = resolve_activity(tool, activities)
     params = dict(tool.parameters)
     # a same-name Activity is shown under the name the tool is offered by (read back likewise)
@@ -125,7 +125,9 @@ def tool_schema(
     extensions = dict(cast("Mapping[str, Any]", declared)) if isinstance(declared, Mapping) else {}
     if instances and "_instance" not in extensions:
         extensions["_instance"] = instance_schema(instances)
-    for name in ("_delegate", "_instance", "_outputPath", "_outputMethod"):
+    from .contract import CALL_EXTENSIONS  # here: contract imports this module
+
+    for name in CALL_EXTENSIONS:
         if name in extensions:
             properties[name] = extensions[name]
     if meta_fields == "all":

@@ -110,7 +110,8 @@ def test_exports_list_the_extensions_after_activity(tmp_path: Path) -> None:
         ({"_outputPath": {"const": "data.x"}}, "_outputPath/const", "no variable reference"),
         ({"_outputPath": {"enum": ["†a", "†b..c"]}}, "_outputPath/enum/1", "†<kind>"),
         ({"_delegate": {"const": 3}}, "_delegate/const", "a string"),
-        ({"_scopes": {"const": ["input"]}}, "_scopes", "unknown meta field"),
+        ({"_scopes": {"const": "input"}}, "_scopes/const", "a list of context kinds"),
+        ({"_scopes": {"enum": [["state"], ["a..b"]]}}, "_scopes/enum/1", "_scopes item"),
         ({"x-requires-approval": "yes"}, "", "a boolean"),
     ],
 )
