@@ -3,9 +3,11 @@
 For each tool (tool-system.md "Schema Composition", tool-system.ru.md):
 
 * meta fields come first: ``_tool`` (``const``), ``_activity`` (``const``, resolved below),
-  ``_reasoningForCall`` (optional string), then ``_output`` — optional, and only for latent tools
-  (an explicit tool's output comes from its Activity, so the LLM is not asked for it) — then the
-  parameters in spec order; ``required`` is ``_tool`` plus the parameters' own;
+  the RFC's Call extensions the tool declares (``_delegate``, ``_scopes``, ``_instance``,
+  ``_outputPath``, ``_outputMethod``), ``_reasoningForCall`` (optional string), then ``_output``
+  — optional, and only for latent tools (an explicit tool's output comes from its Activity, a
+  delegated one's from its delegate, so the LLM is not asked for it) — then the parameters in
+  spec order; ``required`` is ``_tool`` plus the parameters' own;
 * ``_activity``: the spec's explicit ``_activity`` > an Activity registered under the tool's name
   > ``''`` (latent).
 
@@ -136,7 +138,7 @@ def tool_schema(
             "type": "string",
             "description": "Optional: why this call, in one short sentence, before its arguments.",
         }
-    if not activity:
+    if not activity and "_delegate" not in extensions:  # a delegate produces the output (014)
         properties["_output"] = dict(tool.output_schema) if tool.output_schema is not None else {}
     properties.update(params.pop("properties", {}))
     out: dict[str, Any] = {"type": "object"}

@@ -364,25 +364,20 @@ class _Counted:
                 self._chain,
             )
 
-    def _charge(self, step: Step, before: int, usage_before: int) -> None:
-        self._budget.llm_requests += max(step.llm_requests - before, 1)
-        self._budget.tokens += step.usage.get("total_tokens", 0) - usage_before
+    async def _counted(self, ask: Callable[..., Any], step: Step, *args: Any, **kw: Any) -> Any:
+        self._check()
+        before, tokens = step.llm_requests, step.usage.get("total_tokens", 0)
+        try:
+            return await ask(*args, step, **kw)
+        finally:
+            self._budget.llm_requests += max(step.llm_requests - before, 1)
+            self._budget.tokens += step.usage.get("total_tokens", 0) - tokens
 
     async def ask(self, messages: Any, response_model: Any, step: Step, **kw: Any) -> Any:
-        self._check()
-        before, tokens = step.llm_requests, step.usage.get("total_tokens", 0)
-        try:
-            return await self._inner.ask(messages, response_model, step, **kw)
-        finally:
-            self._charge(step, before, tokens)
+        return await self._counted(self._inner.ask, step, messages, response_model, **kw)
 
     async def ask_native(self, messages: Any, composition: Any, step: Step, **kw: Any) -> Any:
-        self._check()
-        before, tokens = step.llm_requests, step.usage.get("total_tokens", 0)
-        try:
-            return await self._inner.ask_native(messages, composition, step, **kw)
-        finally:
-            self._charge(step, before, tokens)
+        return await self._counted(self._inner.ask_native, step, messages, composition, **kw)
 
 
 # -- the Delegate Activity --------------------------------------------------------------------------
@@ -545,6 +540,8 @@ class Delegation:
                 output,
                 max_steps=self.config.max_steps,
                 run_id=f"{ctx.run_id}/{ctx.call_id}",
+                # a delegate without tools is asked for its output, nothing else
+                tool_choice="auto" if child.tools else "none",
                 context=context,
                 deps=ctx.deps,
             )
@@ -552,7 +549,7 @@ class Delegation:
             return _refused(exc)
         except RunFailure as exc:  # the sub-request's model failed: this call failed
             return _Result.fail(
-                f"delegate {key}: {type(exc).__name__}: {exc}", execution="delegate"
+                f"delegate {key}: {type(exc).__name__}: {exc}", execution="delegate", delegate=key
             )
         finally:
             _FRAME.reset(token)
