@@ -43,6 +43,34 @@ def is_schema_map(value: Any) -> bool:
     return bool(entries) and all(_is_object_schema(v) for v in entries)
 
 
+REQUEST_KEYS = frozenset({"context", "schema", "description", "title"})
+
+
+def is_saved_request(value: Any) -> bool:
+    """A saved Request (related/014: what a ``_delegate`` names): ``{context: [...], schema}``
+    whose context holds ``{type: tool, tool: {name: schema}}`` items."""
+    obj = as_object(value)
+    items = as_array(obj.get("context")) if obj is not None else None
+    if obj is None or items is None or not set(obj) <= REQUEST_KEYS:
+        return False
+    return any(_tool_item(item) is not None for item in items)
+
+
+def _tool_item(item: Any) -> dict[str, Any] | None:
+    obj = as_object(item)
+    return as_object(obj.get("tool")) if obj is not None and obj.get("type") == "tool" else None
+
+
+def request_tools(value: dict[str, Any]) -> list[tuple[int, str, Any]]:
+    """(index in ``context``, name, schema) of each tool a saved Request declares."""
+    out: list[tuple[int, str, Any]] = []
+    for index, item in enumerate(as_array(value.get("context")) or []):
+        declared = _tool_item(item)
+        for name, schema in (declared or {}).items():
+            out.append((index, name, schema))
+    return out
+
+
 def _is_object_schema(value: Any) -> bool:
     obj = as_object(value)
     return obj is not None and ("properties" in obj or obj.get("type") == "object")

@@ -189,3 +189,24 @@ def test_scopes_are_typed_and_listed_only_where_a_tool_declares_them(
         assert translate[-1] == "text", fmt
         assert not {"_scopes", "_delegate"} & set(plain), fmt
         assert "_output" not in translate, fmt  # the delegate produces it (related/014)
+
+
+def test_a_saved_request_compiles_its_tools(compile_spec: CompileSpec, tmp_path: Path) -> None:
+    """A delegate's saved Request (related/014) is a spec toolbind compiles: its ``{type: tool}``
+    items become typed tools; a tool that is no schema is located."""
+    from tests.runtime.test_delegates import SPEAKER
+
+    module = compile_spec(SPEAKER)
+    assert [t.name for t in module.TOOLS] == ["deliver"]
+    call = module.DeliverCall.model_validate(
+        {"_tool": "deliver", "recipientId": "u_123", "messageBody": "hi"}
+    )
+    assert call.recipientId == "u_123"
+    with pytest.raises(ValidationError):
+        module.DeliverCall.model_validate({"_tool": "deliver", "recipientId": "u_123"})
+    bad = tmp_path / "bad_request.json"
+    bad.write_text(
+        json.dumps({"context": [{"type": "tool", "tool": {"ok": {"type": "object"}, "x": 3}}]})
+    )
+    with pytest.raises(SpecError, match=r"bad_request.json#/context/0/tool/x: error: tool 'x'"):
+        composed_schema(bad)
