@@ -548,8 +548,13 @@ class Delegation:
         except DelegateLimitExceeded as exc:
             return _refused(exc)
         except RunFailure as exc:  # the sub-request's model failed: this call failed
+            steps: list[Step] = getattr(exc, "steps", [])
             return _Result.fail(
-                f"delegate {key}: {type(exc).__name__}: {exc}", execution="delegate", delegate=key
+                f"delegate {key}: {type(exc).__name__}: {exc}",
+                execution="delegate",
+                delegate=key,
+                steps=len(steps),
+                llm_requests=sum(s.llm_requests for s in steps),
             )
         finally:
             _FRAME.reset(token)
