@@ -559,3 +559,82 @@ def test_a_bad_saved_request_is_a_located_failure(
     assert str(record.result.error).startswith(f"{bad}#/context/1: error: context item")
     with pytest.raises(Exception, match=r"missing.json: error: cannot read the delegate"):
         DelegateRequest.load(tmp_path / "missing.json")
+
+
+def test_014_music_makers_hierarchical_and_direct(
+    llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    """014 "Music makers": the Producer delegates a song to the Composer, whose own tool delegates
+    to the Sound-Designer (two levels); then the Producer calls the Sound-Designer directly. Each
+    level offers its own tools only; each result flows back up as its caller's call output."""
+    server, url = llm
+    designer = {
+        "context": [{"type": "system", "message": "You design sounds on synthesizers."}],
+        "schema": {"type": "object", "properties": {"audio": {"type": "string"}}},
+    }
+    composer = {
+        "context": [
+            {"type": "system", "message": "You compose songs."},
+            {
+                "type": "tool",
+                "tool": {
+                    "synth": {
+                        "type": "object",
+                        "properties": {
+                            "_delegate": {"const": "sound_designer.yaml"},
+                            "sound": {"type": "string"},
+                        },
+                    }
+                },
+            },
+        ],
+        "schema": {"type": "object", "properties": {"song": {"type": "string"}}},
+    }
+    (tmp_path / "composer.json").write_text(json.dumps(composer), encoding="utf-8")
+    (tmp_path / "sound_designer.yaml").write_text(json.dumps(designer), encoding="utf-8")
+    producer = ToolRegistry()
+    for name, target, param in (
+        ("compose", "composer.json", "direction"),
+        ("design", "sound_designer.yaml", "sound"),
+    ):
+        producer.register(
+            name,
+            {
+                "type": "object",
+                "properties": {"_delegate": {"const": target}, param: {"type": "string"}},
+            },
+        )
+    server.add(
+        answer({"_tool": "compose", "direction": "a sad ballad"}),  # Producer → Composer
+        answer({"_tool": "synth", "sound": "C minor pad"}),  # Composer → Sound-Designer
+        answer(output={"audio": "pad.wav"}),  # Sound-Designer (depth 2)
+        answer(output={"song": "ballad over pad.wav"}),  # Composer
+        answer({"_tool": "design", "sound": "rain foley"}),  # Producer → Sound-Designer
+        answer(output={"audio": "rain.wav"}),
+        answer(output="record done"),
+    )
+    delegates = Delegates(
+        requests={
+            "composer.json": tmp_path / "composer.json",
+            "sound_designer.yaml": tmp_path / "sound_designer.yaml",
+        }
+    )
+    agent = Agent(url, model="scripted", tools=producer, activities={}, delegates=delegates)
+    result = agent.run("Make a record", max_steps=3)
+    assert result.output == "record done" and len(server.requests) == 7
+    song, effect = result.steps[0].calls[0], result.steps[1].calls[0]
+    assert song.result.data == {"song": "ballad over pad.wav"}
+    assert song.result.metadata["llm_requests"] == 2  # the Composer's own (not the nested one)
+    assert effect.result.data == {"audio": "rain.wav"}
+
+    def offered(index: int) -> str:
+        return json.dumps(server.requests[index]["tools"])
+
+    assert '"compose"' in offered(0) and '"synth"' not in offered(0)
+    assert '"synth"' in offered(1) and '"compose"' not in offered(1)
+    assert system_of(server.requests[2]) == "You design sounds on synthesizers."
+    assert '"sound": "C minor pad"' in context_message(server.requests[2])
+    assert '"sound": "rain foley"' in context_message(server.requests[5])
+    # the Composer read the Sound-Designer's output as its call's result
+    told = json.loads(server.tool_messages(3)[-1]["content"])["results"][0]
+    assert told["data"] == {"audio": "pad.wav"}
