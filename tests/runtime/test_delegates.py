@@ -638,3 +638,14 @@ def test_014_music_makers_hierarchical_and_direct(
     # the Composer read the Sound-Designer's output as its call's result
     told = json.loads(server.tool_messages(3)[-1]["content"])["results"][0]
     assert told["data"] == {"audio": "pad.wav"}
+
+
+def test_tool_choice_none_takes_an_output_without_calls(llm: tuple[ScriptedLLM, str]) -> None:
+    """What a delegate without tools is asked: ``tool_choice="none"`` (it refused every answer,
+    demanding a call it also forbade)."""
+    server, url = llm
+    server.add(answer(output={"translation": "Hallo"}))
+    agent = Agent(url, model="scripted", tools=ask_registry("x.json"), activities={})
+    result = agent.run("x", TRANSLATOR["schema"], tool_choice="none", max_steps=1)
+    assert result.finished and len(server.requests) == 1
+    assert result.output.model_dump() == {"translation": "Hallo"}
