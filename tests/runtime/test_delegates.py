@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.scripted_llm import Reply, ScriptedLLM, call
+from tests.runtime.test_agent_context import answer
+from tests.scripted_llm import ScriptedLLM
 from toolbind.runtime import (
     ActivityContext,
     ActivityRegistry,
@@ -21,10 +22,6 @@ from toolbind.runtime import (
     Delegates,
     ToolRegistry,
 )
-
-
-def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
-    return call({"output": output, "calls": list(calls)})
 
 
 def system_of(body: dict[str, Any]) -> str | None:
@@ -228,6 +225,19 @@ SPEAKER: dict[str, Any] = {
 SPEAKER_URL = "http://example.com/agents/speaker_EN"
 
 
+def speaker_agent(
+    url: str, tmp_path: Path, activities: ActivityRegistry, **options: Any
+) -> tuple[Agent, Path]:
+    """An orchestrator offering ``sendMessage``, delegated to 014's speaker_EN (a saved file)."""
+    saved = tmp_path / "speaker_EN.json"
+    saved.write_text(json.dumps(SPEAKER), encoding="utf-8")
+    registry = ToolRegistry()
+    send_message_tool(registry)
+    delegates = Delegates(requests={SPEAKER_URL: saved}, **options)
+    agent = Agent(url, model="scripted", tools=registry, activities=activities, delegates=delegates)
+    return agent, saved
+
+
 def send_message_tool(registry: ToolRegistry) -> None:
     registry.register(
         "sendMessage",
@@ -251,10 +261,6 @@ def test_014_flexible_input_mapping_at_execution_time(
     result. The delegate is a saved Request file (its tool compiled by toolbind); the URL is
     mapped to it, never fetched."""
     server, url = llm
-    saved = tmp_path / "speaker_EN.json"
-    saved.write_text(json.dumps(SPEAKER), encoding="utf-8")
-    registry = ToolRegistry()
-    send_message_tool(registry)
     delivered: list[dict[str, Any]] = []
 
     def deliver(c: Any) -> dict[str, Any]:
@@ -276,13 +282,7 @@ def test_014_flexible_input_mapping_at_execution_time(
         answer(output={"status": "sent"}),
         answer(output="message sent"),
     )
-    agent = Agent(
-        url,
-        model="scripted",
-        tools=registry,
-        activities=ActivityRegistry({"deliver": deliver}),
-        delegates=Delegates(requests={SPEAKER_URL: saved}),
-    )
+    agent, saved = speaker_agent(url, tmp_path, ActivityRegistry({"deliver": deliver}))
     result = agent.run("Tell u_123 hello")
     assert result.output == "message sent"
     (record,) = result.steps[0].calls
@@ -316,22 +316,12 @@ def test_014_upfront_resolution_merges_input_and_output(
     """Upfront: the parent's model sees the delegate's input schema merged into the tool's
     parameters; the delegate's output schema is the tool's output contract."""
     server, url = llm
-    saved = tmp_path / "speaker_EN.json"
-    saved.write_text(json.dumps(SPEAKER), encoding="utf-8")
-    registry = ToolRegistry()
-    send_message_tool(registry)
     server.add(
         answer({"_tool": "sendMessage", "recipientId": "u_123", "messageBody": "Hi"}),
         answer(output={"status": "sent"}),
         answer(output="ok"),
     )
-    agent = Agent(
-        url,
-        model="scripted",
-        tools=registry,
-        activities=ActivityRegistry(),
-        delegates=Delegates(requests={SPEAKER_URL: saved}, resolution="upfront"),
-    )
+    agent, _ = speaker_agent(url, tmp_path, ActivityRegistry(), resolution="upfront")
     (offered,) = agent.composition().tools
     assert offered.output_schema == SPEAKER["schema"]
     assert agent.run("hi").steps[0].calls[0].result.data == {"status": "sent"}

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.scripted_llm import Reply, ScriptedLLM, call
+from tests.runtime.test_agent_context import answer, args
+from tests.scripted_llm import ScriptedLLM
 from toolbind.runtime import (
     ActivityRegistry,
     Agent,
@@ -20,14 +21,6 @@ from toolbind.runtime import (
     ToolResult,
     UsageError,
 )
-
-
-def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
-    return call({"output": output, "calls": list(calls)})
-
-
-def args(c: Any) -> dict[str, Any]:
-    return c.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def registry() -> ToolRegistry:
