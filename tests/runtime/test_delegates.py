@@ -22,6 +22,7 @@ from toolbind.runtime import (
     Delegates,
     ToolRegistry,
 )
+from toolbind.runtime.errors import DelegateDefinitionError
 
 
 def system_of(body: dict[str, Any]) -> str | None:
@@ -639,3 +640,19 @@ def test_tool_choice_none_takes_an_output_without_calls(llm: tuple[ScriptedLLM, 
     result = agent.run("x", TRANSLATOR["schema"], tool_choice="none", max_steps=1)
     assert result.finished and len(server.requests) == 1
     assert result.output.model_dump() == {"translation": "Hallo"}
+
+
+def test_upfront_resolution_of_a_missing_delegate_fails_before_any_request(
+    llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    server, url = llm
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=ask_registry(str(tmp_path / "gone.json")),
+        activities={},
+        delegates=Delegates(resolution="upfront"),
+    )
+    with pytest.raises(DelegateDefinitionError, match=r"gone.json: error: cannot read"):
+        agent.run("go")
+    assert server.requests == []
