@@ -87,6 +87,7 @@ META_FIELDS: tuple[str, ...] = (
     "_tool",
     "_activity",
     "_delegate",
+    "_scopes",
     "_instance",
     "_outputPath",
     "_outputMethod",
@@ -94,9 +95,15 @@ META_FIELDS: tuple[str, ...] = (
     "_reasoningForCall",
 )
 # The Call extensions of agent-tool-rfc.md that a tool's schema declares where the tool uses them
-# (related/008 Output, 013 Instancing, 014 Delegate); in the order a composed schema lists them,
-# after ``_activity``. A Call model has a field for each its tool declares.
-CALL_EXTENSIONS: tuple[str, ...] = ("_delegate", "_instance", "_outputPath", "_outputMethod")
+# (related/008 Output, 013 Instancing, 014 Delegate, 015 Scopes); in the order a composed schema
+# lists them, after ``_activity``. A Call model has a field for each its tool declares.
+CALL_EXTENSIONS: tuple[str, ...] = (
+    "_delegate",
+    "_scopes",
+    "_instance",
+    "_outputPath",
+    "_outputMethod",
+)
 # related/008_agent_output.md: how a written output combines with what is already at its path.
 OUTPUT_METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
@@ -113,6 +120,7 @@ META_FIELD_NAMES: tuple[tuple[str, str], ...] = (
     ("tool", "_tool"),
     ("activity", "_activity"),
     ("delegate", "_delegate"),
+    ("scopes", "_scopes"),
     ("instance", "_instance"),
     ("output_path", "_outputPath"),
     ("output_method", "_outputMethod"),

@@ -40,6 +40,7 @@ FORMATS = (
     "gateway tool configurations ([{name, inputSchema, executionType, execution}])",
     "BFCL function docs (JSON Lines of {id, question, function} or {name, parameters})",
     "an OpenAPI 3.x or Swagger 2.0 document ({openapi: 3.x, paths: {...}})",
+    "a saved Request ({context: [{type: tool, tool: {name: schema}}, ...], schema})",
 )
 
 _Reader = Callable[[ToolReader, dict[str, Any], SourceLocation], ToolSpec | None]
@@ -139,6 +140,16 @@ def read_document(
             other.lowerer.report_extensions(TOOLBIND_EXTENSIONS)
         package = _package(doc, "mcp", tools, readers[0], diags)
         return replace(package, mcp=source) if package is not None else None
+    if seeds.is_saved_request(value):  # a delegate's saved Request (014): its tool items
+        reader = _reader(doc, path, diags, "jsonschema", refs)
+        found: list[ToolSpec | None] = []
+        for i, key, schema in seeds.request_tools(value):
+            where = loc.child("context", i, "tool", key)
+            if as_object(schema) is None:
+                diags.error(where, f"tool {key!r} is {describe(schema)}", "its JSON Schema")
+                continue
+            found.append(seeds.read_tool(reader, schema, where, key=key))
+        return _package(doc, "seeds", [t for t in found if t is not None], reader, diags)
     # Unwrap containers: a JSON-RPC response, a tools/list result, {"tools": [...]}.
     top = as_object(value)
     result = as_object(top.get("result")) if top is not None else None
