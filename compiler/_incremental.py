@@ -122,6 +122,20 @@ class Previous:
             return None
         return Reused(files=files, read=read, rendered=rendered, entry=entry)
 
+    def parses(self, source: str, rel: str) -> dict[str, Any] | None:
+        """The parses kept for ``source``'s package in ``rel`` (``ParseCache``), if that file
+        is still as written."""
+        found = self.by_source.get(source)
+        if found is None:
+            return None
+        text = self.text(rel, (as_object(found[1].get("files")) or {}).get(rel))
+        if text is None:
+            return None
+        try:
+            return as_object(json.loads(text))
+        except ValueError:
+            return None
+
     def path(self, rel: str) -> Path:
         assert self.out is not None
         return self.out / rel
