@@ -399,7 +399,7 @@ def build(
         claimed = claim_names([u.source for u in units], package_names(names, sources))
         files: dict[str, str] = {}
         manifest: dict[str, str] = {}
-        origin: dict[str, Path] = {}  # files the previous output holds as they are now
+        origin: dict[str, str] = {}  # files the previous output holds as they are now
         for u in units:
             u.name, naming = claimed[u.source]
             diags.items.extend(naming)
@@ -493,11 +493,11 @@ def _holds(out: Path, files: Mapping[str, str], manifest: str) -> bool:
     try:
         if (out / MANIFEST).read_text(encoding="utf-8") != manifest:
             return False
-        there = {
-            p.relative_to(out).as_posix()
-            for p in out.rglob("*")
-            if "__pycache__" not in p.parts and not p.is_dir()
-        }
+        there: set[str] = set()
+        for top, dirs, names in os.walk(out):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            rel = Path(top).relative_to(out).as_posix()
+            there.update(name if rel == "." else f"{rel}/{name}" for name in names)
         ignore = f"{PARSES}/.gitignore"
         if ignore in files and (out / ignore).read_text(encoding="utf-8") != files[ignore]:
             return False
@@ -565,7 +565,7 @@ def _format_in(
     root: Path,
     files: dict[str, str],
     todo: set[str] | None = None,
-    origin: Mapping[str, Path] | None = None,
+    origin: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """Write ``files`` below ``root``, ruff-format them there (only ``todo`` when given: the
     others are formatted already) and read the formatted ones back.
@@ -574,9 +574,13 @@ def _format_in(
     (writing a large tree, and deleting the one it replaces, costs more than compiling it).
     """
     linked = set[str]()
+    made = set[str]()  # directories made (str paths: thousands of files, one mkdir each)
     for rel, source in (origin or {}).items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = os.path.join(root, rel)
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
         try:
             os.link(source, target)
         except OSError:
