@@ -524,9 +524,10 @@ def _llm_activity(world: _World) -> Callable[..., Any]:
                 instances=instances,
             )
         messages = cast("list[dict[str, Any]]", payload["messages"])  # tools listed, if asked
-        step = Step(index=payload["step"])
+        native = bool(payload.get("native"))
+        step = Step(index=payload["step"], mode="native" if native else "composed")
         try:
-            if payload.get("native"):
+            if native:
                 response = await model.ask_native(
                     messages,
                     composition,
@@ -890,6 +891,8 @@ def _record_dict(record: CallRecord) -> dict[str, Any]:
 def _step_dict(step: Step) -> dict[str, Any]:
     return {
         "index": step.index,
+        "mode": step.mode,
+        "offered": step.offered,
         "requests": step.requests,
         "raw_responses": step.raw_responses,
         "response": (
@@ -932,6 +935,8 @@ def _steps(data: Sequence[Mapping[str, Any]]) -> list[Step]:
     return [
         Step(
             index=s["index"],
+            mode=s.get("mode", "composed"),
+            offered=list(s.get("offered", [])),
             requests=list(s["requests"]),
             raw_responses=list(s["raw_responses"]),
             calls=[_record(r) for r in s["calls"]],
