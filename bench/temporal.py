@@ -185,7 +185,7 @@ def main() -> int:
             ]
             try:
                 for w in workers:
-                    w.ready()
+                    w.ready(timeout=300)  # a loaded machine imports slowly
 
                 async def durable(
                     workers_n: int = n, q: str = queue, procs: list[WorkerProcess] = workers

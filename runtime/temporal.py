@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import os
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
@@ -46,13 +47,14 @@ from pydantic_core import to_jsonable_python
 from temporalio import activity, workflow
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import RawValue, RetryPolicy
+from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamClient
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.worker import Worker
 
 from ._agent import Agent, ContextLike
 from ._binding import ToolBinding
 from ._context import Context
-from ._events import CallRecord, RunResult, Step
+from ._events import AgentEvent, CallRecord, RunResult, Step
 from ._executor import _CURRENT, Pending, RoutedCall, invoke, to_result  # pyright: ignore[reportPrivateUsage]
 from ._pending import PendingToolCall
 from ._registry import ActivityFn, ActivityRegistry, ToolRegistry
@@ -78,6 +80,8 @@ CALL_WORKFLOW = "toolbind.call"
 LLM_ACTIVITY = "toolbind.llm"
 TOOL_PREFIX = "tool:"
 SUBMIT = "tool_result"
+EVENTS = "events"
+"""The topic of a run's (and a one-call workflow's) Workflow Stream: its user-facing events."""
 EXTENSION = "x-toolbind-retry"
 DEFAULT_PENDING_TTL = 24 * 3600.0
 _Result = ToolResult[Any]
@@ -300,6 +304,7 @@ class TemporalExecutor:
             "run_id": call.run_id,
             "call_id": call.call_id,
             "step": call.step,
+            "visible": call.visible,
             "key": call.key,
             "timeout": call.timeout,
         }
@@ -309,6 +314,7 @@ class TemporalExecutor:
     ) -> ToolResult[Any] | Pending:
         policy = self.policy(call.tool)
         timeout = policy.start_to_close or call.timeout
+        live: list[Any] = []  # the progress items the stream told while the activity ran
         try:
             if workflow.in_workflow():
                 out: Any = await workflow.execute_activity(
@@ -327,16 +333,7 @@ class TemporalExecutor:
                         "TemporalExecutor(client=...) is needed outside a workflow (inside one, "
                         "toolbind worker schedules the activities)"
                     )
-                out = await self.client.execute_workflow(
-                    CALL_WORKFLOW,
-                    {
-                        **self._payload(call),
-                        "queue": self.queue(call),
-                        "policy": _policy_dict(policy),
-                    },
-                    id=f"toolbind-call-{call.key}",
-                    task_queue=self.task_queue,
-                )
+                out = await self._call_workflow(call, policy, progress, live)
         except ActivityError as exc:
             return _Result.fail(_failure_text(exc), execution="explicit")
         except WorkflowFailureError as exc:
@@ -344,12 +341,60 @@ class TemporalExecutor:
         # JSON text on the wire: Temporal's converter sorts keys, and the order of a result's
         # keys is what the model reads (the same transcript as in process)
         result = cast("dict[str, Any]", json.loads(out) if isinstance(out, str) else out)
-        for item in result.get("progress", []):
+        # what the stream did not tell (a stream that failed): from the result, in order; in a
+        # durable run the activity told the run's stream itself
+        for item in result.get("progress", [])[len(live) :]:
             progress(item)
         if "pending" in result:
             marker = cast("dict[str, Any]", result["pending"])
             return Pending(ttl=marker.get("ttl"), message=str(marker.get("message", "")))
         return _Result.model_validate(result["result"])
+
+    async def _call_workflow(
+        self,
+        call: RoutedCall,
+        policy: ToolPolicy,
+        progress: Callable[[Any], None],
+        live: list[Any],
+    ) -> Any:
+        """Run a call as a one-call workflow, its progress told live: the activity publishes
+        each item to the workflow's stream (Temporal's Workflow Streams), followed here."""
+        assert self.client is not None
+        handle = await self.client.start_workflow(
+            CALL_WORKFLOW,
+            {**self._payload(call), "queue": self.queue(call), "policy": _policy_dict(policy)},
+            id=f"toolbind-call-{call.key}",
+            task_queue=self.task_queue,
+        )
+        follower = asyncio.create_task(_follow(self.client, handle.id, live, progress))
+        try:
+            out: Any = await handle.result()
+        except BaseException:
+            follower.cancel()
+            raise
+        # the stream ends once the workflow has closed and its last items are read; each is
+        # told before the call's result (never after it)
+        done, _ = await asyncio.wait([follower], timeout=FOLLOW_TIMEOUT)
+        if not done:
+            follower.cancel()
+        return out
+
+
+FOLLOW_TIMEOUT = 10.0
+"""Seconds a finished call's stream may take to tell its last items (then the result's list)."""
+
+
+async def _follow(
+    client: Client, workflow_id: str, live: list[Any], progress: Callable[[Any], None]
+) -> None:
+    stream = WorkflowStreamClient.create(client, workflow_id)
+    with contextlib.suppress(Exception):  # a stream that fails: the result's list tells the rest
+        async for item in stream.subscribe(EVENTS, poll_cooldown=timedelta(milliseconds=20)):
+            event = cast("dict[str, Any]", item.data)
+            if event.get("type") == "tool-result":
+                output = cast("dict[str, Any]", event["data"])["output"]
+                live.append(output)
+                progress(output)
 
 
 def _failure_text(exc: BaseException) -> str:
@@ -418,11 +463,44 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
             )
         call = binding.call_model.model_validate_json(json.dumps(payload["call"]))
         items: list[Any] = []
+        loop = asyncio.get_running_loop()
+        # an Activity that can report progress (an async generator, or one that takes an
+        # ActivityContext) tells it live: each item published to the calling workflow's stream
+        # (a signal, sent before the activity completes), which the run's client follows
+        stream = (
+            WorkflowStreamClient.from_within_activity(batch_interval=timedelta(milliseconds=50))
+            if inspect.isasyncgenfunction(found.fn) or takes_context(found.fn)
+            else None
+        )
+
+        def publish(plain: Any) -> None:
+            if stream is not None:
+                stream.topic(EVENTS).publish(
+                    {
+                        "type": "tool-result",
+                        "run_id": payload["run_id"],
+                        "step": int(payload.get("step", 0)),
+                        "call_id": payload["call_id"],
+                        "tool": name,
+                        "visible": payload.get("visible", True),
+                        "data": {"preliminary": True, "output": plain},
+                        "attempt": info.attempt,
+                    },
+                    force_flush=True,
+                )
 
         def progress(item: Any) -> None:
             plain = to_jsonable_python(item, by_alias=True)
             items.append(plain)
             activity.heartbeat(plain)
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                publish(plain)
+            else:  # a sync Activity's ctx.progress, from its worker thread
+                loop.call_soon_threadsafe(publish, plain)
 
         async def beat() -> None:
             period = max(0.2, (info.heartbeat_timeout or timedelta(seconds=30)).total_seconds() / 3)
@@ -459,7 +537,10 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
         )
         beating = asyncio.create_task(beat())
         try:
-            value = await invoke(found.fn, call, progress, given)
+            async with stream if stream is not None else contextlib.nullcontext():
+                value = await invoke(found.fn, call, progress, given)
+            # leaving the stream flushed it: the items are in the workflow's history before
+            # the activity's completion
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # retried by the policy; the last failure becomes the result
@@ -801,13 +882,16 @@ def _world() -> _World:
 class RunWorkflow:
     def __init__(self) -> None:
         self.pending = _WorkflowPending()
+        self.stream = WorkflowStream()  # the run's events, for DurableAgent.astream
 
     @workflow.run
     async def run(self, config: dict[str, Any]) -> str:
         loop = _DurableLoop(_world(), config, self.pending)
         try:
             context = config.get("context")
-            result = await loop.arun(
+            events = self.stream.topic(EVENTS)
+            result: RunResult | None = None
+            async for event in loop.astream(
                 config["messages"],
                 config["output"],
                 max_steps=config["max_steps"],
@@ -815,7 +899,12 @@ class RunWorkflow:
                 tool_choice=config["tool_choice"],
                 tools=config.get("tools"),
                 context=Context.of(context) if context is not None else None,
-            )
+            ):
+                if event.type == "run.complete":
+                    result = event.result
+                elif event.type != "tool-result":  # the activity told its progress itself
+                    events.publish(_event_dict(event))
+            assert result is not None
         except AgentError as exc:
             return json.dumps(
                 {
@@ -855,6 +944,9 @@ class RunWorkflow:
 
 @workflow.defn(name=CALL_WORKFLOW, sandboxed=False)
 class CallWorkflow:
+    def __init__(self) -> None:
+        self.stream = WorkflowStream()  # the call's progress, published by its activity
+
     @workflow.run
     async def run(self, payload: dict[str, Any]) -> str:
         policy = ToolPolicy(
@@ -873,6 +965,18 @@ class CallWorkflow:
 
 
 # -- transcripts as JSON -------------------------------------------------------------------------
+
+
+def _event_dict(event: AgentEvent) -> dict[str, Any]:
+    return {
+        "type": event.type,
+        "run_id": event.run_id,
+        "step": event.step,
+        "call_id": event.call_id,
+        "tool": event.tool,
+        "data": event.data,
+        "visible": event.visible,
+    }
 
 
 def _record_dict(record: CallRecord) -> dict[str, Any]:
@@ -1109,6 +1213,49 @@ class DurableAgent:
         """
         handle = await self.start(messages, output, **options)
         return await self.result(handle, output)
+
+    async def astream(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: type[BaseModel] | Mapping[str, Any] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> AsyncIterator[AgentEvent]:
+        """Start a run and yield its events as they happen (``Agent.astream``'s, but for the
+        model's answer, which is not streamed): the run publishes them to its Workflow Stream,
+        each Activity's progress (``tool-result``) as the Activity reports it; the last event
+        is ``run.complete`` with the RunResult.
+
+        Raises:
+            as ``run``.
+        """
+        handle = await self.start(messages, output, **options)
+        async for event in self.events(handle.id):
+            yield event
+        result = await self.result(handle, output)
+        yield AgentEvent(
+            type="run.complete",
+            run_id=result.run_id,
+            step=len(result.steps) - 1,
+            result=result,
+        )
+
+    async def events(self, run_id: str, from_offset: int = 0) -> AsyncIterator[AgentEvent]:
+        """A started run's visible events, from ``from_offset`` (0: its first), until it ends."""
+        stream = WorkflowStreamClient.create(self.client, run_id)
+        async for item in stream.subscribe(
+            EVENTS, from_offset, poll_cooldown=timedelta(milliseconds=50)
+        ):
+            data = cast("dict[str, Any]", item.data)
+            if data.get("visible", True):
+                yield AgentEvent(
+                    type=data["type"],
+                    run_id=data["run_id"],
+                    step=data["step"],
+                    call_id=data.get("call_id"),
+                    tool=data.get("tool"),
+                    data=data.get("data"),
+                    visible=True,
+                )
 
     async def result(
         self, handle: WorkflowHandle[Any, Any], output: type[BaseModel] | Any = None

@@ -582,3 +582,97 @@ def test_what_cannot_cross_the_workflow_boundary_is_refused_with_the_reason() ->
         DurableAgent(client, llm="u", model="m", tool_selection=cast(Any, Selector()))
     with pytest.raises(UsageError, match=r"instructor\.Mode object does not cross"):
         DurableAgent(client, llm="u", model="m", mode=cast(Any, instructor.Mode.TOOLS))
+
+
+# -- live progress ---------------------------------------------------------------------------------
+
+
+def _gated_worker(temporal: str, queue: str, tmp_path: Path) -> tuple[WorkerProcess, Path]:
+    gate = tmp_path / "progress-seen"
+    env = {"TOOLBIND_TEST_PROGRESS_GATE": str(gate)}
+    return WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w.log", env=env).ready(), gate
+
+
+def _progress_was_live(events: list[AgentEvent]) -> None:
+    """weatherCheck waited, after its first item, until the client had seen that item: the gate
+    it reports opened only if the item reached the client while the Activity still ran."""
+    kinds = [(e.type, e.tool) for e in events if e.tool == "weatherCheck"]
+    results = [e.data["output"] for e in events if e.type == "tool-result"]
+    assert results[:2] == [
+        {"stage": "looking up Paris", "tool": "weatherCheck", "step": 0},
+        {"gate": "opened"},  # not "still shut": the first item arrived live
+    ]
+    assert kinds.index(("tool-result", "weatherCheck")) < kinds.index(
+        ("tool-call.complete", "weatherCheck")
+    )
+    assert kinds[-1] == ("tool-call.complete", "weatherCheck")  # no progress after the result
+
+
+def test_progress_of_an_activity_on_a_worker_reaches_the_agents_event_stream_live(
+    temporal: str, tools: ToolRegistry, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """``Agent(executor=TemporalExecutor(client=...)).astream``: the call's progress items come
+    through the one-call workflow's stream while the Activity runs, before its result."""
+    from tests.temporal.activities import ACTIVITIES as FNS
+
+    server, url = llm
+    server.add(answer(WEATHER), answer(output="ok"))
+    queue = f"live-{uuid.uuid4().hex[:6]}"
+    worker, gate = _gated_worker(temporal, queue, tmp_path)
+    try:
+
+        async def main() -> list[AgentEvent]:
+            client = await Client.connect(temporal)
+            executor = TemporalExecutor(client=client, task_queue=queue)
+            agent = Agent(url, model="scripted", tools=tools, activities=FNS, executor=executor)
+            events: list[AgentEvent] = []
+            async for event in agent.astream("weather"):
+                events.append(event)
+                if event.type == "tool-result":
+                    gate.touch()
+            await agent.aclose()
+            return events
+
+        events = asyncio.run(main())
+    finally:
+        worker.stop()
+    _progress_was_live(events)
+    result = events[-1].result
+    assert result is not None and result.output == "ok"
+    assert result.steps[0].calls[0].progress[1] == {"gate": "opened"}
+
+
+def test_a_durable_runs_events_stream_live_progress_included(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """``DurableAgent.astream``: the run's events through its Workflow Stream — the call's
+    start, its progress as the Activity reports it, its result, the run's end."""
+    server, url = llm
+    server.add(answer(WEATHER, SENTIMENT), answer(output="ok"))
+    queue = f"live-{uuid.uuid4().hex[:6]}"
+    worker, gate = _gated_worker(temporal, queue, tmp_path)
+    try:
+
+        async def main() -> list[AgentEvent]:
+            client = await Client.connect(temporal)
+            runs = DurableAgent(client, llm=url, model="scripted", task_queue=queue)
+            events: list[AgentEvent] = []
+            async for event in runs.astream("weather"):
+                events.append(event)
+                if event.type == "tool-result":
+                    gate.touch()
+            return events
+
+        events = asyncio.run(main())
+    finally:
+        worker.stop()
+    _progress_was_live(events)
+    assert [e.type for e in events if e.tool == "sentimentAnalysis"] == [
+        "tool-call.start",
+        "tool-input-delta",
+        "tool-call.complete",
+    ]
+    last = events[-1]
+    assert last.type == "run.complete" and last.result is not None
+    assert last.result.output == "ok" and last.result.finished
+    assert last.result.steps[0].calls[0].progress[1] == {"gate": "opened"}
