@@ -13,6 +13,15 @@ Imports ``temporalio`` (the SDK) and the runtime; nothing imports this module bu
   workflow code; a pending tool (``external``/``space``) is a workflow wait resolved by the update
   or signal ``tool_result`` (``DurableAgent.submit``, or ``temporal_pending`` behind the usual
   ``pending_app`` endpoint ``POST /runs/{run_id}/tool-results``).
+  ``DurableAgent`` takes the run options that are data (``tools`` by name, ``tool_choice``,
+  ``context`` as workflow data, ``mode``, ``tool_selection=k``, ``requires_approval``) and refuses
+  with a ``UsageError`` what cannot cross (``deps``: ``worker(deps=...)`` gives the workers theirs;
+  a ``ToolSelector`` object; an ``instructor.Mode``).
+* Live events — each workflow (the run, a one-call workflow) hosts a Workflow Stream
+  (``temporalio.contrib.workflow_streams``): the run publishes its events (topic ``events``) and an
+  Activity that reports progress publishes each item there while it runs (a signal, flushed before
+  the activity completes, so before its result); ``DurableAgent.astream``/``events`` and
+  ``TemporalExecutor`` (outside a workflow) follow it.
 * ``worker(...)`` / ``toolbind worker`` — a worker registering the workflow, the LLM activity and
   every tool Activity (generated HTTP Activities and user functions).
 
@@ -68,6 +77,7 @@ from .types import ToolResponse
 __all__ = [
     "DEFAULT_POLICY",
     "DurableAgent",
+    "RunOptions",
     "TemporalExecutor",
     "ToolPolicy",
     "policies_from_spec",
@@ -967,29 +977,17 @@ class CallWorkflow:
 # -- transcripts as JSON -------------------------------------------------------------------------
 
 
+_EVENT_FIELDS = ("type", "run_id", "step", "call_id", "tool", "data", "visible")
+_RECORD_FIELDS = ("call_id", "tool", "route", "arguments", "visible", "pending", "progress")
+
+
 def _event_dict(event: AgentEvent) -> dict[str, Any]:
-    return {
-        "type": event.type,
-        "run_id": event.run_id,
-        "step": event.step,
-        "call_id": event.call_id,
-        "tool": event.tool,
-        "data": event.data,
-        "visible": event.visible,
-    }
+    return {name: getattr(event, name) for name in _EVENT_FIELDS}
 
 
 def _record_dict(record: CallRecord) -> dict[str, Any]:
-    return {
-        "call_id": record.call_id,
-        "tool": record.tool,
-        "route": record.route,
-        "arguments": record.arguments,
-        "result": record.result.model_dump(mode="json"),
-        "visible": record.visible,
-        "pending": record.pending,
-        "progress": record.progress,
-    }
+    fields = {name: getattr(record, name) for name in _RECORD_FIELDS}
+    return {**fields, "result": record.result.model_dump(mode="json")}
 
 
 def _step_dict(step: Step) -> dict[str, Any]:
@@ -1023,16 +1021,8 @@ def dump_result(result: RunResult) -> dict[str, Any]:
 
 
 def _record(data: Mapping[str, Any]) -> CallRecord:
-    return CallRecord(
-        call_id=data["call_id"],
-        tool=data["tool"],
-        route=data["route"],
-        arguments=dict(data["arguments"]),
-        result=_Result.model_validate(data["result"]),
-        visible=data["visible"],
-        pending=data["pending"],
-        progress=list(data["progress"]),
-    )
+    fields = {name: data[name] for name in _RECORD_FIELDS}
+    return CallRecord(**fields, result=_Result.model_validate(data["result"]))
 
 
 def _steps(data: Sequence[Mapping[str, Any]]) -> list[Step]:
@@ -1247,15 +1237,8 @@ class DurableAgent:
         ):
             data = cast("dict[str, Any]", item.data)
             if data.get("visible", True):
-                yield AgentEvent(
-                    type=data["type"],
-                    run_id=data["run_id"],
-                    step=data["step"],
-                    call_id=data.get("call_id"),
-                    tool=data.get("tool"),
-                    data=data.get("data"),
-                    visible=True,
-                )
+                fields: dict[str, Any] = {name: data.get(name) for name in _EVENT_FIELDS}
+                yield AgentEvent(**fields)
 
     async def result(
         self, handle: WorkflowHandle[Any, Any], output: type[BaseModel] | Any = None

@@ -515,6 +515,7 @@ def test_a_durable_run_takes_a_tool_subset_native_mode_a_tool_choice_and_a_conte
     assert normalised(durable.requests) == normalised(in_process.requests)
 
 
+@pytest.mark.slow  # a worker process each: the fast suite's budget
 def test_a_durable_run_selects_tools_by_bm25_as_in_process(
     temporal: str, tools: ToolRegistry, tmp_path: Path
 ) -> None:
@@ -528,6 +529,7 @@ def test_a_durable_run_selects_tools_by_bm25_as_in_process(
     assert normalised(durable.requests) == normalised(in_process.requests)
 
 
+@pytest.mark.slow  # a worker process each: the fast suite's budget
 def test_a_durable_run_waits_for_a_humans_approval_before_running_the_call(
     temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
 ) -> None:
@@ -608,6 +610,7 @@ def _progress_was_live(events: list[AgentEvent]) -> None:
     assert kinds[-1] == ("tool-call.complete", "weatherCheck")  # no progress after the result
 
 
+@pytest.mark.slow  # a worker process each: the fast suite's budget
 def test_progress_of_an_activity_on_a_worker_reaches_the_agents_event_stream_live(
     temporal: str, tools: ToolRegistry, tmp_path: Path, llm: tuple[ScriptedLLM, str]
 ) -> None:
