@@ -376,6 +376,8 @@ class TemporalExecutor:
             id=f"toolbind-call-{call.key}",
             task_queue=self.task_queue,
         )
+        if not _reports_progress(call.activity.fn if call.activity is not None else None):
+            return await handle.result()  # nothing to follow
         follower = asyncio.create_task(_follow(self.client, handle.id, live, progress))
         try:
             out: Any = await handle.result()
@@ -388,6 +390,12 @@ class TemporalExecutor:
         if not done:
             follower.cancel()
         return out
+
+
+def _reports_progress(fn: Any) -> bool:
+    """Whether an Activity can report progress: an async generator, or one that takes an
+    ``ActivityContext`` (``ctx.progress``)."""
+    return fn is not None and (inspect.isasyncgenfunction(fn) or takes_context(fn))
 
 
 FOLLOW_TIMEOUT = 10.0
@@ -479,7 +487,7 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
         # (a signal, sent before the activity completes), which the run's client follows
         stream = (
             WorkflowStreamClient.from_within_activity(batch_interval=timedelta(milliseconds=50))
-            if inspect.isasyncgenfunction(found.fn) or takes_context(found.fn)
+            if _reports_progress(found.fn)
             else None
         )
 
