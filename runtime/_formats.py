@@ -10,6 +10,10 @@ bidi), ipv4/ipv6, uuid, uri/uri-reference and iri/iri-reference (RFC 3986 / 3987
 transcribed; an IP literal is an address), uri-template (RFC 6570, every level), json-pointer
 and relative-json-pointer, regex (ECMA-262, the reading ``pattern`` uses). An unknown format is
 never asserted (the spec says it must be ignored).
+
+A generated package imports this module with ``toolbind.runtime.types``: the large grammars (the
+IRI ones, with every ``ucschar`` range, take tens of milliseconds to compile) are compiled on their
+first use, not at import.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from datetime import date
+from functools import cache
 
 from ._ecma import compile_pattern
 
@@ -33,12 +38,18 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z", re.ASCII)
 _LOCAL = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*\Z")
 _QUOTED_LOCAL = re.compile(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"\Z')
-_IDN_QUOTED_LOCAL = re.compile(
-    r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e\x80-\U0010ffff]|\\[\x20-\x7e])*"\Z'
-)
-_IDN_LOCAL = re.compile(
-    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+)*\Z"
-)
+
+
+@cache
+def _idn_local() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(quoted, dot-atom) local parts of RFC 6531 (UTF-8 allowed), compiled on first use."""
+    quoted = re.compile(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e\x80-\U0010ffff]|\\[\x20-\x7e])*"\Z')
+    atom = re.compile(
+        r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+)*\Z"
+    )
+    return quoted, atom
+
+
 _JSON_POINTER = re.compile(r"(/([^~/]|~[01])*)*\Z")
 _RELATIVE_POINTER = re.compile(r"(0|[1-9][0-9]*)(#|(/([^~/]|~[01])*)*)\Z", re.ASCII)
 
@@ -137,9 +148,8 @@ def _email(value: str, *, idn: bool = False) -> bool:
     local, at, domain = value.rpartition("@")
     if not at or not local or len(local) > 64:
         return False
-    if not (_QUOTED_LOCAL if not idn else _IDN_QUOTED_LOCAL).match(local) and not (
-        _IDN_LOCAL if idn else _LOCAL
-    ).match(local):
+    quoted, atom = _idn_local() if idn else (_QUOTED_LOCAL, _LOCAL)
+    if not quoted.match(local) and not atom.match(local):
         return False
     if domain.startswith("[") and domain.endswith("]"):
         inner = domain[1:-1]
@@ -173,10 +183,12 @@ def _regex(value: str) -> bool:
     return True
 
 
+@cache
 def _uri_grammar(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(absolute, reference) patterns of RFC 3986's ``URI`` / ``URI-reference``, or with ``iri``
     RFC 3987's ``IRI`` / ``IRI-reference`` (``ucschar`` in every component, ``iprivate`` in the
-    query). An IP literal is checked again by ``ipaddress`` (``_authority_ok``)."""
+    query), compiled on first use. An IP literal is checked again by ``ipaddress``
+    (``_authority_ok``)."""
     ucschar = (
         "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0001fffd\U00020000-\U0002fffd"
         "\U00030000-\U0003fffd\U00040000-\U0004fffd\U00050000-\U0005fffd\U00060000-\U0006fffd"
@@ -210,8 +222,6 @@ def _uri_grammar(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return absolute, reference
 
 
-_URI, _URI_REFERENCE = _uri_grammar(iri=False)
-_IRI, _IRI_REFERENCE = _uri_grammar(iri=True)
 _AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+\-.]*:)?//([^/?#]*)")
 
 
@@ -225,19 +235,32 @@ def _authority_ok(value: str) -> bool:
     return inner[:1] in ("v", "V") or _ipv6(inner)
 
 
-def _grammar(pattern: re.Pattern[str]) -> Callable[[str], bool]:
-    return lambda value: pattern.match(value) is not None and _authority_ok(value)
+def _grammar(*, iri: bool, reference: bool) -> Callable[[str], bool]:
+    def test(value: str) -> bool:
+        pattern = _uri_grammar(iri)[1 if reference else 0]
+        return pattern.match(value) is not None and _authority_ok(value)
+
+    return test
 
 
 # --- URI templates: RFC 6570 section 2, every level ----------------------------------------------
 
 _VARNAME = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*"
 _VARSPEC = f"{_VARNAME}(?::[1-9][0-9]{{0,3}}|\\*)?"
-_URI_TEMPLATE = re.compile(
+_URI_TEMPLATE = (
     "(?:[\\x21\\x23-\\x24\\x26-\\x27\\x28-\\x3b\\x3d\\x3f-\\x5b\\x5d\\x5f\\x61-\\x7a\\x7e"
     "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0010fffd]|%[0-9A-Fa-f]{2}"
     f"|\\{{[+#./;?&=,!@|]?{_VARSPEC}(?:,{_VARSPEC})*\\}})*\\Z"
 )
+
+
+@cache
+def _uri_template() -> re.Pattern[str]:
+    return re.compile(_URI_TEMPLATE)
+
+
+def _is_uri_template(value: str) -> bool:
+    return _uri_template().match(value) is not None
 
 
 def _matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
@@ -257,12 +280,12 @@ FORMATS: dict[str, Callable[[str], bool]] = {
     "regex": _regex,
     "json-pointer": _matches(_JSON_POINTER),
     "relative-json-pointer": _matches(_RELATIVE_POINTER),
-    "uri": _grammar(_URI),
-    "uri-reference": _grammar(_URI_REFERENCE),
-    "iri": _grammar(_IRI),
-    "iri-reference": _grammar(_IRI_REFERENCE),
+    "uri": _grammar(iri=False, reference=False),
+    "uri-reference": _grammar(iri=False, reference=True),
+    "iri": _grammar(iri=True, reference=False),
+    "iri-reference": _grammar(iri=True, reference=True),
     "idn-hostname": _idn_hostname,
     "idn-email": lambda v: _email(v, idn=True),
-    "uri-template": _matches(_URI_TEMPLATE),
+    "uri-template": _is_uri_template,
 }
 """The formats asserted in assertion mode, by name."""
