@@ -10,20 +10,16 @@ bidi), ipv4/ipv6, uuid, uri/uri-reference and iri/iri-reference (RFC 3986 / 3987
 transcribed; an IP literal is an address), uri-template (RFC 6570, every level), json-pointer
 and relative-json-pointer, regex (ECMA-262, the reading ``pattern`` uses). An unknown format is
 never asserted (the spec says it must be ignored).
-
-A generated package imports this module with ``toolbind.runtime.types``: the large grammars (the
-IRI ones, with every ``ucschar`` range, take tens of milliseconds to compile) are compiled on their
-first use, not at import.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable
 from datetime import date
-from functools import cache
 
 from ._ecma import compile_pattern
 
@@ -40,16 +36,25 @@ _LOCAL = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`
 _QUOTED_LOCAL = re.compile(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"\Z')
 
 
-@cache
-def _idn_local() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(quoted, dot-atom) local parts of RFC 6531 (UTF-8 allowed), compiled on first use."""
-    quoted = re.compile(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e\x80-\U0010ffff]|\\[\x20-\x7e])*"\Z')
-    atom = re.compile(
-        r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+)*\Z"
-    )
-    return quoted, atom
+class _Lazy:
+    """A pattern compiled on its first match: the wide Unicode classes below cost tens of
+    milliseconds to compile, paid by every import of the runtime (the CLI's included)."""
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+        self.compiled: re.Pattern[str] | None = None
+
+    def match(self, value: str) -> re.Match[str] | None:
+        if self.compiled is None:
+            self.compiled = re.compile(self.source, self.flags)
+        return self.compiled.match(value)
 
 
+_IDN_QUOTED_LOCAL = _Lazy(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e\x80-\U0010ffff]|\\[\x20-\x7e])*"\Z')
+_IDN_LOCAL = _Lazy(
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+)*\Z"
+)
 _JSON_POINTER = re.compile(r"(/([^~/]|~[01])*)*\Z")
 _RELATIVE_POINTER = re.compile(r"(0|[1-9][0-9]*)(#|(/([^~/]|~[01])*)*)\Z", re.ASCII)
 
@@ -148,8 +153,9 @@ def _email(value: str, *, idn: bool = False) -> bool:
     local, at, domain = value.rpartition("@")
     if not at or not local or len(local) > 64:
         return False
-    quoted, atom = _idn_local() if idn else (_QUOTED_LOCAL, _LOCAL)
-    if not quoted.match(local) and not atom.match(local):
+    if not (_QUOTED_LOCAL if not idn else _IDN_QUOTED_LOCAL).match(local) and not (
+        _IDN_LOCAL if idn else _LOCAL
+    ).match(local):
         return False
     if domain.startswith("[") and domain.endswith("]"):
         inner = domain[1:-1]
@@ -183,12 +189,11 @@ def _regex(value: str) -> bool:
     return True
 
 
-@cache
+@functools.cache  # compiled on first use: the IRI classes cost ~0.1 s, paid by every import
 def _uri_grammar(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(absolute, reference) patterns of RFC 3986's ``URI`` / ``URI-reference``, or with ``iri``
     RFC 3987's ``IRI`` / ``IRI-reference`` (``ucschar`` in every component, ``iprivate`` in the
-    query), compiled on first use. An IP literal is checked again by ``ipaddress``
-    (``_authority_ok``)."""
+    query). An IP literal is checked again by ``ipaddress`` (``_authority_ok``)."""
     ucschar = (
         "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0001fffd\U00020000-\U0002fffd"
         "\U00030000-\U0003fffd\U00040000-\U0004fffd\U00050000-\U0005fffd\U00060000-\U0006fffd"
@@ -236,34 +241,23 @@ def _authority_ok(value: str) -> bool:
 
 
 def _grammar(*, iri: bool, reference: bool) -> Callable[[str], bool]:
-    def test(value: str) -> bool:
-        pattern = _uri_grammar(iri)[1 if reference else 0]
-        return pattern.match(value) is not None and _authority_ok(value)
-
-    return test
+    return lambda value: (
+        _uri_grammar(iri)[reference].match(value) is not None and _authority_ok(value)
+    )
 
 
 # --- URI templates: RFC 6570 section 2, every level ----------------------------------------------
 
 _VARNAME = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*"
 _VARSPEC = f"{_VARNAME}(?::[1-9][0-9]{{0,3}}|\\*)?"
-_URI_TEMPLATE = (
+_URI_TEMPLATE = _Lazy(
     "(?:[\\x21\\x23-\\x24\\x26-\\x27\\x28-\\x3b\\x3d\\x3f-\\x5b\\x5d\\x5f\\x61-\\x7a\\x7e"
     "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0010fffd]|%[0-9A-Fa-f]{2}"
     f"|\\{{[+#./;?&=,!@|]?{_VARSPEC}(?:,{_VARSPEC})*\\}})*\\Z"
 )
 
 
-@cache
-def _uri_template() -> re.Pattern[str]:
-    return re.compile(_URI_TEMPLATE)
-
-
-def _is_uri_template(value: str) -> bool:
-    return _uri_template().match(value) is not None
-
-
-def _matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+def _matches(pattern: re.Pattern[str] | _Lazy) -> Callable[[str], bool]:
     return lambda value: pattern.match(value) is not None
 
 
@@ -286,6 +280,6 @@ FORMATS: dict[str, Callable[[str], bool]] = {
     "iri-reference": _grammar(iri=True, reference=True),
     "idn-hostname": _idn_hostname,
     "idn-email": lambda v: _email(v, idn=True),
-    "uri-template": _is_uri_template,
+    "uri-template": _matches(_URI_TEMPLATE),
 }
 """The formats asserted in assertion mode, by name."""

@@ -57,6 +57,7 @@ from ._registry import ActivityFn, ActivityRegistry, ToolRegistry
 from ._result import ToolResult
 from ._state import ActivityContext, takes_context
 from ._stream import Emit
+from .contract import RETRY_KEY
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
@@ -75,7 +76,7 @@ CALL_WORKFLOW = "toolbind.call"
 LLM_ACTIVITY = "toolbind.llm"
 TOOL_PREFIX = "tool:"
 SUBMIT = "tool_result"
-EXTENSION = "x-toolbind-retry"
+EXTENSION = RETRY_KEY
 DEFAULT_PENDING_TTL = 24 * 3600.0
 _Result = ToolResult[Any]
 Queues = Literal["one", "toolset", "tool"]

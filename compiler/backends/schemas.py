@@ -8,9 +8,7 @@ written once per package instead of inlined into every tool that uses it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterator, Mapping
-from json.encoder import encode_basestring as _encode_str
 from typing import Any, cast
 
 from ..ir import (
@@ -331,69 +329,3 @@ def share_repeated(
     for text, name in names.items():
         new_defs[name] = rewrite(json.loads(text), top=True)
     return new_defs, [rewrite(r, top=True) for r in roots]
-
-
-def dumps_indented(value: Any) -> str:
-    """``json.dumps(value, indent=1, ensure_ascii=False)``, the same text, in about half the
-    time: with ``indent`` the standard library encodes through a chain of Python generators, and
-    a large package's ``tools.json`` and ``schema.json`` (5 MB) spent a twentieth of its compile
-    time there. A value this does not handle (a non-string key, a type JSON has no form for) is
-    left to ``json.dumps``, with its errors."""
-    parts: list[str] = []
-    try:
-        _indented(value, parts, "\n")
-    except _NotPlain:
-        return json.dumps(value, indent=1, ensure_ascii=False)
-    return "".join(parts)
-
-
-class _NotPlain(Exception):
-    """A value ``dumps_indented`` leaves to ``json.dumps``."""
-
-
-def _indented(value: Any, out: list[str], newline: str) -> None:
-    if isinstance(value, str):
-        out.append(_encode_str(value))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
-        out.append(int.__repr__(value))
-    elif isinstance(value, float):
-        if math.isfinite(value):
-            out.append(float.__repr__(value))
-        else:
-            out.append("NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity")
-    elif isinstance(value, dict):
-        obj = cast("dict[Any, Any]", value)
-        if not obj:
-            out.append("{}")
-            return
-        inner = newline + " "
-        sep = "{" + inner
-        for key, item in obj.items():
-            if not isinstance(key, str):
-                raise _NotPlain
-            out.append(sep)
-            out.append(_encode_str(key))
-            out.append(": ")
-            _indented(item, out, inner)
-            sep = "," + inner
-        out.append(newline + "}")
-    elif isinstance(value, list | tuple):
-        seq = cast("list[Any] | tuple[Any, ...]", value)
-        if not seq:
-            out.append("[]")
-            return
-        inner = newline + " "
-        sep = "[" + inner
-        for item in seq:
-            out.append(sep)
-            _indented(item, out, inner)
-            sep = "," + inner
-        out.append(newline + "]")
-    else:
-        raise _NotPlain
