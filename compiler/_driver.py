@@ -628,9 +628,12 @@ def file_ancestor(path: Path) -> Path | None:
 
 
 def _write_files(root: Path, files: dict[str, str]) -> None:
+    made: set[Path] = set()  # a large package writes 1,500 files into a few directories
     for rel, text in sorted(files.items()):
         target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         target.write_text(text, encoding="utf-8", newline="\n")
 
 

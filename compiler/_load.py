@@ -664,24 +664,30 @@ def _plainly_json(value: Any, depth: int = 0) -> bool:
 def _shallow_json(value: Any) -> bool:
     """``_plainly_json`` for what ``json.loads`` made: it shares no value (no alias to bound) and
     its keys are strings, so only the nesting depth and the non-finite numbers it accepts
-    (``NaN``, ``Infinity``) are left to check — a few times faster on a 13 MB spec."""
+    (``NaN``, ``Infinity``, ``1e400``) are left to check — a few times faster on a 13 MB spec.
+    Level by level, on exact types (``json.loads`` makes no subclass)."""
     if not isinstance(value, (dict, list)):
         return _plain_scalar(value)
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
+    level: list[Any] = [value]
+    depth = 0
+    while level:
         if depth >= MAX_DEPTH:
             return False
-        children: Iterable[Any] = (
-            cast("dict[str, Any]", node).values()
-            if isinstance(node, dict)
-            else cast("list[Any]", node)
-        )
-        for child in children:
-            if isinstance(child, (dict, list)):
-                stack.append((cast("Any", child), depth + 1))
-            elif isinstance(child, float) and not math.isfinite(child):
-                return False
+        below: list[Any] = []
+        for node in level:
+            children: Iterable[Any] = (
+                cast("dict[str, Any]", node).values()
+                if type(node) is dict
+                else cast("list[Any]", node)
+            )
+            for child in children:
+                kind = type(cast("object", child))
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is float and not math.isfinite(child):
+                    return False
+        level = below
+        depth += 1
     return True
 
 

@@ -47,6 +47,18 @@ class ComposableTool(Protocol):
 
 DEFAULT_OUTPUT_SCHEMA: Mapping[str, Any] = {"type": "string"}
 
+# The Call extensions of agent-tool-rfc.md that a tool's schema declares where the tool uses them
+# (related/008 Output, 013 Instancing, 014 Delegate, 015 Scopes); in the order a composed schema
+# lists them, after ``_activity``. A Call model has a field for each its tool declares. (Exported
+# by ``contract``; here so that composing needs no ``contract``.)
+CALL_EXTENSIONS: tuple[str, ...] = (
+    "_delegate",
+    "_scopes",
+    "_instance",
+    "_outputPath",
+    "_outputMethod",
+)
+
 
 def resolve_activity(tool: ComposableTool, activities: Collection[str] = ()) -> str:
     """Zero-config activity matching: explicit ``_activity`` > same-name Activity > ``''``."""
@@ -127,8 +139,6 @@ def tool_schema(
     extensions = dict(cast("Mapping[str, Any]", declared)) if isinstance(declared, Mapping) else {}
     if instances and "_instance" not in extensions:
         extensions["_instance"] = instance_schema(instances)
-    from .contract import CALL_EXTENSIONS  # here: contract imports this module
-
     for name in CALL_EXTENSIONS:
         if name in extensions:
             properties[name] = extensions[name]

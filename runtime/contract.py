@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ._compose import CALL_EXTENSIONS as CALL_EXTENSIONS
 from ._compose import compose as compose_schema
 from ._compose import reachable_defs
 from ._context import parse_expression, parse_reference
@@ -94,16 +95,9 @@ META_FIELDS: tuple[str, ...] = (
     "_output",
     "_reasoningForCall",
 )
-# The Call extensions of agent-tool-rfc.md that a tool's schema declares where the tool uses them
-# (related/008 Output, 013 Instancing, 014 Delegate, 015 Scopes); in the order a composed schema
-# lists them, after ``_activity``. A Call model has a field for each its tool declares.
-CALL_EXTENSIONS: tuple[str, ...] = (
-    "_delegate",
-    "_scopes",
-    "_instance",
-    "_outputPath",
-    "_outputMethod",
-)
+# The Call extensions (``CALL_EXTENSIONS``) are defined in ``_compose``, which composition reads
+# without importing this module (registering and composing a package's tools need nothing else
+# of it); the name is exported from here as before.
 # related/008_agent_output.md: how a written output combines with what is already at its path.
 OUTPUT_METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]

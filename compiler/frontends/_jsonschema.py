@@ -307,6 +307,11 @@ class SchemaLowerer:
         """Report ``$ref`` chains that come back to where they started without an object or
         array in between (``A: {$ref: B}, B: {allOf: [{$ref: A}]}``): no instance can ever be
         checked against them, and generated code would alias itself forever."""
+        # what is checked is a subset of the definitions (cycles are made of them), so equal
+        # sizes mean nothing new: a large spec calls this after each of its thousands of
+        # schemas, and the set difference over every definition added up
+        if len(self._cycles_checked) == len(self.definitions):
+            return
         for key in sorted(set(self.definitions) - self._cycles_checked):
             cycle = self._cycle_from(key)
             reported = cycle is not None and bool(self._cycles_checked & set(cycle))
