@@ -49,7 +49,7 @@ def prepare(
             "toolbind serve needs the mcp extra: pip install 'toolbind[mcp]'"
         ) from None
     from toolbind.runtime import mcp_server
-    from toolbind.runtime._mcp_server import servable
+    from toolbind.runtime.mcp import servable
 
     tools, fns, root = collect(
         specs,

@@ -4,6 +4,7 @@
 (``toolbind generate --mcp-config mcp.json``) calls its servers through ``McpConnection``. The
 configuration has the gateway's shape (``{"mcp": {"servers": [{name, url, transport, headers,
 allowedTools, command, args, env, timeout}]}}``); see ``_mcp_client`` for the details.
+The server half is ``toolbind.runtime.mcp_server``; ``servable`` says which tools it serves.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._mcp_client import (
     result_value,
     with_progress,
 )
+from ._mcp_server import servable
 
 __all__ = [
     "McpConnection",
@@ -35,5 +37,6 @@ __all__ = [
     "load_mcp_config",
     "read_mcp_config",
     "result_value",
+    "servable",
     "with_progress",
 ]

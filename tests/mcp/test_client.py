@@ -617,7 +617,11 @@ def test_the_mcp_module_surface() -> None:
         "load_mcp_config",
         "read_mcp_config",
         "result_value",
+        "servable",
         "with_progress",
     ]
     for name in public.__all__:
-        assert getattr(public, name).__module__ == "toolbind.runtime._mcp_client"
+        assert getattr(public, name).__module__ in (
+            "toolbind.runtime._mcp_client",
+            "toolbind.runtime._mcp_server",
+        )
