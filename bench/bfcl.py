@@ -18,6 +18,7 @@ Configurations:
 - ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
 - ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
 - ``toolbind listed``: latent, ``Agent(tools_in_prompt=True)`` (the tools listed in the prompt);
+- ``toolbind explicit listed``: explicit, the tools listed in the prompt;
 - ``toolbind native``: ``Agent(mode="native")`` — each function its own tool, the provider's tool
   calling (``tool_choice="required"``), every tool explicit (native offers no ``_output``);
 - ``toolbind native auto``: the same with ``tool_choice="auto"``;
@@ -66,6 +67,7 @@ CONFIGS = (
     "toolbind lean",
     "toolbind auto",
     "toolbind listed",
+    "toolbind explicit listed",
     "toolbind native",
     "toolbind native auto",
     "toolbind mode auto",
@@ -267,7 +269,7 @@ def _fields(params: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-_TAGS = ("function", "function_name", "tool", "tool_name_")
+TAGS = ("function", "function_name", "tool", "tool_name_")
 
 
 def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
@@ -277,7 +279,7 @@ def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
 
     models: list[type[BaseModel]] = []
     taken = {p for f in functions for p in f.get("parameters", {}).get("properties", {})}
-    tag = next(t for t in _TAGS if t not in taken)
+    tag = next(t for t in TAGS if t not in taken)
     for function in functions:
         safe = "".join(c if c.isalnum() else "_" for c in function["name"])
         fields = {tag: (Literal[function["name"]], ...)}  # type: ignore[valid-type]
@@ -455,6 +457,9 @@ RUNNERS: dict[str, Callable[..., Tally]] = {
     "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
     "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),
     "toolbind listed": lambda *a: run_toolbind("toolbind listed", *a, tools_in_prompt=True),
+    "toolbind explicit listed": lambda *a: run_toolbind(
+        "toolbind explicit listed", *a, explicit=True, tools_in_prompt=True
+    ),
     "toolbind native": lambda *a: run_toolbind("toolbind native", *a, explicit=True, mode="native"),
     "toolbind native auto": lambda *a: run_toolbind(
         "toolbind native auto", *a, explicit=True, mode="native", tool_choice="auto"
