@@ -13,6 +13,7 @@ model wrote, scored as ``bfcl.py`` scores them):
   ``_output``);
 - ``no-output``: no ``output`` property; ``no-min``: no ``minItems``; ``no-desc``: no tool
   descriptions (they never reach SmolLM2: its chat template ignores ``tools``);
+- ``tag-last``: ``_tool`` after the arguments (llama.cpp writes required properties in order);
 - ``norep``: ``repeat_penalty: 1.0`` (llama-cpp-python's default is 1.1) for toolbind and
   ``base-norep`` for the baseline;
 - ``listed``: the tools listed in a system message (``Agent(tools_in_prompt=True)``).
@@ -73,6 +74,14 @@ def _no_min(schema: Schema) -> Schema:
     return schema
 
 
+def _tag_last(schema: Schema) -> Schema:
+    for one in _items(schema):
+        tag = one["properties"].pop("_tool")
+        one["properties"]["_tool"] = tag
+        one["required"] = [*(r for r in one["required"] if r != "_tool"), "_tool"]
+    return schema
+
+
 def _no_desc(schema: Schema) -> Schema:
     for one in _items(schema):
         one.pop("description", None)
@@ -85,6 +94,7 @@ SCHEMA_VARIANTS: dict[str, Callable[[Schema], Schema]] = {
     "no-output": _no_output,
     "no-min": _no_min,
     "no-desc": _no_desc,
+    "tag-last": _tag_last,
 }
 VARIANTS = ("base", "toolbind", *SCHEMA_VARIANTS, "norep", "base-norep", "listed")
 
