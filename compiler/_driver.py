@@ -32,10 +32,12 @@ from ._incremental import Previous, Reused, diagnostic_to_json, options_digest
 from ._load import (
     NO_EXTRA_REFS,
     SPEC_SUFFIXES,
+    ParseCache,
     RefPolicy,
     as_object,
     digest,
     display_path,
+    keeping_parses,
     recording_reads,
 )
 from ._version import VERSION
@@ -50,6 +52,9 @@ from .ir import SourceLocation, SpecPackage
 from .naming import Scope, module_name
 
 MANIFEST = "toolbind.json"
+PARSES = ".toolbind-cache"
+"""Where ``generate`` keeps the parses of large YAML specs for the next run (``ParseCache``):
+not generated code, ignored by git (its own ``.gitignore``) and by ``--check``."""
 RUFF_ARGS = (
     "format",
     "--isolated",
@@ -369,12 +374,20 @@ def build(
             if progress:
                 progress(source)
             own = Diagnostics()
-            with recording_reads() as reads:
+            parses = ParseCache(prev.parses(source, _parses_file(name)) if name else None)
+            with recording_reads() as reads, keeping_parses(parses):
                 pkg = read_spec(path, source, own, select, refs)
             diags.items.extend(own.items)
             if pkg is not None:
                 units.append(
-                    _Unit(source=source, options=options, pkg=pkg, reads=reads, read=own.items)
+                    _Unit(
+                        source=source,
+                        options=options,
+                        pkg=pkg,
+                        reads=reads,
+                        read=own.items,
+                        parses=parses.text() if stage is not None else None,
+                    )
                 )
         if strict:
             _warnings_as_errors(diags)
@@ -386,7 +399,7 @@ def build(
         claimed = claim_names([u.source for u in units], package_names(names, sources))
         files: dict[str, str] = {}
         manifest: dict[str, str] = {}
-        origin: dict[str, Path] = {}  # files the previous output holds as they are now
+        origin: dict[str, str] = {}  # files the previous output holds as they are now
         for u in units:
             u.name, naming = claimed[u.source]
             diags.items.extend(naming)
@@ -398,6 +411,8 @@ def build(
             elif u.pkg is not None:
                 own = Diagnostics()
                 u.files = _render_package(u.pkg, u.name, own)
+                if u.parses is not None:
+                    u.files[_parses_file(u.name)] = u.parses
                 u.rendered = own.items
                 diags.items.extend(own.items)
                 u.raw = {rel: digest(text.encode()) for rel, text in u.files.items()}
@@ -414,6 +429,16 @@ def build(
     if not formatted:
         files[MANIFEST] = _manifest_text(manifest, {})
         return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
+    if any(rel.startswith(f"{PARSES}/") for rel in files):
+        files[f"{PARSES}/.gitignore"] = "*\n"
+    if stage is not None and prev.out is not None and all(u.reused for u in units):
+        cache = {u.name: u.entry(files) for u in units}
+        text = _manifest_text(manifest, {k: v for k, v in cache.items() if v})
+        if _holds(prev.out, files, text):
+            # the previous output is this tree already (each file's digest was checked):
+            # nothing is staged, and ``write_into`` leaves it as it is
+            files[MANIFEST] = text
+            return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
     todo = {rel for rel in files} - {rel for u in units for rel in u.formatted}
     if stage is not None:
         files = _format_in(stage, files, todo, origin)
@@ -442,6 +467,7 @@ class _Unit:
     files: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
     raw: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
     formatted: set[str] = dataclasses.field(default_factory=set[str])
+    parses: str | None = None  # the ParseCache's text, kept in PARSES
 
     def entry(self, tree: Mapping[str, str]) -> dict[str, Any] | None:
         """What the manifest records for reusing this package next time (None: not reusable)."""
@@ -459,6 +485,45 @@ class _Unit:
                 rel: [self.raw[rel], digest(tree[rel].encode())] for rel in sorted(self.files)
             },
         }
+
+
+def _holds(out: Path, files: Mapping[str, str], manifest: str) -> bool:
+    """Whether ``out`` holds exactly ``files`` (those of reused packages, whose digests were
+    checked, and the parses' ``.gitignore``) and ``manifest``."""
+    try:
+        if (out / MANIFEST).read_text(encoding="utf-8") != manifest:
+            return False
+        there: set[str] = set()
+        for top, dirs, names in os.walk(out):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            rel = Path(top).relative_to(out).as_posix()
+            there.update(name if rel == "." else f"{rel}/{name}" for name in names)
+        ignore = f"{PARSES}/.gitignore"
+        if ignore in files and (out / ignore).read_text(encoding="utf-8") != files[ignore]:
+            return False
+    except (OSError, UnicodeDecodeError):
+        return False
+    return there == {*files, MANIFEST}
+
+
+def _kept(rel: str) -> bool:
+    """Whether ``rel`` is kept for the next run rather than generated."""
+    return rel.split("/", 1)[0] == PARSES
+
+
+def _generated_part(manifest: str | None) -> object:
+    """A manifest without its ``incremental`` section (None when it is not one)."""
+    try:
+        data = as_object(json.loads(manifest or ""))
+    except ValueError:
+        return None
+    if data is None:
+        return None
+    return {k: v for k, v in data.items() if k != "incremental"}
+
+
+def _parses_file(name: str) -> str:
+    return f"{PARSES}/{name}.json"
 
 
 def _warnings_as_errors(diags: Diagnostics) -> None:
@@ -500,7 +565,7 @@ def _format_in(
     root: Path,
     files: dict[str, str],
     todo: set[str] | None = None,
-    origin: Mapping[str, Path] | None = None,
+    origin: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """Write ``files`` below ``root``, ruff-format them there (only ``todo`` when given: the
     others are formatted already) and read the formatted ones back.
@@ -509,9 +574,13 @@ def _format_in(
     (writing a large tree, and deleting the one it replaces, costs more than compiling it).
     """
     linked = set[str]()
+    made = set[str]()  # directories made (str paths: thousands of files, one mkdir each)
     for rel, source in (origin or {}).items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = os.path.join(root, rel)
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
         try:
             os.link(source, target)
         except OSError:
@@ -559,9 +628,12 @@ def file_ancestor(path: Path) -> Path | None:
 
 
 def _write_files(root: Path, files: dict[str, str]) -> None:
+    made: set[Path] = set()  # a large package writes 1,500 files into a few directories
     for rel, text in sorted(files.items()):
         target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         target.write_text(text, encoding="utf-8", newline="\n")
 
 
@@ -614,7 +686,7 @@ def check_output_dir(out: Path, inputs: Iterable[Path] = ()) -> None:
             f"{shown}: {MANIFEST} is not a manifest toolbind wrote — expected an empty directory "
             "or a previous toolbind output (hint: choose another -o)"
         )
-    foreign = sorted(entries - set(written) - {MANIFEST, "__pycache__"})
+    foreign = sorted(entries - set(written) - {MANIFEST, PARSES, "__pycache__"})
     if foreign:
         listed = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
         raise OutputError(
@@ -728,7 +800,8 @@ def write_into(
             previous=out if reuse and _reusable(out) else None,
         )
         check_output_dir(out, inputs)
-        _swap(new, out)
+        if any(new.iterdir()):  # an empty stage: ``out`` holds the tree already (``build``)
+            _swap(new, out)
         tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
     finally:
@@ -746,20 +819,25 @@ def _reusable(out: Path) -> bool:
 
 
 def diff_tree(tree: GeneratedTree, out: Path) -> list[str]:
-    """Unified diffs between ``tree`` and what ``out`` holds (empty when up to date)."""
+    """Unified diffs between ``tree`` and what ``out`` holds (empty when up to date).
+
+    The generated output is compared, not what was kept for the next run: the kept parses
+    (``PARSES``) and the manifest's ``incremental`` section, whose digests of the spec bytes
+    change with an edit that changes no output (whitespace, a comment)."""
     current: dict[str, str] = {}
     if out.is_dir():
         for path in sorted(out.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
+            rel = path.relative_to(out).as_posix()
+            if path.is_file() and "__pycache__" not in path.parts and not _kept(rel):
                 try:
-                    current[path.relative_to(out).as_posix()] = path.read_text(encoding="utf-8")
+                    current[rel] = path.read_text(encoding="utf-8")
                 except UnicodeDecodeError:
-                    current[path.relative_to(out).as_posix()] = "<binary>"
+                    current[rel] = "<binary>"
     diffs: list[str] = []
-    for rel in sorted(set(current) | set(tree.files)):
+    for rel in sorted(set(current) | {rel for rel in tree.files if not _kept(rel)}):
         old = current.get(rel)
         new = tree.files.get(rel)
-        if old == new:
+        if old == new or (rel == MANIFEST and _generated_part(old) == _generated_part(new)):
             continue
         diffs.append(
             "".join(

@@ -20,6 +20,7 @@ it again. Either way the tree is the one a full run writes, byte for byte.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -122,9 +123,23 @@ class Previous:
             return None
         return Reused(files=files, read=read, rendered=rendered, entry=entry)
 
-    def path(self, rel: str) -> Path:
+    def parses(self, source: str, rel: str) -> dict[str, Any] | None:
+        """The parses kept for ``source``'s package in ``rel`` (``ParseCache``), if that file
+        is still as written."""
+        found = self.by_source.get(source)
+        if found is None:
+            return None
+        text = self.text(rel, (as_object(found[1].get("files")) or {}).get(rel))
+        if text is None:
+            return None
+        try:
+            return as_object(json.loads(text))
+        except ValueError:
+            return None
+
+    def path(self, rel: str) -> str:
         assert self.out is not None
-        return self.out / rel
+        return os.path.join(self.out, rel)  # str paths: a large tree has thousands of files
 
     def text(self, rel: str, digests: object) -> str | None:
         """The previous formatted text of ``rel`` if it is still as written."""
@@ -134,7 +149,8 @@ class Previous:
         if len(pair) != 2:
             return None
         try:
-            data = (self.out / rel).read_bytes()
+            with open(os.path.join(self.out, rel), "rb") as file:
+                data = file.read()
         except OSError:
             return None
         if digest(data) != pair[1]:

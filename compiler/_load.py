@@ -43,6 +43,8 @@ MAX_ALIAS_EXPANSION = 1_000_000
 """How many values YAML aliases may add when the document is expanded (a "billion laughs")."""
 MAX_ALIAS_TEXT = 4 * 1024 * 1024
 """How many characters of text YAML aliases may add (one long string named many times)."""
+PARSE_CACHE_MIN_BYTES = 256 * 1024
+"""YAML files at least this large keep their parse for the next run (``ParseCache``)."""
 
 try:  # the C loader is much faster on large specs; fall back when libyaml is missing
     _YamlLoader: type[Any] = yaml.CSafeLoader
@@ -199,6 +201,75 @@ def recording_reads() -> Generator[dict[str, str | None]]:
         _READS.reset(token)
 
 
+class ParseCache:
+    """The parses of large YAML files, kept from one run to the next (issue 18).
+
+    Parsing a large YAML spec costs about a second even with libyaml; an edited one is parsed
+    again from its previous parse and the one entry the edit is in (``_reparse.splice``), with
+    the same value a full parse gives. ``previous``: shown path → ``{"dates", "text", "value"}``
+    from the last run; ``text()`` is what this run read, for the next.
+    """
+
+    def __init__(self, previous: dict[str, Any] | None = None) -> None:
+        self.previous = dict(previous or {})
+        self.kept: dict[str, str] = {}
+
+    def load(self, name: str, text: str, shown: str, dates_as_text: bool) -> Document | Diagnostic:
+        from ._reparse import splice
+
+        loader = _TextDatesLoader if dates_as_text else _YamlLoader
+        prev = as_object(self.previous.pop(name, None))
+        value: Any = None
+        if (
+            prev is not None
+            and prev.get("dates") is dates_as_text
+            and isinstance(prev.get("text"), str)
+            and (isinstance(prev.get("value"), (dict, list)))
+        ):
+            value = splice(prev["text"], prev["value"], text, loader, _accept)
+        if value is not None:
+            result: Document | Diagnostic = Document(shown, value)
+        else:
+            result = _parse_yaml(text, shown, dates_as_text=dates_as_text)
+            if isinstance(result, Diagnostic) or not _plainly_json(result.value):
+                return result  # a value with aliases is not kept: JSON would unshare them
+        self.kept[name] = (
+            f'{{"dates": {json.dumps(dates_as_text)}, "text": {json.dumps(text)}, '
+            f'"value": {json.dumps(result.value)}}}'
+        )
+        return result
+
+    def text(self) -> str | None:
+        """The parses to keep (None: none), a JSON object: shown path → entry."""
+        if not self.kept:
+            return None
+        entries = ",\n".join(f"{json.dumps(k)}: {v}" for k, v in sorted(self.kept.items()))
+        return "{\n" + entries + "\n}\n"
+
+
+def _accept(text: str, value: Any, depth: int) -> bool:
+    """What ``splice`` asks of an entry parsed again: not too deep for the C loader (before it
+    is parsed), plain JSON values not too deep in the document (after)."""
+    if value is None:
+        return not _yaml_too_deep(text)
+    return _plainly_json(value, depth)
+
+
+_PARSES: contextvars.ContextVar[ParseCache | None] = contextvars.ContextVar(
+    "toolbind_parses", default=None
+)
+
+
+@contextlib.contextmanager
+def keeping_parses(cache: ParseCache) -> Generator[ParseCache]:
+    """Parse large YAML files in the block through ``cache`` (and keep their parses there)."""
+    token = _PARSES.set(cache)
+    try:
+        yield cache
+    finally:
+        _PARSES.reset(token)
+
+
 def _record(name: str, raw: bytes | None) -> None:
     reads = _READS.get()
     if reads is not None:
@@ -243,12 +314,16 @@ def load_document(
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return _not_utf8(raw, exc, loc)
-    return parse_text(
-        text,
-        shown,
-        yaml_allowed=path.suffix.lower() not in (".json", ".jsonl"),
-        dates_as_text=dates_as_text,
-    )
+    yaml_allowed = path.suffix.lower() not in (".json", ".jsonl")
+    cache = _PARSES.get()
+    if (
+        cache is not None
+        and yaml_allowed
+        and len(raw) >= PARSE_CACHE_MIN_BYTES
+        and text.lstrip()[:1] not in ("", "[", "{")
+    ):
+        return cache.load(display_path(path), text, shown, dates_as_text)
+    return parse_text(text, shown, yaml_allowed=yaml_allowed, dates_as_text=dates_as_text)
 
 
 def load_url(url: str) -> Document | Diagnostic:
@@ -546,17 +621,18 @@ def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnost
     )
 
 
-def _plainly_json(value: Any) -> bool:
+def _plainly_json(value: Any, depth: int = 0) -> bool:
     """A quick check that ``_first_problem`` finds nothing: only dicts with ``str`` keys, lists,
     and JSON scalars, each container and each string longer than one character reached once
     (no YAML alias: an aliased string is what ``MAX_ALIAS_TEXT`` bounds), none too deep.
 
     Several times faster than ``_first_problem``, which builds a JSON pointer for every value
-    so that it can say where a problem is; a False here only means "look closer".
+    so that it can say where a problem is; a False here only means "look closer". ``depth``:
+    how deep ``value`` sits in its document.
     """
     seen: set[int] = set()
     texts: set[int] = set()  # ids of the strings met (the parsers make a new one per scalar)
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[Any, int]] = [(value, depth)]
     while stack:
         node, depth = stack.pop()
         ident = id(node)
@@ -588,24 +664,30 @@ def _plainly_json(value: Any) -> bool:
 def _shallow_json(value: Any) -> bool:
     """``_plainly_json`` for what ``json.loads`` made: it shares no value (no alias to bound) and
     its keys are strings, so only the nesting depth and the non-finite numbers it accepts
-    (``NaN``, ``Infinity``) are left to check — a few times faster on a 13 MB spec."""
+    (``NaN``, ``Infinity``, ``1e400``) are left to check — a few times faster on a 13 MB spec.
+    Level by level, on exact types (``json.loads`` makes no subclass)."""
     if not isinstance(value, (dict, list)):
         return _plain_scalar(value)
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
+    level: list[Any] = [value]
+    depth = 0
+    while level:
         if depth >= MAX_DEPTH:
             return False
-        children: Iterable[Any] = (
-            cast("dict[str, Any]", node).values()
-            if isinstance(node, dict)
-            else cast("list[Any]", node)
-        )
-        for child in children:
-            if isinstance(child, (dict, list)):
-                stack.append((cast("Any", child), depth + 1))
-            elif isinstance(child, float) and not math.isfinite(child):
-                return False
+        below: list[Any] = []
+        for node in level:
+            children: Iterable[Any] = (
+                cast("dict[str, Any]", node).values()
+                if type(node) is dict
+                else cast("list[Any]", node)
+            )
+            for child in children:
+                kind = type(cast("object", child))
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is float and not math.isfinite(child):
+                    return False
+        level = below
+        depth += 1
     return True
 
 

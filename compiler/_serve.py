@@ -2,9 +2,12 @@
 
 The tools of every spec are offered through ``toolbind.runtime``'s MCP server; their Activities
 are the generated HTTP Activities of OpenAPI specs (calling the API, at ``--base-url`` or the
-spec's first server) and the functions of an ``--activities`` module (its ``ACTIVITIES`` dict,
-else functions named like the tools), which win. A tool with no Activity is not served (said on
-standard error). Standard output belongs to the protocol under stdio.
+spec's first server, with the credentials of ``--credentials FILE``/``--credential
+SCHEME=VALUE``: the shapes ``HttpClient(credentials=...)`` takes, keyed by the specs'
+``securitySchemes``, ``${env.NAME}`` read at startup) and the functions of an ``--activities``
+module (its ``ACTIVITIES`` dict, else functions named like the tools), which win. A tool with no
+Activity is not served (said on standard error) unless ``--latent``. Standard output belongs to
+the protocol under stdio.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import contextlib
 import ipaddress
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from toolbind.runtime.errors import UsageError
 
@@ -26,14 +29,18 @@ def prepare(
     activities: str | None = None,
     base_url: str | None = None,
     allow_refs: Sequence[str] = (),
+    credentials: Mapping[str, Any] | None = None,
+    latent: bool = False,
 ) -> tuple[Any, list[str], list[str], Path]:
-    """The MCP server for ``specs``, the names served, the names skipped (no Activity), and the
-    temporary directory holding the compiled packages (the caller removes it).
+    """The MCP server for ``specs``, the names served, the names skipped (no Activity; with
+    ``latent``, none that may run latently), and the temporary directory holding the compiled
+    packages (the caller removes it).
 
     Raises:
         SpecError: a spec has errors.
-        UsageError: the ``mcp`` extra is missing, the activities module can't be used, or no
-            tool has an Activity.
+        UsageError: the ``mcp`` extra is missing, the activities module can't be used, a
+            credential does not fit the specs' security schemes (or its ``${env.X}`` is not
+            set), or no tool is served.
     """
     try:
         import mcp  # noqa: F401  # pyright: ignore[reportUnusedImport]
@@ -41,20 +48,25 @@ def prepare(
         raise UsageError(
             "toolbind serve needs the mcp extra: pip install 'toolbind[mcp]'"
         ) from None
-    from toolbind.runtime import mcp_server, resolve_activity
+    from toolbind.runtime import mcp_server
+    from toolbind.runtime._mcp_server import servable
 
     tools, fns, root = collect(
-        specs, activities=activities, base_url=base_url, allow_refs=allow_refs
+        specs,
+        activities=activities,
+        base_url=base_url,
+        allow_refs=allow_refs,
+        credentials=credentials,
     )
     try:
-        served = [t.name for t in tools if (resolve_activity(t, fns.keys()) or t.name) in fns]
-        skipped = [t.name for t in tools if t.name not in served]
+        served, skipped = servable(tools, fns, latent=latent)
         if not served:
             raise UsageError(
                 "no tool has an Activity to run it: give --activities MODULE (or an OpenAPI spec, "
-                "whose operations are called over HTTP)"
+                "whose operations are called over HTTP, or --latent)"
             )
-        return mcp_server(tools, fns, name="toolbind"), sorted(served), skipped, root
+        server = mcp_server(tools, fns, name="toolbind", latent=latent)
+        return server, sorted(served), skipped, root
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
@@ -67,14 +79,17 @@ def collect(
     activities: str | None = None,
     base_url: str | None = None,
     allow_refs: Sequence[str] = (),
+    credentials: Mapping[str, Any] | None = None,
 ) -> tuple[list[Any], dict[str, Callable[..., Any]], Path]:
     """The tools of ``specs`` compiled in a temporary directory (the caller removes it) and of the
     imported generated ``packages``, and their Activities: the generated HTTP Activities of OpenAPI
-    specs, then the ``activities`` module's functions (which win).
+    specs (each package's client given the ``credentials`` of its own security schemes), then the
+    ``activities`` module's functions (which win).
 
     Raises:
         SpecError: a spec has errors.
-        UsageError: the activities module can't be used.
+        UsageError: the activities module can't be used; a credential names no security scheme
+            of these specs, does not fit its scheme, or needs an ``${env.X}`` that is not set.
     """
     from toolbind.runtime import ToolBinding
     from toolbind.runtime.http import HttpClient
@@ -89,11 +104,21 @@ def collect(
             loaded[:0] = [load_package(root, name) for name in tree.packages]
         tools: list[ToolBinding] = []
         fns: dict[str, Callable[..., Any]] = {}
+        given = dict(credentials or {})
+        used: set[str] = set()
         for pkg in loaded:
             tools.extend(pkg.TOOLS)
             if hasattr(pkg, "HttpActivities"):
-                client = HttpClient(pkg.API, base_url=base_url) if base_url else HttpClient(pkg.API)
+                schemes: Mapping[str, Any] = pkg.API.security_schemes or {}
+                mine = {k: v for k, v in given.items() if k in schemes}
+                used.update(mine)
+                client = HttpClient(pkg.API, base_url=base_url, credentials=mine)
                 fns.update(pkg.HttpActivities(client).async_activities())
+        if unknown := sorted(set(given) - used):
+            raise UsageError(
+                f"credentials for {', '.join(unknown)}: no security scheme of these specs has "
+                "that name (credentials are keyed by the specs' securitySchemes)"
+            )
         if activities:
             from toolbind.testing._activities import activities_in, load_activities
             from toolbind.testing._contract import ContractError
@@ -111,6 +136,47 @@ def collect(
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
+
+
+def read_credentials(file: Path | None, pairs: Sequence[str]) -> dict[str, Any]:
+    """The credentials of ``--credentials FILE`` (JSON or YAML: security scheme → credential, in
+    the shapes ``HttpClient(credentials=...)`` takes) and ``--credential SCHEME=VALUE`` (a string
+    credential: an API key, a bearer token; these win). Values are kept as written:
+    ``${env.NAME}`` is read when the clients are made, and no value is ever printed.
+
+    Raises:
+        UsageError: the file can't be read or is not such a mapping; a pair is not SCHEME=VALUE.
+    """
+    out: dict[str, Any] = {}
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"--credentials {file}: cannot read it ({type(exc).__name__})"
+            ) from None
+        import yaml
+
+        try:  # JSON is YAML; the error names the place, never the text (it holds secrets)
+            data: Any = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1})" if mark is not None else ""
+            raise UsageError(f"--credentials {file}: not JSON or YAML{where}") from None
+        if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):  # pyright: ignore[reportUnknownVariableType]
+            raise UsageError(
+                f"--credentials {file}: expected a mapping of security scheme name → credential"
+            )
+        out.update(cast("dict[str, Any]", data))
+    for number, pair in enumerate(pairs, 1):
+        scheme, sep, value = pair.partition("=")
+        if not sep or not scheme:  # the text itself is not shown: it may be the secret
+            raise UsageError(
+                f"--credential (the {number}. one): expected SCHEME=VALUE, e.g. "
+                "ApiKeyAuth='${env.PETS_KEY}'"
+            )
+        out[scheme] = value
+    return out
 
 
 def parse_address(text: str, token: str | None) -> tuple[str, int]:

@@ -481,6 +481,29 @@ def serve_command(
             "--token-env", metavar="NAME", help="Require 'Authorization: Bearer $NAME' over HTTP."
         ),
     ] = None,
+    credentials_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--credentials",
+            metavar="FILE",
+            help="JSON/YAML: securitySchemes name → credential (as HttpClient takes; "
+            "'${env.NAME}' values) for the OpenAPI operations.",
+        ),
+    ] = None,
+    credential: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--credential",
+            metavar="SCHEME=VALUE",
+            help="One string credential (API key, bearer token), e.g. Bearer='${env.API_TOKEN}'.",
+        ),
+    ] = None,
+    latent: Annotated[
+        bool,
+        typer.Option(
+            "--latent", help="Also serve tools with no Activity: the result is the call's _output."
+        ),
+    ] = False,
     allow_ref: AllowRef = None,
 ) -> None:
     """Serve SPEC's tools as an MCP server: each tool with an Activity (an OpenAPI operation over
@@ -490,7 +513,7 @@ def serve_command(
 
     from toolbind.runtime.errors import UsageError
 
-    from ._serve import parse_address, prepare, run
+    from ._serve import parse_address, prepare, read_credentials, run
 
     allowed = _allowed_refs(allow_ref)
     token: str | None = None
@@ -500,8 +523,14 @@ def serve_command(
             raise _usage(f"--token-env {token_env}: the variable is not set (or empty)")
     try:
         address = parse_address(http, token) if http is not None else None
+        credentials = read_credentials(credentials_file, credential or [])
         server, served, skipped, root = prepare(
-            specs, activities=activities, base_url=base_url, allow_refs=allowed
+            specs,
+            activities=activities,
+            base_url=base_url,
+            allow_refs=allowed,
+            credentials=credentials,
+            latent=latent,
         )
     except SpecError as exc:
         _render(exc.diagnostics)
@@ -511,7 +540,8 @@ def serve_command(
     try:
         if skipped:
             _err.print(
-                f"not served (no Activity): {', '.join(skipped[:20])}"
+                f"not served (no Activity{'' if not latent else ', never latent'}): "
+                f"{', '.join(skipped[:20])}"
                 f"{' …' if len(skipped) > 20 else ''}",
                 markup=False,
             )

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     from ._binding import ToolBinding, load_bindings
     from ._compose import ComposableTool, nullable, resolve_activity, tool_schema
     from ._context import Context, ContextMessage, Reference, Variable, parse_reference
+    from ._delegate import DelegateRequest, Delegates
     from ._executor import CallContext, Executor, InProcessExecutor, RoutedCall, current_call
     from ._exports import (
         ExportIssue,
@@ -107,6 +108,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Variable",
         "parse_reference",
     ),
+    "._delegate": (
+        "DelegateRequest",
+        "Delegates",
+    ),
     "._exports": (
         "ExportIssue",
         "GeminiExport",
@@ -178,6 +183,8 @@ __all__ = [
     "Composition",
     "Context",
     "ContextMessage",
+    "DelegateRequest",
+    "Delegates",
     "ExecutionFactory",
     "Executor",
     "ExportIssue",

@@ -54,6 +54,7 @@ from ._aio import drain
 from ._binding import ToolBinding
 from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
 from ._context import Context, ContextMessage
+from ._delegate import Delegates, Delegation, call_scopes
 from ._events import (
     AgentEvent,
     CallRecord,
@@ -71,6 +72,7 @@ from ._executor import (
     Pending,
     RoutedCall,
 )
+from ._guardrails import Guardrails, GuardrailSpec
 from ._llm import InstructorModel, ModelCall
 from ._native import MODES, wants_native
 from ._registry import (
@@ -198,6 +200,17 @@ class Agent:
             run and again after a server announces a change; each call goes to its server
             (``toolbind.runtime.mcp``). Sessions are reused within a sync ``run`` and until
             ``aclose`` for async users.
+        delegates: how calls of a tool that declares ``_delegate`` run (related/014): each is a
+            new, isolated sub-request of this Agent (same client, the saved Request's tools,
+            the run's ``deps``), given the parent context its ``_scopes`` allow (015) and its
+            parameters as the input; its output is the call's result. A ``Delegates`` (saved
+            Requests by name, ``resolution="upfront"``, depth and LLM-request/token limits) or
+            a mapping name → saved Request (a path, a dict, a ``DelegateRequest``).
+        input_guardrails, output_guardrails: functions that may reject a call before it runs
+            (``fn(call)``) or its result before the model sees it (``fn(call, result)``): None
+            or True lets it through, a string (the reason) or False rejects it, and the reason
+            goes back to the model as the call's failed result. A list applies to every tool, a
+            mapping tool name → function(s) to those tools (``"*"``: every tool).
 
     A client built from a URL is closed after each sync ``run``/``request``; async users close it
     with ``await agent.aclose()`` or ``async with agent:``.
@@ -228,6 +241,9 @@ class Agent:
         mcp_servers: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any] | None = None,
         tool_selection: int | ToolSelector | None = None,
         requires_approval: Collection[str] = (),
+        delegates: Delegates | Mapping[str, Any] | None = None,
+        input_guardrails: GuardrailSpec = None,
+        output_guardrails: GuardrailSpec = None,
     ) -> None:
         self.last_step: Step | None = None
         """The Step of the latest ``request``/``arequest``: ``.llm_requests``, ``.usage``."""
@@ -280,6 +296,8 @@ class Agent:
         self.request_kwargs = dict(request_kwargs or {})
         self.tool_selection = as_selector(tool_selection)
         self.requires_approval = frozenset(requires_approval)
+        self.delegation = Delegation.of(self, delegates)
+        self.guardrails = Guardrails(input_guardrails, output_guardrails)
         self._compositions: dict[Any, Composition] = {}
         self._made_activities: dict[int, tuple[ToolBinding, RegisteredActivity | None]] = {}
 
@@ -289,6 +307,8 @@ class Agent:
     # -- composition and routing
 
     def _route(self, tool: ToolBinding) -> tuple[Route, RegisteredActivity | None]:
+        if (delegated := self.delegation.activity(tool)) is not None:
+            return "explicit", delegated  # the catch-all Delegate Activity (related/014)
         name = resolve_activity(tool, self.activities.names)
         if name and (found := self.activities.get(name)) is not None:
             return "explicit", found
@@ -314,7 +334,8 @@ class Agent:
 
     def _all_tools(self) -> list[ToolBinding]:
         """Every tool the Agent can offer: its own, then its MCP servers'."""
-        return [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
+        found = [*self.tools, *(self._mcp.bindings if self._mcp is not None else ())]
+        return [self.delegation.bind(t) for t in found]  # upfront-resolved delegates merged
 
     def composition(
         self,
@@ -861,7 +882,7 @@ class Agent:
         )
         if found is None and self._mcp is not None:
             found = next((t for t in self._mcp.bindings if t.name == name), None)
-        return found
+        return self.delegation.bind(found) if found is not None else None
 
     # -- execution
 
@@ -951,6 +972,11 @@ class Agent:
     ) -> CallRecord:
         if state is not None:  # its references resolved now (or the reason it cannot run)
             routed = _prepared(routed, state)
+        rejected = (  # an input guardrail's verdict, before the call runs or is parked
+            await self.guardrails.check_input(routed.tool, routed.call)
+            if routed.refused is None
+            else None
+        )
         record = CallRecord(
             call_id=routed.call_id,
             tool=routed.tool,
@@ -982,7 +1008,9 @@ class Agent:
         event("tool-input-delta", {"delta": json.dumps(routed.arguments)})
         value: ToolResult[Any] | Pending
         parks = routed.route == "explicit" and routed.approval and not approved
-        if routed.refused is not None:
+        if rejected is not None:
+            value = rejected
+        elif routed.refused is not None:
             value = _Result.fail(routed.refused)
         elif routed.route == "latent":
             if "_output" in routed.dumped:
@@ -1010,6 +1038,7 @@ class Agent:
                     tool=routed.tool,
                     instance=routed.dumped.get("_instance"),
                     reporter=progress,
+                    scopes=call_scopes(routed.dumped, routed.binding),
                 )
                 routed = replace(routed, activity_context=given)
             value = await self.executor.execute(routed, progress)
@@ -1020,8 +1049,9 @@ class Agent:
             )
             record.pending = record.result.success
         else:
-            record.result = value
-            if state is not None:  # the output appended at its _outputPath (008)
+            record.result = await self.guardrails.check_output(routed.tool, routed.call, value)
+            if state is not None and record.result is value:  # not what a guardrail withheld
+                # the output appended at its _outputPath (008)
                 record.result = state.record(routed.call, routed.binding, record.result)
         kind: EventType = (
             "tool-call.pending"

@@ -3,9 +3,11 @@
 For each tool (tool-system.md "Schema Composition", tool-system.ru.md):
 
 * meta fields come first: ``_tool`` (``const``), ``_activity`` (``const``, resolved below),
-  ``_reasoningForCall`` (optional string), then ``_output`` — optional, and only for latent tools
-  (an explicit tool's output comes from its Activity, so the LLM is not asked for it) — then the
-  parameters in spec order; ``required`` is ``_tool`` plus the parameters' own;
+  the RFC's Call extensions the tool declares (``_delegate``, ``_scopes``, ``_instance``,
+  ``_outputPath``, ``_outputMethod``), ``_reasoningForCall`` (optional string), then ``_output``
+  — optional, and only for latent tools (an explicit tool's output comes from its Activity, a
+  delegated one's from its delegate, so the LLM is not asked for it) — then the parameters in
+  spec order; ``required`` is ``_tool`` plus the parameters' own;
 * ``_activity``: the spec's explicit ``_activity`` > an Activity registered under the tool's name
   > ``''`` (latent).
 
@@ -44,6 +46,18 @@ class ComposableTool(Protocol):
 
 
 DEFAULT_OUTPUT_SCHEMA: Mapping[str, Any] = {"type": "string"}
+
+# The Call extensions of agent-tool-rfc.md that a tool's schema declares where the tool uses them
+# (related/008 Output, 013 Instancing, 014 Delegate, 015 Scopes); in the order a composed schema
+# lists them, after ``_activity``. A Call model has a field for each its tool declares. (Exported
+# by ``contract``; here so that composing needs no ``contract``.)
+CALL_EXTENSIONS: tuple[str, ...] = (
+    "_delegate",
+    "_scopes",
+    "_instance",
+    "_outputPath",
+    "_outputMethod",
+)
 
 
 def resolve_activity(tool: ComposableTool, activities: Collection[str] = ()) -> str:
@@ -111,9 +125,9 @@ def tool_schema(
     ``needed`` (``META_FIELD_CHOICES``); ``instances``: the context's instance ids, offered as
     ``_instance`` (unless the tool declares its own).
 
-    The RFC's Call extensions a tool declares (``_delegate``, ``_instance``, ``_outputPath``,
-    ``_outputMethod``) follow ``_activity``, in that order, whatever ``meta_fields`` says: they
-    change what a call does."""
+    The RFC's Call extensions a tool declares (``_delegate``, ``_scopes``, ``_instance``,
+    ``_outputPath``, ``_outputMethod``: ``CALL_EXTENSIONS``) follow ``_activity``, in that order,
+    whatever ``meta_fields`` says: they change what a call does."""
     activity = resolve_activity(tool, activities)
     params = dict(tool.parameters)
     # a same-name Activity is shown under the name the tool is offered by (read back likewise)
@@ -125,7 +139,7 @@ def tool_schema(
     extensions = dict(cast("Mapping[str, Any]", declared)) if isinstance(declared, Mapping) else {}
     if instances and "_instance" not in extensions:
         extensions["_instance"] = instance_schema(instances)
-    for name in ("_delegate", "_instance", "_outputPath", "_outputMethod"):
+    for name in CALL_EXTENSIONS:
         if name in extensions:
             properties[name] = extensions[name]
     if meta_fields == "all":
@@ -134,7 +148,7 @@ def tool_schema(
             "type": "string",
             "description": "Optional: why this call, in one short sentence, before its arguments.",
         }
-    if not activity:
+    if not activity and "_delegate" not in extensions:  # a delegate produces the output (014)
         properties["_output"] = dict(tool.output_schema) if tool.output_schema is not None else {}
     properties.update(params.pop("properties", {}))
     out: dict[str, Any] = {"type": "object"}

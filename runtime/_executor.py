@@ -71,8 +71,8 @@ class RoutedCall:
         timeout: seconds the Activity may take (its own, else the Agent's ``activity_timeout``).
         activity_context: the ``ActivityContext`` given to an Activity that takes a second
             argument (``def fn(call, ctx)``; None: the Activity is called with the call alone).
-        refused: why the call cannot run (a variable reference that names nothing, a
-            ``_delegate``): its failed result, the Activity not called.
+        refused: why the call cannot run (a variable reference that names nothing, an
+            ``_instance`` the context lacks): its failed result, the Activity not called.
         approval: the call waits for a human's approval before it runs (``requires_approval``).
     """
 

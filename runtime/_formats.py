@@ -14,6 +14,7 @@ never asserted (the spec says it must be ignored).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
@@ -33,10 +34,25 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z", re.ASCII)
 _LOCAL = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*\Z")
 _QUOTED_LOCAL = re.compile(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"\Z')
-_IDN_QUOTED_LOCAL = re.compile(
-    r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e\x80-\U0010ffff]|\\[\x20-\x7e])*"\Z'
-)
-_IDN_LOCAL = re.compile(
+
+
+class _Lazy:
+    """A pattern compiled on its first match: the wide Unicode classes below cost tens of
+    milliseconds to compile, paid by every import of the runtime (the CLI's included)."""
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+        self.compiled: re.Pattern[str] | None = None
+
+    def match(self, value: str) -> re.Match[str] | None:
+        if self.compiled is None:
+            self.compiled = re.compile(self.source, self.flags)
+        return self.compiled.match(value)
+
+
+_IDN_QUOTED_LOCAL = _Lazy(r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e\x80-\U0010ffff]|\\[\x20-\x7e])*"\Z')
+_IDN_LOCAL = _Lazy(
     r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\x80-\U0010ffff-]+)*\Z"
 )
 _JSON_POINTER = re.compile(r"(/([^~/]|~[01])*)*\Z")
@@ -173,6 +189,7 @@ def _regex(value: str) -> bool:
     return True
 
 
+@functools.cache  # compiled on first use: the IRI classes cost ~0.1 s, paid by every import
 def _uri_grammar(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(absolute, reference) patterns of RFC 3986's ``URI`` / ``URI-reference``, or with ``iri``
     RFC 3987's ``IRI`` / ``IRI-reference`` (``ucschar`` in every component, ``iprivate`` in the
@@ -210,8 +227,6 @@ def _uri_grammar(iri: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return absolute, reference
 
 
-_URI, _URI_REFERENCE = _uri_grammar(iri=False)
-_IRI, _IRI_REFERENCE = _uri_grammar(iri=True)
 _AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+\-.]*:)?//([^/?#]*)")
 
 
@@ -225,22 +240,24 @@ def _authority_ok(value: str) -> bool:
     return inner[:1] in ("v", "V") or _ipv6(inner)
 
 
-def _grammar(pattern: re.Pattern[str]) -> Callable[[str], bool]:
-    return lambda value: pattern.match(value) is not None and _authority_ok(value)
+def _grammar(*, iri: bool, reference: bool) -> Callable[[str], bool]:
+    return lambda value: (
+        _uri_grammar(iri)[reference].match(value) is not None and _authority_ok(value)
+    )
 
 
 # --- URI templates: RFC 6570 section 2, every level ----------------------------------------------
 
 _VARNAME = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*"
 _VARSPEC = f"{_VARNAME}(?::[1-9][0-9]{{0,3}}|\\*)?"
-_URI_TEMPLATE = re.compile(
+_URI_TEMPLATE = _Lazy(
     "(?:[\\x21\\x23-\\x24\\x26-\\x27\\x28-\\x3b\\x3d\\x3f-\\x5b\\x5d\\x5f\\x61-\\x7a\\x7e"
     "\u00a0-\ud7ff\uf900-\ufdcf\ufdf0-\uffef\U00010000-\U0010fffd]|%[0-9A-Fa-f]{2}"
     f"|\\{{[+#./;?&=,!@|]?{_VARSPEC}(?:,{_VARSPEC})*\\}})*\\Z"
 )
 
 
-def _matches(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+def _matches(pattern: re.Pattern[str] | _Lazy) -> Callable[[str], bool]:
     return lambda value: pattern.match(value) is not None
 
 
@@ -257,10 +274,10 @@ FORMATS: dict[str, Callable[[str], bool]] = {
     "regex": _regex,
     "json-pointer": _matches(_JSON_POINTER),
     "relative-json-pointer": _matches(_RELATIVE_POINTER),
-    "uri": _grammar(_URI),
-    "uri-reference": _grammar(_URI_REFERENCE),
-    "iri": _grammar(_IRI),
-    "iri-reference": _grammar(_IRI_REFERENCE),
+    "uri": _grammar(iri=False, reference=False),
+    "uri-reference": _grammar(iri=False, reference=True),
+    "iri": _grammar(iri=True, reference=False),
+    "iri-reference": _grammar(iri=True, reference=True),
     "idn-hostname": _idn_hostname,
     "idn-email": lambda v: _email(v, idn=True),
     "uri-template": _matches(_URI_TEMPLATE),

@@ -38,7 +38,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -781,23 +781,18 @@ def arguments_of(call: Any) -> dict[str, Any]:
     return {k: v for k, v in cast("dict[str, Any]", dumped).items() if k not in META_FIELDS}
 
 
-def streaming_call(
-    connection: McpConnection, tool: str, output_model: Callable[[], Any] | None
+def with_progress(
+    method: Callable[..., Coroutine[Any, Any, ToolResult[Any]]], name: str = ""
 ) -> Callable[[Any], AsyncIterator[Any]]:
-    """An async-generator Activity that calls ``tool`` on ``connection``: it yields each progress
-    notification, then the ``ToolResult``. Cancelling it (the Agent's timeout) cancels the call
-    on the server."""
+    """An async-generator Activity of ``method(call, progress=...)`` (a call to an MCP server):
+    it yields each progress notification (``{"progress", "total", "message"}``) as it comes —
+    progress events for an Agent — then the ``ToolResult``. Cancelling it (the Agent's timeout)
+    cancels the call on the server. A generated ``McpActivities.async_activities()`` is made of
+    these, as is a run-time MCP tool's Activity."""
 
     async def activity(call: Any) -> AsyncIterator[Any]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        task = asyncio.create_task(
-            connection.call(
-                tool,
-                arguments_of(call),
-                output_model=output_model() if output_model is not None else None,
-                progress=queue.put_nowait,
-            )
-        )
+        task = asyncio.create_task(method(call, progress=queue.put_nowait))
         try:
             async for item in drain(queue, task):
                 yield item
@@ -808,8 +803,24 @@ def streaming_call(
                 with contextlib.suppress(BaseException):
                     await task
 
-    activity.__name__ = f"mcp_{re.sub(r'[^0-9A-Za-z_]', '_', tool)}"
+    activity.__name__ = f"mcp_{re.sub(r'[^0-9A-Za-z_]', '_', name or method.__name__)}"
     return activity
+
+
+def streaming_call(
+    connection: McpConnection, tool: str, output_model: Callable[[], Any] | None
+) -> Callable[[Any], AsyncIterator[Any]]:
+    """``with_progress`` for ``tool`` on ``connection`` (the Output model made on first use)."""
+
+    async def call_tool(call: Any, progress: Callable[[Any], None]) -> ToolResult[Any]:
+        return await connection.call(
+            tool,
+            arguments_of(call),
+            output_model=output_model() if output_model is not None else None,
+            progress=progress,
+        )
+
+    return with_progress(call_tool, tool)
 
 
 class McpToolbox:

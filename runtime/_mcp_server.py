@@ -5,47 +5,98 @@ tool: ``inputSchema`` is exactly what ``toolbind schema --format mcp`` exports (
 ``outputSchema``, ``title``, ``annotations`` and the description come along. A call is validated
 by the tool's generated Call model — a validation error is an MCP tool error naming each field —
 then routed to the Activity; the result comes back as ``structuredContent`` (the Output's JSON)
-plus the same JSON as text, and a failed ``ToolResult`` as ``isError``. A tool with no Activity is
-not served: there is nothing here to run it.
+plus the same JSON as text, and a failed ``ToolResult`` as ``isError``. Every configured secret
+(credentials, ``${env.X}`` values) is scrubbed from what goes back, as from an Agent's tool
+messages. A tool with no Activity is not served — unless ``latent=True``: then it is offered
+with its ``_output`` field (as ``toolbind schema --format mcp`` exports it), nothing runs, and a
+call's result is the ``_output`` its caller wrote, checked against the Output model and marked
+``_meta["toolbind/execution"] = "latent"`` (a call without one is a tool error). Tools that run
+elsewhere (``gateway``/``internal`` execution, a named ``_activity``) are never latent.
+
+The per-call path does once what can be done once: each tool's kind of Activity (sync, async,
+async generator, latent) is known when the server is built; sync Activities run in a worker
+thread, async ones on the loop; the SDK's OpenTelemetry middleware is dropped unless a tracer
+provider is installed (it would only make no-op spans). ``bench/mcp.py`` measures the path.
 
 Uses the official ``mcp`` SDK's low-level ``Server``; the protocol is the SDK's, not ours.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from ._binding import ToolBinding
 from ._compose import resolve_activity
-from ._executor import invoke as _invoke
 from ._executor import to_result as _to_result
 from ._exports import mcp_tools
 from ._response import explain_errors
+from ._result import ToolResult
+from ._secrets import scrub_everywhere
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
 
+Kind = Literal["sync", "async", "generator", "latent"]
+
+LATENT_META = {"toolbind/execution": "latent"}
+"""The ``_meta`` of a latent tool's result over MCP: nothing ran, the caller's ``_output`` is it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A served tool: its binding, its Activity (None: latent) and how that Activity is called."""
+
+    binding: ToolBinding
+    fn: Callable[..., Any] | None
+    kind: Kind
+
+
+def _kind(fn: Callable[..., Any]) -> Kind:
+    if inspect.isasyncgenfunction(fn):
+        return "generator"
+    if inspect.iscoroutinefunction(fn):
+        return "async"
+    return "sync"
+
+
+def may_be_latent(tool: ToolBinding) -> bool:
+    """Whether ``tool`` may run latently (its caller's ``_output`` the result): it names no
+    Activity of its own and runs nowhere else (``gateway``/``internal``, an ``execution`` config,
+    a pending ``space``/``external`` tool) — the Agent's rule."""
+    from ._agent import RUNS_ELSEWHERE
+
+    pending = tool.execution_type in ("space", "external")
+    return not (tool.activity or tool.execution or pending or tool.execution_type in RUNS_ELSEWHERE)
+
+
 def servable(
-    tools: Iterable[ToolBinding], activities: Mapping[str, Callable[..., Any]]
-) -> tuple[dict[str, tuple[ToolBinding, Callable[..., Any]]], list[str]]:
-    """The tools that have an Activity (by name → (binding, function)), and the names of those
-    that have none (not served)."""
-    served: dict[str, tuple[ToolBinding, Callable[..., Any]]] = {}
+    tools: Iterable[ToolBinding],
+    activities: Mapping[str, Callable[..., Any]],
+    *,
+    latent: bool = False,
+) -> tuple[dict[str, Served], list[str]]:
+    """The tools served (by name), and the names of those that are not: no Activity (and, with
+    ``latent``, not one that may run latently)."""
+    served: dict[str, Served] = {}
     skipped: list[str] = []
     for tool in tools:
         name = resolve_activity(tool, activities.keys()) or tool.name
         fn = activities.get(name)
-        if fn is None:
-            skipped.append(tool.name)
+        if fn is not None:
+            served[tool.name] = Served(tool, fn, _kind(fn))
+        elif latent and may_be_latent(tool):
+            served[tool.name] = Served(tool, None, "latent")
         else:
-            served[tool.name] = (tool, fn)
+            skipped.append(tool.name)
     return served, skipped
 
 
@@ -55,17 +106,20 @@ def mcp_server(
     *,
     name: str = "toolbind",
     version: str = "",
+    latent: bool = False,
 ) -> Server[Any]:
     """An MCP server (the ``mcp`` SDK's low-level ``Server``) for the ``tools`` that have an
     Activity in ``activities`` (tool name → function; a generated package's
-    ``HttpActivities(client).async_activities()`` for an OpenAPI spec). Run it with the SDK:
-    ``mcp.server.stdio.stdio_server()`` + ``server.run(...)``, or ``server.streamable_http_app()``.
+    ``HttpActivities(client).async_activities()`` for an OpenAPI spec); with ``latent``, also
+    the tools that have none and may run latently (their result: the caller's ``_output``).
+    Run it with the SDK: ``mcp.server.stdio.stdio_server()`` + ``server.run(...)``, or
+    ``server.streamable_http_app()``.
     """
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
-    served, _ = servable(tools, activities)
-    listed = mcp_tools([binding for binding, _ in served.values()], activities.keys())["tools"]
+    served, _ = servable(tools, activities, latent=latent)
+    listed = mcp_tools([s.binding for s in served.values()], activities.keys())["tools"]
     tool_list = [
         types.Tool.model_validate(
             {
@@ -79,57 +133,102 @@ def mcp_server(
         )
         for entry in listed
     ]
+    listing = types.ListToolsResult(tools=tool_list)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list)
+        return listing
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         found = served.get(params.name)
         if found is None:
             return _error(f"no tool named {params.name!r} is served here")
-        binding, fn = found
-        arguments: dict[str, Any] = {**(params.arguments or {}), "_tool": binding.name}
+        binding, fn = found.binding, found.fn
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        arguments["_tool"] = binding.name
         try:
             call = binding.call_model.model_validate(arguments)
         except ValidationError as exc:
             return _error(explain_errors(exc.errors(), arguments))
         try:
-            if inspect.isasyncgenfunction(
-                fn
-            ):  # each item it yields is progress; the last, the result
-                value: Any = None
+            if fn is None:  # latent: the caller's _output is the result
+                if "_output" not in arguments:
+                    return _error(
+                        f"{binding.name} is latent (no Activity runs it): its result is the "
+                        "_output the call gives, and this call gave none"
+                    )
+                value: Any = ToolResult[Any].ok(
+                    call.model_dump(mode="json", by_alias=True, include={"output"})["_output"]
+                )
+            elif found.kind == "async":
+                value = await fn(call)
+            elif found.kind == "sync":
+                value = await asyncio.to_thread(fn, call)
+                if inspect.isawaitable(value):  # a callable object whose __call__ is async
+                    value = await value
+            else:  # each item an async generator yields is progress; the last, the result
+                value = None
                 done = 0
                 async for value in fn(call):
                     done += 1
                     await _progress(ctx, done, value)
-            else:
-                value = await _invoke(fn, call, lambda _: None)
         except Exception as exc:  # the Activity's own failure: a tool error the model can read
             return _error(f"{binding.name} failed: {type(exc).__name__}: {exc}")
-        result = _to_result(value, binding)
-        data: Any = json.loads(json.dumps(result.model_dump(mode="json")["data"]))
+        result: ToolResult[Any] = (
+            cast("ToolResult[Any]", value)
+            if isinstance(value, ToolResult)
+            else _to_result(value, binding)
+        )
+        data = _json_of(result.data)
+        raw = json.dumps(data, ensure_ascii=False)
+        text = scrub_everywhere(raw)
         if not result.success:
-            return _error(result.error or "the tool failed", data)
-        text = json.dumps(data, ensure_ascii=False)
-        structured = cast("dict[str, Any]", data) if isinstance(data, dict) else None
+            return _error(result.error or "the tool failed", None if data is None else text)
+        structured: dict[str, Any] | None = None
+        if isinstance(data, dict):  # a secret scrubbed from the text is scrubbed here too
+            structured = cast("dict[str, Any]", data if text == raw else json.loads(text))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             structured_content=structured,
+            _meta=LATENT_META if fn is None else None,
         )
 
-    return Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool)
+    _quiet_telemetry(server)
+    return server
 
 
-def _error(message: str, data: Any = None) -> Any:
+def _quiet_telemetry(server: Any) -> None:
+    """Drop the SDK's OpenTelemetry middleware when no tracer provider is installed: it would
+    make a no-op span per message, a cost on every call for nothing."""
+    try:
+        from opentelemetry import trace
+    except ImportError:  # pragma: no cover - the SDK depends on it
+        return
+    provider = trace.get_tracer_provider()
+    if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
+        server.middleware = [
+            m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"
+        ]
+
+
+def _json_of(value: Any) -> Any:
+    """An Activity's data as JSON: an Output model as the API (or Activity) gave it — by alias,
+    the fields it set, no nulls for the ones it did not."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return to_jsonable_python(value, by_alias=True)
+
+
+def _error(message: str, text: str | None = None) -> Any:
     import mcp_types as types
 
-    text = message if data is None else f"{message}\n{json.dumps(data, ensure_ascii=False)}"
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    body = scrub_everywhere(message if text is None else f"{message}\n{text}")
+    return types.CallToolResult(content=[types.TextContent(type="text", text=body)], is_error=True)
 
 
 async def _progress(ctx: Any, done: int, item: Any) -> None:
     """An MCP progress notification for one item an async-generator Activity yields, when the
     client asked for progress: the count so far, and the item (JSON) as its message. The SDK's
     session sends it against the caller's token (a no-op when there is none)."""
-    message = json.dumps(to_jsonable_python(item, by_alias=True), ensure_ascii=False)[:500]
-    await ctx.session.report_progress(done, None, message)
+    text = json.dumps(to_jsonable_python(item, by_alias=True), ensure_ascii=False)[:500]
+    await ctx.session.report_progress(done, None, scrub_everywhere(text))

@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field, JsonValue, create_model
 
 from . import _compiler
 from ._binding import ToolBinding
-from .contract import APPROVAL_KEY, CALL_EXTENSIONS
 from .errors import RegistrationError
 
 __all__ = [
@@ -69,6 +68,10 @@ def binding_from_schema(name: str, schema: Mapping[str, Any], *, source: str = "
         RegistrationError: the schema is not a usable tool schema; the message names the tool and
             carries the compiler's located diagnostics (``<Tool.register('x')>#/pointer: …``).
     """
+    # here, not at import: registering a generated package needs no contract (its HTTP and
+    # reference grammar parts), and this path goes through the compiler anyway
+    from .contract import APPROVAL_KEY, CALL_EXTENSIONS
+
     where = source or f"<Tool.register({name!r})>"
     try:
         # the seeds frontend's reader: meta fields are checked as in a spec file

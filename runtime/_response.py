@@ -246,7 +246,7 @@ def response_model(
             problems.append(
                 f"- field calls: {count} calls, none allowed this step (keyword: maxItems)"
             )
-        elif tool_choice not in ("auto", "none") and not count:  # none: no call is right
+        elif tool_choice not in ("auto", "none") and not count:
             problems.append(
                 "- field calls: no call; this step needs at least one"
                 + (f" (of {tool_choice})" if tool_choice != "required" else "")

@@ -21,7 +21,7 @@ run's context (read in the call's instance) and a progress reporter.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
@@ -163,8 +163,15 @@ class RunContext:
         tool: str,
         instance: str | None,
         reporter: Callable[[Any], None],
+        scopes: Sequence[Any] | None = None,
     ) -> ActivityContext[Any]:
-        """The ``ActivityContext`` of one call."""
+        """The ``ActivityContext`` of one call; with ``scopes`` (the call's ``_scopes``,
+        related/015) its context is only what they allow, as its instance sees it."""
+        context = self.context
+        if scopes is not None:
+            from ._delegate import scoped_context
+
+            context = scoped_context(self.context, scopes, instance)
         return ActivityContext(
             run_id=run_id,
             step=step,
@@ -172,7 +179,7 @@ class RunContext:
             tool=tool,
             deps=self.deps,
             instance=instance,
-            context=self.context,
+            context=context,
             reporter=reporter,
         )
 
@@ -198,11 +205,6 @@ class RunContext:
     def prepare(self, call: BaseModel, binding: ToolBinding | None) -> tuple[BaseModel, str | None]:
         """``call`` with its references resolved (validated again), or the reason it cannot run."""
         dumped = call.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        if call_meta(dumped, binding, "_delegate") is not None:
-            return call, (
-                "_delegate: delegated execution (related/014) is not supported by this runtime "
-                "yet; call the tool without it"
-            )
         if self.context is None:
             return call, None
         instance = dumped.get("_instance")

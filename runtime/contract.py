@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ._compose import CALL_EXTENSIONS as CALL_EXTENSIONS
 from ._compose import compose as compose_schema
 from ._compose import reachable_defs
 from ._context import parse_expression, parse_reference
@@ -55,6 +56,8 @@ __all__ = [
     "META_FIELDS",
     "META_FIELD_NAMES",
     "OUTPUT_METHODS",
+    "RETRY_KEY",
+    "TOOLBIND_EXTENSIONS",
     "TYPES_EXPORTS",
     "BodyKind",
     "BodyPart",
@@ -85,27 +88,33 @@ META_FIELDS: tuple[str, ...] = (
     "_tool",
     "_activity",
     "_delegate",
+    "_scopes",
     "_instance",
     "_outputPath",
     "_outputMethod",
     "_output",
     "_reasoningForCall",
 )
-# The Call extensions of agent-tool-rfc.md that a tool's schema declares where the tool uses them
-# (related/008 Output, 013 Instancing, 014 Delegate); in the order a composed schema lists them,
-# after ``_activity``. A Call model has a field for each its tool declares.
-CALL_EXTENSIONS: tuple[str, ...] = ("_delegate", "_instance", "_outputPath", "_outputMethod")
+# The Call extensions (``CALL_EXTENSIONS``) are defined in ``_compose``, which composition reads
+# without importing this module (registering and composing a package's tools need nothing else
+# of it); the name is exported from here as before.
 # related/008_agent_output.md: how a written output combines with what is already at its path.
 OUTPUT_METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
 # A tool schema's key saying its calls wait for a human's approval before they run.
 APPROVAL_KEY = "x-requires-approval"
+# A tool schema's key holding its Temporal retry policy (read by ``toolbind worker``).
+RETRY_KEY = "x-toolbind-retry"
+# The ``x-`` keys toolbind itself reads; every other extension is dropped from the schemas a
+# model sees (and reported).
+TOOLBIND_EXTENSIONS: frozenset[str] = frozenset({APPROVAL_KEY, RETRY_KEY})
 # Python field name -> wire name of each meta field, in the order a Call model declares them
 # (the Call extensions only where the tool declares them).
 META_FIELD_NAMES: tuple[tuple[str, str], ...] = (
     ("tool", "_tool"),
     ("activity", "_activity"),
     ("delegate", "_delegate"),
+    ("scopes", "_scopes"),
     ("instance", "_instance"),
     ("output_path", "_outputPath"),
     ("output_method", "_outputMethod"),

@@ -17,6 +17,7 @@ The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
     │   ├── HttpConfigurationError
     │   ├── NotStrictable
     │   ├── InvalidReference
+    │   ├── DelegateDefinitionError
     │   ├── ContractError                  (toolbind.testing)
     │   ├── CommandLineError               (toolbind.testing)
     │   └── CompileError                   (toolbind.compiler.errors)
@@ -34,6 +35,8 @@ The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
     │   │   ├── DuplicatePendingCall
     │   │   └── InvalidPendingValue
     │   ├── UnresolvedReference
+    │   ├── DelegateLimitExceeded
+    │   │   └── DelegateLoop
     │   ├── TokenError
     │   ├── ParameterError
     │   └── ResponseTooLarge
@@ -53,6 +56,9 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentError",
     "AlreadyResolved",
+    "DelegateDefinitionError",
+    "DelegateLimitExceeded",
+    "DelegateLoop",
     "DuplicatePendingCall",
     "HttpConfigurationError",
     "InvalidPendingValue",
@@ -110,6 +116,11 @@ class NotStrictable(UsageError, ValueError):
 class InvalidReference(UsageError, ValueError):
     """A variable reference or output path that is not ``†<kind>.<path>`` (related/007), or an
     unknown ``_outputMethod``; a model's such mistake reaches it as the Call's failed result."""
+
+
+class DelegateDefinitionError(UsageError, ValueError):
+    """A saved Request a ``_delegate`` names (related/014) that cannot be found or read; the
+    message is located (``file#/pointer: error: ... — expected ...``)."""
 
 
 # -- a failure while running ----------------------------------------------------------------------
@@ -181,6 +192,24 @@ class InvalidPendingValue(PendingError, TypeError):
 
 class UnresolvedReference(RunFailure, LookupError):
     """A variable reference names nothing in the context (in the Call's instance, if any)."""
+
+
+class DelegateLimitExceeded(RunFailure):
+    """A delegated call refused by a limit of the run's delegate tree (``Delegates``): nesting
+    deeper than ``max_depth``, or the tree's LLM requests or tokens spent. Reported to the model
+    as the Call's failed result (``metadata["error_type"]`` is this class's name).
+
+    Attributes:
+        chain: the delegates entered on the way, outermost first.
+    """
+
+    def __init__(self, message: str, chain: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.chain = tuple(chain)
+
+
+class DelegateLoop(DelegateLimitExceeded):
+    """A delegate that would enter itself again (``a.json → b.json → a.json``)."""
 
 
 class TokenError(RunFailure):

@@ -20,6 +20,7 @@ from ._mcp_client import (
     load_mcp_config,
     read_mcp_config,
     result_value,
+    with_progress,
 )
 
 __all__ = [
@@ -34,4 +35,5 @@ __all__ = [
     "load_mcp_config",
     "read_mcp_config",
     "result_value",
+    "with_progress",
 ]

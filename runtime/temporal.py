@@ -13,6 +13,15 @@ Imports ``temporalio`` (the SDK) and the runtime; nothing imports this module bu
   workflow code; a pending tool (``external``/``space``) is a workflow wait resolved by the update
   or signal ``tool_result`` (``DurableAgent.submit``, or ``temporal_pending`` behind the usual
   ``pending_app`` endpoint ``POST /runs/{run_id}/tool-results``).
+  ``DurableAgent`` takes the run options that are data (``tools`` by name, ``tool_choice``,
+  ``context`` as workflow data, ``mode``, ``tool_selection=k``, ``requires_approval``) and refuses
+  with a ``UsageError`` what cannot cross (``deps``: ``worker(deps=...)`` gives the workers theirs;
+  a ``ToolSelector`` object; an ``instructor.Mode``).
+* Live events — each workflow (the run, a one-call workflow) hosts a Workflow Stream
+  (``temporalio.contrib.workflow_streams``): the run publishes its events (topic ``events``) and an
+  Activity that reports progress publishes each item there while it runs (a signal, flushed before
+  the activity completes, so before its result); ``DurableAgent.astream``/``events`` and
+  ``TemporalExecutor`` (outside a workflow) follow it.
 * ``worker(...)`` / ``toolbind worker`` — a worker registering the workflow, the LLM activity and
   every tool Activity (generated HTTP Activities and user functions).
 
@@ -32,37 +41,44 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, Unpack, cast
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 from temporalio import activity, workflow
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.common import RawValue, RetryPolicy
+from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamClient
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.worker import Worker
 
-from ._agent import Agent
+from ._agent import Agent, ContextLike
 from ._binding import ToolBinding
-from ._events import CallRecord, RunResult, Step
+from ._context import Context
+from ._events import AgentEvent, CallRecord, RunResult, Step
 from ._executor import _CURRENT, Pending, RoutedCall, invoke, to_result  # pyright: ignore[reportPrivateUsage]
+from ._pending import PendingToolCall
 from ._registry import ActivityFn, ActivityRegistry, ToolRegistry
+from ._response import Composition
 from ._result import ToolResult
 from ._state import ActivityContext, takes_context
 from ._stream import Emit
+from .contract import RETRY_KEY
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
 __all__ = [
     "DEFAULT_POLICY",
     "DurableAgent",
+    "RunOptions",
     "TemporalExecutor",
     "ToolPolicy",
     "policies_from_spec",
@@ -75,7 +91,9 @@ CALL_WORKFLOW = "toolbind.call"
 LLM_ACTIVITY = "toolbind.llm"
 TOOL_PREFIX = "tool:"
 SUBMIT = "tool_result"
-EXTENSION = "x-toolbind-retry"
+EVENTS = "events"
+"""The topic of a run's (and a one-call workflow's) Workflow Stream: its user-facing events."""
+EXTENSION = RETRY_KEY
 DEFAULT_PENDING_TTL = 24 * 3600.0
 _Result = ToolResult[Any]
 Queues = Literal["one", "toolset", "tool"]
@@ -287,12 +305,17 @@ class TemporalExecutor:
         return self.task_queue
 
     def _payload(self, call: RoutedCall) -> dict[str, Any]:
+        given: Any = call.activity_context
+        context: Context | None = getattr(given, "context", None)
         return {
+            # a copy of the run's context for an Activity that reads it (its writes stay there)
+            "context": context.to_items() if context is not None else None,
             "tool": call.tool,
             "call": call.dumped,
             "run_id": call.run_id,
             "call_id": call.call_id,
             "step": call.step,
+            "visible": call.visible,
             "key": call.key,
             "timeout": call.timeout,
         }
@@ -302,6 +325,7 @@ class TemporalExecutor:
     ) -> ToolResult[Any] | Pending:
         policy = self.policy(call.tool)
         timeout = policy.start_to_close or call.timeout
+        live: list[Any] = []  # the progress items the stream told while the activity ran
         try:
             if workflow.in_workflow():
                 out: Any = await workflow.execute_activity(
@@ -320,16 +344,7 @@ class TemporalExecutor:
                         "TemporalExecutor(client=...) is needed outside a workflow (inside one, "
                         "toolbind worker schedules the activities)"
                     )
-                out = await self.client.execute_workflow(
-                    CALL_WORKFLOW,
-                    {
-                        **self._payload(call),
-                        "queue": self.queue(call),
-                        "policy": _policy_dict(policy),
-                    },
-                    id=f"toolbind-call-{call.key}",
-                    task_queue=self.task_queue,
-                )
+                out = await self._call_workflow(call, policy, progress, live)
         except ActivityError as exc:
             return _Result.fail(_failure_text(exc), execution="explicit")
         except WorkflowFailureError as exc:
@@ -337,12 +352,68 @@ class TemporalExecutor:
         # JSON text on the wire: Temporal's converter sorts keys, and the order of a result's
         # keys is what the model reads (the same transcript as in process)
         result = cast("dict[str, Any]", json.loads(out) if isinstance(out, str) else out)
-        for item in result.get("progress", []):
+        # what the stream did not tell (a stream that failed): from the result, in order; in a
+        # durable run the activity told the run's stream itself
+        for item in result.get("progress", [])[len(live) :]:
             progress(item)
         if "pending" in result:
             marker = cast("dict[str, Any]", result["pending"])
             return Pending(ttl=marker.get("ttl"), message=str(marker.get("message", "")))
         return _Result.model_validate(result["result"])
+
+    async def _call_workflow(
+        self,
+        call: RoutedCall,
+        policy: ToolPolicy,
+        progress: Callable[[Any], None],
+        live: list[Any],
+    ) -> Any:
+        """Run a call as a one-call workflow, its progress told live: the activity publishes
+        each item to the workflow's stream (Temporal's Workflow Streams), followed here."""
+        assert self.client is not None
+        handle = await self.client.start_workflow(
+            CALL_WORKFLOW,
+            {**self._payload(call), "queue": self.queue(call), "policy": _policy_dict(policy)},
+            id=f"toolbind-call-{call.key}",
+            task_queue=self.task_queue,
+        )
+        if not _reports_progress(call.activity.fn if call.activity is not None else None):
+            return await handle.result()  # nothing to follow
+        follower = asyncio.create_task(_follow(self.client, handle.id, live, progress))
+        try:
+            out: Any = await handle.result()
+        except BaseException:
+            follower.cancel()
+            raise
+        # the stream ends once the workflow has closed and its last items are read; each is
+        # told before the call's result (never after it)
+        done, _ = await asyncio.wait([follower], timeout=FOLLOW_TIMEOUT)
+        if not done:
+            follower.cancel()
+        return out
+
+
+def _reports_progress(fn: Any) -> bool:
+    """Whether an Activity can report progress: an async generator, or one that takes an
+    ``ActivityContext`` (``ctx.progress``)."""
+    return fn is not None and (inspect.isasyncgenfunction(fn) or takes_context(fn))
+
+
+FOLLOW_TIMEOUT = 10.0
+"""Seconds a finished call's stream may take to tell its last items (then the result's list)."""
+
+
+async def _follow(
+    client: Client, workflow_id: str, live: list[Any], progress: Callable[[Any], None]
+) -> None:
+    stream = WorkflowStreamClient.create(client, workflow_id)
+    with contextlib.suppress(Exception):  # a stream that fails: the result's list tells the rest
+        async for item in stream.subscribe(EVENTS, poll_cooldown=timedelta(milliseconds=20)):
+            event = cast("dict[str, Any]", item.data)
+            if event.get("type") == "tool-result":
+                output = cast("dict[str, Any]", event["data"])["output"]
+                live.append(output)
+                progress(output)
 
 
 def _failure_text(exc: BaseException) -> str:
@@ -373,6 +444,7 @@ class _World:
     llm_queue: str
     activity_timeout: float
     router: Agent
+    deps: Any = None
     composer: dict[Any, Any] = field(default_factory=dict[Any, Any])
 
 
@@ -410,11 +482,44 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
             )
         call = binding.call_model.model_validate_json(json.dumps(payload["call"]))
         items: list[Any] = []
+        loop = asyncio.get_running_loop()
+        # an Activity that can report progress (an async generator, or one that takes an
+        # ActivityContext) tells it live: each item published to the calling workflow's stream
+        # (a signal, sent before the activity completes), which the run's client follows
+        stream = (
+            WorkflowStreamClient.from_within_activity(batch_interval=timedelta(milliseconds=50))
+            if _reports_progress(found.fn)
+            else None
+        )
+
+        def publish(plain: Any) -> None:
+            if stream is not None:
+                stream.topic(EVENTS).publish(
+                    {
+                        "type": "tool-result",
+                        "run_id": payload["run_id"],
+                        "step": int(payload.get("step", 0)),
+                        "call_id": payload["call_id"],
+                        "tool": name,
+                        "visible": payload.get("visible", True),
+                        "data": {"preliminary": True, "output": plain},
+                        "attempt": info.attempt,
+                    },
+                    force_flush=True,
+                )
 
         def progress(item: Any) -> None:
             plain = to_jsonable_python(item, by_alias=True)
             items.append(plain)
             activity.heartbeat(plain)
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                publish(plain)
+            else:  # a sync Activity's ctx.progress, from its worker thread
+                loop.call_soon_threadsafe(publish, plain)
 
         async def beat() -> None:
             period = max(0.2, (info.heartbeat_timeout or timedelta(seconds=30)).total_seconds() / 3)
@@ -433,16 +538,17 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
                 attempt=info.attempt,
             )
         )
-        # an Activity that takes an ActivityContext gets the call's ids and progress here; deps
-        # and the run's context stay with the caller (they do not cross the wire)
+        # an Activity that takes an ActivityContext gets the call's ids and progress here, the
+        # worker's deps (a run's own do not cross the wire) and a copy of the run's context
         given = (
             ActivityContext(
                 run_id=payload["run_id"],
                 step=int(payload.get("step", 0)),
                 call_id=payload["call_id"],
                 tool=name,
-                deps=None,
+                deps=world.deps,
                 instance=payload["call"].get("_instance"),
+                context=Context.of(payload["context"]) if payload.get("context") else None,
                 reporter=progress,
             )
             if takes_context(found.fn)
@@ -450,7 +556,10 @@ def _tool_activity(world: _World) -> Callable[..., Any]:
         )
         beating = asyncio.create_task(beat())
         try:
-            value = await invoke(found.fn, call, progress, given)
+            async with stream if stream is not None else contextlib.nullcontext():
+                value = await invoke(found.fn, call, progress, given)
+            # leaving the stream flushed it: the items are in the workflow's history before
+            # the activity's completion
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # retried by the policy; the last failure becomes the result
@@ -473,8 +582,6 @@ def _llm_activity(world: _World) -> Callable[..., Any]:
 
     @activity.defn(name=LLM_ACTIVITY)
     async def ask(payload: dict[str, Any]) -> str:
-        from ._agent import _with_tools_listed  # pyright: ignore[reportPrivateUsage]
-        from ._compose import describe_tools
         from ._llm import InstructorModel
         from ._response import compose
 
@@ -488,19 +595,25 @@ def _llm_activity(world: _World) -> Callable[..., Any]:
                 http_retries=llm["http_retries"],
                 api_key=os.environ.get(llm.get("api_key_env") or "OPENAI_API_KEY"),
             )
-        tools = list(world.tools)
+        # the request the workflow composed: the same tools (a per-run subset, the selected ones),
+        # output, tool choice and instances, composed here the same way
+        offered: list[str] = payload.get("offered") or [t.name for t in world.tools]
+        instances = tuple(payload.get("instances") or ())
         ckey = json.dumps(
             [
+                offered,
                 payload["not_latent"],
                 payload["output"],
                 payload["tool_choice"],
                 llm["max_calls"],
                 llm["meta_fields"],
+                instances,
             ],
             sort_keys=True,
         )
         composition = world.composer.get(ckey)
         if composition is None:
+            tools = [b for b in (world.tools.get(n) for n in offered) if b is not None]
             composition = world.composer[ckey] = compose(
                 tools,
                 payload["output"],
@@ -508,20 +621,32 @@ def _llm_activity(world: _World) -> Callable[..., Any]:
                 max_calls=llm["max_calls"],
                 tool_choice=payload["tool_choice"],
                 meta_fields=llm["meta_fields"],
+                instances=instances,
             )
-        messages = cast("list[dict[str, Any]]", payload["messages"])
-        if llm["tools_in_prompt"] and composition.tools:
-            messages = _with_tools_listed(messages, describe_tools(composition.tools))
-        step = Step(index=payload["step"])
+        messages = cast("list[dict[str, Any]]", payload["messages"])  # tools listed, if asked
+        native = bool(payload.get("native"))
+        step = Step(index=payload["step"], mode="native" if native else "composed")
         try:
-            response = await model.ask(
-                messages,
-                composition.response,
-                step,
-                model=llm["model"],
-                max_retries=llm["max_retries"],
-                request_kwargs=dict(llm["request_kwargs"]),
-            )
+            if native:
+                response = await model.ask_native(
+                    messages,
+                    composition,
+                    step,
+                    model=llm["model"],
+                    tool_choice=payload["tool_choice"],
+                    max_retries=llm["max_retries"],
+                    request_kwargs=dict(llm["request_kwargs"]),
+                    agent_mode=llm.get("mode") or "composed",
+                )
+            else:
+                response = await model.ask(
+                    messages,
+                    composition.response,
+                    step,
+                    model=llm["model"],
+                    max_retries=llm["max_retries"],
+                    request_kwargs=dict(llm["request_kwargs"]),
+                )
         except ResponseValidationError as exc:
             raise ApplicationError(
                 str(exc),
@@ -553,160 +678,74 @@ def _llm_activity(world: _World) -> Callable[..., Any]:
     return ask
 
 
-# -- the durable loop (workflow code) ------------------------------------------------------------
+class _ActivityModel:
+    """The durable loop's model call (``ModelCall``): each request is the LLM activity. The
+    Agent's own step code picks the tools, lists them and decides composed or native; the
+    activity composes the same request on a worker and asks the model there."""
 
+    streams = False
 
-@dataclass(slots=True, kw_only=True)
-class _Parked:
-    """A pending call as the workflow keeps it (``PendingCall``)."""
+    def __init__(self, loop: _DurableLoop) -> None:
+        self.loop = loop
 
-    run_id: str
-    call_id: str
-    tool: str
-    arguments: Mapping[str, Any]
-    deadline: float
-    status: str = "pending"
-    result: Any = None
-    error: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "arguments": dict(self.arguments),
-            "status": self.status,
-            "result": self.result,
-            "error": self.error,
-        }
-
-
-class _WorkflowPending:
-    """The pending store of one durable run: its state is the workflow's (rebuilt on replay)."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, _Parked] = {}
-
-    def add(
-        self,
-        *,
-        run_id: str,
-        call_id: str,
-        tool: str,
-        arguments: Mapping[str, Any],
-        ttl: float | None = None,
-    ) -> None:
-        self.calls[call_id] = _Parked(
-            run_id=run_id,
-            call_id=call_id,
-            tool=tool,
-            arguments=dict(arguments),
-            deadline=workflow.time() + (ttl or DEFAULT_PENDING_TTL),
-        )
-
-    def check(self, call_id: str) -> _Parked:
-        found = self.calls.get(call_id)
-        if found is None:
-            raise ApplicationError(
-                f"no pending call {call_id!r} in this run", type="UnknownPendingCall"
-            )
-        if found.status != "pending":
-            raise ApplicationError(
-                f"call {call_id!r} is already {found.status}", type="AlreadyResolved"
-            )
-        return found
-
-    def submit(self, call_id: str, result: Any, error: str | None) -> dict[str, Any]:
-        found = self.check(call_id)
-        found.status, found.result, found.error = "resolved", result, error
-        return found.as_dict()
-
-    def collect(self, run_id: str) -> list[_Parked]:
-        now = workflow.time()
-        out: list[_Parked] = []
-        for parked in self.calls.values():
-            if parked.status == "pending" and now >= parked.deadline:
-                parked.status, parked.error = "expired", "the call expired before a result arrived"
-            if parked.status in ("resolved", "expired"):
-                out.append(parked)
-                if parked.status == "resolved":
-                    parked.status = "delivered"
-                else:
-                    parked.status = "expired-delivered"
-        return out
-
-
-class _DurableLoop(Agent):
-    """The Agent's loop as workflow code: the model call is an activity, explicit calls go to the
-    TemporalExecutor, pending calls park in the workflow."""
-
-    def __init__(self, world: _World, config: Mapping[str, Any], pending: _WorkflowPending) -> None:
-        super().__init__(
-            "http://127.0.0.1:9/v1",  # never contacted: the LLM request is an activity
-            model=config["llm"]["model"],
-            tools=world.tools,
-            activities=world.activities,
-            max_retries=config["llm"]["max_retries"],
-            max_calls=config["llm"]["max_calls"],
-            end_on_output=config["end_on_output"],
-            meta_fields=config["llm"]["meta_fields"],
-            tools_in_prompt=config["llm"]["tools_in_prompt"],
-            instructions=config["instructions"],
-            activity_timeout=world.activity_timeout,
-            pending=pending,
-            executor=world.executor,
-        )
-        self._world = world
-        self._config = config
-        self._parked = pending
-        self._compositions = world.composer  # composed once per worker, not once per run
-
-    def _call_prefix(self) -> str:
-        return f"call-{workflow.uuid4().hex[:8]}"
-
-    async def _before_step(self, outstanding: Mapping[str, CallRecord]) -> None:
-        if not self._config["wait_pending"]:
-            return
-        waiting = [self._parked.calls[c] for c in outstanding if c in self._parked.calls]
-        if not waiting:
-            return
-        left = min(p.deadline for p in waiting) - workflow.time()
-        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-            await workflow.wait_condition(
-                lambda: all(p.status != "pending" for p in waiting), timeout=max(left, 0.001)
-            )
-
-    async def _ask(
+    async def ask(
         self,
         messages: list[dict[str, Any]],
-        output: Any,
+        response_model: type[ToolResponse[Any, Any]],
         step: Step,
-        tool_choice: str = "auto",
-        subset: Iterable[str | ToolBinding] | None = None,
-        emit: Emit | None = None,
-        instances: Sequence[str] = (),
+        *,
+        model: str,
+        max_retries: int,
+        request_kwargs: dict[str, Any],
     ) -> ToolResponse[Any, Any]:
-        # a durable run offers every tool, composed, not streamed (DurableAgent takes no
-        # tools=/mode=/tool_selection=/context=; the workflow's arun never streams)
-        composition = self.composition(output, tool_choice)
-        step.offered, step.composition = [t.name for t in composition.tools], composition
-        not_latent = sorted(t.name for t in self.tools if self._route(t)[0] != "latent")
+        return await self._ask(messages, step, native=False)
+
+    async def ask_native(
+        self,
+        messages: list[dict[str, Any]],
+        composition: Composition,
+        step: Step,
+        *,
+        model: str,
+        tool_choice: str,
+        max_retries: int,
+        request_kwargs: dict[str, Any],
+        agent_mode: str,
+        emit: Emit | None = None,
+    ) -> ToolResponse[Any, Any]:
+        return await self._ask(messages, step, native=True)
+
+    async def aclose(self) -> None:
+        return None
+
+    async def _ask(
+        self, messages: list[dict[str, Any]], step: Step, *, native: bool
+    ) -> ToolResponse[Any, Any]:
+        loop = self.loop
+        composition = step.composition
+        assert composition is not None  # the Agent's step composes before it asks
+        config = loop.config
         payload = {
             "messages": messages,
-            "output": output,
-            "tool_choice": tool_choice,
-            "not_latent": not_latent,
+            "output": composition.output,
+            "tool_choice": composition.tool_choice,
+            "offered": [t.name for t in composition.tools],
+            "instances": list(composition.instances),
+            "not_latent": sorted(
+                t.name for t in composition.tools if loop.route_of(t.name) != "latent"
+            ),
+            "native": native,
             "step": step.index,
-            "llm": self._config["llm"],
+            "llm": config["llm"],
         }
         try:
             text: str = await workflow.execute_activity(
                 LLM_ACTIVITY,
                 payload,
-                task_queue=self._world.llm_queue,
-                start_to_close_timeout=timedelta(seconds=self._config["llm"]["activity_timeout"]),
+                task_queue=loop.world.llm_queue,
+                start_to_close_timeout=timedelta(seconds=config["llm"]["activity_timeout"]),
                 retry_policy=RetryPolicy(maximum_attempts=3),
-                activity_id=f"llm-{self._config['invocation']}-{step.index}",
+                activity_id=f"llm-{config['invocation']}-{step.index}",
                 result_type=str,
             )
         except ActivityError as exc:
@@ -732,6 +771,124 @@ class _DurableLoop(Agent):
         return composition.response.model_validate_json(json.dumps(out["response"]))
 
 
+# -- the durable loop (workflow code) ------------------------------------------------------------
+
+
+class _WorkflowPending:
+    """The pending store of one durable run: its state is the workflow's (rebuilt on replay); its
+    records are the SQLite store's (``PendingToolCall``), in workflow time."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, PendingToolCall] = {}
+
+    def add(
+        self,
+        *,
+        run_id: str,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        ttl: float | None = None,
+    ) -> None:
+        now = workflow.time()
+        self.calls[call_id] = PendingToolCall(
+            run_id=run_id,
+            call_id=call_id,
+            tool=tool,
+            arguments=dict(arguments),
+            status="pending",
+            result=None,
+            error=None,
+            created_at=now,
+            expires_at=now + (ttl or DEFAULT_PENDING_TTL),
+        )
+
+    def deadline(self, call_id: str) -> float:
+        return self.calls[call_id].expires_at or DEFAULT_PENDING_TTL
+
+    def check(self, call_id: str) -> PendingToolCall:
+        found = self.calls.get(call_id)
+        if found is None:
+            raise ApplicationError(
+                f"no pending call {call_id!r} in this run", type="UnknownPendingCall"
+            )
+        if found.status != "pending":
+            raise ApplicationError(
+                f"call {call_id!r} is already {found.status}", type="AlreadyResolved"
+            )
+        return found
+
+    def submit(self, call_id: str, result: Any, error: str | None) -> dict[str, Any]:
+        found = replace(self.check(call_id), status="resolved", result=result, error=error)
+        self.calls[call_id] = found
+        return found.as_dict()
+
+    def collect(self, run_id: str) -> list[PendingToolCall]:
+        """The resolved calls, and those whose ttl passed (``expired``), now delivered."""
+        now = workflow.time()
+        out: list[PendingToolCall] = []
+        for call_id, parked in self.calls.items():
+            if parked.status == "pending" and now >= self.deadline(call_id):
+                parked = replace(
+                    parked, status="expired", error="the call expired before a result arrived"
+                )
+            if parked.status in ("resolved", "expired"):
+                out.append(parked)
+                self.calls[call_id] = replace(parked, status="delivered")
+        return out
+
+
+class _DurableLoop(Agent):
+    """The Agent's loop as workflow code: the model call is an activity (``_ActivityModel``),
+    explicit calls go to the TemporalExecutor, pending calls park in the workflow."""
+
+    def __init__(self, world: _World, config: Mapping[str, Any], pending: _WorkflowPending) -> None:
+        super().__init__(
+            "http://127.0.0.1:9/v1",  # never contacted: the LLM request is an activity
+            model=config["llm"]["model"],
+            tools=world.tools,
+            activities=world.activities,
+            max_retries=config["llm"]["max_retries"],
+            max_calls=config["llm"]["max_calls"],
+            end_on_output=config["end_on_output"],
+            meta_fields=config["llm"]["meta_fields"],
+            tools_in_prompt=config["llm"]["tools_in_prompt"],
+            mode=config["llm"].get("mode") or "composed",
+            instructions=config["instructions"],
+            activity_timeout=world.activity_timeout,
+            pending=pending,
+            executor=world.executor,
+            tool_selection=config.get("tool_selection"),
+            requires_approval=config.get("requires_approval") or (),
+        )
+        self.world = world
+        self.config = config
+        self._parked = pending
+        self._compositions = world.composer  # composed once per worker, not once per run
+        self._model = _ActivityModel(self)
+
+    def route_of(self, tool: str) -> str:
+        binding = self._binding(tool)
+        return self._route(binding)[0] if binding is not None else "missing"
+
+    def _call_prefix(self) -> str:
+        return f"call-{workflow.uuid4().hex[:8]}"
+
+    async def _before_step(self, outstanding: Mapping[str, CallRecord]) -> None:
+        if not self.config["wait_pending"]:
+            return
+        calls = self._parked.calls
+        waiting = [c for c in outstanding if c in calls]
+        if not waiting:
+            return
+        left = min(self._parked.deadline(c) for c in waiting) - workflow.time()
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            await workflow.wait_condition(
+                lambda: all(calls[c].status != "pending" for c in waiting),
+                timeout=max(left, 0.001),
+            )
+
+
 _WORLDS: dict[str, _World] = {}
 """Task queue → what the worker polling it hosts (the workflow classes are module-level)."""
 
@@ -744,18 +901,29 @@ def _world() -> _World:
 class RunWorkflow:
     def __init__(self) -> None:
         self.pending = _WorkflowPending()
+        self.stream = WorkflowStream()  # the run's events, for DurableAgent.astream
 
     @workflow.run
     async def run(self, config: dict[str, Any]) -> str:
         loop = _DurableLoop(_world(), config, self.pending)
         try:
-            result = await loop.arun(
+            context = config.get("context")
+            events = self.stream.topic(EVENTS)
+            result: RunResult | None = None
+            async for event in loop.astream(
                 config["messages"],
                 config["output"],
                 max_steps=config["max_steps"],
                 run_id=workflow.info().workflow_id,
                 tool_choice=config["tool_choice"],
-            )
+                tools=config.get("tools"),
+                context=Context.of(context) if context is not None else None,
+            ):
+                if event.type == "run.complete":
+                    result = event.result
+                elif event.type != "tool-result":  # the activity told its progress itself
+                    events.publish(_event_dict(event))
+            assert result is not None
         except AgentError as exc:
             return json.dumps(
                 {
@@ -795,6 +963,9 @@ class RunWorkflow:
 
 @workflow.defn(name=CALL_WORKFLOW, sandboxed=False)
 class CallWorkflow:
+    def __init__(self) -> None:
+        self.stream = WorkflowStream()  # the call's progress, published by its activity
+
     @workflow.run
     async def run(self, payload: dict[str, Any]) -> str:
         policy = ToolPolicy(
@@ -815,22 +986,24 @@ class CallWorkflow:
 # -- transcripts as JSON -------------------------------------------------------------------------
 
 
+_EVENT_FIELDS = ("type", "run_id", "step", "call_id", "tool", "data", "visible")
+_RECORD_FIELDS = ("call_id", "tool", "route", "arguments", "visible", "pending", "progress")
+
+
+def _event_dict(event: AgentEvent) -> dict[str, Any]:
+    return {name: getattr(event, name) for name in _EVENT_FIELDS}
+
+
 def _record_dict(record: CallRecord) -> dict[str, Any]:
-    return {
-        "call_id": record.call_id,
-        "tool": record.tool,
-        "route": record.route,
-        "arguments": record.arguments,
-        "result": record.result.model_dump(mode="json"),
-        "visible": record.visible,
-        "pending": record.pending,
-        "progress": record.progress,
-    }
+    fields = {name: getattr(record, name) for name in _RECORD_FIELDS}
+    return {**fields, "result": record.result.model_dump(mode="json")}
 
 
 def _step_dict(step: Step) -> dict[str, Any]:
     return {
         "index": step.index,
+        "mode": step.mode,
+        "offered": step.offered,
         "requests": step.requests,
         "raw_responses": step.raw_responses,
         "response": (
@@ -852,26 +1025,21 @@ def dump_result(result: RunResult) -> dict[str, Any]:
         "pending": result.pending,
         "messages": result.messages,
         "steps": [_step_dict(s) for s in result.steps],
+        "context": result.context.to_items() if result.context is not None else None,
     }
 
 
 def _record(data: Mapping[str, Any]) -> CallRecord:
-    return CallRecord(
-        call_id=data["call_id"],
-        tool=data["tool"],
-        route=data["route"],
-        arguments=dict(data["arguments"]),
-        result=_Result.model_validate(data["result"]),
-        visible=data["visible"],
-        pending=data["pending"],
-        progress=list(data["progress"]),
-    )
+    fields = {name: data[name] for name in _RECORD_FIELDS}
+    return CallRecord(**fields, result=_Result.model_validate(data["result"]))
 
 
 def _steps(data: Sequence[Mapping[str, Any]]) -> list[Step]:
     return [
         Step(
             index=s["index"],
+            mode=s.get("mode", "composed"),
+            offered=list(s.get("offered", [])),
             requests=list(s["requests"]),
             raw_responses=list(s["raw_responses"]),
             calls=[_record(r) for r in s["calls"]],
@@ -884,6 +1052,17 @@ def _steps(data: Sequence[Mapping[str, Any]]) -> list[Step]:
 # -- the client side -----------------------------------------------------------------------------
 
 
+class RunOptions(TypedDict, total=False):
+    """The options of ``DurableAgent.start``/``run``/``astream`` (``Agent.arun``'s)."""
+
+    max_steps: int
+    run_id: str | None
+    tool_choice: str
+    tools: Iterable[str | ToolBinding] | None
+    context: ContextLike
+    deps: Any
+
+
 class DurableAgent:
     """Starts durable runs (the workflow ``toolbind.run``) on a Temporal cluster.
 
@@ -891,8 +1070,13 @@ class DurableAgent:
         client: a connected ``temporalio.client.Client``.
         llm: the OpenAI-compatible base URL the workers' LLM activity calls (its key: the
             workers' ``$OPENAI_API_KEY``, or the variable named by ``api_key_env``).
-        model, max_retries, max_calls, end_on_output, meta_fields, tools_in_prompt,
-        instructions, timeout, http_retries, request_kwargs: as for ``Agent``.
+        model, max_retries, max_calls, end_on_output, meta_fields, tools_in_prompt, mode,
+        instructions, timeout, http_retries, request_kwargs, requires_approval: as for ``Agent``
+            (``mode``: ``composed``, ``native`` or ``auto``; an ``instructor.Mode`` is the
+            workers' to choose).
+        tool_selection: a number k (BM25 over the tools: deterministic, so it runs in the
+            workflow); a ``ToolSelector`` object cannot cross to the workers (code, and a selector
+            that asks a service would be I/O in workflow code): ``UsageError``.
         task_queue: the workers' queue (the workflow and the LLM activity run there).
         wait_pending: before each step, wait for the results of the run's pending calls (until
             each call's ttl); False: go on at once, as the in-process loop does.
@@ -910,18 +1094,37 @@ class DurableAgent:
         end_on_output: bool = False,
         meta_fields: str = "all",
         tools_in_prompt: bool = False,
+        mode: str = "composed",
         instructions: str | None = None,
         timeout: float = 60.0,
         http_retries: int = 2,
         api_key_env: str | None = None,
         request_kwargs: Mapping[str, Any] | None = None,
         wait_pending: bool = True,
+        tool_selection: int | None = None,
+        requires_approval: Collection[str] = (),
     ) -> None:
+        from ._native import MODES
+
+        if not isinstance(mode, str) or mode not in MODES:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise UsageError(
+                f"DurableAgent(mode={mode!r}): expected one of {', '.join(MODES)} (an "
+                "instructor.Mode object does not cross to the workers)"
+            )
+        given: Any = tool_selection
+        if given is not None and (isinstance(given, bool) or not isinstance(given, int)):
+            raise UsageError(
+                f"DurableAgent(tool_selection={tool_selection!r}): a durable run selects tools in "
+                "workflow code, which must be deterministic and cannot receive objects: give a "
+                "number k (BM25) — a ToolSelector runs only in process (Agent(tool_selection=...))"
+            )
         self.client = client
         self.task_queue = task_queue
         self.end_on_output = end_on_output
         self.instructions = instructions
         self.wait_pending = wait_pending
+        self.tool_selection = tool_selection
+        self.requires_approval = sorted(requires_approval)
         self.llm: dict[str, Any] = {
             "base_url": llm,
             "model": model,
@@ -929,6 +1132,7 @@ class DurableAgent:
             "max_calls": max_calls,
             "meta_fields": meta_fields,
             "tools_in_prompt": tools_in_prompt,
+            "mode": mode,
             "timeout": timeout,
             "http_retries": http_retries,
             "api_key_env": api_key_env,
@@ -941,16 +1145,27 @@ class DurableAgent:
         self,
         messages: str | Sequence[Mapping[str, Any]],
         output: type[BaseModel] | Mapping[str, Any] | None = None,
-        *,
-        max_steps: int = 8,
-        run_id: str | None = None,
-        tool_choice: str = "auto",
+        **options: Unpack[RunOptions],
     ) -> WorkflowHandle[Any, Any]:
-        """Start a run; its workflow id is the run id (a new one by default)."""
+        """Start a run; its workflow id is the run id (a new one by default). ``options``: as
+        for ``Agent.arun`` — ``tools`` by name (or bindings), ``context`` (carried as workflow
+        data; ``RunResult.context`` is the context after the run).
+
+        Raises:
+            UsageError: ``deps`` given — live objects (a database handle) cannot cross to the
+                workers; give each worker its own: ``worker(..., deps=...)``.
+        """
         import uuid
 
+        max_steps = options.get("max_steps", 8)
         if max_steps < 1:
             raise ValueError("start(max_steps=...) must be >= 1")
+        if options.get("deps") is not None:
+            raise UsageError(
+                "DurableAgent: deps= cannot cross the workflow boundary (a run's input is JSON "
+                "data in its history; deps are live objects of this process): give the workers "
+                "theirs, worker(..., deps=...), which every Activity's ActivityContext.deps gets"
+            )
         schema = (
             output.model_json_schema()
             if isinstance(output, type)
@@ -958,12 +1173,20 @@ class DurableAgent:
             if output is not None
             else None
         )
-        rid = run_id or uuid.uuid4().hex
+        tools = options.get("tools")
+        context = options.get("context")
+        rid = options.get("run_id") or uuid.uuid4().hex
         config = {
             "messages": messages if isinstance(messages, str) else [dict(m) for m in messages],
             "output": schema,
             "max_steps": max_steps,
-            "tool_choice": tool_choice,
+            "tool_choice": options.get("tool_choice", "auto"),
+            "tools": None
+            if tools is None
+            else [t if isinstance(t, str) else t.name for t in tools],
+            "context": None if context is None else Context.of(context).to_items(),
+            "tool_selection": self.tool_selection,
+            "requires_approval": self.requires_approval,
             "end_on_output": self.end_on_output,
             "instructions": self.instructions,
             "wait_pending": self.wait_pending,
@@ -978,22 +1201,53 @@ class DurableAgent:
         self,
         messages: str | Sequence[Mapping[str, Any]],
         output: type[BaseModel] | Mapping[str, Any] | None = None,
-        *,
-        max_steps: int = 8,
-        run_id: str | None = None,
-        tool_choice: str = "auto",
+        **options: Unpack[RunOptions],
     ) -> RunResult:
         """Start a run and wait for its RunResult (``steps[i].response`` is None: the answers are
         in ``raw_responses`` and ``messages``; a model output is validated into ``output`` when it
         is a pydantic model).
 
         Raises:
-            ResponseValidationError, LLMError: as ``Agent.arun``.
+            ResponseValidationError, LLMError: as ``Agent.arun``; UsageError: as ``start``.
         """
-        handle = await self.start(
-            messages, output, max_steps=max_steps, run_id=run_id, tool_choice=tool_choice
-        )
+        handle = await self.start(messages, output, **options)
         return await self.result(handle, output)
+
+    async def astream(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        output: type[BaseModel] | Mapping[str, Any] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> AsyncIterator[AgentEvent]:
+        """Start a run and yield its events as they happen (``Agent.astream``'s, but for the
+        model's answer, which is not streamed): the run publishes them to its Workflow Stream,
+        each Activity's progress (``tool-result``) as the Activity reports it; the last event
+        is ``run.complete`` with the RunResult.
+
+        Raises:
+            as ``run``.
+        """
+        handle = await self.start(messages, output, **options)
+        async for event in self.events(handle.id):
+            yield event
+        result = await self.result(handle, output)
+        yield AgentEvent(
+            type="run.complete",
+            run_id=result.run_id,
+            step=len(result.steps) - 1,
+            result=result,
+        )
+
+    async def events(self, run_id: str, from_offset: int = 0) -> AsyncIterator[AgentEvent]:
+        """A started run's visible events, from ``from_offset`` (0: its first), until it ends."""
+        stream = WorkflowStreamClient.create(self.client, run_id)
+        async for item in stream.subscribe(
+            EVENTS, from_offset, poll_cooldown=timedelta(milliseconds=50)
+        ):
+            data = cast("dict[str, Any]", item.data)
+            if data.get("visible", True):
+                fields: dict[str, Any] = {name: data.get(name) for name in _EVENT_FIELDS}
+                yield AgentEvent(**fields)
 
     async def result(
         self, handle: WorkflowHandle[Any, Any], output: type[BaseModel] | Any = None
@@ -1043,6 +1297,7 @@ def load_result(data: Mapping[str, Any], output: Any = None) -> RunResult:
         steps=_steps(data["steps"]),
         messages=list(data["messages"]),
         pending=list(data["pending"]),
+        context=Context.of(data["context"]) if data.get("context") is not None else None,
     )
 
 
@@ -1136,11 +1391,14 @@ def worker(
     tool_activities: bool = True,
     activity_timeout: float = 30.0,
     max_concurrent_activities: int = 100,
+    deps: Any = None,
 ) -> Worker:
     """A Temporal worker on ``task_queue`` hosting the durable loop (``workflows``), the LLM
     activity (``llm``) and the tools' Activities (``tool_activities``): ``activities`` (user
     functions) and the generated HTTP Activities given in it. Run it with ``await w.run()``
-    (or ``async with w:``). Every worker of a deployment is given the same tools."""
+    (or ``async with w:``). Every worker of a deployment is given the same tools. ``deps``: what
+    the Activities that take an ``ActivityContext`` get as ``ctx.deps`` (this process's
+    database handle, client, ...: a durable run's own cannot cross the wire)."""
     if isinstance(tools, ToolRegistry):
         registry = tools
     elif isinstance(tools, ModuleType):
@@ -1161,6 +1419,7 @@ def worker(
         llm_queue=task_queue,
         activity_timeout=activity_timeout,
         router=_router(registry, fns, activity_timeout),
+        deps=deps,
     )
     _WORLDS[task_queue] = world
     acts: list[Callable[..., Any]] = []

@@ -14,6 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from toolbind.runtime.contract import TOOLBIND_EXTENSIONS
+
 from .._load import (
     NO_EXTRA_REFS,
     Document,
@@ -38,6 +40,7 @@ FORMATS = (
     "gateway tool configurations ([{name, inputSchema, executionType, execution}])",
     "BFCL function docs (JSON Lines of {id, question, function} or {name, parameters})",
     "an OpenAPI 3.x or Swagger 2.0 document ({openapi: 3.x, paths: {...}})",
+    "a saved Request ({context: [{type: tool, tool: {name: schema}}, ...], schema})",
 )
 
 _Reader = Callable[[ToolReader, dict[str, Any], SourceLocation], ToolSpec | None]
@@ -133,8 +136,20 @@ def read_document(
         if read is None or not readers:
             return None
         tools, source = read
+        for other in readers[1:]:
+            other.lowerer.report_extensions(TOOLBIND_EXTENSIONS)
         package = _package(doc, "mcp", tools, readers[0], diags)
         return replace(package, mcp=source) if package is not None else None
+    if seeds.is_saved_request(value):  # a delegate's saved Request (014): its tool items
+        reader = _reader(doc, path, diags, "jsonschema", refs)
+        found: list[ToolSpec | None] = []
+        for i, key, schema in seeds.request_tools(value):
+            where = loc.child("context", i, "tool", key)
+            if as_object(schema) is None:
+                diags.error(where, f"tool {key!r} is {describe(schema)}", "its JSON Schema")
+                continue
+            found.append(seeds.read_tool(reader, schema, where, key=key))
+        return _package(doc, "seeds", [t for t in found if t is not None], reader, diags)
     # Unwrap containers: a JSON-RPC response, a tools/list result, {"tools": [...]}.
     top = as_object(value)
     result = as_object(top.get("result")) if top is not None else None
@@ -213,8 +228,13 @@ def _reader(
     refs: RefPolicy,
     root: Any = None,
 ) -> ToolReader:
+    # a tool's x- keys annotate it for other tools: never sent to a model, reported in _package
     lowerer = SchemaLowerer(
-        diags=diags, dialect=dialect, allow_remote_files=path is not None, refs=refs
+        diags=diags,
+        dialect=dialect,
+        allow_remote_files=path is not None,
+        refs=refs,
+        drop_extensions=True,
     )
     return ToolReader(
         diags=diags, lowerer=lowerer, root=doc.value if root is None else root, path=path
@@ -225,6 +245,7 @@ def _package(
     doc: Document, fmt: str, tools: list[ToolSpec], reader: ToolReader, diags: Diagnostics
 ) -> SpecPackage | None:
     tools = check_duplicates(tools, diags)
+    reader.lowerer.report_extensions(TOOLBIND_EXTENSIONS)
     if not tools and not diags.has_errors:
         diags.error(
             SourceLocation(file=doc.path), "the document holds no tools", "at least one tool"

@@ -196,8 +196,26 @@ class SchemaLowerer:
     # OpenAPI vendor extensions (``x-*``) annotate schemas for a vendor's tooling, not for
     # validation or for an LLM; with ``drop_extensions`` they are not carried into the IR.
     drop_extensions: bool = False
+    # An OpenAPI 3.1 document (JSON Schema 2020-12 without a draft named): no $recursiveRef.
+    openapi31: bool = False
+    # The ``x-`` keys dropped, key → where (``drop_extensions``): the frontend reports them.
+    dropped_extensions: dict[str, dict[str, SourceLocation]] = field(default_factory=lambda: {})
     # YAML block scalars end descriptions with a line break that says nothing: trim them.
     trim_descriptions: bool = False
+
+    def report_extensions(self, skip: frozenset[str] = frozenset()) -> None:
+        """A note for the ``x-`` keys dropped from schemas (but ``skip``, those toolbind reads
+        elsewhere): dropped, not lost in silence."""
+        keys = sorted(k for k in self.dropped_extensions if k not in skip)
+        if not keys:
+            return
+        places = [at for k in keys for at in self.dropped_extensions[k].values()]
+        self.diags.note(
+            places[0],
+            f"{len(places)} extension key(s) in schemas not sent to models ({', '.join(keys)}): "
+            "x- keys annotate a schema for other tools; no provider takes them",
+        )
+
     # Where each ``$ref`` leads (files, URLs, ``$id`` resources, anchors): built from the above.
     resolver: RefResolver = field(init=False)
 
@@ -289,6 +307,11 @@ class SchemaLowerer:
         """Report ``$ref`` chains that come back to where they started without an object or
         array in between (``A: {$ref: B}, B: {allOf: [{$ref: A}]}``): no instance can ever be
         checked against them, and generated code would alias itself forever."""
+        # what is checked is a subset of the definitions (cycles are made of them), so equal
+        # sizes mean nothing new: a large spec calls this after each of its thousands of
+        # schemas, and the set difference over every definition added up
+        if len(self._cycles_checked) == len(self.definitions):
+            return
         for key in sorted(set(self.definitions) - self._cycles_checked):
             cycle = self._cycle_from(key)
             reported = cycle is not None and bool(self._cycles_checked & set(cycle))
@@ -485,7 +508,20 @@ class SchemaLowerer:
         if isinstance(ref, str) and "$ref" not in s:
             s = {k: v for k, v in s.items() if k != "$dynamicRef"} | {"$ref": _DynamicRef(ref)}
         ref = s.get("$recursiveRef")
-        if isinstance(ref, str) and self.draft in (None, "draft2019-09"):
+        if "$recursiveRef" in s and (self.dialect != "jsonschema" or self.openapi31):
+            # OpenAPI 3.0 schemas have no $recursiveRef and 3.1's (2020-12) none either: followed,
+            # "#" would be the whole API description
+            s = {k: v for k, v in s.items() if k != "$recursiveRef"}
+            where = loc.child("$recursiveRef")
+            if ref is not None and str(where) not in self._unread_reported:
+                self._unread_reported.add(str(where))
+                self.diags.warning(
+                    where,
+                    "$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is "
+                    "ignored, so the value it names is not checked",
+                    "$ref to the schema meant",
+                )
+        elif isinstance(ref, str) and self.draft in (None, "draft2019-09"):
             s = {k: v for k, v in s.items() if k != "$recursiveRef"}
             if "$ref" in s:  # both: each applies, as two parts of an allOf
                 parts = [*(as_array(s.get("allOf")) or []), {"$ref": _RecursiveRef(ref)}]
@@ -977,17 +1013,19 @@ class SchemaLowerer:
     ) -> Meta:
         title = s.get("title")
         description = s.get("description")
-        extra = {
-            k: v
-            for k, v in s.items()
-            if k not in _CONSUMED
-            and k not in (consumed_extra or set())
-            and k not in ("$defs", "definitions")
-            and not (self.drop_extensions and k.startswith("x-"))
+        extra: dict[str, Any] = {}
+        for k, v in s.items():
+            if k in _CONSUMED or k in (consumed_extra or ()) or k in ("$defs", "definitions"):
+                continue
+            if self.drop_extensions and k.startswith("x-"):
+                at = loc.child(k)
+                self.dropped_extensions.setdefault(k, {})[str(at)] = at
+                continue
             # BFCL's ``optional`` says again what ``required`` says: its own key, never a
             # provider's (it would reach the model as an unknown keyword)
-            and not (self.dialect == "bfcl" and k == "optional")
-        }
+            if self.dialect == "bfcl" and k == "optional":
+                continue
+            extra[k] = v
         if isinstance(description, str) and self.trim_descriptions:
             description = description.strip()
         return Meta(

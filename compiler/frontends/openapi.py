@@ -264,6 +264,7 @@ class _Reader:
             allow_remote_files=path is not None,
             lenient=True,
             drop_extensions=True,
+            openapi31=self.v31,
             trim_descriptions=True,
             refs=refs,
             load=_load_with_dates_as_text,
@@ -461,6 +462,7 @@ class _Reader:
                 f"({', '.join(sorted(self.extensions))}): toolbind reads no x- extension of the "
                 "document, its path items or operations",
             )
+        self.lowerer.report_extensions()
         self.diags.note(self.top, "read → emitted: " + self.summary())
         if not tools and not self.diags.has_errors:
             self.diags.warning(

@@ -43,6 +43,34 @@ def is_schema_map(value: Any) -> bool:
     return bool(entries) and all(_is_object_schema(v) for v in entries)
 
 
+REQUEST_KEYS = frozenset({"context", "schema", "description", "title"})
+
+
+def is_saved_request(value: Any) -> bool:
+    """A saved Request (related/014: what a ``_delegate`` names): ``{context: [...], schema}``
+    whose context holds ``{type: tool, tool: {name: schema}}`` items."""
+    obj = as_object(value)
+    items = as_array(obj.get("context")) if obj is not None else None
+    if obj is None or items is None or not set(obj) <= REQUEST_KEYS:
+        return False
+    return any(_tool_item(item) is not None for item in items)
+
+
+def _tool_item(item: Any) -> dict[str, Any] | None:
+    obj = as_object(item)
+    return as_object(obj.get("tool")) if obj is not None and obj.get("type") == "tool" else None
+
+
+def request_tools(value: dict[str, Any]) -> list[tuple[int, str, Any]]:
+    """(index in ``context``, name, schema) of each tool a saved Request declares."""
+    out: list[tuple[int, str, Any]] = []
+    for index, item in enumerate(as_array(value.get("context")) or []):
+        declared = _tool_item(item)
+        for name, schema in (declared or {}).items():
+            out.append((index, name, schema))
+    return out
+
+
 def _is_object_schema(value: Any) -> bool:
     obj = as_object(value)
     return obj is not None and ("properties" in obj or obj.get("type") == "object")
@@ -68,6 +96,15 @@ def read_tool(
             f"unknown meta field {unknown!r}",
             f"one of {', '.join(META_FIELDS)}",
             hint="parameters must not start with '_'; meta fields are reserved for the system",
+        )
+    # a meta field beside ``properties`` is read by nothing (it would reach a model as an unknown
+    # keyword): the seeds declare meta fields as properties
+    for misplaced in sorted(k for k in schema if k in META_FIELDS):
+        diags.error(
+            loc.child(misplaced),
+            f"meta field {misplaced!r} beside 'properties'",
+            f"{misplaced} under properties",
+            hint=f"move it to properties.{misplaced}, as the seeds declare meta fields",
         )
     name: str | None = key
     if "_tool" in meta:
@@ -166,8 +203,9 @@ def _extensions(
     reader: ToolReader, meta: dict[str, Any], loc: SourceLocation, schema: dict[str, Any]
 ) -> tuple[tuple[str, SchemaNode], ...]:
     """The RFC's Call extensions the tool declares (``_outputPath``, ``_outputMethod``,
-    ``_instance``, ``_delegate``), lowered like any schema; a prescribed ``_outputPath`` must be
-    a reference (related/007, 011) and an ``_outputMethod`` one of 008's methods."""
+    ``_instance``, ``_delegate``, ``_scopes``), lowered like any schema; a prescribed
+    ``_outputPath`` must be a reference (related/007, 011), an ``_outputMethod`` one of 008's
+    methods and ``_scopes`` a list of context kinds or paths (related/015)."""
     out: list[tuple[str, SchemaNode]] = []
     for name in CALL_EXTENSIONS:
         if name not in meta:
@@ -197,6 +235,8 @@ def _extension_value(name: str, value: Any) -> tuple[str, str] | None:
         if value not in OUTPUT_METHODS:
             return f"_outputMethod {describe(value)}", f"one of {', '.join(OUTPUT_METHODS)}"
         return None
+    if name == "_scopes":
+        return _scopes_value(value)
     if not isinstance(value, str):
         return f"{name} {describe(value)}", "a string"
     if name == "_outputPath":
@@ -204,4 +244,18 @@ def _extension_value(name: str, value: Any) -> tuple[str, str] | None:
             parse_expression(value)
         except InvalidReference as exc:
             return str(exc), "a reference †<kind>.<path> (or several joined by || or &&)"
+    return None
+
+
+def _scopes_value(value: Any) -> tuple[str, str] | None:
+    """``_scopes`` (related/015): an allow-list of the parent context a call sees — kinds
+    (``state``, ``input``, ``data``) or paths in them (``state.user``, ``†state.user``)."""
+    expected = 'a list of context kinds or paths (e.g. ["state", "input.user"])'
+    items = as_array(value)
+    if items is None:
+        return f"_scopes {describe(value)}", expected
+    for item in items:
+        text = item.removeprefix("†") if isinstance(item, str) else None
+        if not text or any(not part or part != part.strip() for part in text.split(".")):
+            return f"_scopes item {describe(item)}", expected
     return None

@@ -92,6 +92,7 @@ def seeds_tools() -> dict[str, ToolBinding]:
 # --- toolbind test -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_toolbind_test_passes_on_the_specs() -> None:
     result = toolbind("test", "specs/", "--examples", "5")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -113,6 +113,16 @@ def _llm_script() -> tuple[Reply, ...]:
         call({"calls": [{"_tool": "transfer", "amount": 50}], "output": None}),
         call({"calls": [], "output": "Waiting for approval."}),
         call({"calls": [], "output": "Sent 20."}),
+        # the delegates block: a delegated call and a refund its guardrail rejects (no request),
+        # the summarizer's sub-request, then the output
+        call(
+            {
+                "calls": [{"_tool": "summarize", "words": 10}, {"_tool": "refund", "amount": 500}],
+                "output": None,
+            }
+        ),
+        call({"calls": [], "output": {"summary": "A short summary."}}),
+        call({"calls": [], "output": "done"}),
     )
 
 
@@ -178,10 +188,21 @@ def check_output(out: dict[str, str], project: Path, llm: ScriptedLLM) -> None:
     )
     approval = out["Activity context and approval (`ActivityContext`, `requires_approval`)"]
     assert approval.splitlines() == ["True ['transfer']", "{'sent': 20} Sent 20."]
-    assert len(llm.requests) == 9
+    delegates = out[
+        "Delegates, scopes and guardrails (`Delegates`, `_delegate`, `_scopes`, `input_guardrails`)"
+    ]
+    assert delegates.splitlines() == [
+        "{'summary': 'A short summary.'} <delegates['summarizer']>",
+        "rejected by guardrail at_most_100: 500 is over the refund limit",
+    ]
+    sub = str(llm.requests[10]["messages"])
+    assert "You are an expert summarizer." in sub and "A long article..." in sub
+    assert "not for the summarizer" not in sub
+    assert len(llm.requests) == 12
     assert not (REPO / "generated" / "my_tools").exists()
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_the_readme_runs_in_a_users_project(tmp_path: Path, llm: tuple[ScriptedLLM, str]) -> None:
     text = README.read_text(encoding="utf-8")
     first = next(b for b in blocks(text) if b.section == "Example")

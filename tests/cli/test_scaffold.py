@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import toolbind
 from tests.conftest import REPO
 
@@ -32,6 +34,7 @@ def pyright(project: Path) -> list[str]:
     return [d["message"] for d in report["generalDiagnostics"] if d["severity"] == "error"]
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_scaffold_matches_the_activity_protocols(tmp_path: Path) -> None:
     shutil.copytree(
         REPO / "generated" / "seeds",

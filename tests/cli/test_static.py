@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 BIN = Path(sys.executable).parent
@@ -15,6 +17,7 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), cwd=REPO, capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_pyright_strict_is_clean() -> None:
     result = run(str(BIN / "pyright"), "--outputjson")
     import json

@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import CompileSpec
-from toolbind.compiler import SpecError, read_tool_schema
+from toolbind.compiler import SpecError, composed_schema, read_tool_schema
 from toolbind.compiler._export import provider_export
 
 STATUS: dict[str, Any] = {
@@ -110,7 +110,8 @@ def test_exports_list_the_extensions_after_activity(tmp_path: Path) -> None:
         ({"_outputPath": {"const": "data.x"}}, "_outputPath/const", "no variable reference"),
         ({"_outputPath": {"enum": ["†a", "†b..c"]}}, "_outputPath/enum/1", "†<kind>"),
         ({"_delegate": {"const": 3}}, "_delegate/const", "a string"),
-        ({"_scopes": {"const": ["input"]}}, "_scopes", "unknown meta field"),
+        ({"_scopes": {"const": "input"}}, "_scopes/const", "a list of context kinds"),
+        ({"_scopes": {"enum": [["state"], ["a..b"]]}}, "_scopes/enum/1", "_scopes item"),
         ({"x-requires-approval": "yes"}, "", "a boolean"),
     ],
 )
@@ -131,3 +132,81 @@ def test_a_spec_marks_a_tool_as_requiring_approval(compile_spec: CompileSpec) ->
     plain, status = module.TOOLS
     assert plain.requires_approval and not status.requires_approval
     assert "x-requires-approval" not in plain.parameters  # never shown to the model
+
+
+DELEGATED = {
+    "type": "object",
+    "properties": {
+        "_tool": {"const": "translate"},
+        "_delegate": {"const": "translator.json"},
+        "_scopes": {"type": "array", "items": {"enum": ["state", "input"]}},
+        "text": {"type": "string"},
+    },
+}
+
+
+def test_scopes_are_typed_and_listed_only_where_a_tool_declares_them(
+    compile_spec: CompileSpec, tmp_path: Path
+) -> None:
+    """``_scopes`` (related/015): a typed Call field, and in the composed schema and every provider
+    export right after ``_delegate``, before the parameters; absent from the tools without it."""
+    module = compile_spec([DELEGATED, PLAIN])
+    call = module.TranslateCall.model_validate(
+        {"_tool": "translate", "_scopes": ["state"], "text": "hi"}
+    )
+    assert call.scopes == ["state"] and call.delegate is None
+    assert call.model_dump(by_alias=True, exclude_unset=True)["_scopes"] == ["state"]
+    with pytest.raises(ValidationError):  # items constrained by the tool's enum
+        module.TranslateCall.model_validate({"_tool": "translate", "_scopes": ["secrets"]})
+    assert not hasattr(module.PlainCall(x=1), "scopes")
+    spec = tmp_path / "delegated.json"
+    spec.write_text(json.dumps([DELEGATED, PLAIN]), encoding="utf-8")
+
+    def props(schema: dict[str, Any]) -> list[str]:
+        return list(schema["properties"])
+
+    composed = composed_schema(spec)
+    items = composed["properties"]["calls"]["items"]["anyOf"]
+    exported: dict[str, list[list[str]]] = {"composed": [props(items[0]), props(items[1])]}
+    openai, _ = provider_export(spec, "openai")
+    exported["openai"] = [props(f["function"]["parameters"]) for f in openai]
+    strict, _ = provider_export(spec, "openai-strict", explicit=True)  # PLAIN's _output: untyped
+    exported["openai-strict"] = [props(f["function"]["parameters"]) for f in strict]
+    anthropic, _ = provider_export(spec, "anthropic")
+    exported["anthropic"] = [props(t["input_schema"]) for t in anthropic]
+    gemini, _ = provider_export(spec, "gemini")
+    exported["gemini"] = [props(d["parameters"]) for d in gemini["functionDeclarations"]]
+    mcp, _ = provider_export(spec, "mcp")
+    exported["mcp"] = [props(t["inputSchema"]) for t in mcp["tools"]]
+    for fmt, (translate, plain) in exported.items():
+        assert translate[:5] == [
+            "_tool",
+            "_activity",
+            "_delegate",
+            "_scopes",
+            "_reasoningForCall",
+        ], fmt
+        assert translate[-1] == "text", fmt
+        assert not {"_scopes", "_delegate"} & set(plain), fmt
+        assert "_output" not in translate, fmt  # the delegate produces it (related/014)
+
+
+def test_a_saved_request_compiles_its_tools(compile_spec: CompileSpec, tmp_path: Path) -> None:
+    """A delegate's saved Request (related/014) is a spec toolbind compiles: its ``{type: tool}``
+    items become typed tools; a tool that is no schema is located."""
+    from tests.runtime.test_delegates import SPEAKER
+
+    module = compile_spec(SPEAKER)
+    assert [t.name for t in module.TOOLS] == ["deliver"]
+    call = module.DeliverCall.model_validate(
+        {"_tool": "deliver", "recipientId": "u_123", "messageBody": "hi"}
+    )
+    assert call.recipientId == "u_123"
+    with pytest.raises(ValidationError):
+        module.DeliverCall.model_validate({"_tool": "deliver", "recipientId": "u_123"})
+    bad = tmp_path / "bad_request.json"
+    bad.write_text(
+        json.dumps({"context": [{"type": "tool", "tool": {"ok": {"type": "object"}, "x": 3}}]})
+    )
+    with pytest.raises(SpecError, match=r"bad_request.json#/context/0/tool/x: error: tool 'x'"):
+        composed_schema(bad)

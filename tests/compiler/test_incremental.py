@@ -12,6 +12,7 @@ from typing import Any, cast
 import pytest
 
 from toolbind.compiler._driver import write_into
+from toolbind.compiler.naming import module_name
 
 CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus"
 # small real specs of every kind of input (kept small: the fast suite compiles them many times)
@@ -148,3 +149,112 @@ def test_a_changed_ref_file_or_a_hand_edited_output_is_compiled_again(
     write_into([specs / "tools.json"], out, compiled.append)
     assert compiled == ["specs/tools.json"]
     assert models.read_text(encoding="utf-8") == expected
+
+
+def _edit_a_line(path: Path, rng: random.Random) -> None:
+    """A one-line edit as a user makes it: a description or summary gets words appended."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    found = [
+        i
+        for i, line in enumerate(lines)
+        if line.strip().startswith(("description: ", "summary: "))
+        and not line.rstrip().endswith(("|", ">", "-", "'", '"'))
+    ]
+    i = rng.choice(found)
+    lines[i] += f" (edit {rng.randrange(1000)})"
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def test_a_large_yaml_spec_is_parsed_again_from_its_kept_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large YAML specs keep their parse in .toolbind-cache/; an edited one is parsed again
+    from it (one entry), and the tree is still the full run's, byte for byte."""
+    import toolbind.compiler._load as load
+    import toolbind.compiler._reparse as reparse
+
+    monkeypatch.setattr(load, "PARSE_CACHE_MIN_BYTES", 1000)  # the small YAML specs count
+    spliced: list[bool] = []
+    real = reparse.splice
+
+    def spy(*args: Any) -> Any:
+        result = real(*args)
+        spliced.append(result is not None)
+        return result
+
+    monkeypatch.setattr(reparse, "splice", spy)
+    monkeypatch.chdir(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    yamls = [rel for rel in SPECS if rel.endswith(".yaml")]
+    for rel in yamls:
+        shutil.copy(CORPUS / rel, specs / Path(rel).name)
+        (specs / Path(rel).name).chmod(0o644)
+    generate(specs, tmp_path / "inc")
+    kept = sorted(p.name for p in (tmp_path / "inc" / ".toolbind-cache").iterdir())
+    assert kept == [".gitignore", *sorted(f"{module_name(Path(r).stem)}.json" for r in yamls)]
+    rng = random.Random(1818)
+    for round_ in range(3):
+        edited = rng.choice(sorted(specs.iterdir()))
+        _edit_a_line(edited, rng)
+        spliced.clear()
+        assert generate(specs, tmp_path / "inc") == [f"specs/{edited.name}"]
+        assert spliced == [True], round_
+        full = tmp_path / f"full{round_}"
+        generate(specs, full)
+        assert tree(tmp_path / "inc") == tree(full)
+    # a kept parse edited by hand is not trusted: the spec is parsed whole again
+    cache = next((tmp_path / "inc" / ".toolbind-cache").glob("redocly*.json"))
+    cache.write_text(cache.read_text(encoding="utf-8").replace("Museum", "Muzeum"), "utf-8")
+    _edit_a_line(specs / "redocly__museum.yaml", rng)
+    spliced.clear()
+    generate(specs, tmp_path / "inc")
+    assert spliced == []
+    generate(specs, tmp_path / "full")
+    assert tree(tmp_path / "inc") == tree(tmp_path / "full")
+
+
+def test_check_compares_the_output_not_the_spec_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whitespace or comment edit changes the spec's digest but no generated file: --check
+    says up to date; a real edit is still stale."""
+    from toolbind.compiler._driver import build, diff_tree
+
+    monkeypatch.chdir(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    spec = specs / "petstore.yaml"
+    shutil.copy(CORPUS / SPECS[0], spec)
+    spec.chmod(0o644)
+    out = tmp_path / "out"
+    write_into([specs], out)
+    spec.write_text(spec.read_text(encoding="utf-8") + "\n\n# a comment\n", encoding="utf-8")
+    assert diff_tree(build([specs]), out) == []
+    spec.write_text(spec.read_text(encoding="utf-8").replace("Pets", "Animals"), "utf-8")
+    stale = diff_tree(build([specs]), out)
+    assert stale and all("toolbind.json" not in d.splitlines()[0] for d in stale)
+
+
+def test_nothing_changed_leaves_the_output_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With every package reused and the output as written, nothing is staged or swapped (the
+    files keep their inodes); a file toolbind did not write makes the run write the tree."""
+    monkeypatch.chdir(tmp_path)
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for rel in SPECS[:2]:
+        shutil.copy(CORPUS / rel, specs / Path(rel).name)
+    out = tmp_path / "out"
+    generate(specs, out)
+    before = {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()}
+    assert generate(specs, out) == []
+    assert {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()} == before
+    stray = next(out.glob("*/")) / "stray.py"
+    stray.write_text("x = 1\n", encoding="utf-8")
+    assert generate(specs, out) == []
+    assert not stray.exists()
+    full = tmp_path / "full"
+    generate(specs, full)
+    assert tree(out) == tree(full)

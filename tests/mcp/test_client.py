@@ -368,6 +368,49 @@ def test_agent_streams_progress_events_and_feeds_back_tool_errors(
     assert agent._mcp.connections["everything"].connects == 1  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
 
 
+def test_generated_mcp_activities_report_progress_as_agent_events(
+    llm: tuple[ScriptedLLM, str], everything: dict[str, Any], tmp_path: Path
+) -> None:
+    # a build-time package's McpActivities: the server's progress notifications during a call
+    # are the typed method's progress= callbacks, and an Agent's progress events (tool-result
+    # events with the notification, kept in CallRecord.progress), as on the run-time path
+    long_op = "trigger-long-running-operation"
+    pkg = _generate(tmp_path, {**everything, "allowedTools": [long_op, "get-sum"]}, "ev_progress")
+    scripted, url = llm
+    scripted.add(
+        _step(
+            {"_tool": long_op, "duration": 0.3, "steps": 3}, {"_tool": "get-sum", "a": 1, "b": 2}
+        ),
+        _step(output="done"),
+    )
+
+    async def main() -> tuple[list[Any], Any]:
+        acts = pkg.McpActivities()
+        try:
+            seen: list[Any] = []
+            direct = await acts.trigger_long_running_operation(
+                pkg.TriggerLongRunningOperationCall(duration=0.2, steps=2), progress=seen.append
+            )
+            assert direct.success
+            agent = Agent(
+                f"{url}/v1", model="scripted", tools=pkg.TOOLS, activities=acts.async_activities()
+            )
+            return seen, await agent.arun("go", max_steps=3)
+        finally:
+            await acts.aclose()
+
+    seen, result = asyncio.run(main())
+    assert [p["progress"] for p in seen] == [1.0, 2.0] and all(p["total"] == 2.0 for p in seen)
+    assert result.output == "done"
+    records = {r.tool: r for r in result.steps[0].calls}
+    long = records[long_op]
+    assert long.route == "explicit" and long.result.success
+    assert [p["progress"] for p in long.progress] == [1.0, 2.0, 3.0]
+    assert all(p["total"] == 3.0 for p in long.progress)
+    assert records["get-sum"].progress == []  # a call with no notifications has none
+    assert records["get-sum"].result.data == "The sum of 1 and 2 is 3."
+
+
 def test_an_unknown_tool_error_from_the_server_is_a_failed_result(
     llm: tuple[ScriptedLLM, str], tmp_path: Path
 ) -> None:
@@ -574,6 +617,7 @@ def test_the_mcp_module_surface() -> None:
         "load_mcp_config",
         "read_mcp_config",
         "result_value",
+        "with_progress",
     ]
     for name in public.__all__:
         assert getattr(public, name).__module__ == "toolbind.runtime._mcp_client"

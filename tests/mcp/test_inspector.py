@@ -39,7 +39,9 @@ def activities(tmp_path: Path) -> Path:
 
 def _inspect(*args: str) -> tuple[int, Any]:
     done = subprocess.run(
-        [str(INSPECTOR), "--cli", *args],
+        # a loaded machine starts `toolbind serve` (Python, the spec compiled) in over the
+        # Inspector's default 15 s
+        [str(INSPECTOR), "--cli", "--connect-timeout", "90000", *args],
         capture_output=True,
         text=True,
         timeout=120,

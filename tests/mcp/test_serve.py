@@ -1,6 +1,8 @@
 """``toolbind serve`` (issue 14, the server half): compiled tools as an MCP server, driven by the
 official ``mcp`` SDK's client — in process, and as a real ``toolbind serve`` subprocess over stdio
-and over streamable HTTP (with a bearer token) calling a live petstore API on 127.0.0.1."""
+and over streamable HTTP (with a bearer token) calling a live petstore API on 127.0.0.1; latent
+tools (``--latent``); API credentials (``--credentials``/``--credential``) for the test HTTP app's
+authenticated operations (tests/http_app.py)."""
 
 from __future__ import annotations
 
@@ -208,3 +210,185 @@ def test_bad_serve_arguments_are_one_line_errors(args: list[str], message: str) 
     )
     assert run.returncode == 2, run.stderr
     assert message in run.stderr and "Traceback" not in run.stderr
+
+
+def test_latent_tools_are_served_only_when_asked_and_return_the_callers_output() -> None:
+    # without latent, sendEmail (no Activity) is not served: see the first test
+    server = mcp_server(TOOLS, {"greetUser": greet}, latent=True)
+    exported = {t["name"]: t for t in mcp_tools(TOOLS, ["greetUser"])["tools"]}
+
+    async def main() -> None:
+        async with Client(server) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert sorted(listed) == ["greetUser", "sendEmail", "sentimentAnalysis", "weatherCheck"]
+            email = listed["sendEmail"]
+            # offered as `toolbind schema --format mcp` exports a tool with no Activity: _output
+            assert email.input_schema == exported["sendEmail"]["inputSchema"]
+            assert "_output" in email.input_schema["properties"]
+            assert "_output" not in listed["greetUser"].input_schema["properties"]
+            sent = await client.call_tool(
+                "sendEmail", {"recipient": "a@b.c", "subject": "hi", "_output": {"sent": True}}
+            )
+            assert not sent.is_error and sent.structured_content == {"sent": True}
+            assert json.loads(_text(sent)) == {"sent": True}
+            assert sent.meta is not None and sent.meta["toolbind/execution"] == "latent"
+            # the caller's _output is checked against the Output model
+            wrong = await client.call_tool(
+                "sendEmail", {"recipient": "a@b.c", "subject": "hi", "_output": {"sent": "yes"}}
+            )
+            assert wrong.is_error and "_output" in _text(wrong)
+            none = await client.call_tool("sendEmail", {"recipient": "a@b.c", "subject": "hi"})
+            assert none.is_error and "latent" in _text(none) and "gave none" in _text(none)
+            hi = await client.call_tool("greetUser", {"userName": "Ann"})
+            assert hi.meta is None or "toolbind/execution" not in hi.meta  # it ran
+
+    asyncio.run(main())
+
+
+def test_tools_that_run_elsewhere_are_never_served_latently() -> None:
+    from dataclasses import replace
+
+    gateway = replace(next(t for t in TOOLS if t.name == "sendEmail"), execution_type="gateway")
+    named = replace(next(t for t in TOOLS if t.name == "weatherCheck"), activity="forecast")
+    server = mcp_server([gateway, named], {}, latent=True)
+
+    async def main() -> None:
+        async with Client(server) as client:
+            assert (await client.list_tools()).tools == []
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_serve_latent_from_the_command_line() -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=_serve_args(str(REPO / "specs" / "seeds.yaml"), "--latent"),
+        cwd=str(REPO),
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            assert names == ["greetUser", "sendEmail", "sentimentAnalysis", "weatherCheck"]
+            weather = await client.call_tool(
+                "weatherCheck",
+                {"location": "Oslo", "_output": {"temperature": -3, "conditions": "snow"}},
+            )
+            assert weather.structured_content == {"temperature": -3, "conditions": "snow"}
+
+    asyncio.run(main())
+
+
+# -- API credentials for an OpenAPI spec's HTTP Activities ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def test_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The test HTTP app (tests/http_app.py) on 127.0.0.1, and its /openapi.json saved as a spec."""
+    from tests import http_app
+
+    with serve_asgi(http_app.app) as url:
+        spec = tmp_path_factory.mktemp("api") / "test_api.json"
+        spec.write_text(json.dumps(httpx.get(f"{url}/openapi.json").json()), encoding="utf-8")
+        yield url, spec
+
+
+def test_serve_passes_api_credentials_to_the_http_activities(
+    test_api: tuple[str, Path], tmp_path: Path
+) -> None:
+    from tests import http_app
+
+    url, spec = test_api
+    http_app.reset()
+    credentials = tmp_path / "credentials.yaml"
+    credentials.write_text(
+        "OAuth2: {client_id: client-app, client_secret: '${env.TB_CLIENT_SECRET}'}\n"
+        "Basic: {username: ann, password: '${env.TB_PASSWORD}'}\n",
+        encoding="utf-8",
+    )
+    env = {
+        **os.environ,
+        "TB_BEARER": http_app.BEARER_TOKEN,
+        "TB_CLIENT_SECRET": http_app.CLIENT_SECRET,
+        "TB_PASSWORD": http_app.BASIC_PASSWORD,
+    }
+    args = [str(spec), "--base-url", url, "--credentials", str(credentials)]
+    args += ["--credential", "Bearer=${env.TB_BEARER}"]
+    errors = tmp_path / "stderr.txt"
+
+    async def main() -> None:
+        params = StdioServerParameters(
+            command=sys.executable, args=_serve_args(*args), cwd=str(REPO), env=env
+        )
+        with errors.open("w") as errlog:
+            from mcp.client.stdio import stdio_client
+
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                bearer = await client.call_tool("authBearer", {})
+                assert not bearer.is_error, _text(bearer)
+                assert bearer.structured_content == {"who": "bearer"}
+                basic = await client.call_tool("authBasic", {})
+                assert basic.structured_content == {"who": "basic:ann"}
+                # OAuth2 client credentials: a token fetched with the secret from the environment;
+                # the API echoes the token, and the MCP client is handed *** in its place
+                oauth = await client.call_tool("authOauth", {})
+                assert not oauth.is_error, _text(oauth)
+                assert oauth.structured_content is not None
+                assert oauth.structured_content["who"] == "oauth"
+                assert oauth.structured_content["token"] == "***"
+                assert "tok-000001" not in _text(oauth)
+                # no credential given for this scheme: a tool error naming what is missing
+                key = await client.call_tool("authApiKeyHeader", {})
+                assert key.is_error and "ApiKeyHeader" in _text(key)
+
+    asyncio.run(main())
+    assert http_app.STATE["token_fetches"] == 1
+    logged = errors.read_text()
+    for secret in (http_app.BEARER_TOKEN, http_app.CLIENT_SECRET, http_app.BASIC_PASSWORD):
+        assert secret not in logged
+
+
+@pytest.mark.slow
+def test_without_credentials_an_authenticated_operation_is_refused(
+    test_api: tuple[str, Path],
+) -> None:
+    url, spec = test_api
+    params = StdioServerParameters(
+        command=sys.executable, args=_serve_args(str(spec), "--base-url", url), cwd=str(REPO)
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            refused = await client.call_tool("authBearer", {})
+            assert refused.is_error and "needs credentials for [Bearer]" in _text(refused)
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--credential", "Nope=x"], "credentials for Nope: no security scheme"),
+        (["--credential", "Bearer=${env.TB_UNSET_VARIABLE}"], "TB_UNSET_VARIABLE is not set"),
+        (["--credential", "s3cret-literal-value"], "expected SCHEME=VALUE"),
+        (["--credentials", "no/such/file.json"], "cannot read it"),
+    ],
+)
+def test_bad_credentials_are_one_line_usage_errors(
+    test_api: tuple[str, Path], args: list[str], message: str
+) -> None:
+    url, spec = test_api
+    run = subprocess.run(
+        [sys.executable, *_serve_args(str(spec), "--base-url", url, *args)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={k: v for k, v in os.environ.items() if k != "TB_UNSET_VARIABLE"},
+    )
+    assert run.returncode == 2, run.stderr
+    assert message in run.stderr and "Traceback" not in run.stderr
+    assert "s3cret-literal-value" not in run.stderr  # a value is never echoed

@@ -88,6 +88,7 @@ def test_a_public_spec_compiles_with_nothing_lost(name: str) -> None:
     _nothing_lost(spec, operations)
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_the_public_specs_generate_typed_importable_pyright_clean_packages(
     tmp_path: Path,
 ) -> None:

@@ -81,3 +81,51 @@ def test_a_small_package_binds_its_models_eagerly() -> None:
     first = TOOLS[0]
     assert first.models == (first.call_model, first.output_model)
     assert first.call_model is SentimentAnalysisCall
+
+
+USE_PHASE = """
+import json, sys
+sys.path.insert(0, {generated!r})
+import github_mcp
+from toolbind.runtime import Tool, compose
+Tool.register_package(github_mcp)
+compose(list(Tool)[:10])
+Tool["get_me"].call_model.model_validate({{"_tool": "get_me"}})
+from toolbind.runtime import _formats
+print(json.dumps({{
+    "modules": sorted(sys.modules),
+    "grammars_compiled": _formats._uri_grammar.cache_info().currsize,
+}}))
+"""
+
+# What registering a package, composing and one validated call must not load: the HTTP
+# client, the LLM stack, the compiler and its template/YAML engines, the schema validator,
+# the runtime's HTTP/contract layer (issue 13, must-show 4: a package's import needs only what
+# registering needs; the rest loads when an Activity or an Agent runs).
+NOT_ON_THE_USE_PATH = (
+    "httpx",
+    "instructor",
+    "openai",
+    "jsonschema",
+    "yaml",
+    "jinja2",
+    "toolbind.compiler",
+    "toolbind.runtime.contract",
+    "toolbind.runtime.http",
+    "toolbind.runtime._agent",
+)
+
+
+def test_registering_and_a_first_call_load_only_what_they_need() -> None:
+    code = USE_PHASE.format(generated=str(REPO / "generated"))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    facts = json.loads(run.stdout)
+    loaded = [
+        m
+        for m in facts["modules"]
+        if any(m == top or m.startswith(top + ".") for top in NOT_ON_THE_USE_PATH)
+    ]
+    assert loaded == []
+    # the URI/IRI grammars (tens of milliseconds to compile) wait for a format assertion
+    assert facts["grammars_compiled"] == 0

@@ -65,6 +65,8 @@ def test_runtime_surface() -> None:
         "Composition",
         "Context",
         "ContextMessage",
+        "DelegateRequest",
+        "Delegates",
         "ExecutionFactory",
         "Executor",
         "ExportIssue",

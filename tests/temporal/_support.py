@@ -97,7 +97,7 @@ class WorkerProcess:
             env={**os.environ, **(env or {})},
         )
 
-    def ready(self, timeout: float = 60.0) -> WorkerProcess:
+    def ready(self, timeout: float = 180.0) -> WorkerProcess:  # a loaded machine imports slowly
         deadline = time.monotonic() + timeout
         while "worker on task queue" not in self.log.read_text(errors="replace"):
             if self.proc.poll() is not None:

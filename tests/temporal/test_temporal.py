@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import openai
@@ -28,6 +28,7 @@ from temporalio.client import Client
 
 from tests._servers import serve_asgi
 from tests.scripted_llm import Reply, ScriptedLLM, call
+from tests.scripted_llm import tools as tools_reply
 from tests.temporal._support import HERE, SPEC, WorkerProcess, dev_server
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, AgentEvent, PendingStore, ToolRegistry, pending_app
@@ -425,3 +426,256 @@ def _wait_for(path: Path, timeout: float = 60) -> None:
     while not path.exists():
         assert time.monotonic() < deadline, f"{path.name} never appeared"
         time.sleep(0.05)
+
+
+# -- DurableAgent's run options ------------------------------------------------------------------
+
+
+def _durable_and_in_process(
+    temporal: str,
+    tools: ToolRegistry,
+    tmp_path: Path,
+    script: tuple[Reply, ...],
+    agent_options: dict[str, Any],
+    run_options: dict[str, Any],
+) -> tuple[Any, Any, ScriptedLLM, ScriptedLLM]:
+    """The same run in process (``Agent.arun``) and durable (``DurableAgent.run``): results and
+    the scripted servers (their requests)."""
+    from tests.temporal.activities import ACTIVITIES as FNS
+
+    in_process, durable = ScriptedLLM(*script), ScriptedLLM(*script)
+    with serve_asgi(in_process.app) as url:
+        agent = Agent(f"{url}/v1", model="scripted", tools=tools, activities=FNS, **agent_options)
+
+        async def local() -> Any:
+            try:
+                return await agent.arun("weather", run_id="options", **run_options)
+            finally:
+                await agent.aclose()
+
+        mine = asyncio.run(local())
+    queue = f"options-{uuid.uuid4().hex[:6]}"
+    worker = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "worker.log").ready()
+    try:
+        with serve_asgi(durable.app) as url:
+
+            async def remote() -> Any:
+                client = await Client.connect(temporal)
+                runs = DurableAgent(
+                    client, llm=f"{url}/v1", model="scripted", task_queue=queue, **agent_options
+                )
+                return await runs.run("weather", run_id=f"options-{queue}", **run_options)
+
+            theirs = asyncio.run(remote())
+    finally:
+        worker.stop()
+    return mine, theirs, in_process, durable
+
+
+def _same_transcript(mine: Any, theirs: Any) -> None:
+    a, b = dump_result(mine), dump_result(theirs)
+    for side in (a, b):
+        side.pop("run_id")
+        for step in side["steps"]:
+            step.pop("response")
+    assert normalised(b) == normalised(a)
+
+
+def test_a_durable_run_takes_a_tool_subset_native_mode_a_tool_choice_and_a_context(
+    temporal: str, tools: ToolRegistry, tmp_path: Path
+) -> None:
+    """tools= (a per-run subset), mode="native", tool_choice="required" and context= (carried as
+    workflow data: the model sees it, a Call's reference resolves in it, the run gives it back)
+    make the same requests and transcript through Temporal as in process."""
+    script = (tools_reply(("weatherCheck", {"location": "†state.city"})), Reply(text="Sunny."))
+    mine, theirs, in_process, durable = _durable_and_in_process(
+        temporal,
+        tools,
+        tmp_path,
+        script,
+        {"mode": "native"},
+        {
+            "tools": ["weatherCheck", "sendEmail"],
+            "tool_choice": "required",
+            "context": [{"type": "state", "state": {"city": "Paris"}}],
+        },
+    )
+    assert theirs.output == mine.output == "Sunny." and theirs.finished
+    first = theirs.steps[0]
+    assert first.mode == "native" and first.offered == ["weatherCheck", "sendEmail"]
+    request = durable.requests[0]
+    assert sorted(f["function"]["name"] for f in request["tools"]) == ["sendEmail", "weatherCheck"]
+    assert request["tool_choice"] == "required"
+    assert "Paris" in json.dumps(request["messages"])  # the context, shown to the model
+    assert first.calls[0].arguments == {"location": "Paris"}  # the reference, resolved
+    assert first.calls[0].result.data == {"temperature": 21.5, "conditions": "sunny in Paris"}
+    assert theirs.context is not None and mine.context is not None
+    assert theirs.context.to_items() == mine.context.to_items()
+    _same_transcript(mine, theirs)
+    assert normalised(durable.requests) == normalised(in_process.requests)
+
+
+@pytest.mark.slow  # a worker process each: the fast suite's budget
+def test_a_durable_run_selects_tools_by_bm25_as_in_process(
+    temporal: str, tools: ToolRegistry, tmp_path: Path
+) -> None:
+    pytest.importorskip("bm25s", reason="the select extra is not installed")
+    script = (answer(WEATHER), answer(output="ok"))
+    mine, theirs, in_process, durable = _durable_and_in_process(
+        temporal, tools, tmp_path, script, {"tool_selection": 1}, {}
+    )
+    assert theirs.steps[0].offered == mine.steps[0].offered == ["weatherCheck"]
+    _same_transcript(mine, theirs)
+    assert normalised(durable.requests) == normalised(in_process.requests)
+
+
+@pytest.mark.slow  # a worker process each: the fast suite's budget
+def test_a_durable_run_waits_for_a_humans_approval_before_running_the_call(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    server, url = llm
+    server.add(answer(WEATHER), answer(output="approved and done"))
+    queue = f"approve-{uuid.uuid4().hex[:6]}"
+    run_id = f"approve-{uuid.uuid4().hex[:6]}"
+    worker = WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w.log").ready()
+    try:
+
+        async def main() -> Any:
+            client = await Client.connect(temporal)
+            runs = DurableAgent(
+                client,
+                llm=url,
+                model="scripted",
+                task_queue=queue,
+                requires_approval=["weatherCheck"],
+            )
+            handle = await runs.start("weather", run_id=run_id)
+            parked = await _wait_for_pending(runs, run_id)
+            assert parked["tool"] == "weatherCheck"
+            assert parked["arguments"]["_approval"]["location"] == "Paris"  # not run yet
+            await runs.submit(run_id, parked["call_id"], {"approved": True})
+            return await runs.result(handle)
+
+        result = asyncio.run(main())
+    finally:
+        worker.stop()
+    assert result.output == "approved and done" and result.finished
+    assert result.steps[0].calls[0].pending  # parked, not run
+    delivered = result.steps[1].delivered
+    assert [(d.tool, d.result.success) for d in delivered] == [("weatherCheck", True)]
+    assert delivered[0].result.data == {"temperature": 21.5, "conditions": "sunny in Paris"}
+
+
+def test_what_cannot_cross_the_workflow_boundary_is_refused_with_the_reason() -> None:
+    import instructor
+
+    from toolbind.runtime.errors import UsageError
+
+    client: Any = None  # never contacted: each refusal comes first
+    runs = DurableAgent(client, llm="http://127.0.0.1:9/v1", model="m")
+    with pytest.raises(UsageError, match=r"deps= cannot cross the workflow boundary.*worker\("):
+        asyncio.run(runs.start("x", deps={"db": object()}))
+
+    class Selector:
+        def select(self, query: str, tools: Any) -> Any:
+            return tools
+
+    with pytest.raises(UsageError, match=r"deterministic.*number k"):
+        DurableAgent(client, llm="u", model="m", tool_selection=cast(Any, Selector()))
+    with pytest.raises(UsageError, match=r"instructor\.Mode object does not cross"):
+        DurableAgent(client, llm="u", model="m", mode=cast(Any, instructor.Mode.TOOLS))
+
+
+# -- live progress ---------------------------------------------------------------------------------
+
+
+def _gated_worker(temporal: str, queue: str, tmp_path: Path) -> tuple[WorkerProcess, Path]:
+    gate = tmp_path / "progress-seen"
+    env = {"TOOLBIND_TEST_PROGRESS_GATE": str(gate)}
+    return WorkerProcess(temporal, queue, ACTIVITIES, tmp_path / "w.log", env=env).ready(), gate
+
+
+def _progress_was_live(events: list[AgentEvent]) -> None:
+    """weatherCheck waited, after its first item, until the client had seen that item: the gate
+    it reports opened only if the item reached the client while the Activity still ran."""
+    kinds = [(e.type, e.tool) for e in events if e.tool == "weatherCheck"]
+    results = [e.data["output"] for e in events if e.type == "tool-result"]
+    assert results[:2] == [
+        {"stage": "looking up Paris", "tool": "weatherCheck", "step": 0},
+        {"gate": "opened"},  # not "still shut": the first item arrived live
+    ]
+    assert kinds.index(("tool-result", "weatherCheck")) < kinds.index(
+        ("tool-call.complete", "weatherCheck")
+    )
+    assert kinds[-1] == ("tool-call.complete", "weatherCheck")  # no progress after the result
+
+
+@pytest.mark.slow  # a worker process each: the fast suite's budget
+def test_progress_of_an_activity_on_a_worker_reaches_the_agents_event_stream_live(
+    temporal: str, tools: ToolRegistry, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """``Agent(executor=TemporalExecutor(client=...)).astream``: the call's progress items come
+    through the one-call workflow's stream while the Activity runs, before its result."""
+    from tests.temporal.activities import ACTIVITIES as FNS
+
+    server, url = llm
+    server.add(answer(WEATHER), answer(output="ok"))
+    queue = f"live-{uuid.uuid4().hex[:6]}"
+    worker, gate = _gated_worker(temporal, queue, tmp_path)
+    try:
+
+        async def main() -> list[AgentEvent]:
+            client = await Client.connect(temporal)
+            executor = TemporalExecutor(client=client, task_queue=queue)
+            agent = Agent(url, model="scripted", tools=tools, activities=FNS, executor=executor)
+            events: list[AgentEvent] = []
+            async for event in agent.astream("weather"):
+                events.append(event)
+                if event.type == "tool-result":
+                    gate.touch()
+            await agent.aclose()
+            return events
+
+        events = asyncio.run(main())
+    finally:
+        worker.stop()
+    _progress_was_live(events)
+    result = events[-1].result
+    assert result is not None and result.output == "ok"
+    assert result.steps[0].calls[0].progress[1] == {"gate": "opened"}
+
+
+def test_a_durable_runs_events_stream_live_progress_included(
+    temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """``DurableAgent.astream``: the run's events through its Workflow Stream — the call's
+    start, its progress as the Activity reports it, its result, the run's end."""
+    server, url = llm
+    server.add(answer(WEATHER, SENTIMENT), answer(output="ok"))
+    queue = f"live-{uuid.uuid4().hex[:6]}"
+    worker, gate = _gated_worker(temporal, queue, tmp_path)
+    try:
+
+        async def main() -> list[AgentEvent]:
+            client = await Client.connect(temporal)
+            runs = DurableAgent(client, llm=url, model="scripted", task_queue=queue)
+            events: list[AgentEvent] = []
+            async for event in runs.astream("weather"):
+                events.append(event)
+                if event.type == "tool-result":
+                    gate.touch()
+            return events
+
+        events = asyncio.run(main())
+    finally:
+        worker.stop()
+    _progress_was_live(events)
+    assert [e.type for e in events if e.tool == "sentimentAnalysis"] == [
+        "tool-call.start",
+        "tool-input-delta",
+        "tool-call.complete",
+    ]
+    last = events[-1]
+    assert last.type == "run.complete" and last.result is not None
+    assert last.result.output == "ok" and last.result.finished
+    assert last.result.steps[0].calls[0].progress[1] == {"gate": "opened"}

@@ -1,0 +1,141 @@
+"""Parsing an edited YAML spec again from its previous parse (compiler/_reparse.py, issue 18).
+
+``splice`` must give exactly what a full parse of the new text gives, or None (then the whole
+text is parsed): random edits of real YAML specs — a value changed, lines added, removed or
+re-indented, anchors, aliases, quotes, duplicated keys, document markers — are spliced and
+compared with a full parse; plain description edits must actually be spliced (else the cache
+would do nothing and this test would not notice).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from toolbind.compiler._load import (
+    _accept,  # pyright: ignore[reportPrivateUsage]
+    _TextDatesLoader,  # pyright: ignore[reportPrivateUsage]
+)
+from toolbind.compiler._reparse import splice
+
+CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus" / "openapi"
+SPECS = ["redocly__museum.yaml", "oai-examples__uspto.yaml", "oai-examples__link-example.yaml"]
+
+_LOADER: Any = _TextDatesLoader
+
+
+def parse(text: str) -> Any:
+    return yaml.load(text, Loader=_LOADER)
+
+
+def full(text: str) -> str | None:
+    """The full parse of ``text`` as JSON text, or None when it is not a plain JSON document."""
+    try:
+        value = parse(text)
+    except yaml.YAMLError:
+        return None
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return None
+
+
+_INSERTS = [
+    "x-added: 1",
+    "x-anchor: &shared {a: 1}",
+    "x-alias: *shared",
+    'x-quote: "unterminated',
+    "---",
+    "- item",
+    "? complex",
+    "x-flow: [a,",
+    "# a comment",
+    "",
+    "x-tab:\tvalue",
+    "x-multi: |",
+    "  block text",
+]
+
+
+def edit(text: str, rng: random.Random) -> str:
+    lines = text.split("\n")
+    at = rng.randrange(len(lines))
+    line = lines[at]
+    indent = len(line) - len(line.lstrip(" "))
+    kind = rng.randrange(7)
+    if kind == 0 and line.strip():
+        lines[at] = line + rng.choice([" (edited)", "'", '"', ": x", " #c", " &a", " *a"])
+    elif kind == 1:
+        lines.insert(at, " " * indent + rng.choice(_INSERTS))
+    elif kind == 2:
+        del lines[at]
+    elif kind == 3 and line.strip():
+        lines[at] = " " * rng.choice([0, 1, 2, indent + 2, max(indent - 2, 0)]) + line.lstrip()
+    elif kind == 4 and line.strip():
+        lines.insert(at, line)  # a key written twice
+    elif kind == 5:
+        start = rng.randrange(len(lines))
+        del lines[start : start + rng.randrange(1, 6)]
+    else:
+        other = rng.randrange(len(lines))
+        lines[at], lines[other] = lines[other], lines[at]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_spliced_parse_is_the_full_parse_of_the_edited_text(spec: str) -> None:
+    old = (CORPUS / spec).read_text(encoding="utf-8")
+    rng = random.Random(spec)
+    spliced = 0
+    before = json.dumps(parse(old))
+    for _ in range(150):
+        new = edit(old, rng)
+        want = full(new)
+        got = splice(old, json.loads(before), new, _LOADER, _accept)
+        if got is not None:
+            spliced += 1
+            assert want is not None, f"spliced a text a full parse refuses:\n{new}"
+            assert json.dumps(got) == want
+    assert spliced > 20, "most edits stay inside one entry: splice should take them"
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_every_description_edit_is_spliced(spec: str) -> None:
+    old = (CORPUS / spec).read_text(encoding="utf-8")
+    lines = old.split("\n")
+    before = json.dumps(parse(old))
+    edited = 0
+    for i, line in enumerate(lines):
+        body = line.strip()
+        if not body.startswith(("description: ", "summary: ")) or body.endswith(("|", ">", "-")):
+            continue
+        new = "\n".join([*lines[:i], line + " (edited)", *lines[i + 1 :]])
+        got = splice(old, json.loads(before), new, _LOADER, _accept)
+        want = full(new)
+        if want is None or "'" in body or '"' in body:
+            continue
+        assert got is not None, f"line {i + 1}: {body[:60]}"
+        assert json.dumps(got) == want
+        edited += 1
+    assert edited > 0
+
+
+def test_splice_declines_what_it_cannot_vouch_for() -> None:
+    base = "a:\n  b: 1\n  c: &x 2\nd:\n  g: *x\ne:\n  f: text\n"
+    value = parse(base)
+    # the anchored value changes, and the alias elsewhere with it: a full parse only
+    assert splice(base, parse(base), base.replace("&x 2", "&x 3"), _LOADER, _accept) is None
+    # a key written twice (PyYAML keeps the last): the first one's edit changes nothing
+    twice = "a:\n  b: 1\na:\n  b: 1\n"
+    assert splice(twice, parse(twice), twice.replace("b: 1", "b: 2", 1), _LOADER, _accept) is None
+    # document markers and directives
+    marked = "---\n" + base
+    assert splice(marked, parse(marked), marked + "g: 1\n", _LOADER, _accept) is None
+    # an edit in one entry is spliced into the previous value
+    edited = base.replace("f: text", "f: other")
+    assert splice(base, value, edited, _LOADER, _accept) == parse(edited)
