@@ -18,6 +18,7 @@ Configurations:
 - ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
 - ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
 - ``toolbind listed``: latent, ``Agent(tools_in_prompt=True)`` (the tools listed in the prompt);
+- ``toolbind explicit listed``: explicit, the tools listed in the prompt;
 - ``toolbind native``: ``Agent(mode="native")`` — each function its own tool, the provider's tool
   calling (``tool_choice="required"``), every tool explicit (native offers no ``_output``);
 - ``toolbind native auto``: the same with ``tool_choice="auto"``;
@@ -66,6 +67,7 @@ CONFIGS = (
     "toolbind lean",
     "toolbind auto",
     "toolbind listed",
+    "toolbind explicit listed",
     "toolbind native",
     "toolbind native auto",
     "toolbind mode auto",
@@ -96,6 +98,7 @@ class Tally:
     requests: int = 0
     prompt_tokens: int = 0
     tokens: int = 0
+    request_bytes: int = 0  # the request bodies sent (messages and tool schemas), compact JSON
     seconds: float = 0.0
     failures: list[str] = field(default_factory=list[str])
     per_category: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
@@ -266,7 +269,7 @@ def _fields(params: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-_TAGS = ("function", "function_name", "tool", "tool_name_")
+TAGS = ("function", "function_name", "tool", "tool_name_")
 
 
 def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
@@ -276,7 +279,7 @@ def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
 
     models: list[type[BaseModel]] = []
     taken = {p for f in functions for p in f.get("parameters", {}).get("properties", {})}
-    tag = next(t for t in _TAGS if t not in taken)
+    tag = next(t for t in TAGS if t not in taken)
     for function in functions:
         safe = "".join(c if c.isalnum() else "_" for c in function["name"])
         fields = {tag: (Literal[function["name"]], ...)}  # type: ignore[valid-type]
@@ -300,7 +303,13 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
 
     tally = Tally("instructor")
     client = instructor.from_openai(
-        OpenAI(base_url=url, api_key="local", max_retries=0, timeout=300),
+        OpenAI(
+            base_url=url,
+            api_key="local",
+            max_retries=0,
+            timeout=300,
+            http_client=_counting_client(tally),
+        ),
         mode=instructor.Mode.TOOLS,
     )
     responses: list[Any] = []
@@ -332,6 +341,19 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
         tally.prompt_tokens += sum(_tokens(r, "prompt_tokens") for r in made)
         tally.tokens += sum(_tokens(r, "total_tokens") for r in made)
     return tally
+
+
+def _counting_client(tally: Tally) -> Any:
+    """An httpx client that adds each request body's size (compact JSON) to ``tally``: what a
+    provider that renders the tool schema into the prompt reads (llama.cpp with SmolLM2's chat
+    template counts only the messages as prompt tokens; the schema becomes the grammar)."""
+    import httpx
+
+    def count(request: httpx.Request) -> None:
+        body = json.loads(request.content or b"{}")
+        tally.request_bytes += len(json.dumps(body, separators=(",", ":"), ensure_ascii=False))
+
+    return httpx.Client(event_hooks={"request": [count]}, timeout=300)
 
 
 def _tokens(completion: Any, key: str) -> int:
@@ -377,15 +399,24 @@ def run_toolbind(
     tools_in_prompt: bool = False,
     mode: str = "composed",
 ) -> Tally:
+    from openai import OpenAI
+
     from toolbind.runtime import Agent
 
     tally = Tally(name)
+    client = OpenAI(
+        base_url=url,
+        api_key="local",
+        max_retries=0,
+        timeout=300,
+        http_client=_counting_client(tally),
+    )
     by_name = {t.name: t for t in pkg.TOOLS}
     for q in questions:
         tools = [by_name[n] for n in pkg.TOOLSETS[q.id]]
         activities = {t.name: _done for t in tools} if explicit else None
         agent = Agent(
-            url,
+            client,
             model=model_name,
             tools=tools,
             activities=activities,
@@ -426,6 +457,9 @@ RUNNERS: dict[str, Callable[..., Tally]] = {
     "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
     "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),
     "toolbind listed": lambda *a: run_toolbind("toolbind listed", *a, tools_in_prompt=True),
+    "toolbind explicit listed": lambda *a: run_toolbind(
+        "toolbind explicit listed", *a, explicit=True, tools_in_prompt=True
+    ),
     "toolbind native": lambda *a: run_toolbind("toolbind native", *a, explicit=True, mode="native"),
     "toolbind native auto": lambda *a: run_toolbind(
         "toolbind native auto", *a, explicit=True, mode="native", tool_choice="auto"
@@ -450,17 +484,18 @@ def report(tallies: list[Tally], questions: list[Question]) -> None:
     print(f"\nBFCL ({', '.join(categories)}): {count} questions")
     print(
         f"{'configuration':18} {'valid':>9} {'right fn':>9} {'right args':>10} {'requests':>8} "
-        f"{'prompt tok':>10} {'tokens':>7} {'s/question':>10}  vs baseline: right fn, right args, "
-        "prompt tokens"
+        f"{'prompt tok':>10} {'tokens':>7} {'request KB':>10} {'s/question':>10}  vs baseline: "
+        "right fn, right args, prompt tokens, request bytes"
     )
     for t in tallies:
         print(
             f"{t.name:18} {pct(t.valid):>9} {pct(t.right_function):>9} "
             f"{pct(t.right_arguments):>10} {t.requests:>8} {t.prompt_tokens:>10} {t.tokens:>7} "
-            f"{t.seconds / max(1, t.questions):>10.2f}  "
+            f"{t.request_bytes / 1000:>10.1f} {t.seconds / max(1, t.questions):>10.2f}  "
             f"{t.right_function - base.right_function:+d}, "
             f"{t.right_arguments - base.right_arguments:+d}, "
-            f"{ratio(t.prompt_tokens, base.prompt_tokens)}"
+            f"{ratio(t.prompt_tokens, base.prompt_tokens)}, "
+            f"{ratio(t.request_bytes, base.request_bytes)}"
         )
     print("per category (questions: valid / right fn / right args):")
     for t in tallies:

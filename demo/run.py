@@ -15,9 +15,10 @@ What happens:
    ``sentimentAnalysis`` is latent (the model's own ``_output``), ``sendEmail``'s Activity hands
    the mail to an outbox and answers ``Pending``.
 4. The mail service (a client) reports the delivery over HTTP with httpx, while no run is going.
-5. ``Agent.astream`` again with the same ``run_id`` — step "report": the result of ``sendEmail``
-   is delivered as an event on this next step, and the model writes the final output (its text
-   printed as it streams).
+5. ``Agent.astream`` again with the same ``run_id`` — step "report", ``tool_choice="none"`` (the
+   output, no calls: the step needs no tool): the result of ``sendEmail`` is delivered as an
+   event on this next step, and the model writes the final output (its text printed as it
+   streams).
 6. The transcript and the final output are printed; both servers are stopped.
 
 A 135M model copies patterns far better than it follows instructions, so the conversation opens
@@ -330,12 +331,13 @@ def run_demo(llm: LlamaServer, started: float) -> int:
                 reply.raise_for_status()
 
         report_prompt = f"Write the report. Results: {results_of(act)}"
-        print(f"\nuser: {report_prompt}")
+        print(f"\nuser: {report_prompt}   [tool_choice=none: the output, no calls]")
         report, report_s = streamed_run(
             agent,
             [*REPORT_EXAMPLE, {"role": "user", "content": report_prompt}],
-            max_steps=2,
+            max_steps=1,
             run_id=act.run_id,
+            tool_choice="none",  # the step writes the report: no tool is needed, the output is
         )
         print_steps("report", report.steps, report_s)
         delivered = [d.tool for s in report.steps for d in s.delivered]

@@ -208,3 +208,26 @@ def test_native_calls_carry_instances_deps_and_wait_for_approval(
     assert weather.result.data == {"temperature": 1.0, "conditions": "deps in Paris"}
     assert mail.pending and parked == ["sendEmail"]  # not run: it waits for a human
     assert result.steps[0].mode == "native" and result.output == "Mail waits for approval."
+
+
+@pytest.mark.parametrize("mode", ["native", "auto", "composed"])
+def test_tool_choice_none_accepts_the_answer_without_calls(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str], mode: str
+) -> None:
+    # issue 15: tool_choice="none" was refused with "this step needs at least one (of none)"
+    server, url = llm
+
+    def answer(text: str) -> Reply:
+        return call({"calls": [], "output": text}) if mode == "composed" else Reply(text=text)
+
+    server.add(answer("Sunny in Oslo."), answer("Sunny."))
+    agent = Agent(
+        url, model="m", tools=explicit(seeds), activities=ACTIVITIES, mode=mode, max_retries=0
+    )
+    response = agent.request("Weather in Oslo?", tool_choice="none")
+    assert response.calls == [] and response.output == "Sunny in Oslo."
+    assert len(server.requests) == 1  # valid at once: no retry
+    if mode != "composed":  # no function offered: the model can only answer in text
+        assert not server.requests[0].get("tools")
+    result = agent.run("Weather in Oslo?", tool_choice="none")
+    assert result.finished and result.output == "Sunny." and len(server.requests) == 2
