@@ -1,6 +1,6 @@
 """Compiler layer: ``json.dumps(value, indent=N, ensure_ascii=False)``, byte for byte, faster.
 
-Standard library only; the backends call it.
+Standard library only (and the error tree's base); the backends call it.
 
 CPython's C encoder is used only without ``indent``; with it, ``json`` encodes through a chain
 of Python generators (a call per value and per container), which made writing the two JSON
@@ -16,12 +16,15 @@ import json
 from json.encoder import encode_basestring  # the C escaper when available, as json's own
 from typing import Any, cast
 
+from toolbind.runtime.errors import ToolbindError
+
 _FLOAT_REPR = float.__repr__
 _INT_REPR = int.__repr__
 
 
-class _Other(Exception):
-    """A value this encoder leaves to ``json.dumps``."""
+class _Other(ToolbindError):
+    """A value this encoder leaves to ``json.dumps`` (internal: never escapes
+    ``dumps_indented``; a ``ToolbindError`` as every exception class toolbind defines)."""
 
 
 def dumps_indented(value: Any, indent: int) -> str:

@@ -11,10 +11,10 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import pytest
 import yaml
@@ -25,6 +25,7 @@ from toolbind.compiler import compile_to_directory, load_package
 from toolbind.testing import strategies_for
 
 REPO = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 CORPUS = Path(os.environ.get("TOOLBIND_CORPUS") or REPO.parent / "shared" / "corpus")
 NO_CORPUS = f"no third-party corpus at {CORPUS} (set TOOLBIND_CORPUS)"
 """The one skip reason of every test that needs the corpus (``make test`` counts them once)."""
@@ -80,6 +81,18 @@ def compile_spec(tmp_path: Path) -> CompileSpec:
         return load_package(out, name)
 
     return run
+
+
+def sampled(
+    items: Sequence[T], every: int, keep: Callable[[T], bool] = lambda _: False
+) -> list[Any]:
+    """``items`` as pytest params: every ``every``-th one (and those ``keep`` names) in the fast
+    suite, the others marked ``slow`` — ``make test`` keeps within its budget on a sample that is
+    the same on every run, ``make test-slow`` (CI runs both) covers the rest."""
+    return [
+        item if i % every == 0 or keep(item) else pytest.param(item, marks=pytest.mark.slow)
+        for i, item in enumerate(items)
+    ]
 
 
 def load_spec_file(path: Path) -> Any:
