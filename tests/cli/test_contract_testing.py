@@ -178,6 +178,7 @@ def test_an_activity_whose_signature_does_not_take_the_call_fails(tmp_path: Path
     ) in result.stdout
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_activities_are_matched_through_the_activities_dict(tmp_path: Path) -> None:
     root = project(
         tmp_path,
@@ -344,6 +345,7 @@ def test_strategies_for_other_models_and_schemas() -> None:
         check_roundtrip({"type": "string"})  # pyright: ignore[reportArgumentType]
 
 
+@pytest.mark.slow  # the fast suite's 10-minute budget; `make test-slow` (CI) runs it
 def test_the_checks_catch_a_model_that_breaks_its_schema() -> None:
     """A hand-written model too lax, and one too strict, for the schema it claims."""
     schema = {
