@@ -16,7 +16,7 @@ by pydantic-core's JSON parser (about twice as fast as ``json`` on a multi-megab
 from __future__ import annotations
 
 import importlib
-import os
+import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
@@ -151,18 +151,14 @@ def _new_binding(values: dict[str, Any]) -> ToolBinding:
 
 
 def _package_data(package: str, name: str) -> bytes:
-    """The bytes of the file ``name`` beside ``package``'s ``__init__`` (``pkgutil.get_data``'s
-    way: through the package's loader, so a zipped package works too)."""
-    module = importlib.import_module(package)
-    spec = module.__spec__
-    loader = spec.loader if spec is not None else None
-    get_data = getattr(loader, "get_data", None)
-    origin = spec.origin if spec is not None else None
-    if get_data is None or origin is None:  # a namespace package, an unusual loader
+    """The bytes of the file ``name`` beside ``package``'s ``__init__``, through the package's
+    loader (``pkgutil.get_data``: a zipped package works too); ``importlib.resources`` where the
+    loader reads no data (a namespace package, an unusual loader)."""
+    data = pkgutil.get_data(package, name)
+    if data is None:
         from importlib import resources
 
         return resources.files(package).joinpath(name).read_bytes()
-    data: bytes = get_data(os.path.join(os.path.dirname(origin), name))
     return data
 
 
