@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -43,11 +44,18 @@ _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _render(diagnostics: list[Diagnostic], *, notes: bool = False) -> None:
-    for d in diagnostics:
-        if d.severity == "note" and not notes:
+    # The same diagnostic at the same place is printed once with its count: a component that
+    # hundreds of operations $ref would otherwise repeat one line hundreds of times.
+    texts = [d.render() for d in diagnostics]
+    times = Counter(texts)
+    printed: set[str] = set()
+    for d, text in zip(diagnostics, texts, strict=True):
+        if (d.severity == "note" and not notes) or text in printed:
             continue
+        printed.add(text)
         style = {"error": "red", "warning": "yellow", "note": "dim"}[d.severity]
-        _err.print(d.render(), style=style, markup=False)
+        suffix = f" [{times[text]} times: once per use]" if times[text] > 1 else ""
+        _err.print(text + suffix, style=style, markup=False)
     errors = sum(d.severity == "error" for d in diagnostics)
     if errors:
         _err.print(f"{errors} error{'s' if errors != 1 else ''}", style="red", markup=False)

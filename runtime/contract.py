@@ -335,6 +335,9 @@ class HttpOperation:
             explicitly no auth.
         servers: operation-level servers overriding the API's, if any.
         deprecated: the spec marks the operation deprecated.
+        accept: the ``Accept`` header every call sends, when the operation declares one value for
+            it (a header parameter ``Accept`` with a default, e.g. a versioned media type);
+            otherwise the client asks for the output response's media type.
     """
 
     tool: str
@@ -347,6 +350,7 @@ class HttpOperation:
     security: tuple[tuple[SecurityRequirement, ...], ...] | None = None
     servers: tuple[HttpServer, ...] = ()
     deprecated: bool = False
+    accept: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

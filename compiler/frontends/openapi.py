@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 from toolbind.runtime.contract import (
@@ -700,6 +700,7 @@ class _Reader:
         item_obj: dict[str, Any] = item.value
         # Parameters: path-level first, operation-level overriding by (name, in).
         raw_params: dict[tuple[str, str], _Where] = {}
+        accept: str | None = None  # a declared ``Accept`` header parameter's one value
         for owner, oloc, doc in ((item_obj, item.loc, item), (op, loc, op_doc)):
             for i, raw in enumerate(as_array(owner.get("parameters")) or []):
                 p = self.deref(
@@ -732,12 +733,25 @@ class _Reader:
                 if pin == "header" and pname.lower() in IGNORED_HEADERS:
                     # OpenAPI ignores Accept/Content-Type/Authorization parameters; the model must
                     # never be asked for credentials or for what frames the request.
+                    raw_params.pop((pname, pin), None)
+                    value = self._one_value(p) if pname.lower() == "accept" else None
+                    if pname.lower() == "accept":  # the operation's replaces the path item's
+                        accept = value
+                    if value is not None:
+                        # a versioned media type (``application/vnd.x+json;version=2``) that the
+                        # API may require: sent as declared, instead of the response's media type
+                        self.diags.note(
+                            p.loc,
+                            f"header parameter {pname!r} is not a Call field: every call sends "
+                            f"the value it declares, {value!r}",
+                        )
+                        self.counts[kind, "emitted"] += 1
+                        continue
                     self.diags.note(
                         p.loc,
                         f"header parameter {pname!r} is not a Call field: the HTTP client sets "
                         "it (credentials come from securitySchemes and configuration)",
                     )
-                    raw_params.pop((pname, pin), None)
                     self.counts[kind, "reported"] += 1
                     continue
                 raw_params[(pname, pin)] = p
@@ -823,8 +837,26 @@ class _Reader:
             security=self.security(op.get("security"), loc.child("security")),
             servers=self.servers(op, loc) or self.servers(item_obj, item.loc),
             deprecated=deprecated,
+            accept=accept,
         )
         return tool, http
+
+    def _one_value(self, p: _Where) -> str | None:
+        """The one string a header parameter declares: its ``default``, ``const`` or one-value
+        ``enum`` (Swagger 2.0: on the parameter; 3.x: on its schema, which may be a ``$ref``)."""
+        obj = as_object(p.value) or {}
+        if not self.swagger and obj.get("schema") is not None:
+            schema = _Where(obj["schema"], p.loc.child("schema"), p.root, p.path)
+            where = self.deref(schema, "schema")
+            obj = (as_object(where.value) if where is not None else None) or {}
+        enum: Any = obj.get("enum")
+        candidates: list[Any] = [obj.get("const"), obj.get("default")]
+        if isinstance(enum, list) and len(cast("list[Any]", enum)) == 1:
+            candidates.append(cast("list[Any]", enum)[0])
+        for value in candidates:
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+        return None
 
     def _field(
         self, wanted: str, location: str, taken: set[str], tool: str, loc: SourceLocation

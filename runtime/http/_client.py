@@ -389,8 +389,8 @@ class HttpClient(_Base):
             if ctype is not None:
                 headers.append(("Content-Type", ctype))
         accept = next((r.media_type for r in op.responses if r.is_output and r.media_type), None)
-        if accept is not None:
-            headers.append(("Accept", accept))
+        if op.accept is not None or accept is not None:
+            headers.append(("Accept", op.accept or accept or ""))
         # An operation that takes an Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header)
         # says a repeat with the same key is safe: the call gets one (its stable id when an Agent
         # or a Temporal worker runs it, else a fresh UUID, unless it gave its own), every attempt

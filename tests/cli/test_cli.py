@@ -192,3 +192,28 @@ def test_package_option_names_a_specs_package(tmp_path: Path) -> None:
     bad = toolbind("generate", "specs/a.yaml", "-o", "one", "--package", "a-b", cwd=tmp_path)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "'a-b' (for specs/a.yaml) is not a usable Python package name" in bad.stderr
+
+
+def test_a_diagnostic_repeated_at_one_place_is_printed_once_with_its_count(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "api.yaml"
+    ops = "".join(
+        f"  /r{n}:\n    get:\n      operationId: get{n}\n"
+        "      parameters: [{$ref: '#/components/parameters/ctype'}]\n"
+        "      responses: {'204': {description: none}}\n"
+        for n in range(3)
+    )
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+        + ops
+        + "components:\n  parameters:\n    ctype: {name: Content-Type, in: header, "
+        "schema: {type: string}}\n",
+        encoding="utf-8",
+    )
+    result = toolbind("generate", str(spec), "-o", str(tmp_path / "out"), "-v")
+    assert result.returncode == 0, result.stderr
+    lines = [ln for ln in result.stderr.splitlines() if "'Content-Type' is not a Call field" in ln]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"{spec}#/components/parameters/ctype: note:")
+    assert lines[0].endswith("[3 times: once per use]")

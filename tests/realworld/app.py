@@ -70,6 +70,16 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             (b"set-cookie", b"session=s3cr3t-session-id; HttpOnly"),
             (b"x-undeclared", b"not reported"),
         ]
+    elif path == "/api/incidents":  # versioned by media type: any other Accept is refused
+        accept = dict(scope["headers"]).get(b"accept", b"").decode()
+        if accept != "application/vnd.acme+json;version=2":
+            status, content = 406, json.dumps({"error": f"not acceptable: {accept}"}).encode()
+        else:
+            limit = int(scope["query_string"].decode().partition("limit=")[2] or 0)
+            status, content = 200, json.dumps({"incidents": ["i1"], "limit": limit}).encode()
+    elif path == "/api/status":
+        accept = dict(scope["headers"]).get(b"accept", b"").decode()
+        status, content = 200, json.dumps({"accept": accept}).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

@@ -169,6 +169,30 @@ def test_nullable_in_a_31_document_allows_null(
     assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
 
 
+# -- an Accept header parameter with one declared value ---------------------------------------------
+
+
+def test_a_declared_accept_value_is_sent_on_every_call(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    pkg = packages["versioned_accept"]
+    items: list[dict[str, Any]] = compose(list(pkg.TOOLS))["properties"]["calls"]["items"]["anyOf"]
+    assert all("Accept" not in item["properties"] for item in items)  # never a Call field
+    listed = _call(pkg, server, {"_tool": "listIncidents", "limit": 3})
+    assert listed.success, listed.error
+    assert listed.data.model_dump(mode="json") == {"incidents": ["i1"], "limit": 3}
+    # several values and no default: the client asks for the response's media type
+    status = _call(pkg, server, {"_tool": "getStatus"})
+    assert status.success, status.error
+    assert status.data.model_dump(mode="json") == {"accept": "application/json"}
+    notes = [d.render() for d in generate_tree([SPECS / "versioned_accept.yaml"]).diagnostics]
+    assert any(
+        "#/components/parameters/header_Accept: note:" in n
+        and "sends the value it declares, 'application/vnd.acme+json;version=2'" in n
+        for n in notes
+    ), notes
+
+
 # -- responses without a schema -------------------------------------------------------------------
 
 
