@@ -52,8 +52,32 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _YamlLoader = yaml.SafeLoader
 
 
+# The unquoted integer map keys a ``_TextDatesLoader`` read as text while this is set: (line,
+# column, key) of the first in each map, and how many keys.
+_INT_KEYS: contextvars.ContextVar[list[tuple[int, int, int, int]] | None] = contextvars.ContextVar(
+    "toolbind_int_keys", default=None
+)
+
+
 class _TextDatesLoader(_YamlLoader):  # type: ignore[misc,valid-type]
-    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2)."""
+    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2),
+    and unquoted integer map keys (``200:`` under ``responses``, common in real specs) as
+    their text, which is what JSON, where the data model comes from, can only mean."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        constructed: Any = super().construct_mapping(node, deep=deep)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        mapping = cast("dict[Any, Any]", constructed)
+        ints: list[int] = [k for k in mapping if type(k) is int]
+        if not ints:
+            return mapping
+        text = {str(k) if type(k) is int else k: v for k, v in mapping.items()}
+        if len(text) < len(mapping):  # both 200 and '200': no one meaning, refused later
+            return mapping
+        found = _INT_KEYS.get()
+        if found is not None:
+            mark = node.start_mark
+            found.append((mark.line + 1, mark.column + 1, ints[0], len(ints)))
+        return text
 
 
 _TextDatesLoader.yaml_implicit_resolvers = {
@@ -141,6 +165,8 @@ class Document:
     path: str
     value: Any
     lines: bool = False
+    # what was read with an assumed meaning (unquoted integer keys of an OpenAPI document)
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 def display_path(path: Path) -> str:
@@ -226,13 +252,22 @@ class ParseCache:
             and isinstance(prev.get("text"), str)
             and (isinstance(prev.get("value"), (dict, list)))
         ):
-            value = splice(prev["text"], prev["value"], text, loader, _accept)
+            int_keys: list[tuple[int, int, int, int]] = []
+            token = _INT_KEYS.set(int_keys)
+            try:
+                value = splice(prev["text"], prev["value"], text, loader, _accept)
+            finally:
+                _INT_KEYS.reset(token)
+            if int_keys:  # a full parse says where, with the lines of the whole file
+                value = None
         if value is not None:
             result: Document | Diagnostic = Document(shown, value)
         else:
             result = _parse_yaml(text, shown, dates_as_text=dates_as_text)
-            if isinstance(result, Diagnostic) or not _plainly_json(result.value):
-                return result  # a value with aliases is not kept: JSON would unshare them
+            if isinstance(result, Diagnostic) or result.warnings or not _plainly_json(result.value):
+                # a value with aliases is not kept: JSON would unshare them; nor one read with
+                # an assumption, whose warning only a full parse gives again
+                return result
         self.kept[name] = (
             f'{{"dates": {json.dumps(dates_as_text)}, "text": {json.dumps(text)}, '
             f'"value": {json.dumps(result.value)}}}'
@@ -268,6 +303,31 @@ def keeping_parses(cache: ParseCache) -> Generator[ParseCache]:
         yield cache
     finally:
         _PARSES.reset(token)
+
+
+# The warnings of the documents loaded while this is set (``collecting_warnings``).
+_WARNINGS: contextvars.ContextVar[dict[str, Diagnostic] | None] = contextvars.ContextVar(
+    "toolbind_load_warnings", default=None
+)
+
+
+@contextlib.contextmanager
+def collecting_warnings() -> Generator[dict[str, Diagnostic]]:
+    """Collect the warnings of every document parsed in the block (a document read with an
+    assumed meaning), once each however often it is loaded."""
+    found: dict[str, Diagnostic] = {}
+    token = _WARNINGS.set(found)
+    try:
+        yield found
+    finally:
+        _WARNINGS.reset(token)
+
+
+def _report(warnings: tuple[Diagnostic, ...]) -> None:
+    found = _WARNINGS.get()
+    if found is not None:
+        for w in warnings:
+            found.setdefault(w.render(), w)
 
 
 def _record(name: str, raw: bytes | None) -> None:
@@ -505,7 +565,11 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
         if _yaml_too_deep(text):
             return _too_deep(loc)
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
-        value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        token = _INT_KEYS.set(int_keys := [])
+        try:
+            value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        finally:
+            _INT_KEYS.reset(token)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         context = exc.context_mark
@@ -547,7 +611,26 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
             found=f"invalid YAML: {type(exc).__name__}",
             expected="a well-formed YAML or JSON document",
         )
-    return _checked(Document(shown, value), yaml_source=True)
+    warnings: tuple[Diagnostic, ...] = ()
+    if int_keys:
+        line, column, key, _ = min(int_keys)  # maps are built inside out: the first in the text
+        count = sum(n for *_, n in int_keys)
+        warnings = (
+            Diagnostic(
+                loc=loc,
+                severity="warning",
+                found=f"{count} unquoted integer map key{'s' if count != 1 else ''} (the first: "
+                f"{key}) read as {'their' if count != 1 else 'its'} text, e.g. '{key}'",
+                expected="string keys (JSON object names are always strings)",
+                hint=f"quote the key: '{key}': (OpenAPI asks for response codes in quotes)",
+                line=line,
+                column=column,
+            ),
+        )
+    checked = _checked(Document(shown, value, warnings=warnings), yaml_source=True)
+    if warnings and isinstance(checked, Document):
+        _report(warnings)
+    return checked
 
 
 def _yaml_too_deep(text: str) -> bool:

@@ -22,6 +22,7 @@ from .._load import (
     RefPolicy,
     as_array,
     as_object,
+    collecting_warnings,
     load_document,
     not_a_regular_file,
 )
@@ -75,6 +76,21 @@ def read_spec(
     ``select`` keeps only some operations of an OpenAPI document (other formats ignore it);
     ``refs`` says where ``$ref``s may lead beyond the spec's directory.
     """
+    with collecting_warnings() as assumed:  # of this document and of those its $refs read
+        try:
+            return _read_spec(path, shown, diags, select, refs)
+        finally:
+            for warning in assumed.values():
+                diags.add(warning)
+
+
+def _read_spec(
+    path: Path,
+    shown: str,
+    diags: Diagnostics,
+    select: openapi.OperationFilter | None,
+    refs: RefPolicy,
+) -> SpecPackage | None:
     # OpenAPI is JSON: an unquoted YAML date (typically in an example) means its text.
     doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path))
     if not isinstance(doc, Document):

@@ -17,6 +17,8 @@ import yaml
 
 from toolbind.compiler._load import (
     MAX_DEPTH,
+    Document,
+    ParseCache,
     _first_problem,  # pyright: ignore[reportPrivateUsage]
     _nesting_bound,  # pyright: ignore[reportPrivateUsage]
     _plainly_json,  # pyright: ignore[reportPrivateUsage]
@@ -130,3 +132,30 @@ def test_quick_check_on_parsed_json() -> None:
     assert not _plainly_json(value)
     assert not _shallow_json(value)
     assert _first_problem(value, yaml_source=False) is not None
+
+
+def test_unquoted_integer_keys_of_openapi_yaml_are_their_text_and_never_kept_silently() -> None:
+    before = "paths:\n  /a:\n    get:\n      responses:\n        '200': {description: ok}\n"
+    after = before.replace("'200'", "200")
+    cache = ParseCache()
+    first = cache.load("api.yaml", before, "api.yaml", dates_as_text=True)
+    assert isinstance(first, Document) and not first.warnings
+    kept = cache.text()
+    assert kept is not None and "api.yaml" in kept
+    # the edit's entry holds the integer key: no splice (it would lose the warning) and no keep
+    again = ParseCache(json.loads(kept))
+    second = again.load("api.yaml", after, "api.yaml", dates_as_text=True)
+    assert isinstance(second, Document)
+    assert list(second.value["paths"]["/a"]["get"]["responses"]) == ["200"]
+    assert [w.render() for w in second.warnings] == [
+        "api.yaml:5:9: warning: 1 unquoted integer map key (the first: 200) read as its text, "
+        "e.g. '200' — string keys (JSON object names are always strings) (hint: quote the key: "
+        "'200': (OpenAPI asks for response codes in quotes))"
+    ]
+    assert again.text() is None or "api.yaml" not in again.text()  # type: ignore[operator]
+    # the same key both ways has no one meaning: still refused
+    both = parse_text("r:\n  200: a\n  '200': b\n", "x.yaml", dates_as_text=True)
+    assert not isinstance(both, Document) and "integer 200" in both.found
+    # outside OpenAPI (no dates_as_text) an integer key is refused as before
+    plain = parse_text("r:\n  200: a\n", "x.yaml")
+    assert not isinstance(plain, Document) and "integer 200" in plain.found
