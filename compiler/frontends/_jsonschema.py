@@ -200,12 +200,20 @@ class SchemaLowerer:
     openapi31: bool = False
     # The ``x-`` keys dropped, key → where (``drop_extensions``): the frontend reports them.
     dropped_extensions: dict[str, dict[str, SourceLocation]] = field(default_factory=lambda: {})
+    # Where ``x-nullable: true`` was read as 3.0's ``nullable`` (``drop_extensions``).
+    x_nullable: dict[str, SourceLocation] = field(default_factory=lambda: {})
     # YAML block scalars end descriptions with a line break that says nothing: trim them.
     trim_descriptions: bool = False
 
     def report_extensions(self, skip: frozenset[str] = frozenset()) -> None:
         """A note for the ``x-`` keys dropped from schemas (but ``skip``, those toolbind reads
         elsewhere): dropped, not lost in silence."""
+        if self.x_nullable:
+            self.diags.note(
+                next(iter(self.x_nullable.values())),
+                f"x-nullable: true read as nullable in {len(self.x_nullable)} schema(s): the "
+                "Swagger 2.0 extension (go-swagger, Swashbuckle, NSwag) for OpenAPI 3.0's nullable",
+            )
         keys = sorted(k for k in self.dropped_extensions if k not in skip)
         if not keys:
             return
@@ -415,6 +423,18 @@ class SchemaLowerer:
                 return ref
             other = self._lower(rest, loc, ctx, depth + 1)
             return AllOfNode(meta=Meta(loc=loc), parts=(ref, other))
+        if (
+            self.drop_extensions
+            and self.dialect == "openapi30"
+            and s.get("x-nullable") is True
+            and "nullable" not in s
+        ):
+            # Swagger 2.0 has no nullable; its tools spell it x-nullable, with one meaning: an
+            # API that sends null there (a container engine's does) must not fail its output
+            at = loc.child("x-nullable")
+            self.x_nullable[str(at)] = at
+            s = {k: v for k, v in s.items() if k != "x-nullable"}
+            s["nullable"] = True
         if s.get("nullable") is True and self.dialect != "openapi30" and self.lenient:
             # OpenAPI 3.0's keyword in a 3.1 (JSON Schema) document: its meaning is plain
             self.diags.warning(

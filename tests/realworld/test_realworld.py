@@ -211,6 +211,14 @@ def test_a_declared_accept_value_is_sent_on_every_call(
     ), notes
 
 
+def test_swagger_x_nullable_allows_null(packages: dict[str, ModuleType], server: str) -> None:
+    notes = [d.render() for d in generate_tree([SPECS / "swagger_x_nullable.yaml"]).diagnostics]
+    assert any("x-nullable: true read as nullable in 1 schema(s)" in n for n in notes), notes
+    result = _call(packages["swagger_x_nullable"], server, {"_tool": "getNote", "noteId": "n1"})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
+
+
 # -- responses without a schema -------------------------------------------------------------------
 
 
