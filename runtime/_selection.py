@@ -131,10 +131,11 @@ def _subset(tools: Sequence[ToolBinding], wanted: Iterable[str | ToolBinding]) -
 # API vocabulary — verb classes (CRUD and a few more: edit/change/modify/update/set are one
 # ``~update``) and general nouns (user/member/people, image/photo/avatar, link/url/permalink, ...)
 # — that adds a class term beside the word. A generic verb (get, add, edit, ...) says nothing its
-# class does not, so only its class is kept; a specific one (invite, kick, archive) keeps its word
-# too. Values in a question (quoted text, #channel, @user, e-mails, URLs, ids with digits) are
-# what a call carries, not what picks the tool: they are left out. A word of the question the
-# tools never use matches the tools' words it begins or ends ("link" finds "permalink").
+# class does not, so only its class is kept; a specific one (invite, kick, revoke) keeps its word
+# too; a past form ("the message I sent") keeps only its word: it describes, it does not ask.
+# Values in a question (quoted text, #channel, @user, e-mails, URLs, ids with digits) are what a
+# call carries, not what picks the tool: they are left out. A word of the question the tools
+# never use matches the tools' words it begins or ends ("link" finds "permalink").
 #
 # Each tool is scored per field (BM25 per field, weighted: the name most, then the description,
 # tags, parameter names and enum values, parameter descriptions, output field names), plus a share
@@ -237,7 +238,10 @@ _NOUNS = {
     "file": "file document attachment upload",
     "addon": "addon plugin extension integration service app",
 }
-_VALUE = re.compile(r"'[^']*'|\"[^\"]*\"|[#@][\w.-]+|\S+@\S+|https?://\S+|\b(?=\w*\d)\w+\b")
+# quoted text (not an apostrophe: "don't", "Bob's"), #names, @names, e-mails, URLs, ids with digits
+_VALUE = re.compile(
+    r"(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|[#@][\w.-]+|\S+@\S+|https?://\S+|\b(?=\w*\d)\w+\b"
+)
 # field weights (see above), and the group's share of the best score
 _NAME, _TAGS, _DESCRIPTION, _PARAMETERS, _PARAMETER_TEXT, _OUTPUT = 2.0, 0.5, 1.0, 0.6, 0.5, 0.3
 _GROUP = 0.3

@@ -165,6 +165,7 @@ def test_what_a_question_is_searched_as() -> None:
     # a generic verb by its class, a specific one with it; values left out
     assert selector.query_terms("Edit the topic of #ops: 'on call'", ROOMS) == ["~update", "topic"]
     assert selector.query_terms("Kick @dave", ROOMS) == ["kick", "~delete"]
+    assert {"bob", "messag"} <= set(selector.query_terms("Don't show Bob's messages", ROOMS))
     # "posted" is no request to post: a past form describes, the question asks to read
     assert selector.query_terms("What messages were posted?", ROOMS) == ["~read", "messag", "post"]
     assert selector.query_terms("Post a message", ROOMS) == ["~send", "messag"]
