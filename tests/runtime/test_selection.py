@@ -1,9 +1,11 @@
 """Large toolsets (issue 15 item 5): tool selection, per-run subsets, toolset filters.
 
-The recall test compiles a real 174-operation spec (Slack's Web API, from the corpus) and asks the
-50 questions of ``data/slack_questions.json`` — one per operation, written from what each
-operation is for — through the default BM25 selector. The Agent tests run against the scripted
-OpenAI-protocol server: what the model is offered is read from the requests it received.
+The recall tests compile two real 174-operation specs from the corpus and ask their 50 questions
+each through the default BM25 selector: Slack's Web API (``data/slack_questions.json``, the set
+the selector was developed on) and Netlify's API (``data/netlify_questions.json``, a held-out set
+written before the selector ran on that spec) — one question per operation, written from what
+each operation is for. The Agent tests run against the scripted OpenAI-protocol server: what the
+model is offered is read from the requests it received.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from tests.conftest import CORPUS, NO_CORPUS
 from tests.scripted_llm import Reply, ScriptedLLM, call
@@ -22,18 +25,28 @@ from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, ToolBinding, UsageError
 from toolbind.runtime._selection import BM25Selector, tokens, toolset
 
-DATA = Path(__file__).parent / "data" / "slack_questions.json"
-QUESTIONS: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
+DATA = Path(__file__).parent / "data"
+QUESTIONS: dict[str, Any] = json.loads((DATA / "slack_questions.json").read_text(encoding="utf-8"))
+HELD_OUT: dict[str, Any] = json.loads((DATA / "netlify_questions.json").read_text(encoding="utf-8"))
+
+
+def compiled(questions: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    spec = CORPUS / questions["spec"]
+    if not spec.exists():
+        pytest.skip(NO_CORPUS)
+    out = tmp_path_factory.mktemp("spec")
+    tree = compile_to_directory([spec], out)
+    return load_package(out, next(iter(tree.packages)))
 
 
 @pytest.fixture(scope="module")
 def slack(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    spec = CORPUS / QUESTIONS["spec"]
-    if not spec.exists():
-        pytest.skip(NO_CORPUS)
-    out = tmp_path_factory.mktemp("slack")
-    compile_to_directory([spec], out)
-    return load_package(out, "slack_web_api")
+    return compiled(QUESTIONS, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def netlify(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
+    return compiled(HELD_OUT, tmp_path_factory)
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
@@ -47,44 +60,125 @@ def offered(request: dict[str, Any]) -> list[str]:
     return [s["properties"]["_tool"]["const"] for s in items.get("anyOf", [items])]
 
 
-# -- must-show 2: recall of the selector on a 174-operation spec --------------------------------
+# -- must-show 2: recall of the selector on two 174-operation specs -----------------------------
 
 
-def recall(slack: ModuleType, k: int) -> tuple[float, list[str]]:
+def recall(pkg: ModuleType, questions: dict[str, Any], k: int) -> tuple[float, list[str]]:
     selector = BM25Selector(k)
-    tools: Sequence[ToolBinding] = slack.TOOLS
+    tools: Sequence[ToolBinding] = pkg.TOOLS
     missed: list[str] = []
-    for item in QUESTIONS["questions"]:
+    for item in questions["questions"]:
         chosen = [t.name for t in selector.select(item["question"], tools)]
         assert len(chosen) == k
         if item["operation"] not in chosen:
             missed.append(item["operation"])
-    return 1 - len(missed) / len(QUESTIONS["questions"]), missed
+    return 1 - len(missed) / len(questions["questions"]), missed
 
 
-def test_the_questions_cover_50_operations_of_a_150_plus_operation_spec(slack: ModuleType) -> None:
-    names = {t.name for t in slack.TOOLS}
-    asked = [q["operation"] for q in QUESTIONS["questions"]]
+@pytest.mark.parametrize("questions", [QUESTIONS, HELD_OUT], ids=["slack", "netlify"])
+def test_the_questions_cover_50_operations_of_a_150_plus_operation_spec(
+    questions: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    pkg: ModuleType = request.getfixturevalue("slack" if questions is QUESTIONS else "netlify")
+    names = {t.name for t in pkg.TOOLS}
+    asked = [q["operation"] for q in questions["questions"]]
     assert len(names) >= 150
     assert len(asked) == len(set(asked)) == 50
     assert set(asked) <= names
 
 
 def test_bm25_recall_on_slack(slack: ModuleType) -> None:
-    # measured (bench/selection.py): 0.84 at k=10, 0.90 at 20, 0.96 at 30. The issue's target,
-    # 0.95 at k=10, is not reached by lexical ranking on questions written as users ask them
-    # ("is Tom online?" for users.getPresence); a ToolSelector with embeddings plugs in for that.
-    at_10, missed = recall(slack, 10)
-    assert at_10 >= 0.84, missed
-    at_30, missed = recall(slack, 30)
-    assert at_30 >= 0.95, missed
+    # measured (bench/selection.py): 0.84 at k=5, 0.98 at 10 and 20 (main's BM25 before the
+    # vocabulary work: 0.78, 0.84, 0.90); the issue's target is 0.95 at k=10
+    at_10, missed = recall(slack, QUESTIONS, 10)
+    assert at_10 >= 0.98, missed
 
 
-def test_tokens_split_identifiers_and_meet_plurals() -> None:
-    assert tokens("conversations_setTopic") == ["conversation", "set", "topic"]
+def test_bm25_recall_on_the_held_out_netlify_set(netlify: ModuleType) -> None:
+    # measured (bench/selection.py): 0.80 at k=5, 0.86 at 10, 0.94 at 20 (before: 0.68, 0.76,
+    # 0.82); questions written before the selector ran on this spec, never edited to suit it
+    at_10, missed = recall(netlify, HELD_OUT, 10)
+    assert at_10 >= 0.86, missed
+    at_20, missed = recall(netlify, HELD_OUT, 20)
+    assert at_20 >= 0.94, missed
+
+
+def test_tokens_split_identifiers_and_stem() -> None:
+    assert tokens("conversations_setTopic") == ["convers", "set", "topic"]
     assert tokens("admin.usergroups.listChannels") == ["admin", "usergroup", "list", "channel"]
     assert tokens("Pinned messages") == tokens("pin a message") == ["pin", "messag"]
     assert tokens("scheduled") == tokens("schedules") == ["schedul"]
+    assert tokens("reminders") == tokens("Remind me") == ["remind"]  # Snowball, not a suffix list
+    assert tokens("the message I sent") == ["messag", "send"]  # irregular past forms
+
+
+def tool(name: str, description: str = "", **params: str) -> ToolBinding:
+    """A tool of a made-up API: a name, a description, parameters with descriptions."""
+    props = {p: {"type": "string", "description": d} for p, d in params.items()}
+    schema = {"type": "object", "properties": props}
+    return ToolBinding(
+        name=name,
+        provider_name=name,
+        models=(BaseModel, BaseModel),
+        parameters=schema,
+        defs={},
+        description=description,
+    )
+
+
+ROOMS = [
+    tool("rooms_update", "Updates a room.", room="The room", title="New title"),
+    tool("rooms_create", "Creates a room.", title="The title"),
+    tool("rooms_invite", "Invites users to a room.", room="The room", users="User IDs"),
+    tool("rooms_kick", "Removes a user from a room.", room="The room", user="A user ID"),
+    tool("rooms_list", "Lists rooms.", cursor="Paging cursor"),
+    tool("rooms_history", "Fetches a room's history of messages.", room="The room"),
+    tool("messages_send", "Sends a message to a room.", room="The room", text="Text to post"),
+    tool("messages_getPermalink", "Retrieve a permalink URL for a message.", ts="Its timestamp"),
+    tool("users_setPhoto", "Set the user profile photo.", image="The image"),
+    tool("users_list", "Lists all users in a workspace.", cursor="Paging cursor"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # a verb class meets the API's verb: edit/change are update, add is invite/create
+        ("Edit the title of the #ops room", "rooms_update"),
+        ("Add the users Bob and Carol to the #design room", "rooms_invite"),
+        # a specific verb keeps its word: kick beats the other deletes
+        ("Kick Dave out of #finance", "rooms_kick"),
+        # a noun class: a picture is a photo, a link is a permalink
+        ("Use this picture for my profile", "users_setPhoto"),
+        ("Give me a link to the message 1234.5678", "messages_getPermalink"),
+        # values (quoted text, #names, @names) don't pick the tool
+        ("Post 'please list the rooms' in #users", "messages_send"),
+    ],
+)
+def test_the_selector_meets_how_users_ask(question: str, expected: str) -> None:
+    ranked = [t.name for t, _ in BM25Selector(1).rank(question, ROOMS)]
+    assert ranked[0] == expected, ranked[:3]
+
+
+def test_what_a_question_is_searched_as() -> None:
+    selector = BM25Selector(1)
+    # a generic verb by its class, a specific one with it; values left out
+    assert selector.query_terms("Edit the topic of #ops: 'on call'", ROOMS) == ["~update", "topic"]
+    assert selector.query_terms("Kick @dave", ROOMS) == ["kick", "~delete"]
+    assert {"bob", "messag"} <= set(selector.query_terms("Don't show Bob's messages", ROOMS))
+    # "posted" is no request to post: a past form describes, the question asks to read
+    assert selector.query_terms("What messages were posted?", ROOMS) == ["~read", "messag", "post"]
+    assert selector.query_terms("Post a message", ROOMS) == ["~send", "messag"]
+    # a word the tools never use joins those it begins or ends
+    assert selector.query_terms("a link", ROOMS) == ["link", "~link", "permalink", "~link"]
+
+
+def test_a_question_with_no_known_word_keeps_the_tools_order() -> None:
+    assert [t.name for t in BM25Selector(3).select("?? !!", ROOMS)] == [
+        "rooms_update",
+        "rooms_create",
+        "rooms_invite",
+    ]
 
 
 # -- the Agent ----------------------------------------------------------------------------------
