@@ -10,20 +10,29 @@ and the first validated call of one tool imports only the modules its models nee
 
 ``load_bindings`` is what registering a package costs, so it does little per tool: ``tools.json``
 is read in one go through the package's loader (no ``importlib.resources`` machinery) and parsed
-by pydantic-core's JSON parser (about twice as fast as ``json`` on a multi-megabyte file).
+by pydantic-core's JSON parser (about twice as fast as ``json`` on a multi-megabyte file). A large
+package also has ``tools_index.json`` (its entries, with each schema's byte span in ``tools.json``
+in place of the schema): registering parses only that, and a tool's ``parameters`` and
+``output_schema`` (and each shared definition in ``defs``) are parsed from their span on first
+use — the same values the whole file gives. The index is used only while ``tools.json`` is the
+file it was written with (its size and CRC-32); otherwise the file is read whole, and a file that
+is not JSON is a ``RegistrationError`` naming it, where it breaks, and what to do.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 from pydantic_core import from_json
+
+from .errors import RegistrationError
 
 if TYPE_CHECKING:  # registering a package needs no contract at run time
     from .contract import ExecutionType
@@ -81,6 +90,18 @@ class ToolBinding:
     extensions_required: tuple[str, ...] = ()
     requires_approval: bool = False
 
+    if not TYPE_CHECKING:  # hidden from type checkers: a misspelt attribute stays an error there
+
+        def __getattr__(self, name: str) -> Any:
+            # Only for what normal lookup did not find: a large package's binding reads its
+            # ``parameters`` and ``output_schema`` from ``tools.json`` on first use, then keeps them.
+            schemas = self.__dict__.get("_schemas")
+            if schemas is None or name not in _LAZY:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            value = schemas.read(name)
+            self.__dict__[name] = value
+            return value
+
     @cached_property
     def _loaded(self) -> Models:
         return self.models() if callable(self.models) else self.models
@@ -96,6 +117,14 @@ class ToolBinding:
         return self._loaded[1]
 
 
+# a field the dataclass defaults is a class attribute, which ``__getattr__`` would never be asked
+# for: ``output_schema`` is kept in each instance (every way of making one sets it) instead
+delattr(ToolBinding, "output_schema")
+
+_LAZY = frozenset({"parameters", "output_schema"})
+"""The fields a large package's bindings read from ``tools.json`` on first use."""
+
+
 def load_bindings(
     package: str, models: Sequence[Models] | Sequence[tuple[str, str]]
 ) -> tuple[ToolBinding, ...]:
@@ -106,8 +135,23 @@ def load_bindings(
         models: the (Call model, Output model) of each tool, in ``tools.json`` order; or their
             class names in the package's ``models`` module, imported on first use (a large
             package: registering and composing its tools builds no model).
+
+    Raises:
+        RegistrationError: ``tools.json`` is not JSON (the message locates where it breaks).
     """
-    data: dict[str, Any] = from_json(_package_data(package, "tools.json"))
+    raw = _package_data(package, "tools.json")
+    index = _index(package, raw)
+    if index is not None:
+        lazy = _lazy_bindings(package, raw, index, models)
+        if lazy is not None:
+            return lazy
+    try:
+        data: dict[str, Any] = from_json(raw)
+    except ValueError as exc:
+        raise RegistrationError(
+            f"{package}/tools.json: error: {exc} — the JSON `toolbind generate` wrote (hint: "
+            "regenerate the package; never edit its files)"
+        ) from None
     entries: list[dict[str, Any]] = data["tools"]
     if len(entries) != len(models):  # a hand-edited package: say so rather than mis-pair
         raise ValueError(
@@ -130,11 +174,128 @@ def load_bindings(
     return tuple(bindings)
 
 
+def _index(package: str, raw: bytes) -> dict[str, Any] | None:
+    """``tools_index.json`` beside ``tools.json``, when there is one written for exactly ``raw``."""
+    try:
+        index: Any = from_json(_package_data(package, "tools_index.json"))
+    except (OSError, ValueError):  # none (a small package, an older one), or not JSON
+        return None
+    if not isinstance(index, dict):
+        return None
+    found = cast("dict[str, Any]", index)
+    if found.get("tools.json") != {"bytes": len(raw), "crc32": zlib.crc32(raw)}:
+        return None  # tools.json changed since: its spans no longer hold
+    return found
+
+
+def _lazy_bindings(
+    package: str,
+    raw: bytes,
+    index: dict[str, Any],
+    models: Sequence[Models] | Sequence[tuple[str, str]],
+) -> tuple[ToolBinding, ...] | None:
+    """The bindings from ``tools_index.json``: no schema parsed yet. None when the index is not
+    one ``toolbind generate`` writes (the caller then reads ``tools.json`` whole)."""
+    entries: Any = index.get("tools")
+    spans: Any = index.get("$defs")
+    if not isinstance(entries, list) or not isinstance(spans, dict):
+        return None
+    if len(cast("list[Any]", entries)) != len(models):
+        raise ValueError(
+            f"{package}: tools.json lists {len(cast('list[Any]', entries))} tools, the models "
+            f"{len(models)}"
+        )
+    defs = _Defs(raw, cast("dict[str, list[int]]", spans))
+    module = f"{package}.models"
+    bindings: list[ToolBinding] = []
+    new = object.__new__
+    # per tool as little as possible (this loop is most of registering a large package): the
+    # entry becomes the binding's ``__dict__``, checked as ``_new_binding`` checks its values
+    for entry, (call, output) in zip(cast("list[dict[str, Any]]", entries), models, strict=True):
+        if type(entry) is not dict:
+            return None
+        values = {**_LAZY_DEFAULTS, **entry}
+        params_at: Any = values.pop("parameters", None)
+        output_at: Any = values.pop("output_schema", None)
+        if type(params_at) is not list or not (output_at is None or type(output_at) is list):
+            return None
+        if output_at is None:
+            values["output_schema"] = None
+        if "toolsets" in entry:
+            values["toolsets"] = tuple(values["toolsets"])
+        if "extensions_required" in entry:
+            values["extensions_required"] = tuple(values["extensions_required"])
+        values["models"] = (
+            _loader(module, call, output)
+            if isinstance(call, str) and isinstance(output, str)
+            else (_as_model(call), _as_model(output))
+        )
+        values["defs"] = defs
+        if not _NAMED <= values.keys() <= _FIELDS:
+            return None
+        values["_schemas"] = _Schemas(raw, params_at, output_at)
+        binding = new(ToolBinding)
+        binding.__dict__.update(values)
+        bindings.append(binding)
+    return tuple(bindings)
+
+
+class _Schemas:
+    """Where one tool's ``parameters`` and ``output_schema`` are in ``tools.json``."""
+
+    __slots__ = ("output_schema", "parameters", "raw")
+
+    def __init__(self, raw: bytes, parameters: Any, output_schema: Any) -> None:
+        # spans ``[start, end)`` as the index gives them (lists of two ints), output's or None
+        self.raw = raw
+        self.parameters = parameters
+        self.output_schema = output_schema
+
+    def read(self, name: str) -> Any:
+        span: list[int] | None = getattr(self, name)
+        return None if span is None else from_json(self.raw[span[0] : span[1]])
+
+
+class _Defs(Mapping[str, Any]):
+    """A large package's shared ``$defs``: each definition parsed from ``tools.json`` when first
+    looked up (a composition of ten tools reads the few they reach, not thousands)."""
+
+    __slots__ = ("_parsed", "_raw", "_spans")
+
+    def __init__(self, raw: bytes, spans: dict[str, list[int]]) -> None:
+        self._raw = raw
+        self._spans = spans
+        self._parsed: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._parsed[name]
+        except KeyError:
+            start, end = self._spans[name]
+            value = self._parsed[name] = from_json(self._raw[start:end])
+            return value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._spans
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
 _FIELDS = frozenset(f.name for f in fields(ToolBinding))
 _REQUIRED = frozenset(f.name for f in fields(ToolBinding) if f.default is MISSING)
 _DEFAULTS: dict[str, Any] = {
     f.name: f.default for f in fields(ToolBinding) if f.default is not MISSING
 }
+_LAZY_DEFAULTS = {k: v for k, v in _DEFAULTS.items() if k not in _LAZY}
+_NAMED = frozenset({"name", "provider_name"})
+"""What an index entry must name (``_lazy_bindings`` gives a binding the rest)."""
 
 
 def _new_binding(values: dict[str, Any]) -> ToolBinding:
