@@ -26,7 +26,7 @@ import pkgutil
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
@@ -95,10 +95,14 @@ class ToolBinding:
         def __getattr__(self, name: str) -> Any:
             # Only for what normal lookup did not find: a large package's binding reads its
             # ``parameters`` and ``output_schema`` from ``tools.json`` on first use, then keeps them.
+            # (``_schemas``: tools.json's bytes and the spans of the two, as ``_lazy_bindings``
+            # leaves them)
             schemas = self.__dict__.get("_schemas")
             if schemas is None or name not in _LAZY:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            value = schemas.read(name)
+            raw, parameters, output_schema = schemas
+            span = parameters if name == "parameters" else output_schema
+            value = None if span is None else from_json(raw[span[0] : span[1]])
             self.__dict__[name] = value
             return value
 
@@ -198,23 +202,26 @@ def _lazy_bindings(
     one ``toolbind generate`` writes (the caller then reads ``tools.json`` whole)."""
     entries: Any = index.get("tools")
     spans: Any = index.get("$defs")
-    if not isinstance(entries, list) or not isinstance(spans, dict):
+    if not isinstance(entries, list) or not isinstance(spans, list):
         return None
     if len(cast("list[Any]", entries)) != len(models):
         raise ValueError(
             f"{package}: tools.json lists {len(cast('list[Any]', entries))} tools, the models "
             f"{len(models)}"
         )
-    defs = _Defs(raw, cast("dict[str, list[int]]", spans))
+    defs = _Defs(raw, cast("list[Any]", spans))
     module = f"{package}.models"
     bindings: list[ToolBinding] = []
     new = object.__new__
-    # per tool as little as possible (this loop is most of registering a large package): the
-    # entry becomes the binding's ``__dict__``, checked as ``_new_binding`` checks its values
+    setattr_ = object.__setattr__  # the frozen dataclass's own refuses
+    # per tool as little as possible, and no Python call (this loop is most of registering a
+    # large package): the entry, toolbind's own output written with tools.json, becomes the
+    # binding's ``__dict__``
     for entry, (call, output) in zip(cast("list[dict[str, Any]]", entries), models, strict=True):
-        if type(entry) is not dict:
+        if type(entry) is not dict or "name" not in entry or "provider_name" not in entry:
             return None
-        values = {**_LAZY_DEFAULTS, **entry}
+        values = _LAZY_DEFAULTS.copy()
+        values.update(entry)
         params_at: Any = values.pop("parameters", None)
         output_at: Any = values.pop("output_schema", None)
         if type(params_at) is not list or not (output_at is None or type(output_at) is list):
@@ -226,63 +233,55 @@ def _lazy_bindings(
         if "extensions_required" in entry:
             values["extensions_required"] = tuple(values["extensions_required"])
         values["models"] = (
-            _loader(module, call, output)
+            partial(_load, module, call, output)
             if isinstance(call, str) and isinstance(output, str)
             else (_as_model(call), _as_model(output))
         )
         values["defs"] = defs
-        if not _NAMED <= values.keys() <= _FIELDS:
-            return None
-        values["_schemas"] = _Schemas(raw, params_at, output_at)
+        values["_schemas"] = (raw, params_at, output_at)
         binding = new(ToolBinding)
-        binding.__dict__.update(values)
+        setattr_(binding, "__dict__", values)
         bindings.append(binding)
     return tuple(bindings)
 
 
-class _Schemas:
-    """Where one tool's ``parameters`` and ``output_schema`` are in ``tools.json``."""
-
-    __slots__ = ("output_schema", "parameters", "raw")
-
-    def __init__(self, raw: bytes, parameters: Any, output_schema: Any) -> None:
-        # spans ``[start, end)`` as the index gives them (lists of two ints), output's or None
-        self.raw = raw
-        self.parameters = parameters
-        self.output_schema = output_schema
-
-    def read(self, name: str) -> Any:
-        span: list[int] | None = getattr(self, name)
-        return None if span is None else from_json(self.raw[span[0] : span[1]])
-
-
 class _Defs(Mapping[str, Any]):
     """A large package's shared ``$defs``: each definition parsed from ``tools.json`` when first
-    looked up (a composition of ten tools reads the few they reach, not thousands)."""
+    looked up (a composition of ten tools reads the few they reach, not thousands). ``spans`` is
+    the index's flat list ``[name, start, end, name, start, end, ...]`` (one list: registering
+    makes no object per definition)."""
 
-    __slots__ = ("_parsed", "_raw", "_spans")
+    __slots__ = ("_at", "_parsed", "_raw", "_spans")
 
-    def __init__(self, raw: bytes, spans: dict[str, list[int]]) -> None:
+    def __init__(self, raw: bytes, spans: list[Any]) -> None:
         self._raw = raw
         self._spans = spans
+        self._at: dict[str, int] | None = None
         self._parsed: dict[str, Any] = {}
+
+    def _where(self) -> dict[str, int]:
+        if self._at is None:
+            names: list[str] = self._spans[0::3]
+            self._at = {name: 3 * n for n, name in enumerate(names)}
+        return self._at
 
     def __getitem__(self, name: str) -> Any:
         try:
             return self._parsed[name]
         except KeyError:
-            start, end = self._spans[name]
+            at = self._where()[name]
+            start, end = self._spans[at + 1], self._spans[at + 2]
             value = self._parsed[name] = from_json(self._raw[start:end])
             return value
 
     def __contains__(self, name: object) -> bool:
-        return name in self._spans
+        return name in self._where()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._spans)
+        return iter(self._where())
 
     def __len__(self) -> int:
-        return len(self._spans)
+        return len(self._where())
 
     def __repr__(self) -> str:
         return repr(dict(self))
@@ -294,8 +293,6 @@ _DEFAULTS: dict[str, Any] = {
     f.name: f.default for f in fields(ToolBinding) if f.default is not MISSING
 }
 _LAZY_DEFAULTS = {k: v for k, v in _DEFAULTS.items() if k not in _LAZY}
-_NAMED = frozenset({"name", "provider_name"})
-"""What an index entry must name (``_lazy_bindings`` gives a binding the rest)."""
 
 
 def _new_binding(values: dict[str, Any]) -> ToolBinding:
@@ -329,9 +326,10 @@ def _as_model(value: object) -> type[BaseModel]:
     raise TypeError(f"load_bindings: {value!r} is not a pydantic model class")
 
 
-def _loader(module: str, call: str, output: str) -> Callable[[], Models]:
-    def load() -> Models:
-        found = importlib.import_module(module)
-        return _as_model(getattr(found, call)), _as_model(getattr(found, output))
+def _load(module: str, call: str, output: str) -> Models:
+    found = importlib.import_module(module)
+    return _as_model(getattr(found, call)), _as_model(getattr(found, output))
 
-    return load
+
+def _loader(module: str, call: str, output: str) -> Callable[[], Models]:
+    return partial(_load, module, call, output)

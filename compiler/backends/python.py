@@ -847,7 +847,9 @@ class PythonBackend:
                 span = spans.get(("tools", n, key))
                 indexed[key] = list(span) if span is not None else None
             entries.append(json.dumps(indexed, ensure_ascii=False))
-        defs = {name: list(spans[("$defs", name)]) for name in data["$defs"]}
+        defs: list[str | int] = []  # flat: [name, start, end, ...], one list for the reader
+        for name in data["$defs"]:
+            defs.extend((name, *spans[("$defs", name)]))
         head = {
             "$comment": f"{header} Where each schema of tools.json is: UTF-8 byte spans [start, end).",
             "tools.json": {"bytes": len(raw), "crc32": zlib.crc32(raw)},
