@@ -52,7 +52,8 @@ class ToolBinding:
             ``call_model`` / ``output_model`` (a large generated package's ``TOOLS``).
         parameters: the parameters' JSON Schema (an object schema; ``$ref``s point into ``defs``).
         output_schema: the output's JSON Schema, or None when the spec declares none.
-        defs: the package's shared ``$defs``.
+        defs: the package's shared ``$defs`` (a large package's: a read-only mapping that parses
+            each definition from ``tools.json`` when first looked up).
         description: what the tool does, for the LLM.
         activity: the explicit ``_activity`` the spec names, or None (resolved at composition).
         execution_type: the gateway execution type, when the spec gives one.
@@ -137,8 +138,10 @@ def load_bindings(
     Args:
         package: the generated package's import name (``tools.json`` is read from it).
         models: the (Call model, Output model) of each tool, in ``tools.json`` order; or their
-            class names in the package's ``models`` module, imported on first use (a large
-            package: registering and composing its tools builds no model).
+            class names in the package's ``models`` module (or ``module:Name``, a module of the
+            package: ``_models.m_x:Name``), imported on first use (a large package: registering
+            and composing its tools builds no model; one tool's first call imports the modules
+            that define its models, not ``models``).
 
     Raises:
         RegistrationError: ``tools.json`` is not JSON (the message locates where it breaks).
@@ -163,13 +166,12 @@ def load_bindings(
         )
     defs: dict[str, Any] = data["$defs"]
     bindings: list[ToolBinding] = []
-    module = f"{package}.models"
     for entry, pair in zip(entries, models, strict=True):
         values: dict[str, Any] = dict(entry)
         values["toolsets"] = tuple(values.get("toolsets", ()))
         values["extensions_required"] = tuple(values.get("extensions_required", ()))
         values["models"] = (
-            _loader(module, pair[0], pair[1])
+            _loader(package, pair[0], pair[1])
             if isinstance(pair[0], str) and isinstance(pair[1], str)
             else (_as_model(pair[0]), _as_model(pair[1]))
         )
@@ -210,7 +212,6 @@ def _lazy_bindings(
             f"{len(models)}"
         )
     defs = _Defs(raw, cast("list[Any]", spans))
-    module = f"{package}.models"
     bindings: list[ToolBinding] = []
     new = object.__new__
     setattr_ = object.__setattr__  # the frozen dataclass's own refuses
@@ -233,7 +234,7 @@ def _lazy_bindings(
         if "extensions_required" in entry:
             values["extensions_required"] = tuple(values["extensions_required"])
         values["models"] = (
-            partial(_load, module, call, output)
+            partial(_load, package, call, output)
             if isinstance(call, str) and isinstance(output, str)
             else (_as_model(call), _as_model(output))
         )
@@ -326,10 +327,16 @@ def _as_model(value: object) -> type[BaseModel]:
     raise TypeError(f"load_bindings: {value!r} is not a pydantic model class")
 
 
-def _load(module: str, call: str, output: str) -> Models:
-    found = importlib.import_module(module)
-    return _as_model(getattr(found, call)), _as_model(getattr(found, output))
+def _load(package: str, call: str, output: str) -> Models:
+    return _as_model(_model(package, call)), _as_model(_model(package, output))
 
 
-def _loader(module: str, call: str, output: str) -> Callable[[], Models]:
-    return partial(_load, module, call, output)
+def _model(package: str, where: str) -> object:
+    """``Name`` of the package's ``models`` module, or ``module:Name`` (``_models.m_x:Name``: the
+    module under the package that defines it, what a large package's ``tools.py`` names)."""
+    module, _, name = where.rpartition(":")
+    return getattr(importlib.import_module(f"{package}.{module or 'models'}"), name)
+
+
+def _loader(package: str, call: str, output: str) -> Callable[[], Models]:
+    return partial(_load, package, call, output)

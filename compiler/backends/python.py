@@ -373,6 +373,8 @@ class PythonBackend:
         self.aliases: list[AliasView] = []
         self.class_defs: set[str] = set()  # definition keys rendered as classes
         self.emitter = SchemaEmitter(self.names.def_names)
+        # a large package's model → its module under ``_models/`` (set by ``_lazy_models``)
+        self.model_modules: dict[str, str] = {}
         for d in pkg.definitions:
             if is_class_node(d.node, self.defs):
                 self.class_defs.add(d.key)
@@ -610,6 +612,7 @@ class PythonBackend:
         files["_models/__init__.py"] = (
             f'{header}\n"""The model modules of {self.package}; import them through ``models``."""\n'
         )
+        self.model_modules = module_of
         where = sorted(module_of.items())
         files["models.py"] = _ENV.get_template("lazy_models.py.jinja").render(
             {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where}
@@ -621,9 +624,16 @@ class PythonBackend:
         and ``_calls.py`` with the Call union and Response model (every tool's models)."""
         calls_names = sorted({"Call", "CallAdapter", "OutputT", "Response", *ctx["tools_extra"]})
         calls = _ENV.get_template("calls.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
+
+        def where(model: str) -> str:  # a tool's first call imports that module, not ``models``
+            module = self.model_modules.get(model)
+            return f"_models.{module}:{model}" if module else model
+
+        tools: list[ToolView] = ctx["tools"]
+        refs = [(where(t.call_class), where(t.output_class)) for t in tools]
         return {
             "tools.py": _ENV.get_template("lazy_tools.py.jinja").render(
-                {**ctx, "calls_names": calls_names}
+                {**ctx, "calls_names": calls_names, "refs": refs}
             ),
             "_calls.py": calls.replace(_IMPORTS_MARK, import_block(calls)),
         }
