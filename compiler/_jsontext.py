@@ -13,6 +13,7 @@ subclass) is left to ``json.dumps``, so the text is always what it would give.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from json.encoder import encode_basestring  # the C escaper when available, as json's own
 from typing import Any, cast
 
@@ -77,3 +78,58 @@ def _encode(value: Any, newline: str, step: str) -> str:
             return "Infinity" if value > 0 else "-Infinity"
         return _FLOAT_REPR(value)
     raise _Other
+
+
+Path = tuple[str | int, ...]
+"""Where a value sits in a JSON document: its keys and indexes from the root."""
+
+
+def dumps_indented_spans(
+    value: Any, indent: int, depth: int, wanted: Callable[[Path], bool]
+) -> tuple[str, dict[Path, tuple[int, int]]]:
+    """``dumps_indented(value, indent)``, and where some of its values are in that text.
+
+    The text is the same; beside it, the UTF-8 byte span ``[start, end)`` of each value down to
+    ``depth`` levels whose path ``wanted`` accepts (the bytes ``json`` parses back to that value),
+    so a reader can parse one value of a large file without the rest. Spans are empty when the
+    text came from ``json.dumps`` (a value this encoder leaves to it).
+    """
+    step = " " * indent
+    parts: list[str] = []
+    spans: dict[Path, tuple[int, int]] = {}
+    size = 0
+
+    def put(text: str) -> None:
+        nonlocal size
+        parts.append(text)
+        size += len(text) if text.isascii() else len(text.encode("utf-8"))
+
+    def walk(node: Any, path: Path, newline: str) -> None:
+        start = size
+        kind = cast("type[object]", type(node))
+        if len(path) < depth and kind in (dict, list) and node:
+            inner = newline + step
+            if kind is dict:
+                put("{")
+                for n, (key, item) in enumerate(cast("dict[Any, Any]", node).items()):
+                    if type(key) is not str:
+                        raise _Other
+                    put(("," if n else "") + inner + encode_basestring(key) + ": ")
+                    walk(item, (*path, key), inner)
+                put(newline + "}")
+            else:
+                put("[")
+                for n, item in enumerate(cast("list[Any]", node)):
+                    put(("," if n else "") + inner)
+                    walk(item, (*path, n), inner)
+                put(newline + "]")
+        else:
+            put(_encode(node, newline, step))
+        if wanted(path):
+            spans[path] = (start, size)
+
+    try:
+        walk(value, (), "\n")
+    except (_Other, RecursionError):
+        return json.dumps(value, indent=indent, ensure_ascii=False), {}
+    return "".join(parts), spans

@@ -21,7 +21,7 @@ an array whose items are the one tool schema, or ``anyOf`` the tool schemas; bot
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
@@ -278,17 +278,41 @@ def compose(
         "properties": {"calls": calls, "output": output_property},
         "required": ["calls", "output"],
     }
-    defs: dict[str, Any] = {}
-    for t in tool_list:
-        defs.update(t.defs)
-    if out_defs:
-        defs.update(out_defs)
-    kept = reachable_defs(composed, defs)
+    # each tool's definitions, a later one winning a name: one lookup over the distinct mappings
+    # (a package's tools share one, which a large package parses per definition on first use)
+    sources: list[Mapping[str, Any]] = [out_defs] if out_defs else []
+    for t in reversed(tool_list):
+        if t.defs and not any(t.defs is seen for seen in sources):
+            sources.append(t.defs)
+    kept = reachable_defs(composed, _FirstOf(sources))
     if kept:
         composed, kept = inline_single_use(composed, kept)
         if kept:
             composed["$defs"] = kept
     return composed
+
+
+class _FirstOf(Mapping[str, Any]):
+    """Mappings read as one, the first that holds a name giving its value (a read-only
+    ``ChainMap``: no copy, so a lazily parsed mapping parses only what is looked up)."""
+
+    def __init__(self, maps: Sequence[Mapping[str, Any]]) -> None:
+        self._maps = maps
+
+    def __getitem__(self, name: str) -> Any:
+        for found in self._maps:
+            if name in found:
+                return found[name]
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in found for found in self._maps)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(name for found in reversed(self._maps) for name in found))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 _DEFS = "#/$defs/"

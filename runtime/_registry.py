@@ -223,7 +223,8 @@ def _model_types(annotation: Any) -> Iterator[type[BaseModel]]:
 class _AnyOutput(BaseModel):
     """Placeholder Output for tools that declare none (any JSON object)."""
 
-    model_config = {"extra": "allow"}
+    # built when first used: importing the registry (registering a package) builds no model
+    model_config = {"extra": "allow", "defer_build": True}
 
 
 class ToolRegistry:

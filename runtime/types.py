@@ -32,7 +32,6 @@ from pydantic.config import ExtraValues
 from pydantic_core import SchemaValidator, core_schema
 
 from ._ecma import compile_pattern as _compile
-from ._formats import FORMATS
 
 __all__ = [
     "AllOf",
@@ -347,6 +346,10 @@ def OneOf(*json_texts: str) -> AfterValidator:
 
 def Format(name: str) -> AfterValidator:
     """``format`` asserted (models compiled with format assertion on; see ``_formats``)."""
+    # here, not at import: the format checkers (their regexes, ``ipaddress``, ``unicodedata``)
+    # load when a model asserts a format, not with every generated package
+    from ._formats import FORMATS
+
     test = FORMATS[name]
 
     def check(value: str) -> str:

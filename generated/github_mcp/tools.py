@@ -170,126 +170,453 @@ TOOLSETS: dict[str, tuple[str, ...]] = {}
 TOOLS: tuple[ToolBinding, ...] = load_bindings(
     __name__.rpartition(".")[0],
     [
-        ("ActionsGetCall", "ActionsGetOutput"),
-        ("ActionsListCall", "ActionsListOutput"),
-        ("ActionsRunTriggerCall", "ActionsRunTriggerOutput"),
-        ("AddCommentToPendingReviewCall", "AddCommentToPendingReviewOutput"),
-        ("AddIssueCommentCall", "AddIssueCommentOutput"),
-        ("AddIssueCommentReactionCall", "AddIssueCommentReactionOutput"),
-        ("AddIssueReactionCall", "AddIssueReactionOutput"),
-        ("AddPullRequestReviewCommentCall", "AddPullRequestReviewCommentOutput"),
-        ("AddPullRequestReviewCommentReactionCall", "AddPullRequestReviewCommentReactionOutput"),
-        ("AddReplyToPullRequestCommentCall", "AddReplyToPullRequestCommentOutput"),
-        ("AddSubIssueCall", "AddSubIssueOutput"),
-        ("AssignCopilotToIssueCall", "AssignCopilotToIssueOutput"),
-        ("AssignCopilotToIssueWithIntentCall", "AssignCopilotToIssueWithIntentOutput"),
-        ("CreateBranchCall", "CreateBranchOutput"),
-        ("CreateGistCall", "CreateGistOutput"),
-        ("CreateIssueCall", "CreateIssueOutput"),
-        ("CreateOrUpdateFileCall", "CreateOrUpdateFileOutput"),
-        ("CreatePullRequestCall", "CreatePullRequestOutput"),
-        ("CreatePullRequestReviewCall", "CreatePullRequestReviewOutput"),
-        ("CreateRepositoryCall", "CreateRepositoryOutput"),
-        ("DeleteFileCall", "DeleteFileOutput"),
-        ("DeletePendingPullRequestReviewCall", "DeletePendingPullRequestReviewOutput"),
-        ("DeleteRepositoryCall", "DeleteRepositoryOutput"),
-        ("DiscussionCommentWriteCall", "DiscussionCommentWriteOutput"),
-        ("DismissNotificationCall", "DismissNotificationOutput"),
-        ("FindDuplicateCall", "FindDuplicateOutput"),
-        ("ForkRepositoryCall", "ForkRepositoryOutput"),
-        ("GetCodeQualityFindingCall", "GetCodeQualityFindingOutput"),
-        ("GetCodeScanningAlertCall", "GetCodeScanningAlertOutput"),
-        ("GetCommitCall", "GetCommitOutput"),
-        ("GetDependabotAlertCall", "GetDependabotAlertOutput"),
-        ("GetDiscussionCall", "GetDiscussionOutput"),
-        ("GetDiscussionCommentsCall", "GetDiscussionCommentsOutput"),
-        ("GetFileBlameCall", "GetFileBlameOutput"),
-        ("GetFileContentsCall", "GetFileContentsOutput"),
-        ("GetGistCall", "GetGistOutput"),
-        ("GetGlobalSecurityAdvisoryCall", "GetGlobalSecurityAdvisoryOutput"),
-        ("GetJobLogsCall", "GetJobLogsOutput"),
-        ("GetLabelCall", "GetLabelOutput"),
-        ("GetLatestReleaseCall", "GetLatestReleaseOutput"),
-        ("GetMeCall", "GetMeOutput"),
-        ("GetNotificationDetailsCall", "GetNotificationDetailsOutput"),
-        ("GetReleaseByTagCall", "GetReleaseByTagOutput"),
-        ("GetRepositoryTreeCall", "GetRepositoryTreeOutput"),
-        ("GetSecretScanningAlertCall", "GetSecretScanningAlertOutput"),
-        ("GetTagCall", "GetTagOutput"),
-        ("GetTeamMembersCall", "GetTeamMembersOutput"),
-        ("GetTeamsCall", "GetTeamsOutput"),
-        ("IssueDependencyReadCall", "IssueDependencyReadOutput"),
-        ("IssueDependencyWriteCall", "IssueDependencyWriteOutput"),
-        ("IssueReadCall", "IssueReadOutput"),
-        ("IssueWriteCall", "IssueWriteOutput"),
-        ("LabelWriteCall", "LabelWriteOutput"),
-        ("ListBranchesCall", "ListBranchesOutput"),
-        ("ListCodeScanningAlertsCall", "ListCodeScanningAlertsOutput"),
-        ("ListCommitsCall", "ListCommitsOutput"),
-        ("ListDependabotAlertsCall", "ListDependabotAlertsOutput"),
-        ("ListDiscussionCategoriesCall", "ListDiscussionCategoriesOutput"),
-        ("ListDiscussionsCall", "ListDiscussionsOutput"),
-        ("ListGistsCall", "ListGistsOutput"),
-        ("ListGlobalSecurityAdvisoriesCall", "ListGlobalSecurityAdvisoriesOutput"),
-        ("ListIssueFieldsCall", "ListIssueFieldsOutput"),
-        ("ListIssueTypesCall", "ListIssueTypesOutput"),
-        ("ListIssuesCall", "ListIssuesOutput"),
-        ("ListLabelCall", "ListLabelOutput"),
-        ("ListNotificationsCall", "ListNotificationsOutput"),
-        ("ListOrgRepositorySecurityAdvisoriesCall", "ListOrgRepositorySecurityAdvisoriesOutput"),
-        ("ListPullRequestsCall", "ListPullRequestsOutput"),
-        ("ListReleasesCall", "ListReleasesOutput"),
-        ("ListRepositoryCollaboratorsCall", "ListRepositoryCollaboratorsOutput"),
-        ("ListRepositorySecurityAdvisoriesCall", "ListRepositorySecurityAdvisoriesOutput"),
-        ("ListSecretScanningAlertsCall", "ListSecretScanningAlertsOutput"),
-        ("ListStarredRepositoriesCall", "ListStarredRepositoriesOutput"),
-        ("ListTagsCall", "ListTagsOutput"),
-        ("ManageNotificationSubscriptionCall", "ManageNotificationSubscriptionOutput"),
         (
-            "ManageRepositoryNotificationSubscriptionCall",
-            "ManageRepositoryNotificationSubscriptionOutput",
+            "_models.m_actions_get_output:ActionsGetCall",
+            "_models.m_actions_get_output:ActionsGetOutput",
         ),
-        ("MarkAllNotificationsReadCall", "MarkAllNotificationsReadOutput"),
-        ("MergePullRequestCall", "MergePullRequestOutput"),
-        ("ProjectsGetCall", "ProjectsGetOutput"),
-        ("ProjectsListCall", "ProjectsListOutput"),
-        ("ProjectsWriteCall", "ProjectsWriteOutput"),
-        ("PullRequestReadCall", "PullRequestReadOutput"),
-        ("PullRequestReviewWriteCall", "PullRequestReviewWriteOutput"),
-        ("PushFilesCall", "PushFilesOutput"),
-        ("RemoveSubIssueCall", "RemoveSubIssueOutput"),
-        ("ReprioritizeSubIssueCall", "ReprioritizeSubIssueOutput"),
-        ("RequestCopilotReviewCall", "RequestCopilotReviewOutput"),
-        ("RequestPullRequestReviewersCall", "RequestPullRequestReviewersOutput"),
-        ("ResolveReviewThreadCall", "ResolveReviewThreadOutput"),
-        ("SearchCodeCall", "SearchCodeOutput"),
-        ("SearchCommitsCall", "SearchCommitsOutput"),
-        ("SearchIssuesCall", "SearchIssuesOutput"),
-        ("SearchOrgsCall", "SearchOrgsOutput"),
-        ("SearchPullRequestsCall", "SearchPullRequestsOutput"),
-        ("SearchRepositoriesCall", "SearchRepositoriesOutput"),
-        ("SearchUsersCall", "SearchUsersOutput"),
-        ("SetIssueFieldsCall", "SetIssueFieldsOutput"),
-        ("StarRepositoryCall", "StarRepositoryOutput"),
-        ("SubIssueWriteCall", "SubIssueWriteOutput"),
-        ("SubmitPendingPullRequestReviewCall", "SubmitPendingPullRequestReviewOutput"),
-        ("UiGetCall", "UiGetOutput"),
-        ("UnresolveReviewThreadCall", "UnresolveReviewThreadOutput"),
-        ("UnstarRepositoryCall", "UnstarRepositoryOutput"),
-        ("UpdateGistCall", "UpdateGistOutput"),
-        ("UpdateIssueAssigneesCall", "UpdateIssueAssigneesOutput"),
-        ("UpdateIssueBodyCall", "UpdateIssueBodyOutput"),
-        ("UpdateIssueLabelsCall", "UpdateIssueLabelsOutput"),
-        ("UpdateIssueMilestoneCall", "UpdateIssueMilestoneOutput"),
-        ("UpdateIssueStateCall", "UpdateIssueStateOutput"),
-        ("UpdateIssueTitleCall", "UpdateIssueTitleOutput"),
-        ("UpdateIssueTypeCall", "UpdateIssueTypeOutput"),
-        ("UpdatePullRequestCall", "UpdatePullRequestOutput"),
-        ("UpdatePullRequestBodyCall", "UpdatePullRequestBodyOutput"),
-        ("UpdatePullRequestBranchCall", "UpdatePullRequestBranchOutput"),
-        ("UpdatePullRequestDraftStateCall", "UpdatePullRequestDraftStateOutput"),
-        ("UpdatePullRequestStateCall", "UpdatePullRequestStateOutput"),
-        ("UpdatePullRequestTitleCall", "UpdatePullRequestTitleOutput"),
+        (
+            "_models.m_actions_list_output:ActionsListCall",
+            "_models.m_actions_list_output:ActionsListOutput",
+        ),
+        (
+            "_models.m_actions_run_trigger_output:ActionsRunTriggerCall",
+            "_models.m_actions_run_trigger_output:ActionsRunTriggerOutput",
+        ),
+        (
+            "_models.m_add_comment_to_pending_review_output:AddCommentToPendingReviewCall",
+            "_models.m_add_comment_to_pending_review_output:AddCommentToPendingReviewOutput",
+        ),
+        (
+            "_models.m_add_issue_comment_output:AddIssueCommentCall",
+            "_models.m_add_issue_comment_output:AddIssueCommentOutput",
+        ),
+        (
+            "_models.m_add_issue_comment_reaction_output:AddIssueCommentReactionCall",
+            "_models.m_add_issue_comment_reaction_output:AddIssueCommentReactionOutput",
+        ),
+        (
+            "_models.m_add_issue_reaction_output:AddIssueReactionCall",
+            "_models.m_add_issue_reaction_output:AddIssueReactionOutput",
+        ),
+        (
+            "_models.m_add_pull_request_review_comment_output:AddPullRequestReviewCommentCall",
+            "_models.m_add_pull_request_review_comment_output:AddPullRequestReviewCommentOutput",
+        ),
+        (
+            "_models.m_add_pull_request_review_comment_reaction:AddPullRequestReviewCommentReactionCall",
+            "_models.m_add_pull_request_review_comment_reaction:AddPullRequestReviewCommentReactionOutput",
+        ),
+        (
+            "_models.m_add_reply_to_pull_request_comment_output:AddReplyToPullRequestCommentCall",
+            "_models.m_add_reply_to_pull_request_comment_output:AddReplyToPullRequestCommentOutput",
+        ),
+        (
+            "_models.m_add_sub_issue_output:AddSubIssueCall",
+            "_models.m_add_sub_issue_output:AddSubIssueOutput",
+        ),
+        (
+            "_models.m_assign_copilot_to_issue_output:AssignCopilotToIssueCall",
+            "_models.m_assign_copilot_to_issue_output:AssignCopilotToIssueOutput",
+        ),
+        (
+            "_models.m_assign_copilot_to_issue_with_intent_outp:AssignCopilotToIssueWithIntentCall",
+            "_models.m_assign_copilot_to_issue_with_intent_outp:AssignCopilotToIssueWithIntentOutput",
+        ),
+        (
+            "_models.m_create_branch_output:CreateBranchCall",
+            "_models.m_create_branch_output:CreateBranchOutput",
+        ),
+        (
+            "_models.m_create_gist_output:CreateGistCall",
+            "_models.m_create_gist_output:CreateGistOutput",
+        ),
+        (
+            "_models.m_create_issue_output:CreateIssueCall",
+            "_models.m_create_issue_output:CreateIssueOutput",
+        ),
+        (
+            "_models.m_create_or_update_file_output:CreateOrUpdateFileCall",
+            "_models.m_create_or_update_file_output:CreateOrUpdateFileOutput",
+        ),
+        (
+            "_models.m_create_pull_request_output:CreatePullRequestCall",
+            "_models.m_create_pull_request_output:CreatePullRequestOutput",
+        ),
+        (
+            "_models.m_create_pull_request_review_output:CreatePullRequestReviewCall",
+            "_models.m_create_pull_request_review_output:CreatePullRequestReviewOutput",
+        ),
+        (
+            "_models.m_create_repository_output:CreateRepositoryCall",
+            "_models.m_create_repository_output:CreateRepositoryOutput",
+        ),
+        (
+            "_models.m_delete_file_output:DeleteFileCall",
+            "_models.m_delete_file_output:DeleteFileOutput",
+        ),
+        (
+            "_models.m_delete_pending_pull_request_review_outpu:DeletePendingPullRequestReviewCall",
+            "_models.m_delete_pending_pull_request_review_outpu:DeletePendingPullRequestReviewOutput",
+        ),
+        (
+            "_models.m_delete_repository_output:DeleteRepositoryCall",
+            "_models.m_delete_repository_output:DeleteRepositoryOutput",
+        ),
+        (
+            "_models.m_discussion_comment_write_output:DiscussionCommentWriteCall",
+            "_models.m_discussion_comment_write_output:DiscussionCommentWriteOutput",
+        ),
+        (
+            "_models.m_dismiss_notification_output:DismissNotificationCall",
+            "_models.m_dismiss_notification_output:DismissNotificationOutput",
+        ),
+        (
+            "_models.m_find_duplicate_output:FindDuplicateCall",
+            "_models.m_find_duplicate_output:FindDuplicateOutput",
+        ),
+        (
+            "_models.m_fork_repository_output:ForkRepositoryCall",
+            "_models.m_fork_repository_output:ForkRepositoryOutput",
+        ),
+        (
+            "_models.m_get_code_quality_finding_output:GetCodeQualityFindingCall",
+            "_models.m_get_code_quality_finding_output:GetCodeQualityFindingOutput",
+        ),
+        (
+            "_models.m_get_code_scanning_alert_output:GetCodeScanningAlertCall",
+            "_models.m_get_code_scanning_alert_output:GetCodeScanningAlertOutput",
+        ),
+        (
+            "_models.m_get_commit_output:GetCommitCall",
+            "_models.m_get_commit_output:GetCommitOutput",
+        ),
+        (
+            "_models.m_get_dependabot_alert_output:GetDependabotAlertCall",
+            "_models.m_get_dependabot_alert_output:GetDependabotAlertOutput",
+        ),
+        (
+            "_models.m_get_discussion_output:GetDiscussionCall",
+            "_models.m_get_discussion_output:GetDiscussionOutput",
+        ),
+        (
+            "_models.m_get_discussion_comments_output:GetDiscussionCommentsCall",
+            "_models.m_get_discussion_comments_output:GetDiscussionCommentsOutput",
+        ),
+        (
+            "_models.m_get_file_blame_output:GetFileBlameCall",
+            "_models.m_get_file_blame_output:GetFileBlameOutput",
+        ),
+        (
+            "_models.m_get_file_contents_output:GetFileContentsCall",
+            "_models.m_get_file_contents_output:GetFileContentsOutput",
+        ),
+        ("_models.m_get_gist_output:GetGistCall", "_models.m_get_gist_output:GetGistOutput"),
+        (
+            "_models.m_get_global_security_advisory_output:GetGlobalSecurityAdvisoryCall",
+            "_models.m_get_global_security_advisory_output:GetGlobalSecurityAdvisoryOutput",
+        ),
+        (
+            "_models.m_get_job_logs_output:GetJobLogsCall",
+            "_models.m_get_job_logs_output:GetJobLogsOutput",
+        ),
+        ("_models.m_get_label_output:GetLabelCall", "_models.m_get_label_output:GetLabelOutput"),
+        (
+            "_models.m_get_latest_release_output:GetLatestReleaseCall",
+            "_models.m_get_latest_release_output:GetLatestReleaseOutput",
+        ),
+        ("_models.m_get_me_output:GetMeCall", "_models.m_get_me_output:GetMeOutput"),
+        (
+            "_models.m_get_notification_details_output:GetNotificationDetailsCall",
+            "_models.m_get_notification_details_output:GetNotificationDetailsOutput",
+        ),
+        (
+            "_models.m_get_release_by_tag_output:GetReleaseByTagCall",
+            "_models.m_get_release_by_tag_output:GetReleaseByTagOutput",
+        ),
+        (
+            "_models.m_get_repository_tree_output:GetRepositoryTreeCall",
+            "_models.m_get_repository_tree_output:GetRepositoryTreeOutput",
+        ),
+        (
+            "_models.m_get_secret_scanning_alert_output:GetSecretScanningAlertCall",
+            "_models.m_get_secret_scanning_alert_output:GetSecretScanningAlertOutput",
+        ),
+        ("_models.m_get_tag_output:GetTagCall", "_models.m_get_tag_output:GetTagOutput"),
+        (
+            "_models.m_get_team_members_output:GetTeamMembersCall",
+            "_models.m_get_team_members_output:GetTeamMembersOutput",
+        ),
+        ("_models.m_get_teams_output:GetTeamsCall", "_models.m_get_teams_output:GetTeamsOutput"),
+        (
+            "_models.m_issue_dependency_read_output:IssueDependencyReadCall",
+            "_models.m_issue_dependency_read_output:IssueDependencyReadOutput",
+        ),
+        (
+            "_models.m_issue_dependency_write_output:IssueDependencyWriteCall",
+            "_models.m_issue_dependency_write_output:IssueDependencyWriteOutput",
+        ),
+        (
+            "_models.m_issue_read_output:IssueReadCall",
+            "_models.m_issue_read_output:IssueReadOutput",
+        ),
+        (
+            "_models.m_issue_write_output:IssueWriteCall",
+            "_models.m_issue_write_output:IssueWriteOutput",
+        ),
+        (
+            "_models.m_label_write_output:LabelWriteCall",
+            "_models.m_label_write_output:LabelWriteOutput",
+        ),
+        (
+            "_models.m_list_branches_output:ListBranchesCall",
+            "_models.m_list_branches_output:ListBranchesOutput",
+        ),
+        (
+            "_models.m_list_code_scanning_alerts_output:ListCodeScanningAlertsCall",
+            "_models.m_list_code_scanning_alerts_output:ListCodeScanningAlertsOutput",
+        ),
+        (
+            "_models.m_list_commits_output:ListCommitsCall",
+            "_models.m_list_commits_output:ListCommitsOutput",
+        ),
+        (
+            "_models.m_list_dependabot_alerts_output:ListDependabotAlertsCall",
+            "_models.m_list_dependabot_alerts_output:ListDependabotAlertsOutput",
+        ),
+        (
+            "_models.m_list_discussion_categories_output:ListDiscussionCategoriesCall",
+            "_models.m_list_discussion_categories_output:ListDiscussionCategoriesOutput",
+        ),
+        (
+            "_models.m_list_discussions_output:ListDiscussionsCall",
+            "_models.m_list_discussions_output:ListDiscussionsOutput",
+        ),
+        (
+            "_models.m_list_gists_output:ListGistsCall",
+            "_models.m_list_gists_output:ListGistsOutput",
+        ),
+        (
+            "_models.m_list_global_security_advisories_output:ListGlobalSecurityAdvisoriesCall",
+            "_models.m_list_global_security_advisories_output:ListGlobalSecurityAdvisoriesOutput",
+        ),
+        (
+            "_models.m_list_issue_fields_output:ListIssueFieldsCall",
+            "_models.m_list_issue_fields_output:ListIssueFieldsOutput",
+        ),
+        (
+            "_models.m_list_issue_types_output:ListIssueTypesCall",
+            "_models.m_list_issue_types_output:ListIssueTypesOutput",
+        ),
+        (
+            "_models.m_list_issues_output:ListIssuesCall",
+            "_models.m_list_issues_output:ListIssuesOutput",
+        ),
+        (
+            "_models.m_list_label_output:ListLabelCall",
+            "_models.m_list_label_output:ListLabelOutput",
+        ),
+        (
+            "_models.m_list_notifications_output:ListNotificationsCall",
+            "_models.m_list_notifications_output:ListNotificationsOutput",
+        ),
+        (
+            "_models.m_list_org_repository_security_advisories_:ListOrgRepositorySecurityAdvisoriesCall",
+            "_models.m_list_org_repository_security_advisories_:ListOrgRepositorySecurityAdvisoriesOutput",
+        ),
+        (
+            "_models.m_list_pull_requests_output:ListPullRequestsCall",
+            "_models.m_list_pull_requests_output:ListPullRequestsOutput",
+        ),
+        (
+            "_models.m_list_releases_output:ListReleasesCall",
+            "_models.m_list_releases_output:ListReleasesOutput",
+        ),
+        (
+            "_models.m_list_repository_collaborators_output:ListRepositoryCollaboratorsCall",
+            "_models.m_list_repository_collaborators_output:ListRepositoryCollaboratorsOutput",
+        ),
+        (
+            "_models.m_list_repository_security_advisories_outp:ListRepositorySecurityAdvisoriesCall",
+            "_models.m_list_repository_security_advisories_outp:ListRepositorySecurityAdvisoriesOutput",
+        ),
+        (
+            "_models.m_list_secret_scanning_alerts_output:ListSecretScanningAlertsCall",
+            "_models.m_list_secret_scanning_alerts_output:ListSecretScanningAlertsOutput",
+        ),
+        (
+            "_models.m_list_starred_repositories_output:ListStarredRepositoriesCall",
+            "_models.m_list_starred_repositories_output:ListStarredRepositoriesOutput",
+        ),
+        ("_models.m_list_tags_output:ListTagsCall", "_models.m_list_tags_output:ListTagsOutput"),
+        (
+            "_models.m_manage_notification_subscription_output:ManageNotificationSubscriptionCall",
+            "_models.m_manage_notification_subscription_output:ManageNotificationSubscriptionOutput",
+        ),
+        (
+            "_models.m_manage_repository_notification_subscript:ManageRepositoryNotificationSubscriptionCall",
+            "_models.m_manage_repository_notification_subscript:ManageRepositoryNotificationSubscriptionOutput",
+        ),
+        (
+            "_models.m_mark_all_notifications_read_output:MarkAllNotificationsReadCall",
+            "_models.m_mark_all_notifications_read_output:MarkAllNotificationsReadOutput",
+        ),
+        (
+            "_models.m_merge_pull_request_output:MergePullRequestCall",
+            "_models.m_merge_pull_request_output:MergePullRequestOutput",
+        ),
+        (
+            "_models.m_projects_get_output:ProjectsGetCall",
+            "_models.m_projects_get_output:ProjectsGetOutput",
+        ),
+        (
+            "_models.m_projects_list_output:ProjectsListCall",
+            "_models.m_projects_list_output:ProjectsListOutput",
+        ),
+        (
+            "_models.m_projects_write_call_items_item_all_of_2_:ProjectsWriteCall",
+            "_models.m_projects_write_call_items_item_all_of_2_:ProjectsWriteOutput",
+        ),
+        (
+            "_models.m_pull_request_read_output:PullRequestReadCall",
+            "_models.m_pull_request_read_output:PullRequestReadOutput",
+        ),
+        (
+            "_models.m_pull_request_review_write_output:PullRequestReviewWriteCall",
+            "_models.m_pull_request_review_write_output:PullRequestReviewWriteOutput",
+        ),
+        (
+            "_models.m_push_files_output:PushFilesCall",
+            "_models.m_push_files_output:PushFilesOutput",
+        ),
+        (
+            "_models.m_remove_sub_issue_output:RemoveSubIssueCall",
+            "_models.m_remove_sub_issue_output:RemoveSubIssueOutput",
+        ),
+        (
+            "_models.m_reprioritize_sub_issue_output:ReprioritizeSubIssueCall",
+            "_models.m_reprioritize_sub_issue_output:ReprioritizeSubIssueOutput",
+        ),
+        (
+            "_models.m_request_copilot_review_output:RequestCopilotReviewCall",
+            "_models.m_request_copilot_review_output:RequestCopilotReviewOutput",
+        ),
+        (
+            "_models.m_request_pull_request_reviewers_output:RequestPullRequestReviewersCall",
+            "_models.m_request_pull_request_reviewers_output:RequestPullRequestReviewersOutput",
+        ),
+        (
+            "_models.m_resolve_review_thread_output:ResolveReviewThreadCall",
+            "_models.m_resolve_review_thread_output:ResolveReviewThreadOutput",
+        ),
+        (
+            "_models.m_search_code_output:SearchCodeCall",
+            "_models.m_search_code_output:SearchCodeOutput",
+        ),
+        (
+            "_models.m_search_commits_output:SearchCommitsCall",
+            "_models.m_search_commits_output:SearchCommitsOutput",
+        ),
+        (
+            "_models.m_search_issues_output:SearchIssuesCall",
+            "_models.m_search_issues_output:SearchIssuesOutput",
+        ),
+        (
+            "_models.m_search_orgs_output:SearchOrgsCall",
+            "_models.m_search_orgs_output:SearchOrgsOutput",
+        ),
+        (
+            "_models.m_search_pull_requests_output:SearchPullRequestsCall",
+            "_models.m_search_pull_requests_output:SearchPullRequestsOutput",
+        ),
+        (
+            "_models.m_search_repositories_output:SearchRepositoriesCall",
+            "_models.m_search_repositories_output:SearchRepositoriesOutput",
+        ),
+        (
+            "_models.m_search_users_output:SearchUsersCall",
+            "_models.m_search_users_output:SearchUsersOutput",
+        ),
+        (
+            "_models.m_set_issue_fields_output:SetIssueFieldsCall",
+            "_models.m_set_issue_fields_output:SetIssueFieldsOutput",
+        ),
+        (
+            "_models.m_star_repository_output:StarRepositoryCall",
+            "_models.m_star_repository_output:StarRepositoryOutput",
+        ),
+        (
+            "_models.m_sub_issue_write_output:SubIssueWriteCall",
+            "_models.m_sub_issue_write_output:SubIssueWriteOutput",
+        ),
+        (
+            "_models.m_submit_pending_pull_request_review_outpu:SubmitPendingPullRequestReviewCall",
+            "_models.m_submit_pending_pull_request_review_outpu:SubmitPendingPullRequestReviewOutput",
+        ),
+        ("_models.m_ui_get_output:UiGetCall", "_models.m_ui_get_output:UiGetOutput"),
+        (
+            "_models.m_unresolve_review_thread_output:UnresolveReviewThreadCall",
+            "_models.m_unresolve_review_thread_output:UnresolveReviewThreadOutput",
+        ),
+        (
+            "_models.m_unstar_repository_output:UnstarRepositoryCall",
+            "_models.m_unstar_repository_output:UnstarRepositoryOutput",
+        ),
+        (
+            "_models.m_update_gist_output:UpdateGistCall",
+            "_models.m_update_gist_output:UpdateGistOutput",
+        ),
+        (
+            "_models.m_update_issue_assignees_output:UpdateIssueAssigneesCall",
+            "_models.m_update_issue_assignees_output:UpdateIssueAssigneesOutput",
+        ),
+        (
+            "_models.m_update_issue_body_output:UpdateIssueBodyCall",
+            "_models.m_update_issue_body_output:UpdateIssueBodyOutput",
+        ),
+        (
+            "_models.m_update_issue_labels_output:UpdateIssueLabelsCall",
+            "_models.m_update_issue_labels_output:UpdateIssueLabelsOutput",
+        ),
+        (
+            "_models.m_update_issue_milestone_output:UpdateIssueMilestoneCall",
+            "_models.m_update_issue_milestone_output:UpdateIssueMilestoneOutput",
+        ),
+        (
+            "_models.m_update_issue_state_output:UpdateIssueStateCall",
+            "_models.m_update_issue_state_output:UpdateIssueStateOutput",
+        ),
+        (
+            "_models.m_update_issue_title_output:UpdateIssueTitleCall",
+            "_models.m_update_issue_title_output:UpdateIssueTitleOutput",
+        ),
+        (
+            "_models.m_update_issue_type_output:UpdateIssueTypeCall",
+            "_models.m_update_issue_type_output:UpdateIssueTypeOutput",
+        ),
+        (
+            "_models.m_update_pull_request_output:UpdatePullRequestCall",
+            "_models.m_update_pull_request_output:UpdatePullRequestOutput",
+        ),
+        (
+            "_models.m_update_pull_request_body_output:UpdatePullRequestBodyCall",
+            "_models.m_update_pull_request_body_output:UpdatePullRequestBodyOutput",
+        ),
+        (
+            "_models.m_update_pull_request_branch_output:UpdatePullRequestBranchCall",
+            "_models.m_update_pull_request_branch_output:UpdatePullRequestBranchOutput",
+        ),
+        (
+            "_models.m_update_pull_request_draft_state_output:UpdatePullRequestDraftStateCall",
+            "_models.m_update_pull_request_draft_state_output:UpdatePullRequestDraftStateOutput",
+        ),
+        (
+            "_models.m_update_pull_request_state_output:UpdatePullRequestStateCall",
+            "_models.m_update_pull_request_state_output:UpdatePullRequestStateOutput",
+        ),
+        (
+            "_models.m_update_pull_request_title_output:UpdatePullRequestTitleCall",
+            "_models.m_update_pull_request_title_output:UpdatePullRequestTitleOutput",
+        ),
     ],
 )
-"""Every tool of the package, in spec order (models loaded on first use)."""
+"""Every tool of the package, in spec order (models loaded on first use, each from its module)."""

@@ -1,5 +1,7 @@
 """``dumps_indented`` writes exactly what ``json.dumps(value, indent=N, ensure_ascii=False)``
-writes (compiler/_jsontext.py): the JSON files of every generated package go through it."""
+writes (compiler/_jsontext.py): the JSON files of every generated package go through it.
+``dumps_indented_spans`` writes the same text and where its values are in it (a large package's
+``tools_index.json``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbind.compiler._jsontext import dumps_indented
+from toolbind.compiler._jsontext import dumps_indented, dumps_indented_spans
 
 _SCALARS = (
     st.none()
@@ -36,3 +38,35 @@ def test_values_it_does_not_encode_itself_are_left_to_json() -> None:
     others: list[Any] = [{1: "a"}, (1, 2), {"a": (True, None)}, {"k": {2.5: []}}]
     for value in others:
         assert dumps_indented(value, 1) == json.dumps(value, indent=1, ensure_ascii=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_VALUES, st.integers(min_value=0, max_value=3), st.integers(min_value=0, max_value=3))
+def test_spans_hold_the_values_they_name(value: Any, indent: int, depth: int) -> None:
+    text, spans = dumps_indented_spans(value, indent, depth, lambda path: True)
+    assert text == json.dumps(value, indent=indent, ensure_ascii=False)
+    raw = text.encode("utf-8")  # byte spans: non-ASCII text before a value moves it
+    assert spans[()] == (0, len(raw))
+    for path, (start, end) in spans.items():
+        node = value
+        for step in path:
+            node = node[step]
+        assert len(path) <= depth
+        assert json.loads(raw[start:end]) == json.loads(json.dumps(node))
+
+
+def test_spans_are_the_wanted_values_and_none_when_json_writes_the_text() -> None:
+    doc: dict[str, Any] = {
+        "$defs": {"Ä": {"type": "string"}},
+        "tools": [{"name": "é", "parameters": {}}],
+    }
+    text, spans = dumps_indented_spans(
+        doc, 1, 3, lambda path: path[-1:] in (("parameters",), ("Ä",))
+    )
+    assert text == json.dumps(doc, indent=1, ensure_ascii=False)
+    assert sorted(spans) == [("$defs", "Ä"), ("tools", 0, "parameters")]
+    assert text.encode()[slice(*spans[("tools", 0, "parameters")])] == b"{}"
+    assert dumps_indented_spans({1: "a"}, 1, 2, lambda path: True) == (
+        json.dumps({1: "a"}, indent=1),
+        {},
+    )

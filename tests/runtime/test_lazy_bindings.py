@@ -3,16 +3,25 @@
 ``generated/github_mcp`` (117 tools, models split under ``_models/``) is imported in a fresh
 interpreter, so ``sys.modules`` shows exactly what each step loaded: registering every tool and
 composing a few builds no model class, the first validated call of one tool imports only the
-modules its models need, and the whole-package names (``Call``, ``CallAdapter``, ``Response``)
-still work, built on first use.
+modules its models need (not ``models``), and the whole-package names (``Call``, ``CallAdapter``, ``Response``)
+still work, built on first use. Registering reads ``tools_index.json`` (each tool's entry, its
+schemas' byte spans in ``tools.json``): a tool's schemas, and each shared definition, are parsed
+on first use, and equal what the whole file gives.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
+
+from toolbind.runtime import RegistrationError, ToolBinding, compose
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,9 +72,10 @@ def test_register_and_compose_build_no_model_and_one_call_loads_one_tool() -> No
     assert facts["after_register"] == []
     assert facts["after_compose"] == []
     assert facts["composed"] == 10
-    # the first validated call imports `models` and the few modules get_me's models need
+    # the first validated call imports the few modules get_me's models need (named by
+    # tools.py), not `models` and its map of every model
     loaded_models = [m for m in facts["after_call"] if m.startswith("github_mcp._models.")]
-    assert "github_mcp.models" in facts["after_call"]
+    assert "github_mcp.models" not in facts["after_call"]
     assert 0 < len(loaded_models) <= 3, loaded_models
     assert facts["total_modules"] > 50
     assert facts["call"] == "GetMeCall" and facts["same_model"]
@@ -129,3 +139,92 @@ def test_registering_and_a_first_call_load_only_what_they_need() -> None:
     assert loaded == []
     # the URI/IRI grammars (tens of milliseconds to compile) wait for a format assertion
     assert facts["grammars_compiled"] == 0
+
+
+# -- tools_index.json: registering parses no schema ------------------------------------------
+
+
+def _copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
+    """generated/github_mcp under another import name (its imports are relative)."""
+    target = tmp_path / name
+    shutil.copytree(
+        REPO / "generated" / "github_mcp", target, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    return target
+
+
+def _tools(name: str) -> tuple[ToolBinding, ...]:
+    try:
+        return importlib.import_module(f"{name}.tools").TOOLS
+    finally:  # the copy is gone with tmp_path: forget it
+        for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+            del sys.modules[module]
+
+
+def test_the_index_registers_every_tool_and_each_schema_is_read_on_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = _copy(tmp_path, monkeypatch, "lazy_index_read")
+    data = json.loads((package / "tools.json").read_text(encoding="utf-8"))
+    tools = _tools("lazy_index_read")
+    assert [t.name for t in tools] == [e["name"] for e in data["tools"]]
+    assert [t.description for t in tools] == [e.get("description") for e in data["tools"]]
+    # registered from the index: no tool's schemas parsed yet
+    assert not any("parameters" in vars(t) for t in tools)
+    assert tools[5].parameters == data["tools"][5]["parameters"]
+    assert "parameters" in vars(tools[5]) and "parameters" not in vars(tools[6])
+    # every schema as the whole file gives it; one shared $defs, parsed per definition
+    defs = tools[0].defs
+    some = sorted(data["$defs"])[:3]
+    assert [defs[n] for n in some] == [data["$defs"][n] for n in some]
+    for tool, entry in zip(tools, data["tools"], strict=True):
+        assert tool.parameters == entry["parameters"]
+        assert tool.output_schema == entry["output_schema"]
+        assert tool.defs is defs
+    assert dict(defs) == data["$defs"] and len(defs) == len(data["$defs"])
+    assert "NoSuchDefinition" not in defs
+    with pytest.raises(AttributeError, match="no attribute 'paramters'"):
+        getattr(tools[0], "paramters")  # noqa: B009  (a misspelt field stays an error)
+
+
+def test_lazy_bindings_equal_and_compose_as_the_whole_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _copy(tmp_path, monkeypatch, "lazy_index_on")
+    (_copy(tmp_path, monkeypatch, "lazy_index_off") / "tools_index.json").unlink()
+    lazy, whole = _tools("lazy_index_on"), _tools("lazy_index_off")
+    assert "_schemas" in vars(lazy[0]) and "_schemas" not in vars(whole[0])
+    picked = [lazy[n] for n in (0, 7, 30, 55, 90, 116)]
+    assert compose(picked) == compose([whole[n] for n in (0, 7, 30, 55, 90, 116)])
+    assert lazy == whole  # every field (models aside), schemas and defs read on the way
+    renamed = replace(lazy[1], name="other")  # a registry renaming a tool copies it whole
+    assert renamed.parameters == whole[1].parameters and renamed.name == "other"
+
+
+def test_a_tools_json_changed_since_generation_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = _copy(tmp_path, monkeypatch, "lazy_index_edited")
+    path = package / "tools.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["tools"][0]["description"] = "edited"
+    data["tools"][0]["parameters"]["properties"] = {}
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    tools = _tools("lazy_index_edited")
+    assert "_schemas" not in vars(tools[0])  # the index no longer fits: not used
+    assert tools[0].description == "edited"
+    assert tools[0].parameters["properties"] == {}
+
+
+def test_a_broken_tools_json_is_a_located_registration_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = _copy(tmp_path, monkeypatch, "lazy_index_broken")
+    path = package / "tools.json"
+    path.write_bytes(path.read_bytes()[:5000])
+    with pytest.raises(RegistrationError) as caught:
+        _tools("lazy_index_broken")
+    message = str(caught.value)
+    assert message.startswith("lazy_index_broken/tools.json: error: EOF while parsing")
+    assert "line " in message and "(hint: regenerate the package" in message
