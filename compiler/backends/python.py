@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import jinja2
+from jinja2.utils import htmlsafe_json_dumps
 
 from toolbind.runtime.contract import (
     FORMATS,
@@ -99,6 +101,19 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def _tojson(value: object) -> str:
+    """Jinja's ``tojson`` (``json.dumps`` with ``sort_keys``, HTML-safe), the same text: for a
+    string, without ``sort_keys`` (which changes nothing for one), so ``json`` uses its cached
+    encoder instead of building one per call — the lazy package of a large spec lists thousands
+    of names this way."""
+    if type(value) is str:
+        return str(htmlsafe_json_dumps(value, dumps=json.dumps))
+    return str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))
+
+
+_ENV.filters["tojson"] = _tojson
 
 
 _IMPORTS_MARK = "# <toolbind:imports>"
