@@ -34,6 +34,16 @@ def tree(root: Path) -> dict[str, bytes]:
     }
 
 
+def copy_specs(tmp_path: Path, rels: list[str]) -> Path:
+    """``tmp_path/specs`` holding writable copies of the corpus specs ``rels``."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for rel in rels:
+        shutil.copy(CORPUS / rel, specs / Path(rel).name)
+        (specs / Path(rel).name).chmod(0o644)
+    return specs
+
+
 def generate(specs: Path, out: Path) -> list[str]:
     """Generate; the specs that were compiled (not reused)."""
     compiled: list[str] = []
@@ -75,11 +85,7 @@ def test_incremental_output_is_byte_identical_to_a_full_run_after_random_edits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    for rel in SPECS:
-        shutil.copy(CORPUS / rel, specs / Path(rel).name)
-        (specs / Path(rel).name).chmod(0o644)
+    specs = copy_specs(tmp_path, SPECS)
     assert len(generate(specs, tmp_path / "inc")) == len(SPECS)
     assert generate(specs, tmp_path / "inc") == [], "nothing changed: everything is reused"
     rng = random.Random(18)
@@ -184,12 +190,8 @@ def test_a_large_yaml_spec_is_parsed_again_from_its_kept_parse(
 
     monkeypatch.setattr(reparse, "splice", spy)
     monkeypatch.chdir(tmp_path)
-    specs = tmp_path / "specs"
-    specs.mkdir()
     yamls = [rel for rel in SPECS if rel.endswith(".yaml")]
-    for rel in yamls:
-        shutil.copy(CORPUS / rel, specs / Path(rel).name)
-        (specs / Path(rel).name).chmod(0o644)
+    specs = copy_specs(tmp_path, yamls)
     generate(specs, tmp_path / "inc")
     kept = sorted(p.name for p in (tmp_path / "inc" / ".toolbind-cache").iterdir())
     assert kept == [".gitignore", *sorted(f"{module_name(Path(r).stem)}.json" for r in yamls)]
@@ -331,11 +333,7 @@ def test_model_modules_are_reused_by_key_and_the_tree_is_a_full_runs(
 
     monkeypatch.setattr(driver, "_render_keyed", spy)
     monkeypatch.chdir(tmp_path)
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    for rel in SPLIT:
-        shutil.copy(CORPUS / rel, specs / Path(rel).name)
-        (specs / Path(rel).name).chmod(0o644)
+    specs = copy_specs(tmp_path, SPLIT)
     inc = tmp_path / "inc"
     generate(specs, inc)
     rng = random.Random(1819)
