@@ -378,3 +378,26 @@ def test_model_modules_are_reused_by_key_and_the_tree_is_a_full_runs(
     with pytest.raises(OutputError, match=r"toolbind\.json"):
         generate(specs, inc)
     assert skipped == [0, 0]
+
+
+def test_a_model_modules_key_covers_every_field_of_its_views() -> None:
+    """A module is reused when its key is unchanged: the key must change with every field of
+    the classes it renders (a field added to the views without the key would reuse stale
+    modules)."""
+    import dataclasses
+
+    from toolbind.compiler.backends.python import (
+        ClassView,
+        FieldView,
+        _class_key,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    field = FieldView(name="f", annotation="JsonStr", default=None)
+    view = ClassView(name="A", bases="ToolModel", fields=[field])
+    for f in dataclasses.fields(FieldView):
+        other = "changed" if f.name != "override" else True
+        changed = dataclasses.replace(view, fields=[dataclasses.replace(field, **{f.name: other})])
+        assert _class_key(changed) != _class_key(view), f.name
+    for f in dataclasses.fields(ClassView):
+        other: object = [] if f.name == "fields" else "changed"
+        assert _class_key(dataclasses.replace(view, **{f.name: other})) != _class_key(view), f.name
