@@ -246,8 +246,27 @@ def claim_names(
 
 
 def _render_package(pkg: SpecPackage, name: str, diags: Diagnostics) -> dict[str, str]:
-    rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
-    return {f"{name}/{rel}": text for rel, text in rendered.files.items()}
+    return _render_keyed(pkg, name, diags, {})[0]
+
+
+def _render_keyed(
+    pkg: SpecPackage, name: str, diags: Diagnostics, known: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """The package's files, the keys of those rendered from a key, and the files not rendered
+    because ``known`` (path → key of the previous run) has their key (paths below ``name``)."""
+    prefix = f"{name}/"
+    rendered = PythonBackend(
+        pkg,
+        name,
+        diags,
+        version=VERSION,
+        known={rel.removeprefix(prefix): key for rel, key in known.items()},
+    ).render()
+    return (
+        {prefix + rel: text for rel, text in rendered.files.items()},
+        {prefix + rel: key for rel, key in rendered.keys.items()},
+        [prefix + rel for rel in rendered.skipped],
+    )
 
 
 def _manifest_text(packages: Mapping[str, str], cache: Mapping[str, Any]) -> str:
@@ -409,14 +428,32 @@ def build(
                 u.formatted = set(u.reused.files)
                 origin.update({rel: prev.path(rel) for rel in u.reused.files})
             elif u.pkg is not None:
+                known = prev.keys(u.source, u.options) if formatted else {}
                 own = Diagnostics()
-                u.files = _render_package(u.pkg, u.name, own)
+                u.files, keys, skipped = _render_keyed(u.pkg, u.name, own, known)
+                # a module not rendered again is the previous output's file, bytes confirmed;
+                # one that is not as written makes the package render whole
+                kept = {rel: prev.text(rel, prev.digests(u.source, rel)) for rel in skipped}
+                if any(text is None for text in kept.values()):
+                    own = Diagnostics()
+                    u.files, keys, _ = _render_keyed(u.pkg, u.name, own, {})
+                    kept = {}
                 if u.parses is not None:
                     u.files[_parses_file(u.name)] = u.parses
                 u.rendered = own.items
                 diags.items.extend(own.items)
-                u.raw = {rel: digest(text.encode()) for rel, text in u.files.items()}
+                u.raw = {
+                    rel: keys.get(rel) or digest(text.encode()) for rel, text in u.files.items()
+                }
+                for rel, text in kept.items():
+                    assert text is not None
+                    u.files[rel] = text
+                    u.raw[rel] = keys[rel]
+                    u.formatted.add(rel)
+                    origin[rel] = prev.path(rel)
                 for rel in list(u.files):
+                    if rel in kept:
+                        continue
                     done = prev.formatted(u.source, rel, u.raw[rel]) if formatted else None
                     if done is not None:
                         u.files[rel] = done

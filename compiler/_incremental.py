@@ -9,12 +9,16 @@ The manifest (``toolbind.json``) records, for each package, under ``incremental`
 * ``inputs``: every file the spec's compilation read (the spec and each file it ``$ref``s, shown
   path → digest of the bytes); a spec that read a URL is never reused;
 * ``diagnostics``: what reading and rendering it reported (said again when it is reused);
-* ``files``: per generated file, the digest of the text as rendered and as formatted.
+* ``files``: per generated file, the digest of the text as rendered and as formatted; for a
+  module of a large package's ``_models/``, instead of the first, its key: a digest of what the
+  module is rendered from (its classes and aliases, their imports, the version and options).
 
 A spec whose options and inputs are unchanged, and whose generated files are still as written
 (digests checked), is not read again: its files are taken from the previous output. A spec that
 is compiled again still reuses each file whose rendered text is unchanged instead of formatting
-it again. Either way the tree is the one a full run writes, byte for byte.
+it again, and each model module whose key is unchanged instead of rendering it again (its file
+read back, digest checked; a file not as written makes the package render whole). Either way
+the tree is the one a full run writes, byte for byte.
 """
 
 from __future__ import annotations
@@ -136,6 +140,23 @@ class Previous:
             return as_object(json.loads(text))
         except ValueError:
             return None
+
+    def digests(self, source: str, rel: str) -> object:
+        """What the manifest records of ``rel`` in ``source``'s package (``text`` checks it)."""
+        found = self.by_source.get(source)
+        return None if found is None else (as_object(found[1].get("files")) or {}).get(rel)
+
+    def keys(self, source: str, options: str) -> dict[str, str]:
+        """What each file of ``source``'s package was rendered from last time (a digest of its
+        text, or the key its module was rendered from), when the options were the same."""
+        found = self.by_source.get(source)
+        if found is None or found[1].get("options") != options:
+            return {}
+        keys: dict[str, str] = {}
+        for rel, digests in (as_object(found[1].get("files")) or {}).items():
+            if isinstance(digests, list) and digests and isinstance(digests[0], str):
+                keys[rel] = digests[0]
+        return keys
 
     def path(self, rel: str) -> str:
         assert self.out is not None

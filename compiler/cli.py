@@ -16,7 +16,6 @@ from typing import Annotated, Any, cast
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from ._driver import (
     OutputError,
@@ -91,11 +90,14 @@ class _LateProgress:
 
     def __init__(self) -> None:
         self.start = time.monotonic()
-        self.progress: Progress | None = None
+        self.progress: Any = None  # a rich Progress, imported when first shown
         self.task: Any = None
 
     def __call__(self, item: str) -> None:
         if self.progress is None and time.monotonic() - self.start > 1.0 and _err.is_terminal:
+            # (imported here: most runs never show it, and every run paid for the import)
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
             self.progress = Progress(
                 SpinnerColumn(),
                 TextColumn("{task.description}"),

@@ -47,8 +47,15 @@ class SourceLocation:
 
     def child(self, *tokens: str | int) -> SourceLocation:
         """Return the location of a value below this one."""
-        suffix = "".join("/" + escape_pointer_token(str(t)) for t in tokens)
-        return SourceLocation(file=self.file, pointer=self.pointer + suffix)
+        # (called for every value a frontend reads: a fifth of lowering a large spec went to
+        # a generator, a join and two replaces for tokens that have nothing to escape)
+        pointer = self.pointer
+        for t in tokens:
+            token = t if type(t) is str else str(t)
+            if "~" in token or "/" in token:
+                token = escape_pointer_token(token)
+            pointer = f"{pointer}/{token}"
+        return SourceLocation(file=self.file, pointer=pointer)
 
     def __str__(self) -> str:
         return f"{self.file}#{self.pointer}"

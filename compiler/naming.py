@@ -17,6 +17,7 @@ rules live in one spot:
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import keyword
 import re
@@ -111,16 +112,30 @@ RESERVED_CLASS_NAMES = _GENERATED_MODULE_NAMES | frozenset(TYPES_EXPORTS)
 _PROVIDER_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
+_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
 def ascii_words(name: str) -> list[str]:
     """Split ``name`` into ASCII alphanumeric words (camelCase, snake_case, kebab-case, …)."""
-    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    return list(_ascii_words(name))
+
+
+@functools.lru_cache(maxsize=8192)
+def _ascii_words(name: str) -> tuple[str, ...]:
+    # (cached: a large spec names the same properties and schemas thousands of times)
+    folded = (
+        name
+        if name.isascii()  # NFKD leaves ASCII as it is
+        else unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    )
     words: list[str] = []
-    for chunk in re.split(r"[^A-Za-z0-9]+", folded):
+    for chunk in _SEPARATORS.split(folded):
         if not chunk:
             continue
         # split camelCase and ABCWord boundaries
-        words.extend(re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+", chunk))
-    return words
+        words.extend(_WORDS.findall(chunk))
+    return tuple(words)
 
 
 def snake_case(name: str) -> str:

@@ -450,7 +450,9 @@ def reachable_defs(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
                     found[name] = defs[name]
                     todo.append(defs[name])
             for key, value in items.items():
-                if key not in _DATA_KEYWORDS and key != "$ref":  # data is not schema
+                # data is not schema; a scalar holds no reference (pushed, it was popped again
+                # for nothing: a large package's composed schema holds ~100k of them)
+                if isinstance(value, (dict, list)) and key not in _DATA_KEYWORDS:
                     todo.append(value)
         elif isinstance(node, list):
             todo.extend(cast("list[Any]", node))

@@ -14,6 +14,7 @@ says is ever placed in a comment or evaluated.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import re
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import jinja2
+from jinja2.utils import htmlsafe_json_dumps
 
 from toolbind.runtime.contract import (
     FORMATS,
@@ -100,6 +102,19 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def _tojson(value: object) -> str:
+    """Jinja's ``tojson`` (``json.dumps`` with ``sort_keys``, HTML-safe), the same text: for a
+    string, without ``sort_keys`` (which changes nothing for one), so ``json`` uses its cached
+    encoder instead of building one per call — the lazy package of a large spec lists thousands
+    of names this way."""
+    if type(value) is str:
+        return str(htmlsafe_json_dumps(value, dumps=json.dumps))
+    return str(htmlsafe_json_dumps(value, dumps=json.dumps, sort_keys=True))
+
+
+_ENV.filters["tojson"] = _tojson
 
 
 _IMPORTS_MARK = "# <toolbind:imports>"
@@ -279,6 +294,10 @@ class Rendered:
     package: str
     files: dict[str, str]
     scaffold: str  # a starting module for the user's Activities (written only on request)
+    keys: dict[str, str] = field(default_factory=lambda: {})
+    """Files keyed by a digest of what they are rendered from (``PythonBackend``'s ``known``)."""
+    skipped: list[str] = field(default_factory=lambda: [])
+    """Files not rendered (not in ``files``): ``known`` gave them their key already."""
 
 
 class _Namer:
@@ -361,8 +380,15 @@ class PythonBackend:
         *,
         version: str,
         format_assertion: bool = False,
+        known: Mapping[str, str] | None = None,
     ) -> None:
+        """``known``: file → the key it was rendered from last time; a file whose key is the
+        same is not rendered again but listed in ``Rendered.skipped`` (the caller has its text).
+        Keys are digests of everything the file's text is made from, ``version`` included."""
         self.pkg = pkg
+        self.known = known or {}
+        self.keys: dict[str, str] = {}
+        self.skipped: list[str] = []
         self.format_assertion = format_assertion
         self.package = package
         self.diags = diags
@@ -425,25 +451,32 @@ class PythonBackend:
             "tools": tools,
             "toolsets": self._toolsets(),
         }
-        models_body = _ENV.get_template("models.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
-        alias_code = "\n".join(a.expr for a in self.aliases)
-        tools_body = _ENV.get_template("tools.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
-        tools_body = tools_body.replace(_IMPORTS_MARK, import_block(tools_body))
         tool_data = self._tool_data(tools)
-        files = {
-            "__init__.py": _ENV.get_template("init.py.jinja").render(ctx),
-            "models.py": models_body.replace(_IMPORTS_MARK, import_block(models_body, alias_code)),
-            "tools.py": tools_body,
+        files: dict[str, str] = {
             "activities.py": _ENV.get_template("activities.py.jinja").render(ctx),
             "tools.json": self._json_file(tool_data),
             "schema.json": self._schema_json(tool_data),
         }
         if len(self.classes) + len(self.aliases) > LAZY_MODELS:
-            del files["models.py"]
+            # (the eager modules are not rendered at all: on a large spec, rendering every
+            # model into one module only to drop it cost a fifth of the package's render)
             files.update(self._lazy_models(ctx))
             files["__init__.py"] = self._lazy_init(ctx)
             files.update(self._lazy_tools(ctx))
             files.update(self._indexed_tools_json(tool_data))
+        else:
+            models_body = _ENV.get_template("models.py.jinja").render(
+                {**ctx, "imports": _IMPORTS_MARK}
+            )
+            alias_code = "\n".join(a.expr for a in self.aliases)
+            tools_body = _ENV.get_template("tools.py.jinja").render(
+                {**ctx, "imports": _IMPORTS_MARK}
+            )
+            files["__init__.py"] = _ENV.get_template("init.py.jinja").render(ctx)
+            files["models.py"] = models_body.replace(
+                _IMPORTS_MARK, import_block(models_body, alias_code)
+            )
+            files["tools.py"] = tools_body.replace(_IMPORTS_MARK, import_block(tools_body))
         if self.pkg.http is not None:
             files["http.py"] = self._http_module(ctx, tools)
         if self.pkg.mcp is not None:
@@ -451,7 +484,13 @@ class PythonBackend:
         scaffold = _ENV.get_template("scaffold.py.jinja").render(
             {**ctx, "import_path": _IMPORT_MARK}
         )
-        return Rendered(package=self.package, files=files, scaffold=scaffold)
+        return Rendered(
+            package=self.package,
+            files=files,
+            scaffold=scaffold,
+            keys=self.keys,
+            skipped=self.skipped,
+        )
 
     def render_model(self, root: SchemaNode, name: str) -> tuple[str, str]:
         """The source of a module holding the model of one schema, and that model's class name.
@@ -585,6 +624,24 @@ class PythonBackend:
                 f"from .{mod} import {', '.join(f'{n} as {n}' for n in sorted(set(names)))}"
                 for mod, names in sorted(imports.items())
             )
+            rel = f"_models/{module}.py"
+            # the module's text is a function of exactly these (the template's inputs, and
+            # what its import lines are computed from); a large spec has hundreds of modules,
+            # and an edit changes a few
+            key = self._key(
+                "models.py.jinja",
+                header,
+                ctx["source_literal"],
+                [(a.name, a.value, a.expr) for a in aliases],
+                [_class_key(c) for c in classes],
+                sorted(member_set),
+                [inherited.get(m, "") for m in members],
+                cross,
+            )
+            self.keys[rel] = key
+            if self.known.get(rel) == key:
+                self.skipped.append(rel)
+                continue
             body = _ENV.get_template("models.py.jinja").render(
                 {
                     **ctx,
@@ -606,9 +663,7 @@ class PythonBackend:
                 block += "\n" + "\n".join(
                     f"from {_IMPORT_SOURCES[n]} import {n} as {n}" for n in only_inherited
                 )
-            files[f"_models/{module}.py"] = body.replace(
-                _IMPORTS_MARK, f"{block}\n\n{cross}" if cross else block
-            )
+            files[rel] = body.replace(_IMPORTS_MARK, f"{block}\n\n{cross}" if cross else block)
         files["_models/__init__.py"] = (
             f'{header}\n"""The model modules of {self.package}; import them through ``models``."""\n'
         )
@@ -618,6 +673,12 @@ class PythonBackend:
             {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where}
         )
         return files
+
+    def _key(self, *parts: object) -> str:
+        """A digest of ``parts`` and of what every file depends on (toolbind's version and
+        the backend's options)."""
+        text = repr((self.version, self.format_assertion, self.package, parts))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _lazy_tools(self, ctx: dict[str, Any]) -> dict[str, str]:
         """A large package's ``tools.py``, whose ``TOOLS`` load each tool's models on first use,
@@ -1450,6 +1511,13 @@ class PythonBackend:
                 return f"Unevaluated({check.kind!r}, {sub}, {self._plan(check.plan, hint)})"
             case _:  # pragma: no cover - the Check union is closed
                 raise AssertionError(check)
+
+
+def _class_key(c: ClassView) -> tuple[object, ...]:
+    """Every field of ``c`` (and of its fields), as a tuple of strings: what a module key needs
+    of it, at a fraction of the cost of the dataclasses' generated ``repr``."""
+    fields = tuple((f.name, f.annotation, f.default, f.override) for f in c.fields)
+    return (c.name, c.bases, c.doc, c.config, c.extra_type, c.root, fields)
 
 
 def _py_value(value: Any, used: set[str]) -> str:

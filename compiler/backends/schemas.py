@@ -262,6 +262,17 @@ def share_repeated(
     ``$ref`` to a new definition named by ``claim`` (from a property name); the result accepts
     exactly the same instances. Deterministic: discovery follows document order.
     """
+    # each subschema's canonical text, by identity: the rewrite below asks again for every
+    # subschema the walk has seen. The entry holds the object too, so that it stays alive and
+    # no other object can take its id during the call.
+    seen_texts: dict[int, tuple[Any, str]] = {}
+
+    def canonical(schema: Any) -> str:
+        found = seen_texts.get(id(schema))
+        if found is None:
+            found = seen_texts[id(schema)] = (schema, _canonical(schema))
+        return found[1]
+
     counts: dict[str, int] = {}
     hints: dict[str, str] = {}
     stack: list[tuple[Any, str]] = [(r, "Shared") for r in reversed(roots)]
@@ -271,7 +282,7 @@ def share_repeated(
         schema, hint = stack.pop()
         for sub, sub_hint in reversed(list(_subschemas(schema, hint))):
             if isinstance(sub, dict) and sub:
-                text = _canonical(sub)
+                text = canonical(sub)
                 if len(text) >= SHARE_MIN_BYTES:
                     if text not in counts:
                         order.append(text)
@@ -308,7 +319,7 @@ def share_repeated(
         if not isinstance(schema, dict):
             return schema
         if not top:
-            name = names.get(_canonical(schema))
+            name = names.get(canonical(schema))
             if name is not None:
                 return {"$ref": f"#/$defs/{name}"}
         out: dict[str, Any] = {}

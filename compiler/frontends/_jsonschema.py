@@ -476,6 +476,11 @@ class SchemaLowerer:
             return
         draft = self.draft
         for key in s:
+            # (a location made only for a keyword that is reported: this runs on every schema)
+            if key not in NEVER_READ and (
+                draft is None or key not in READ_ONLY_IN or draft in READ_ONLY_IN[key]
+            ):
+                continue
             where = loc.child(key)
             if str(where) in self._unread_reported:
                 continue

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from toolbind.compiler._driver import write_into
+from toolbind.compiler._driver import OutputError, write_into
 from toolbind.compiler.naming import module_name
 
 CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus"
@@ -32,6 +32,16 @@ def tree(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
+
+
+def copy_specs(tmp_path: Path, rels: list[str]) -> Path:
+    """``tmp_path/specs`` holding writable copies of the corpus specs ``rels``."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for rel in rels:
+        shutil.copy(CORPUS / rel, specs / Path(rel).name)
+        (specs / Path(rel).name).chmod(0o644)
+    return specs
 
 
 def generate(specs: Path, out: Path) -> list[str]:
@@ -75,11 +85,7 @@ def test_incremental_output_is_byte_identical_to_a_full_run_after_random_edits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    for rel in SPECS:
-        shutil.copy(CORPUS / rel, specs / Path(rel).name)
-        (specs / Path(rel).name).chmod(0o644)
+    specs = copy_specs(tmp_path, SPECS)
     assert len(generate(specs, tmp_path / "inc")) == len(SPECS)
     assert generate(specs, tmp_path / "inc") == [], "nothing changed: everything is reused"
     rng = random.Random(18)
@@ -184,12 +190,8 @@ def test_a_large_yaml_spec_is_parsed_again_from_its_kept_parse(
 
     monkeypatch.setattr(reparse, "splice", spy)
     monkeypatch.chdir(tmp_path)
-    specs = tmp_path / "specs"
-    specs.mkdir()
     yamls = [rel for rel in SPECS if rel.endswith(".yaml")]
-    for rel in yamls:
-        shutil.copy(CORPUS / rel, specs / Path(rel).name)
-        (specs / Path(rel).name).chmod(0o644)
+    specs = copy_specs(tmp_path, yamls)
     generate(specs, tmp_path / "inc")
     kept = sorted(p.name for p in (tmp_path / "inc" / ".toolbind-cache").iterdir())
     assert kept == [".gitignore", *sorted(f"{module_name(Path(r).stem)}.json" for r in yamls)]
@@ -258,3 +260,144 @@ def test_nothing_changed_leaves_the_output_as_it_is(
     full = tmp_path / "full"
     generate(specs, full)
     assert tree(out) == tree(full)
+
+
+# JSON specs large enough for their models to be split into _models/ modules (each keyed by
+# what it is rendered from), with schemas many operations share
+SPLIT = ["openapi/bump-sh__train-travel.json", "openapi/readme__readme-api.json"]
+
+
+def _operations(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    methods = ("get", "put", "post", "delete", "patch")
+    return [op for item in doc["paths"].values() for m, op in item.items() if m in methods]
+
+
+def _description_edit(doc: dict[str, Any], rng: random.Random) -> None:
+    op = rng.choice(_operations(doc))
+    op["description"] = f"{op.get('description', '')} (edit {rng.randrange(1000)})"
+
+
+def _shared_schema_edit(doc: dict[str, Any], rng: random.Random) -> None:
+    """A property added to the component schema the most operations reference."""
+    text = json.dumps(doc["paths"])
+    schemas = doc["components"]["schemas"]
+    name = max(
+        (n for n in schemas if isinstance(schemas[n].get("properties"), dict)),
+        key=lambda n: text.count(f'schemas/{n}"'),
+    )
+    schemas[name]["properties"][f"added_{rng.randrange(1000)}"] = {"type": "string"}
+
+
+def _rename_edit(doc: dict[str, Any], rng: random.Random) -> None:
+    op = rng.choice([op for op in _operations(doc) if "operationId" in op])
+    op["operationId"] += f"Renamed{rng.randrange(1000)}"
+
+
+def _remove_edit(doc: dict[str, Any], rng: random.Random) -> None:
+    path = rng.choice(sorted(doc["paths"]))
+    item = doc["paths"][path]
+    method = rng.choice([m for m in ("get", "put", "post", "delete", "patch") if m in item])
+    del item[method]
+
+
+def _add_edit(doc: dict[str, Any], rng: random.Random) -> None:
+    path = rng.choice(sorted(doc["paths"]))
+    copy = json.loads(json.dumps(doc["paths"][path]))
+    for op in _operations({"paths": {path: copy}}):
+        op["operationId"] = f"{op.get('operationId', 'op')}Copy{rng.randrange(1000)}"
+    doc["paths"][f"{path}/copy{rng.randrange(1000)}"] = copy
+
+
+def _apply(path: Path, change: Any, rng: random.Random) -> None:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    change(doc, rng)
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+
+def test_model_modules_are_reused_by_key_and_the_tree_is_a_full_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edits of every kind (a description, a schema many operations share, a renamed, removed
+    or added operation) render only the _models/ modules whose key changed; the tree is the
+    full run's byte for byte; a module file not as written, or a manifest whose keys or digests
+    are damaged, is never trusted."""
+    import toolbind.compiler._driver as driver
+
+    skipped: list[int] = []
+    real = driver._render_keyed  # pyright: ignore[reportPrivateUsage]
+
+    def spy(*args: Any) -> Any:
+        result = real(*args)
+        skipped.append(len(result[2]))
+        return result
+
+    monkeypatch.setattr(driver, "_render_keyed", spy)
+    monkeypatch.chdir(tmp_path)
+    specs = copy_specs(tmp_path, SPLIT)
+    inc = tmp_path / "inc"
+    generate(specs, inc)
+    rng = random.Random(1819)
+    changes = [_description_edit, _shared_schema_edit, _rename_edit, _remove_edit, _add_edit]
+    for round_, change in enumerate(changes):
+        spec = specs / Path(SPLIT[round_ % len(SPLIT)]).name
+        _apply(spec, change, rng)
+        skipped.clear()
+        assert generate(specs, inc) == [f"specs/{spec.name}"], change.__name__
+        if change is _description_edit:
+            assert skipped[0] > 0, "a description edit leaves most model modules as they were"
+        full = tmp_path / f"full{round_}"
+        generate(specs, full)
+        assert tree(inc) == tree(full), change.__name__
+    # a module the next run would reuse, edited by hand: written again as a full run writes it
+    spec = specs / Path(SPLIT[0]).name
+    module = sorted((inc / module_name(spec.stem) / "_models").glob("m_*.py"))[-1]
+    module.write_text(module.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    _apply(spec, _description_edit, rng)
+    generate(specs, inc)
+    generate(specs, tmp_path / "full-a")
+    assert tree(inc) == tree(tmp_path / "full-a")
+    # damaged keys and digests in the manifest: nothing is skipped on their word
+    manifest = inc / "toolbind.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    for entry in data["incremental"].values():
+        for digests in entry["files"].values():
+            digests[1] = "0" * 16
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    _apply(spec, _description_edit, rng)
+    skipped.clear()
+    generate(specs, inc)
+    # both specs compiled again; the modules whose keys matched are read back, found not as
+    # the manifest says, and the package is rendered whole
+    assert len(skipped) == 4 and skipped[1::2] == [0, 0], skipped
+    generate(specs, tmp_path / "full-b")
+    assert tree(inc) == tree(tmp_path / "full-b")
+    # a manifest cut short (a partial write): not read at all — the directory is not taken for
+    # toolbind's output, so it is not replaced either
+    manifest.write_text(manifest.read_text(encoding="utf-8")[:200], encoding="utf-8")
+    skipped.clear()
+    with pytest.raises(OutputError, match=r"toolbind\.json"):
+        generate(specs, inc)
+    assert skipped == [0, 0]
+
+
+def test_a_model_modules_key_covers_every_field_of_its_views() -> None:
+    """A module is reused when its key is unchanged: the key must change with every field of
+    the classes it renders (a field added to the views without the key would reuse stale
+    modules)."""
+    import dataclasses
+
+    from toolbind.compiler.backends.python import (
+        ClassView,
+        FieldView,
+        _class_key,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    field = FieldView(name="f", annotation="JsonStr", default=None)
+    view = ClassView(name="A", bases="ToolModel", fields=[field])
+    for f in dataclasses.fields(FieldView):
+        other = "changed" if f.name != "override" else True
+        changed = dataclasses.replace(view, fields=[dataclasses.replace(field, **{f.name: other})])
+        assert _class_key(changed) != _class_key(view), f.name
+    for f in dataclasses.fields(ClassView):
+        other: object = [] if f.name == "fields" else "changed"
+        assert _class_key(dataclasses.replace(view, **{f.name: other})) != _class_key(view), f.name
