@@ -14,6 +14,8 @@ Configurations:
   answer ``{calls: [discriminated union]}``, instructor TOOLS mode (the one function forced);
 - ``toolbind latent``: the question's functions compiled by toolbind (the BFCL frontend), every
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
+- ``toolbind latent _tool``: the same with ``Agent(call_tag="_tool")`` (each call names its tool
+  in the seeds' ``_tool``, not in the default ``function``);
 - ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
 - ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
 - ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
@@ -63,6 +65,7 @@ CATEGORIES = (
 SETTINGS: dict[str, Any] = {"temperature": 0, "max_tokens": 384}
 CONFIGS = (
     "toolbind latent",
+    "toolbind latent _tool",
     "toolbind explicit",
     "toolbind lean",
     "toolbind auto",
@@ -197,7 +200,7 @@ def score(tally: Tally, question: Question, calls: Calls | None) -> None:
     row[0] += 1
     if VERBOSE:
         print(
-            f"  {tally.name:18} {question.id}: {json.dumps(calls)[:240]}"
+            f"  {tally.name:24} {question.id}: {json.dumps(calls)[:240]}"
             f"  truth {json.dumps(question.truth)[:240]}"
         )
     if not calls:
@@ -398,6 +401,7 @@ def run_toolbind(
     meta_fields: str = "all",
     tools_in_prompt: bool = False,
     mode: str = "composed",
+    call_tag: str | None = None,
 ) -> Tally:
     from openai import OpenAI
 
@@ -426,6 +430,7 @@ def run_toolbind(
             tools_in_prompt=tools_in_prompt,
             mode=mode,
             request_kwargs=SETTINGS,
+            **({"call_tag": call_tag} if call_tag else {}),
         )
         started = time.monotonic()
         calls: Calls | None = None
@@ -453,6 +458,7 @@ def run_toolbind(
 
 RUNNERS: dict[str, Callable[..., Tally]] = {
     "toolbind latent": lambda *a: run_toolbind("toolbind latent", *a),
+    "toolbind latent _tool": lambda *a: run_toolbind("toolbind latent _tool", *a, call_tag="_tool"),
     "toolbind explicit": lambda *a: run_toolbind("toolbind explicit", *a, explicit=True),
     "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
     "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),
@@ -483,13 +489,13 @@ def report(tallies: list[Tally], questions: list[Question]) -> None:
     categories = sorted({q.category for q in questions}, key=CATEGORIES.index)
     print(f"\nBFCL ({', '.join(categories)}): {count} questions")
     print(
-        f"{'configuration':18} {'valid':>9} {'right fn':>9} {'right args':>10} {'requests':>8} "
+        f"{'configuration':24} {'valid':>9} {'right fn':>9} {'right args':>10} {'requests':>8} "
         f"{'prompt tok':>10} {'tokens':>7} {'request KB':>10} {'s/question':>10}  vs baseline: "
         "right fn, right args, prompt tokens, request bytes"
     )
     for t in tallies:
         print(
-            f"{t.name:18} {pct(t.valid):>9} {pct(t.right_function):>9} "
+            f"{t.name:24} {pct(t.valid):>9} {pct(t.right_function):>9} "
             f"{pct(t.right_arguments):>10} {t.requests:>8} {t.prompt_tokens:>10} {t.tokens:>7} "
             f"{t.request_bytes / 1000:>10.1f} {t.seconds / max(1, t.questions):>10.2f}  "
             f"{t.right_function - base.right_function:+d}, "
@@ -504,7 +510,7 @@ def report(tallies: list[Tally], questions: list[Question]) -> None:
             for c in categories
             if (r := t.per_category.get(c)) is not None
         ]
-        print(f"  {t.name:18} " + "; ".join(cells))
+        print(f"  {t.name:24} " + "; ".join(cells))
 
 
 def main(argv: list[str] | None = None) -> int:
