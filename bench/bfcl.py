@@ -33,8 +33,11 @@ parameter's value among the allowed ones (strings compared without case, spaces 
 "" allows a parameter absent), no parameter the answer does not know. Also: LLM requests, prompt
 and total tokens, seconds — per configuration and as ratios to the baseline.
 
+The configurations take turns on each question (the baseline first), so a run cut short still
+compares them on the same questions: ``--progress FILE`` rewrites the table so far after each one.
+
 Run: ``.venv/bin/python bench/bfcl.py [--limit 50] [--category NAME ...] [--only CONFIG ...]
-[-v] [--json FILE]`` (``TOOLBIND_CORPUS`` or ``--corpus`` for the corpus).
+[-v] [--json FILE] [--progress FILE]`` (``TOOLBIND_CORPUS`` or ``--corpus`` for the corpus).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -300,7 +304,12 @@ def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
     )
 
 
-def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
+Runner = tuple[Tally, Callable[[Question], None]]
+"""A configuration's tally and how it answers one question (the configurations take turns per
+question, so a run cut short compares them on the same questions)."""
+
+
+def run_baseline(url: str, model_name: str) -> Runner:
     import instructor
     from openai import OpenAI
 
@@ -317,7 +326,8 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
     )
     responses: list[Any] = []
     client.on("completion:response", responses.append)  # every request instructor makes
-    for q in questions:
+
+    def ask(q: Question) -> None:
         model = baseline_model(q.functions)
         started = time.monotonic()
         before = len(responses)
@@ -343,7 +353,8 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
         tally.requests += len(made)
         tally.prompt_tokens += sum(_tokens(r, "prompt_tokens") for r in made)
         tally.tokens += sum(_tokens(r, "total_tokens") for r in made)
-    return tally
+
+    return tally, ask
 
 
 def _counting_client(tally: Tally) -> Any:
@@ -393,7 +404,6 @@ def run_toolbind(
     name: str,
     url: str,
     model_name: str,
-    questions: list[Question],
     pkg: Any,
     *,
     explicit: bool = False,
@@ -402,7 +412,7 @@ def run_toolbind(
     tools_in_prompt: bool = False,
     mode: str = "composed",
     call_tag: str | None = None,
-) -> Tally:
+) -> Runner:
     from openai import OpenAI
 
     from toolbind.runtime import Agent
@@ -416,7 +426,8 @@ def run_toolbind(
         http_client=_counting_client(tally),
     )
     by_name = {t.name: t for t in pkg.TOOLS}
-    for q in questions:
+
+    def ask(q: Question) -> None:
         tools = [by_name[n] for n in pkg.TOOLSETS[q.id]]
         activities = {t.name: _done for t in tools} if explicit else None
         agent = Agent(
@@ -453,10 +464,11 @@ def run_toolbind(
             tally.requests += step.llm_requests
             tally.prompt_tokens += step.usage.get("prompt_tokens", 0)
             tally.tokens += step.usage.get("total_tokens", 0)
-    return tally
+
+    return tally, ask
 
 
-RUNNERS: dict[str, Callable[..., Tally]] = {
+RUNNERS: dict[str, Callable[..., Runner]] = {
     "toolbind latent": lambda *a: run_toolbind("toolbind latent", *a),
     "toolbind latent _tool": lambda *a: run_toolbind("toolbind latent _tool", *a, call_tag="_tool"),
     "toolbind explicit": lambda *a: run_toolbind("toolbind explicit", *a, explicit=True),
@@ -524,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--corpus", type=Path, default=corpus_root())
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument(
+        "--progress", type=Path, help="rewrite the table so far here after each question"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
     parser.add_argument(
         "--only", action="append", choices=CONFIGS, help="run only these toolbind configurations"
@@ -543,10 +558,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="toolbind-bfcl-") as tmp:
             pkg = compile_questions(questions, Path(tmp))
-            tallies = [run_baseline(server.base_url, server.model, questions)]
-            for name in CONFIGS:
-                if not args.only or name in args.only:
-                    tallies.append(RUNNERS[name](server.base_url, server.model, questions, pkg))
+            runners = [run_baseline(server.base_url, server.model)] + [
+                RUNNERS[name](server.base_url, server.model, pkg)
+                for name in CONFIGS
+                if not args.only or name in args.only
+            ]
+            tallies = [tally for tally, _ in runners]
+            for done, q in enumerate(questions, 1):
+                for _, ask in runners:  # each configuration in turn, on the same question
+                    ask(q)
+                if args.progress:  # the table so far: a run cut short still compares alike
+                    with args.progress.open("w", encoding="utf-8") as out, redirect_stdout(out):
+                        report(tallies, questions[:done])
     finally:
         server_cm.__exit__(None, None, None)
     report(tallies, questions)

@@ -67,6 +67,7 @@ def _j(value: Any) -> str:
 
 
 # one worked example per phase: the model copies the shape of the last example before its turn
+# (each call names its tool under ``function``, the key the Agent offers: ``Agent(call_tag=...)``)
 ACT_EXAMPLE: list[dict[str, Any]] = [
     {
         "role": "user",
@@ -79,13 +80,13 @@ ACT_EXAMPLE: list[dict[str, Any]] = [
             {
                 "output": None,
                 "calls": [
-                    {"_tool": "weatherCheck", "location": "Rome"},
+                    {"function": "weatherCheck", "location": "Rome"},
                     {
-                        "_tool": "sentimentAnalysis",
+                        "function": "sentimentAnalysis",
                         "text": "What a bad day",
                         "_output": {"sentiment": "negative", "confidence": 0.9},
                     },
-                    {"_tool": "sendEmail", "recipient": "ann@example.org", "subject": "Hello"},
+                    {"function": "sendEmail", "recipient": "ann@example.org", "subject": "Hello"},
                 ],
             }
         ),

@@ -43,13 +43,15 @@ from toolbind.runtime.temporal import (
 
 ACTIVITIES = HERE / "activities.py"
 EFFECTS = HERE / "effects.py"
-WEATHER = {"_tool": "weatherCheck", "location": "Paris"}
+# each call names its tool under the key the (Durable)Agent offers (call_tag, default "function"):
+# the LLM activity on the worker and the workflow read it back as _tool alike
+WEATHER = {"function": "weatherCheck", "location": "Paris"}
 SENTIMENT = {
-    "_tool": "sentimentAnalysis",
+    "function": "sentimentAnalysis",
     "text": "This is the best!",
     "_output": {"sentiment": "positive", "confidence": 0.99},
 }
-EMAIL = {"_tool": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
+EMAIL = {"function": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
