@@ -9,7 +9,6 @@ whose own parameter has the tag's name, the retry feedback, the transcript and t
 
 from __future__ import annotations
 
-import asyncio
 import json
 from types import ModuleType
 from typing import Any
@@ -17,8 +16,9 @@ from typing import Any
 import pytest
 
 from tests.runtime.conftest import ACTIVITIES
+from tests.runtime.test_streaming import collect
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import Agent, AgentEvent, ToolRegistry, compose
+from toolbind.runtime import Agent, ToolRegistry, compose
 
 
 def items(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -134,11 +134,8 @@ def test_streamed_deltas_read_the_tag(seeds: ModuleType, llm: tuple[ScriptedLLM,
         Reply(arguments={"calls": [], "output": "Cold."}, chunk=5),
     )
 
-    async def run() -> list[AgentEvent]:
-        async with Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES) as agent:
-            return [e async for e in agent.astream("Weather in Reykjavik?")]
-
-    events = asyncio.run(run())
+    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES)
+    events = collect(agent, "Weather in Reykjavik?")
     assert server.requests[0]["stream"] is True
     kinds = [(e.type, e.tool) for e in events if e.call_id]
     assert kinds[0] == ("tool-call.start", "weatherCheck")
