@@ -14,8 +14,8 @@ Configurations:
   answer ``{calls: [discriminated union]}``, instructor TOOLS mode (the one function forced);
 - ``toolbind latent``: the question's functions compiled by toolbind (the BFCL frontend), every
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
-- ``toolbind latent _tool``: the same with ``Agent(call_tag="_tool")`` (each call names its tool
-  in the seeds' ``_tool``, not in the default ``function``);
+- ``toolbind latent function``: the same with ``Agent(call_tag="function")`` (each call names its
+  tool under ``function``, the baseline's tag, not the seeds' ``_tool``);
 - ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
 - ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
 - ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
@@ -69,7 +69,7 @@ CATEGORIES = (
 SETTINGS: dict[str, Any] = {"temperature": 0, "max_tokens": 384}
 CONFIGS = (
     "toolbind latent",
-    "toolbind latent _tool",
+    "toolbind latent function",
     "toolbind explicit",
     "toolbind lean",
     "toolbind auto",
@@ -470,7 +470,9 @@ def run_toolbind(
 
 RUNNERS: dict[str, Callable[..., Runner]] = {
     "toolbind latent": lambda *a: run_toolbind("toolbind latent", *a),
-    "toolbind latent _tool": lambda *a: run_toolbind("toolbind latent _tool", *a, call_tag="_tool"),
+    "toolbind latent function": lambda *a: run_toolbind(
+        "toolbind latent function", *a, call_tag="function"
+    ),
     "toolbind explicit": lambda *a: run_toolbind("toolbind explicit", *a, explicit=True),
     "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
     "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),

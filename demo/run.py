@@ -67,7 +67,6 @@ def _j(value: Any) -> str:
 
 
 # one worked example per phase: the model copies the shape of the last example before its turn
-# (each call names its tool under ``function``, the key the Agent offers: ``Agent(call_tag=...)``)
 ACT_EXAMPLE: list[dict[str, Any]] = [
     {
         "role": "user",
@@ -80,13 +79,13 @@ ACT_EXAMPLE: list[dict[str, Any]] = [
             {
                 "output": None,
                 "calls": [
-                    {"function": "weatherCheck", "location": "Rome"},
+                    {"_tool": "weatherCheck", "location": "Rome"},
                     {
-                        "function": "sentimentAnalysis",
+                        "_tool": "sentimentAnalysis",
                         "text": "What a bad day",
                         "_output": {"sentiment": "negative", "confidence": 0.9},
                     },
-                    {"function": "sendEmail", "recipient": "ann@example.org", "subject": "Hello"},
+                    {"_tool": "sendEmail", "recipient": "ann@example.org", "subject": "Hello"},
                 ],
             }
         ),

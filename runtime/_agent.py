@@ -117,7 +117,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-DEFAULT_CALL_TAG = "function"
+DEFAULT_CALL_TAG = "_tool"
 """What ``Agent(call_tag=...)`` offers by default (measured: bench/bfcl.py, README)."""
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
 DEFAULT_MAX_CALLS = 100
@@ -165,12 +165,13 @@ class Agent:
             latent tool's ``_output`` only: fewer prompt tokens; answers are read and routed the
             same way).
         call_tag: the key each call names its tool under in what the model is sent (composed
-            mode): ``"function"`` by default — a name small models read as "which function",
-            where the seeds' ``_tool`` made SmolLM2 copy the first call's tool into the next
-            (bench/bfcl.py) — or ``"_tool"``, the seeds' wire format. Only the request changes:
-            the answer is read back as ``_tool``, the Calls, their dumps and exports are the
-            seeds'. Where an offered tool takes a parameter of that name, ``call_tag + "_name"``
-            is offered instead, else ``_tool``.
+            mode): ``"_tool"`` by default, the seeds' wire format (measured better overall on
+            BFCL with SmolLM2: bench/README.md), or another name such as ``"function"`` (the
+            instructor baseline's tag: it stopped SmolLM2 copying the first call's tool into the
+            next on multi-function questions, but lost on single-function ones). Only the request
+            changes: the answer is read back as ``_tool``; the Calls, their dumps and exports stay
+            the seeds'. Where an offered tool takes a parameter of that name,
+            ``call_tag + "_name"`` is offered instead, else ``_tool``.
         tools_in_prompt: also list the offered tools in a system message (``name(params) —
             description``, each parameter's description; ``describe_tools``). For servers whose
             chat template does not show the tool schema to the model (llama.cpp with many GGUF

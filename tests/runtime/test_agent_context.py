@@ -139,10 +139,10 @@ def test_008_output_path_through_agent_run(llm: tuple[ScriptedLLM, str]) -> None
     (offered,) = [
         s
         for s in schema["properties"]["calls"]["items"]["anyOf"]
-        if s["properties"]["function"]["const"] == "updateUserStatus"
+        if s["properties"]["_tool"]["const"] == "updateUserStatus"
     ]
     assert list(offered["properties"]) == [
-        "function",  # the tag as Agent(call_tag=...) offers it
+        "_tool",
         "_activity",
         "_outputPath",
         "_reasoningForCall",

@@ -1,8 +1,8 @@
 """The call tag the model is offered (issues 21 and 15): ``Agent(call_tag=...)``.
 
-What the model fills names each call's tool under ``function`` by default (a small model copied
-the first call's tool into the next under the seeds' ``_tool``: bench/bfcl.py); the answer is read
-back as ``_tool``, so the Calls, their dumps and ``compose()`` keep the seeds' wire format. Against
+What the model fills names each call's tool under ``_tool`` by default, under ``function`` when
+asked (``call_tag="function"``: a small model stopped copying the first call's tool into the next on
+multi-function questions: bench/bfcl.py); the answer is read back as ``_tool``, so the Calls, their dumps and ``compose()`` keep the seeds' wire format. Against
 the scripted OpenAI-protocol server: what the request carries, how an answer validates, a tool
 whose own parameter has the tag's name, the retry feedback, the transcript and the streamed deltas.
 """
@@ -50,7 +50,7 @@ def test_the_request_offers_function_and_the_answer_reads_back_as_tool(
         call({"calls": [{"function": "weatherCheck", "location": "Oslo"}], "output": None}),
         call({"calls": [], "output": "Sunny."}),
     )
-    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES)
+    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, call_tag="function")
     result = agent.run("Weather in Oslo?")
     schemas = items(server.requests[0])
     assert [next(iter(s["properties"])) for s in schemas] == ["function"] * len(schemas)
@@ -68,9 +68,9 @@ def test_the_request_offers_function_and_the_answer_reads_back_as_tool(
     assert json.loads(echoed[0]["content"])["calls"] == [
         {"function": "weatherCheck", "location": "Oslo"}
     ]
-    # compose() itself, and an Agent asked for it, keep the seeds' _tool
+    # compose() itself, and an Agent by default, keep the seeds' _tool
     assert "_tool" in compose(seeds.TOOLS)["properties"]["calls"]["items"]["anyOf"][0]["required"]
-    seeds_agent = Agent(url, model="m", tools=seeds.TOOLS, call_tag="_tool")
+    seeds_agent = Agent(url, model="m", tools=seeds.TOOLS)
     assert seeds_agent.composition().tag == "_tool"
     assert all(
         s["required"][0] == "_tool"
@@ -81,7 +81,9 @@ def test_the_request_offers_function_and_the_answer_reads_back_as_tool(
 def test_a_tool_with_a_parameter_of_that_name_keeps_it(llm: tuple[ScriptedLLM, str]) -> None:
     server, url = llm
     server.add(call({"calls": [{"function_name": "lookup", "function": "sin"}], "output": None}))
-    agent = Agent(url, model="m", tools=registry("function"), activities={"lookup": dict})
+    agent = Agent(
+        url, model="m", tools=registry("function"), activities={"lookup": dict}, call_tag="function"
+    )
     response = agent.request("Look up sin", tool_choice="required")
     (schema,) = items(server.requests[0])
     assert next(iter(schema["properties"])) == "function_name"
@@ -93,7 +95,7 @@ def test_a_tool_with_a_parameter_of_that_name_keeps_it(llm: tuple[ScriptedLLM, s
         "function": "sin",
     }
     # both names taken: the seeds' _tool
-    both = Agent(url, model="m", tools=registry("function", "function_name"))
+    both = Agent(url, model="m", tools=registry("function", "function_name"), call_tag="function")
     assert both.composition().tag == "_tool"
 
 
@@ -107,7 +109,9 @@ def test_feedback_names_the_tag_as_it_was_offered(
         call({"calls": [{"function": "weatherCheck", "_tool": "sendEmail"}], "output": None}),
         call({"calls": [{"function": "weatherCheck", "location": "x"}], "output": None}),
     )
-    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, max_retries=3)
+    agent = Agent(
+        url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, max_retries=3, call_tag="function"
+    )
     response = agent.request("Weather?", tool_choice="required")
     assert [c.tool for c in response.calls] == ["weatherCheck"]
     told = [
@@ -134,7 +138,7 @@ def test_streamed_deltas_read_the_tag(seeds: ModuleType, llm: tuple[ScriptedLLM,
         Reply(arguments={"calls": [], "output": "Cold."}, chunk=5),
     )
 
-    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES)
+    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, call_tag="function")
     events = collect(agent, "Weather in Reykjavik?")
     assert server.requests[0]["stream"] is True
     kinds = [(e.type, e.tool) for e in events if e.call_id]

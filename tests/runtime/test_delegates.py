@@ -126,7 +126,7 @@ def test_015_instancing_with_scoped_delegates(llm: tuple[ScriptedLLM, str]) -> N
     # the parent offered _delegate and _scopes right after _activity, as the tool declares them
     item = server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["calls"]["items"]
     assert list(item["properties"])[:5] == [
-        "function",  # the tag as Agent(call_tag=...) offers it
+        "_tool",
         "_activity",
         "_delegate",
         "_scopes",
@@ -328,7 +328,7 @@ def test_014_upfront_resolution_merges_input_and_output(
     assert agent.run("hi").steps[0].calls[0].result.data == {"status": "sent"}
     item = server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["calls"]["items"]
     properties = list(item["properties"])
-    assert properties[:3] == ["function", "_activity", "_delegate"]
+    assert properties[:3] == ["_tool", "_activity", "_delegate"]
     assert {"userId", "text", "recipientId", "messageBody"} <= set(properties)
     assert "_output" not in properties  # the delegate produces it, the model does not
     sub = context_message(server.requests[1])

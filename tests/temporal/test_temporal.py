@@ -43,15 +43,13 @@ from toolbind.runtime.temporal import (
 
 ACTIVITIES = HERE / "activities.py"
 EFFECTS = HERE / "effects.py"
-# each call names its tool under the key the (Durable)Agent offers (call_tag, default "function"):
-# the LLM activity on the worker and the workflow read it back as _tool alike
-WEATHER = {"function": "weatherCheck", "location": "Paris"}
+WEATHER = {"_tool": "weatherCheck", "location": "Paris"}
 SENTIMENT = {
-    "function": "sentimentAnalysis",
+    "_tool": "sentimentAnalysis",
     "text": "This is the best!",
     "_output": {"sentiment": "positive", "confidence": 0.99},
 }
-EMAIL = {"function": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
+EMAIL = {"_tool": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
