@@ -14,6 +14,8 @@ Configurations:
   answer ``{calls: [discriminated union]}``, instructor TOOLS mode (the one function forced);
 - ``toolbind latent``: the question's functions compiled by toolbind (the BFCL frontend), every
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
+- ``toolbind latent function``: the same with ``Agent(call_tag="function")`` (each call names its
+  tool under ``function``, the baseline's tag, not the seeds' ``_tool``);
 - ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
 - ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
 - ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
@@ -31,8 +33,11 @@ parameter's value among the allowed ones (strings compared without case, spaces 
 "" allows a parameter absent), no parameter the answer does not know. Also: LLM requests, prompt
 and total tokens, seconds — per configuration and as ratios to the baseline.
 
+The configurations take turns on each question (the baseline first), so a run cut short still
+compares them on the same questions: ``--progress FILE`` rewrites the table so far after each one.
+
 Run: ``.venv/bin/python bench/bfcl.py [--limit 50] [--category NAME ...] [--only CONFIG ...]
-[-v] [--json FILE]`` (``TOOLBIND_CORPUS`` or ``--corpus`` for the corpus).
+[-v] [--json FILE] [--progress FILE]`` (``TOOLBIND_CORPUS`` or ``--corpus`` for the corpus).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -63,6 +69,7 @@ CATEGORIES = (
 SETTINGS: dict[str, Any] = {"temperature": 0, "max_tokens": 384}
 CONFIGS = (
     "toolbind latent",
+    "toolbind latent function",
     "toolbind explicit",
     "toolbind lean",
     "toolbind auto",
@@ -197,7 +204,7 @@ def score(tally: Tally, question: Question, calls: Calls | None) -> None:
     row[0] += 1
     if VERBOSE:
         print(
-            f"  {tally.name:18} {question.id}: {json.dumps(calls)[:240]}"
+            f"  {tally.name:24} {question.id}: {json.dumps(calls)[:240]}"
             f"  truth {json.dumps(question.truth)[:240]}"
         )
     if not calls:
@@ -297,7 +304,12 @@ def baseline_model(functions: list[dict[str, Any]]) -> type[Any]:
     )
 
 
-def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
+Runner = tuple[Tally, Callable[[Question], None]]
+"""A configuration's tally and how it answers one question (the configurations take turns per
+question, so a run cut short compares them on the same questions)."""
+
+
+def run_baseline(url: str, model_name: str) -> Runner:
     import instructor
     from openai import OpenAI
 
@@ -314,7 +326,8 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
     )
     responses: list[Any] = []
     client.on("completion:response", responses.append)  # every request instructor makes
-    for q in questions:
+
+    def ask(q: Question) -> None:
         model = baseline_model(q.functions)
         started = time.monotonic()
         before = len(responses)
@@ -340,7 +353,8 @@ def run_baseline(url: str, model_name: str, questions: list[Question]) -> Tally:
         tally.requests += len(made)
         tally.prompt_tokens += sum(_tokens(r, "prompt_tokens") for r in made)
         tally.tokens += sum(_tokens(r, "total_tokens") for r in made)
-    return tally
+
+    return tally, ask
 
 
 def _counting_client(tally: Tally) -> Any:
@@ -390,7 +404,6 @@ def run_toolbind(
     name: str,
     url: str,
     model_name: str,
-    questions: list[Question],
     pkg: Any,
     *,
     explicit: bool = False,
@@ -398,7 +411,8 @@ def run_toolbind(
     meta_fields: str = "all",
     tools_in_prompt: bool = False,
     mode: str = "composed",
-) -> Tally:
+    call_tag: str | None = None,
+) -> Runner:
     from openai import OpenAI
 
     from toolbind.runtime import Agent
@@ -412,7 +426,8 @@ def run_toolbind(
         http_client=_counting_client(tally),
     )
     by_name = {t.name: t for t in pkg.TOOLS}
-    for q in questions:
+
+    def ask(q: Question) -> None:
         tools = [by_name[n] for n in pkg.TOOLSETS[q.id]]
         activities = {t.name: _done for t in tools} if explicit else None
         agent = Agent(
@@ -426,6 +441,7 @@ def run_toolbind(
             tools_in_prompt=tools_in_prompt,
             mode=mode,
             request_kwargs=SETTINGS,
+            **({"call_tag": call_tag} if call_tag else {}),
         )
         started = time.monotonic()
         calls: Calls | None = None
@@ -448,11 +464,15 @@ def run_toolbind(
             tally.requests += step.llm_requests
             tally.prompt_tokens += step.usage.get("prompt_tokens", 0)
             tally.tokens += step.usage.get("total_tokens", 0)
-    return tally
+
+    return tally, ask
 
 
-RUNNERS: dict[str, Callable[..., Tally]] = {
+RUNNERS: dict[str, Callable[..., Runner]] = {
     "toolbind latent": lambda *a: run_toolbind("toolbind latent", *a),
+    "toolbind latent function": lambda *a: run_toolbind(
+        "toolbind latent function", *a, call_tag="function"
+    ),
     "toolbind explicit": lambda *a: run_toolbind("toolbind explicit", *a, explicit=True),
     "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
     "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),
@@ -483,13 +503,13 @@ def report(tallies: list[Tally], questions: list[Question]) -> None:
     categories = sorted({q.category for q in questions}, key=CATEGORIES.index)
     print(f"\nBFCL ({', '.join(categories)}): {count} questions")
     print(
-        f"{'configuration':18} {'valid':>9} {'right fn':>9} {'right args':>10} {'requests':>8} "
+        f"{'configuration':24} {'valid':>9} {'right fn':>9} {'right args':>10} {'requests':>8} "
         f"{'prompt tok':>10} {'tokens':>7} {'request KB':>10} {'s/question':>10}  vs baseline: "
         "right fn, right args, prompt tokens, request bytes"
     )
     for t in tallies:
         print(
-            f"{t.name:18} {pct(t.valid):>9} {pct(t.right_function):>9} "
+            f"{t.name:24} {pct(t.valid):>9} {pct(t.right_function):>9} "
             f"{pct(t.right_arguments):>10} {t.requests:>8} {t.prompt_tokens:>10} {t.tokens:>7} "
             f"{t.request_bytes / 1000:>10.1f} {t.seconds / max(1, t.questions):>10.2f}  "
             f"{t.right_function - base.right_function:+d}, "
@@ -504,7 +524,7 @@ def report(tallies: list[Tally], questions: list[Question]) -> None:
             for c in categories
             if (r := t.per_category.get(c)) is not None
         ]
-        print(f"  {t.name:18} " + "; ".join(cells))
+        print(f"  {t.name:24} " + "; ".join(cells))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -518,6 +538,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--corpus", type=Path, default=corpus_root())
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument(
+        "--progress", type=Path, help="rewrite the table so far here after each question"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
     parser.add_argument(
         "--only", action="append", choices=CONFIGS, help="run only these toolbind configurations"
@@ -537,10 +560,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="toolbind-bfcl-") as tmp:
             pkg = compile_questions(questions, Path(tmp))
-            tallies = [run_baseline(server.base_url, server.model, questions)]
-            for name in CONFIGS:
-                if not args.only or name in args.only:
-                    tallies.append(RUNNERS[name](server.base_url, server.model, questions, pkg))
+            runners = [run_baseline(server.base_url, server.model)] + [
+                RUNNERS[name](server.base_url, server.model, pkg)
+                for name in CONFIGS
+                if not args.only or name in args.only
+            ]
+            tallies = [tally for tally, _ in runners]
+            for done, q in enumerate(questions, 1):
+                for _, ask in runners:  # each configuration in turn, on the same question
+                    ask(q)
+                if args.progress:  # the table so far: a run cut short still compares alike
+                    with args.progress.open("w", encoding="utf-8") as out, redirect_stdout(out):
+                        report(tallies, questions[:done])
     finally:
         server_cm.__exit__(None, None, None)
     report(tallies, questions)

@@ -3,12 +3,13 @@
 ``bench/bfcl.py`` compares whole configurations; this script explains them. For each question it
 builds the two requests llama.cpp receives — the instructor baseline's (``FunctionCalls``, a
 discriminated union tagged ``function``) and toolbind's composed ``Response`` (latent tools, the
-seeds' meta fields, ``tool_choice="required"``) — and sends toolbind's again with exactly one
+seeds' meta fields and tag ``_tool``: ``Agent(call_tag="_tool")``, ``tool_choice="required"``) —
+and sends toolbind's again with exactly one
 thing changed, straight to the local server (no retries, no validation: the raw arguments the
 model wrote, scored as ``bfcl.py`` scores them):
 
-- ``key``: the ``_tool`` tag renamed ``function`` (the baseline's tag; a diagnostic only — the
-  seeds' wire format is ``_tool``);
+- ``key``: the ``_tool`` tag renamed ``function`` (the baseline's tag, and ``Agent``'s default
+  ``call_tag``); ``key-name``, ``key-tool``: renamed ``name``, ``tool``;
 - ``lean``: no ``_activity``/``_reasoningForCall``/``_output`` (``meta_fields="needed"`` minus
   ``_output``);
 - ``no-output``: no ``output`` property; ``no-min``: no ``minItems``; ``no-desc``: no tool
@@ -47,13 +48,18 @@ def _items(schema: Schema) -> list[Schema]:
     return item.get("anyOf", [item])
 
 
-def _renamed_tag(schema: Schema) -> Schema:
-    for one in _items(schema):
-        one["properties"] = {
-            ("function" if k == "_tool" else k): v for k, v in one["properties"].items()
-        }
-        one["required"] = ["function" if r == "_tool" else r for r in one["required"]]
-    return schema
+def _renamed_tag(tag: str) -> Callable[[Schema], Schema]:
+    def renamed(schema: Schema) -> Schema:
+        for one in _items(schema):
+            if tag in one["properties"]:  # a parameter of that name: the rename would clash
+                raise KeyError(tag)
+            one["properties"] = {
+                (tag if k == "_tool" else k): v for k, v in one["properties"].items()
+            }
+            one["required"] = [tag if r == "_tool" else r for r in one["required"]]
+        return schema
+
+    return renamed
 
 
 def _lean(schema: Schema) -> Schema:
@@ -89,13 +95,16 @@ def _no_desc(schema: Schema) -> Schema:
 
 
 SCHEMA_VARIANTS: dict[str, Callable[[Schema], Schema]] = {
-    "key": _renamed_tag,
+    "key": _renamed_tag("function"),
+    "key-name": _renamed_tag("name"),
+    "key-tool": _renamed_tag("tool"),
     "lean": _lean,
     "no-output": _no_output,
     "no-min": _no_min,
     "no-desc": _no_desc,
     "tag-last": _tag_last,
 }
+TAGS = {"key": "function", "key-name": "name", "key-tool": "tool"}
 VARIANTS = ("base", "toolbind", *SCHEMA_VARIANTS, "norep", "base-norep", "listed")
 
 
@@ -116,7 +125,7 @@ def requests_for(question: bfcl.Question, pkg: Any) -> tuple[dict[str, Any], dic
     baseline = openai_schema(bfcl.baseline_model(question.functions)).openai_schema
     by_name = {t.name: t for t in pkg.TOOLS}
     tools = [by_name[n] for n in pkg.TOOLSETS[question.id]]
-    agent = Agent("http://127.0.0.1:9/v1", model="m", tools=tools, activities={})
+    agent = Agent("http://127.0.0.1:9/v1", model="m", tools=tools, activities={}, call_tag="_tool")
     composed = openai_schema(agent.composition(None, "required", tools).response).openai_schema
     return body(baseline), body(composed)
 
@@ -125,7 +134,10 @@ def variant(name: str, baseline: dict[str, Any], composed: dict[str, Any], pkg: 
     body = copy.deepcopy(baseline if name.startswith("base") else composed)
     if name in SCHEMA_VARIANTS:
         function = body["tools"][0]["function"]
-        function["parameters"] = SCHEMA_VARIANTS[name](function["parameters"])
+        try:
+            function["parameters"] = SCHEMA_VARIANTS[name](function["parameters"])
+        except KeyError:  # the variant does not apply: the request as toolbind sends it
+            return variant("toolbind", baseline, composed, pkg, q)
     elif name.endswith("norep"):
         body["repeat_penalty"] = 1.0
     elif name == "listed":
@@ -180,7 +192,11 @@ def main(argv: list[str] | None = None) -> int:
                     message = reply["choices"][0]["message"]
                     tool_calls = message.get("tool_calls") or []
                     text = tool_calls[0]["function"]["arguments"] if tool_calls else ""
-                    tag = "function" if name == "key" else "_tool"
+                    tag = TAGS.get(name, "_tool")
+                    if TAGS.get(name) and any(
+                        tag in f.get("parameters", {}).get("properties", {}) for f in q.functions
+                    ):
+                        tag = "_tool"  # the variant fell back to toolbind's request
                     if name.startswith("base"):
                         taken = {
                             p

@@ -52,7 +52,13 @@ from pydantic_core import to_jsonable_python
 
 from ._aio import drain
 from ._binding import ToolBinding
-from ._compose import META_FIELD_CHOICES, MetaFields, describe_tools, resolve_activity
+from ._compose import (
+    META_FIELD_CHOICES,
+    TOOL_TAG,
+    MetaFields,
+    describe_tools,
+    resolve_activity,
+)
 from ._context import Context, ContextMessage
 from ._delegate import Delegates, Delegation, call_scopes
 from ._events import (
@@ -111,6 +117,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+DEFAULT_CALL_TAG = "_tool"
+"""What ``Agent(call_tag=...)`` offers by default (measured: bench/bfcl.py, README)."""
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
 DEFAULT_MAX_CALLS = 100
 
@@ -156,6 +164,14 @@ class Agent:
             ``_reasoningForCall`` and a latent tool's ``_output``) or ``"needed"`` (``_tool`` and a
             latent tool's ``_output`` only: fewer prompt tokens; answers are read and routed the
             same way).
+        call_tag: the key each call names its tool under in what the model is sent (composed
+            mode): ``"_tool"`` by default, the seeds' wire format (measured better overall on
+            BFCL with SmolLM2: bench/README.md), or another name such as ``"function"`` (the
+            instructor baseline's tag: it stopped SmolLM2 copying the first call's tool into the
+            next on multi-function questions, but lost on single-function ones). Only the request
+            changes: the answer is read back as ``_tool``; the Calls, their dumps and exports stay
+            the seeds'. Where an offered tool takes a parameter of that name,
+            ``call_tag + "_name"`` is offered instead, else ``_tool``.
         tools_in_prompt: also list the offered tools in a system message (``name(params) —
             description``, each parameter's description; ``describe_tools``). For servers whose
             chat template does not show the tool schema to the model (llama.cpp with many GGUF
@@ -227,6 +243,7 @@ class Agent:
         max_calls: int = DEFAULT_MAX_CALLS,
         end_on_output: bool = False,
         meta_fields: MetaFields = "all",
+        call_tag: str = DEFAULT_CALL_TAG,
         tools_in_prompt: bool = False,
         mode: instructor.Mode | str | None = None,
         instructions: str | None = None,
@@ -267,6 +284,17 @@ class Agent:
                 f"Agent(meta_fields={meta_fields!r}): expected one of {', '.join(META_FIELD_CHOICES)}"
             )
         self.meta_fields = meta_fields
+        if (
+            not isinstance(call_tag, str)  # pyright: ignore[reportUnnecessaryIsInstance]
+            or not call_tag
+            or (call_tag in META_FIELDS and call_tag != TOOL_TAG)
+            or call_tag in ("calls", "output")
+        ):
+            raise ValueError(
+                f"Agent(call_tag={call_tag!r}): expected a key name for the tool of each call, "
+                f"such as {DEFAULT_CALL_TAG!r} or {TOOL_TAG!r} (not another meta field)"
+            )
+        self.call_tag = call_tag
         self.tools_in_prompt = tools_in_prompt
         self.model = model
         if tools is None:
@@ -379,6 +407,7 @@ class Agent:
             tool_choice,
             self.meta_fields,
             tuple(instances),
+            self.call_tag,
         )
         # the cached Composition holds the tools, so their ids stay unique while the key lives
         found = self._compositions.get(key)
@@ -393,6 +422,7 @@ class Agent:
                 tool_choice=tool_choice,
                 meta_fields=self.meta_fields,
                 instances=instances,
+                tag=self.call_tag,
             )
             self._compositions[key] = found
         return found
@@ -484,7 +514,9 @@ class Agent:
         composition = self.composition(output, tool_choice, offered, instances)
         step.offered, step.composition = [t.name for t in composition.tools], composition
         if self.tools_in_prompt and composition.tools:
-            messages = _with_tools_listed(messages, describe_tools(composition.tools))
+            messages = _with_tools_listed(
+                messages, describe_tools(composition.tools), composition.tag
+            )
         native = wants_native(self.mode, composition)
         if native:
             step.mode = "native"
@@ -745,7 +777,7 @@ class Agent:
                 ]
                 feed_back(convo, step.raw_responses[-1], asked, results, _for_the_model)
             else:
-                _feed_back(convo, response, step, asked.response.__name__, asked.shown)
+                _feed_back(convo, response, step, asked)
             if (update := state.updates()) is not None:
                 convo.append({"role": "user", "content": update})
             if response.output is not None:
@@ -1164,18 +1196,19 @@ def _feed_back(
     convo: list[dict[str, Any]],
     response: ToolResponse[Any, Any],
     step: Step,
-    function: str,
-    shown: Mapping[str, str],
+    asked: Composition,
 ) -> None:
     """Append the step's answer and its results (one tool message) to the conversation.
 
-    ``shown``: tool name → the name the model was offered it by, where they differ; the model
-    reads its own answer and the results under the names it was given (never ``name@record``)."""
+    The model reads its own answer as it was asked for it: each tool under the name it was
+    offered (``asked.shown``: never ``name@record``), under the key it was offered
+    (``asked.tag``)."""
     call_id = f"step-{step.index}"
+    function, shown = asked.response.__name__, asked.shown
     arguments = response.model_dump_json(by_alias=True, exclude_unset=True)
-    if shown:
+    if shown or asked.tag != TOOL_TAG:
         answer = response.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        answer["calls"] = [_as_offered(c, shown) for c in answer.get("calls", [])]
+        answer["calls"] = [_as_offered(c, shown, asked.tag) for c in answer.get("calls", [])]
         arguments = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
     if step.raw_responses:
         try:
@@ -1220,13 +1253,15 @@ def _feed_back(
     convo.append({"role": "tool", "tool_call_id": call_id, "content": _for_the_model(content)})
 
 
-TOOLS_HEADER = "Tools you can call (each call names its tool in `_tool`):\n"
+TOOLS_HEADER = "Tools you can call (each call names its tool in `{tag}`):\n"
 
 
-def _with_tools_listed(messages: list[dict[str, Any]], listing: str) -> list[dict[str, Any]]:
+def _with_tools_listed(
+    messages: list[dict[str, Any]], listing: str, tag: str = TOOL_TAG
+) -> list[dict[str, Any]]:
     """``messages`` for one request, the tool listing added to the system message (a new one
     first when there is none); the conversation itself is left as it is."""
-    text = TOOLS_HEADER + listing
+    text = TOOLS_HEADER.format(tag=tag) + listing
     if (
         messages
         and messages[0].get("role") == "system"
@@ -1237,8 +1272,9 @@ def _with_tools_listed(messages: list[dict[str, Any]], listing: str) -> list[dic
     return [{"role": "system", "content": text}, *messages]
 
 
-def _as_offered(call: Any, shown: Mapping[str, str]) -> Any:
-    """A dumped call with ``_tool`` (and a same-name ``_activity``) as the model was offered them."""
+def _as_offered(call: Any, shown: Mapping[str, str], tag: str = TOOL_TAG) -> Any:
+    """A dumped call with ``_tool`` (and a same-name ``_activity``) as the model was offered them:
+    the names ``shown``, the tool's under ``tag``."""
     if not isinstance(call, dict):
         return call
     out = dict(cast("dict[str, Any]", call))
@@ -1246,6 +1282,8 @@ def _as_offered(call: Any, shown: Mapping[str, str]) -> Any:
         value = out.get(meta)
         if isinstance(value, str) and value in shown:
             out[meta] = shown[value]
+    if tag != TOOL_TAG and TOOL_TAG in out:
+        out = {tag: out[TOOL_TAG], **{k: v for k, v in out.items() if k != TOOL_TAG}}
     return out
 
 

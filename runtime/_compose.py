@@ -112,6 +112,28 @@ def instance_schema(instances: Sequence[str]) -> dict[str, Any]:
     }
 
 
+TOOL_TAG = "_tool"
+"""The seeds' call tag: the key of a call that names its tool (the wire format of Calls)."""
+
+
+def call_tag(tools: Iterable[ComposableTool], wanted: str, instances: Sequence[str] = ()) -> str:
+    """The key that names the tool in each call the model writes: ``wanted``, unless a tool
+    offered takes a parameter of that name — then ``wanted + "_name"``, else the seeds' ``_tool``
+    (a reserved meta field, never a parameter). Deterministic: the same tools give the same tag,
+    so an answer validates the same wherever it is composed (a Temporal worker, the workflow)."""
+    if wanted == TOOL_TAG:
+        return wanted
+    taken: set[str] = {"_instance"} if instances else set()
+    for tool in tools:
+        props: Any = tool.parameters.get("properties")
+        if isinstance(props, dict):
+            taken.update(cast("dict[str, Any]", props))
+        declared: Any = getattr(tool, "extensions", None)
+        if isinstance(declared, Mapping):
+            taken.update(cast("Mapping[str, Any]", declared))
+    return next((t for t in (wanted, f"{wanted}_name") if t not in taken), TOOL_TAG)
+
+
 def tool_schema(
     tool: ComposableTool,
     activities: Collection[str] = (),
@@ -119,11 +141,13 @@ def tool_schema(
     *,
     meta_fields: MetaFields = "all",
     instances: Sequence[str] = (),
+    tag: str = TOOL_TAG,
 ) -> dict[str, Any]:
     """The LLM-facing schema of one tool, with the meta fields composed in; ``offered`` is the
     ``_tool`` value the model sees (default: the tool's name); ``meta_fields``: ``all`` or
     ``needed`` (``META_FIELD_CHOICES``); ``instances``: the context's instance ids, offered as
-    ``_instance`` (unless the tool declares its own).
+    ``_instance`` (unless the tool declares its own); ``tag``: the key the tool's name is written
+    under (``_tool``, the seeds' wire format, unless an Agent offers another: ``call_tag``).
 
     The RFC's Call extensions a tool declares (``_delegate``, ``_scopes``, ``_instance``,
     ``_outputPath``, ``_outputMethod``: ``CALL_EXTENSIONS``) follow ``_activity``, in that order,
@@ -132,7 +156,7 @@ def tool_schema(
     params = dict(tool.parameters)
     # a same-name Activity is shown under the name the tool is offered by (read back likewise)
     shown = offered if offered and activity == tool.name else activity
-    properties: dict[str, Any] = {"_tool": {"const": offered or tool.name}}
+    properties: dict[str, Any] = {tag: {"const": offered or tool.name}}
     if meta_fields == "all":
         properties["_activity"] = {"const": shown}
     declared: Any = getattr(tool, "extensions", None)
@@ -159,7 +183,7 @@ def tool_schema(
     params.pop("title", None)
     out["properties"] = properties
     needed: Any = getattr(tool, "extensions_required", ())
-    out["required"] = ["_tool", *needed, *params.pop("required", [])]
+    out["required"] = [tag, *needed, *params.pop("required", [])]
     out.update(params)
     return out
 
@@ -218,6 +242,7 @@ def compose(
     tool_choice: ToolChoice = "auto",
     meta_fields: MetaFields = "all",
     instances: Sequence[str] = (),
+    tag: str = TOOL_TAG,
 ) -> dict[str, Any]:
     """The composed ``{calls, output}`` schema the LLM fills.
 
@@ -236,6 +261,8 @@ def compose(
             for latent tools: no ``_activity`` const, no ``_reasoningForCall``).
         instances: the instance ids of a multi-instance context (related/013): every tool
             takes an optional ``_instance`` of these.
+        tag: the key each call names its tool under: ``_tool`` (the seeds'), or another name
+            wanted (``call_tag`` picks a free one: a tool's own parameter keeps its name).
 
     Raises:
         ValueError: ``tool_choice`` or ``meta_fields`` is none of these (an unknown tool name
@@ -256,8 +283,11 @@ def compose(
             )
         tool_list = chosen
     names = offered_names(tool_list)
+    tag = call_tag(tool_list, tag, instances)
     schemas = [
-        tool_schema(t, activities, names[t.name], meta_fields=meta_fields, instances=instances)
+        tool_schema(
+            t, activities, names[t.name], meta_fields=meta_fields, instances=instances, tag=tag
+        )
         for t in tool_list
     ]
     items: dict[str, Any] = schemas[0] if len(schemas) == 1 else {"anyOf": schemas}

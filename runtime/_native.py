@@ -268,7 +268,11 @@ async def ask(
         found = request.by_function.get(name)
         return None if found is None else aliases.get(found, found)
 
-    deltas = Deltas(emit, composed=composed, tool_of=tool_of) if emit and is_async else None
+    deltas = (
+        Deltas(emit, composed=composed, tool_of=tool_of, tag=composition.tag)
+        if emit and is_async
+        else None
+    )
     convo = list(messages)
     errors = ""
     last: dict[str, Any] | None = None

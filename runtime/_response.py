@@ -28,8 +28,10 @@ from pydantic_core import ErrorDetails
 
 from ._compose import (
     TOOL_CHOICES,
+    TOOL_TAG,
     ComposableTool,
     MetaFields,
+    call_tag,
     names_tool,
     offered_names,
     resolve_activity,
@@ -53,6 +55,9 @@ class Composition(dict[str, Any]):
         shown: tool name → the ``_tool`` value the model is offered instead, for each tool offered
             by another name (the spec's own where the package qualified it: ``offered_names``);
             the Agent's transcript and the feedback to the model use these names.
+        tag: the key each call names its tool under in what the model is sent (``_tool``, the
+            seeds', unless another was asked for: ``compose(tag=...)``); the Response reads it
+            back as ``_tool``, so the Calls are the same.
     """
 
     def __init__(
@@ -65,8 +70,10 @@ class Composition(dict[str, Any]):
         max_calls: int | None = None,
         tool_choice: str = "auto",
         instances: tuple[str, ...] = (),
+        tag: str = TOOL_TAG,
     ) -> None:
         super().__init__(schema)
+        self.tag = tag
         self.instances = instances
         self.tool_choice = tool_choice
         self.tools = tools
@@ -103,6 +110,7 @@ class Composition(dict[str, Any]):
                 tool_choice=self.tool_choice,
                 aliases=aliases,
                 instances=self.instances,
+                tag=self.tag,
             )
         return self._response
 
@@ -117,6 +125,7 @@ def compose(
     tool_choice: str = "auto",
     meta_fields: MetaFields = "all",
     instances: Sequence[str] = (),
+    tag: str = TOOL_TAG,
 ) -> Composition:
     """Compose tools (and an output schema) for the LLM, as the seeds specify.
 
@@ -137,6 +146,10 @@ def compose(
             latent tool's ``_output``; the answer is read the same way).
         instances: the instance ids of a multi-instance context (related/013): each tool
             takes an optional ``_instance`` of these, and its Call model a typed ``instance``.
+        tag: the key each call names its tool under in the schema the model fills: ``_tool``
+            (the seeds' wire format) or a name a model reads better (``Agent(call_tag=...)``);
+            where an offered tool takes a parameter of that name, ``tag + "_name"``, else
+            ``_tool`` (``Composition.tag`` says which). The Response reads it back as ``_tool``.
 
     Returns:
         The composed schema (a dict equal to the seeds' JSON) with ``.response``, the pydantic
@@ -150,6 +163,7 @@ def compose(
         tool_choice=tool_choice,
         meta_fields=meta_fields,
         instances=instances,
+        tag=tag,
     )
     offered = [t for t in tool_list if tool_choice in TOOL_CHOICES or names_tool(t, tool_choice)]
     return Composition(
@@ -161,6 +175,7 @@ def compose(
         max_calls,
         tool_choice,
         tuple(instances),
+        call_tag(offered, tag, instances),
     )
 
 
@@ -187,11 +202,14 @@ def response_model(
     tool_choice: str = "auto",
     aliases: Mapping[str, str] | None = None,
     instances: Sequence[str] = (),
+    tag: str = TOOL_TAG,
 ) -> type[ToolResponse[Any, Any]]:
     """The Response model over the tools' Call models (see the module docstring).
 
     ``aliases``: the ``_tool`` value the model was offered → the tool's name, where they differ
-    (``offered_names``); a call naming the offered one is read as the tool's.
+    (``offered_names``); a call naming the offered one is read as the tool's. ``tag``: the key
+    the model was offered for ``_tool`` (``compose(tag=...)``): read back as ``_tool`` (a call
+    that names its tool in ``_tool`` itself is read too: the Calls' own dump, a native answer).
 
     ``activities`` (tool → its resolved ``_activity``, as composed) makes a call's ``_activity``
     hold to the composed ``const``: a model cannot re-route a call by naming another Activity.
@@ -277,10 +295,12 @@ def response_model(
                         "(keyword: maxItems)"
                     ]
                 )
-        if renamed and isinstance(raw_calls, list):
+        if (renamed or tag != TOOL_TAG) and isinstance(raw_calls, list):
             data = {
                 **cast("dict[str, Any]", data),
-                "calls": [_renamed(c, renamed) for c in cast("list[Any]", raw_calls)],
+                "calls": [
+                    _renamed(c, renamed, tag, i) for i, c in enumerate(cast("list[Any]", raw_calls))
+                ],
             }
         extra = _extra_output_keys(frozen_schema, data)
         if extra:
@@ -309,7 +329,7 @@ def response_model(
             own = [e.get("ctx", {}).get("error") for e in errors]
             if own and all(isinstance(e, ModelFeedback) for e in own):
                 raise cast("ModelFeedback", own[0]) from None
-            raise feedback_for(errors, data, fields, offered_as) from None
+            raise feedback_for(errors, data, fields, offered_as, tag) from None
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -371,12 +391,21 @@ def _extra_output_keys(schema: Mapping[str, Any], data: Any) -> dict[str, list[s
     return {k: names for k in cast("dict[str, Any]", given) if k not in names}
 
 
-def _renamed(call: Any, aliases: Mapping[str, str]) -> Any:
-    """``call`` with its ``_tool`` (and a same-name ``_activity``) read back from the offered
-    name to the tool's own."""
+def _renamed(call: Any, aliases: Mapping[str, str], tag: str = TOOL_TAG, index: int = 0) -> Any:
+    """``call`` with its ``tag`` read back as ``_tool`` (first, where the Calls' dumps have it),
+    and its ``_tool`` (and a same-name ``_activity``) from the offered name to the tool's own."""
     if not isinstance(call, dict):
         return call
     fields = cast("dict[str, Any]", call)
+    if tag != TOOL_TAG and tag in fields:
+        if TOOL_TAG in fields:  # not in the schema sent: which of the two names the tool?
+            raise ModelFeedback(
+                [
+                    f"- calls[{index}] field {TOOL_TAG}: unexpected; name the tool in {tag} only "
+                    "(keyword: required)"
+                ]
+            )
+        fields = {TOOL_TAG: fields[tag], **{k: v for k, v in fields.items() if k != tag}}
     out = fields
     for meta in ("_tool", "_activity"):  # a same-name Activity was shown by the offered name
         value = fields.get(meta)
@@ -490,12 +519,15 @@ def feedback_for(
     data: Any,
     fields: Mapping[str, list[str]] | None = None,
     offered_as: Mapping[str, str] | None = None,
+    tag: str = TOOL_TAG,
 ) -> ModelFeedback:
     """One line per error: which call (and tool), which field, what was wrong, which keyword.
 
     ``fields`` (tool → its parameter names): a field the tool does not take is told beside the
     ones it does, so the model can move the value where it belongs. ``offered_as`` (tool → the
-    ``_tool`` value the model was offered, where they differ): the lines name tools so."""
+    ``_tool`` value the model was offered, where they differ): the lines name tools so. ``tag``:
+    the key the model was offered for ``_tool``: the lines name it so (``data`` is read after
+    the tag was read back as ``_tool``)."""
     shown = dict(offered_as or {})
     plain: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
     raw_calls: Any = plain.get("calls")
@@ -519,7 +551,7 @@ def feedback_for(
                 else f"calls[{index}]"
             )
             if rest:
-                where += " field " + _path(rest)
+                where += " field " + _path([tag if p == TOOL_TAG else p for p in rest])
         elif loc:
             where = "field " + _path(loc)
         else:
@@ -535,9 +567,15 @@ def feedback_for(
         elif error["type"] == "union_tag_invalid":
             for name, offered in shown.items():  # the expected tags, as the model was offered them
                 message = message.replace(repr(name), repr(offered))
+        keyword = _keyword(error)
+        if tag != TOOL_TAG:  # the tag as the model was offered it
+            # pydantic names the discriminator's Python-name fallback too: not the model's
+            message = message.replace(f"{TOOL_TAG!r} | 'tool'", repr(TOOL_TAG))
+            message = message.replace(repr(TOOL_TAG), repr(tag))
+            keyword = keyword.replace(TOOL_TAG, tag)
         if len(message) > MAX_FEEDBACK_LINE_CHARS:
             message = message[: MAX_FEEDBACK_LINE_CHARS - 1] + "…"
-        lines.append(f"- {where}: {message} (keyword: {_keyword(error)})")
+        lines.append(f"- {where}: {message} (keyword: {keyword})")
     return ModelFeedback(lines, len(errors))
 
 

@@ -9,8 +9,10 @@ message from the chunks (content, and each tool call's id, name and arguments by
   ``tool-call.start``, every arguments piece a ``tool-input-delta`` carrying the piece and the
   arguments so far, parsed partially (``{"location": "Par"}``);
 * composed (one ``Response`` function): its arguments are parsed partially as they grow — each
-  call of ``calls`` gets ``tool-call.start`` once its ``_tool`` is written, then a
-  ``tool-input-delta`` whenever its arguments grow; the text of ``output`` gives ``text-delta``s.
+  call of ``calls`` gets ``tool-call.start`` once its tool's name is written (under the key the
+  model was offered: ``_tool`` or the Agent's ``call_tag``), then a ``tool-input-delta`` whenever
+  its arguments grow (the meta fields and that key left out); the text of ``output`` gives
+  ``text-delta``s.
 
 The validated call comes after (the Agent's ``tool-input-delta`` with the whole arguments, then
 ``tool-call.complete``/``error``): a consumer sees partial arguments before the call completes.
@@ -42,9 +44,17 @@ def _partial(text: str, *, strings: bool = True) -> Any:
 class Deltas:
     """Turns streamed pieces into events (see the module docstring)."""
 
-    def __init__(self, emit: Emit, *, composed: bool, tool_of: Callable[[str], str | None]) -> None:
+    def __init__(
+        self,
+        emit: Emit,
+        *,
+        composed: bool,
+        tool_of: Callable[[str], str | None],
+        tag: str = "_tool",
+    ) -> None:
         self.emit = emit
         self.composed = composed
+        self.tag = tag  # the key a composed call names its tool under
         self.tool_of = tool_of  # a function or ``_tool`` name → the tool's name (None: not a tool)
         self._text = 0  # characters of text told so far
         self._started: dict[int, str] = {}  # call index → tool
@@ -85,7 +95,7 @@ class Deltas:
         items = cast("list[Any]", calls) if isinstance(calls, list) else []
         done: Any = cast("dict[str, Any]", whole).get("calls") if isinstance(whole, dict) else None
         names = [
-            cast("dict[str, Any]", c).get("_tool") if isinstance(c, dict) else None
+            _tool_named(cast("dict[str, Any]", c), self.tag) if isinstance(c, dict) else None
             for c in (cast("list[Any]", done) if isinstance(done, list) else [])
         ]
         for i, item in enumerate(items):
@@ -99,7 +109,7 @@ class Deltas:
             if i not in self._started:
                 self._started[i] = tool
                 self.emit("tool-call.start", i, tool, {"streaming": True})
-            arguments = {k: v for k, v in call.items() if not k.startswith("_")}
+            arguments = {k: v for k, v in call.items() if not k.startswith("_") and k != self.tag}
             told = json.dumps(arguments, sort_keys=True)
             if arguments and told != self._told.get(i):
                 self._told[i] = told
@@ -108,6 +118,11 @@ class Deltas:
         if isinstance(output, str) and len(output) > self._text:
             self.emit("text-delta", None, None, {"delta": output[self._text :]})
             self._text = len(output)
+
+
+def _tool_named(call: dict[str, Any], tag: str) -> Any:
+    """The tool a composed call names: under ``tag``, else ``_tool`` (read back alike)."""
+    return call[tag] if tag in call else call.get("_tool")
 
 
 async def complete(client: Any, kwargs: Mapping[str, Any], deltas: Deltas) -> dict[str, Any]:

@@ -60,7 +60,7 @@ from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamCl
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.worker import Worker
 
-from ._agent import Agent, ContextLike
+from ._agent import DEFAULT_CALL_TAG, Agent, ContextLike
 from ._binding import ToolBinding
 from ._context import Context
 from ._events import AgentEvent, CallRecord, RunResult, Step
@@ -608,6 +608,7 @@ def _llm_activity(world: _World) -> Callable[..., Any]:
                 llm["max_calls"],
                 llm["meta_fields"],
                 instances,
+                llm.get("call_tag", "_tool"),
             ],
             sort_keys=True,
         )
@@ -622,6 +623,7 @@ def _llm_activity(world: _World) -> Callable[..., Any]:
                 tool_choice=payload["tool_choice"],
                 meta_fields=llm["meta_fields"],
                 instances=instances,
+                tag=llm.get("call_tag", "_tool"),
             )
         messages = cast("list[dict[str, Any]]", payload["messages"])  # tools listed, if asked
         native = bool(payload.get("native"))
@@ -852,6 +854,7 @@ class _DurableLoop(Agent):
             max_calls=config["llm"]["max_calls"],
             end_on_output=config["end_on_output"],
             meta_fields=config["llm"]["meta_fields"],
+            call_tag=config["llm"].get("call_tag", "_tool"),
             tools_in_prompt=config["llm"]["tools_in_prompt"],
             mode=config["llm"].get("mode") or "composed",
             instructions=config["instructions"],
@@ -1070,7 +1073,7 @@ class DurableAgent:
         client: a connected ``temporalio.client.Client``.
         llm: the OpenAI-compatible base URL the workers' LLM activity calls (its key: the
             workers' ``$OPENAI_API_KEY``, or the variable named by ``api_key_env``).
-        model, max_retries, max_calls, end_on_output, meta_fields, tools_in_prompt, mode,
+        model, max_retries, max_calls, end_on_output, meta_fields, call_tag, tools_in_prompt, mode,
         instructions, timeout, http_retries, request_kwargs, requires_approval: as for ``Agent``
             (``mode``: ``composed``, ``native`` or ``auto``; an ``instructor.Mode`` is the
             workers' to choose).
@@ -1093,6 +1096,7 @@ class DurableAgent:
         max_calls: int = 100,
         end_on_output: bool = False,
         meta_fields: str = "all",
+        call_tag: str = DEFAULT_CALL_TAG,
         tools_in_prompt: bool = False,
         mode: str = "composed",
         instructions: str | None = None,
@@ -1131,6 +1135,7 @@ class DurableAgent:
             "max_retries": max_retries,
             "max_calls": max_calls,
             "meta_fields": meta_fields,
+            "call_tag": call_tag,
             "tools_in_prompt": tools_in_prompt,
             "mode": mode,
             "timeout": timeout,

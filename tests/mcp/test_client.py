@@ -116,7 +116,7 @@ def _step(*calls: dict[str, Any], output: Any = None) -> Any:
 
 
 def _offered(llm: ScriptedLLM, index: int = 0) -> set[str]:
-    """The tool names the ``index``-th LLM request offered (the Call union's ``_tool`` consts)."""
+    """The tool names the ``index``-th LLM request offered (the consts of each call's tag)."""
     text = json.dumps(llm.requests[index]["tools"])
     schema = json.loads(text)[0]["function"]["parameters"]
     items = schema["properties"]["calls"]["items"]
@@ -126,7 +126,7 @@ def _offered(llm: ScriptedLLM, index: int = 0) -> set[str]:
     for option in options:
         if "$ref" in option:
             option = defs[option["$ref"].rpartition("/")[2]]
-        names.add(option["properties"]["_tool"]["const"])
+        names.add(option["properties"][option["required"][0]]["const"])
     return names
 
 

@@ -54,10 +54,10 @@ def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
 
 
 def offered(request: dict[str, Any]) -> list[str]:
-    """The ``_tool`` values the composed function of one request offers."""
+    """The tool names the composed function of one request offers (under its tag, first)."""
     params = request["tools"][0]["function"]["parameters"]
     items = params["properties"]["calls"]["items"]
-    return [s["properties"]["_tool"]["const"] for s in items.get("anyOf", [items])]
+    return [s["properties"][s["required"][0]]["const"] for s in items.get("anyOf", [items])]
 
 
 # -- must-show 2: recall of the selector on two 174-operation specs -----------------------------
