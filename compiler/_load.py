@@ -52,32 +52,8 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _YamlLoader = yaml.SafeLoader
 
 
-# The unquoted integer map keys a ``_TextDatesLoader`` read as text while this is set: (line,
-# column, key) of the first in each map, and how many keys.
-_INT_KEYS: contextvars.ContextVar[list[tuple[int, int, int, int]] | None] = contextvars.ContextVar(
-    "toolbind_int_keys", default=None
-)
-
-
 class _TextDatesLoader(_YamlLoader):  # type: ignore[misc,valid-type]
-    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2),
-    and unquoted integer map keys (``200:`` under ``responses``, common in real specs) as
-    their text, which is what JSON, where the data model comes from, can only mean."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        constructed: Any = super().construct_mapping(node, deep=deep)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        mapping = cast("dict[Any, Any]", constructed)
-        ints: list[int] = [k for k in mapping if type(k) is int]
-        if not ints:
-            return mapping
-        text = {str(k) if type(k) is int else k: v for k, v in mapping.items()}
-        if len(text) < len(mapping):  # both 200 and '200': no one meaning, refused later
-            return mapping
-        found = _INT_KEYS.get()
-        if found is not None:
-            mark = node.start_mark
-            found.append((mark.line + 1, mark.column + 1, ints[0], len(ints)))
-        return text
+    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2)."""
 
 
 _TextDatesLoader.yaml_implicit_resolvers = {
@@ -252,14 +228,9 @@ class ParseCache:
             and isinstance(prev.get("text"), str)
             and (isinstance(prev.get("value"), (dict, list)))
         ):
-            int_keys: list[tuple[int, int, int, int]] = []
-            token = _INT_KEYS.set(int_keys)
-            try:
-                value = splice(prev["text"], prev["value"], text, loader, _accept)
-            finally:
-                _INT_KEYS.reset(token)
-            if int_keys:  # a full parse says where, with the lines of the whole file
-                value = None
+            # an entry with an integer key is no plain JSON: ``_accept`` refuses it, and the
+            # full parse below reads it with its warning
+            value = splice(prev["text"], prev["value"], text, loader, _accept)
         if value is not None:
             result: Document | Diagnostic = Document(shown, value)
         else:
@@ -565,11 +536,7 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
         if _yaml_too_deep(text):
             return _too_deep(loc)
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
-        token = _INT_KEYS.set(int_keys := [])
-        try:
-            value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
-        finally:
-            _INT_KEYS.reset(token)
+        value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         context = exc.context_mark
@@ -611,25 +578,9 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
             found=f"invalid YAML: {type(exc).__name__}",
             expected="a well-formed YAML or JSON document",
         )
-    warnings: tuple[Diagnostic, ...] = ()
-    if int_keys:
-        line, column, key, _ = min(int_keys)  # maps are built inside out: the first in the text
-        count = sum(n for *_, n in int_keys)
-        warnings = (
-            Diagnostic(
-                loc=loc,
-                severity="warning",
-                found=f"{count} unquoted integer map key{'s' if count != 1 else ''} (the first: "
-                f"{key}) read as {'their' if count != 1 else 'its'} text, e.g. '{key}'",
-                expected="string keys (JSON object names are always strings)",
-                hint=f"quote the key: '{key}': (OpenAPI asks for response codes in quotes)",
-                line=line,
-                column=column,
-            ),
-        )
-    checked = _checked(Document(shown, value, warnings=warnings), yaml_source=True)
-    if warnings and isinstance(checked, Document):
-        _report(warnings)
+    checked = _checked(Document(shown, value), yaml_source=True, int_keys=dates_as_text)
+    if isinstance(checked, Document) and checked.warnings:
+        _report(checked.warnings)
     return checked
 
 
@@ -688,10 +639,34 @@ _JSON_VALUES = (
 )
 
 
-def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnostic:
+def _checked(
+    doc: Document, *, yaml_source: bool = False, int_keys: bool = False
+) -> Document | Diagnostic:
+    """``doc``, or the first value JSON cannot hold. ``int_keys``: unquoted integer map keys
+    (``200:`` under ``responses``, common in real OpenAPI YAML) are read as their text, with
+    one warning located at the first."""
     plain = _plainly_json(doc.value) if yaml_source else _shallow_json(doc.value)
     if plain:
         return doc
+    if int_keys:
+        found = _int_keys_as_text(doc.value)
+        if found is not None:
+            pointer, key, count = found
+            doc = Document(
+                doc.path,
+                doc.value,
+                doc.lines,
+                warnings=(
+                    Diagnostic(
+                        loc=SourceLocation(file=doc.path, pointer=pointer),
+                        severity="warning",
+                        found=f"an unquoted integer map key, read as its text '{key}' (the "
+                        f"first of {count} in this file)",
+                        expected="string keys (JSON object names are always strings)",
+                        hint=f"quote the key: '{key}': (OpenAPI asks for response codes in quotes)",
+                    ),
+                ),
+            )
     problem = _first_problem(doc.value, yaml_source=yaml_source)
     if problem is None:
         return doc
@@ -702,6 +677,41 @@ def _checked(doc: Document, *, yaml_source: bool = False) -> Document | Diagnost
         expected=problem.expected,
         hint=problem.hint,
     )
+
+
+def _int_keys_as_text(value: Any) -> tuple[str, int, int] | None:
+    """Rewrite, in place and in document order, every map key that is an integer (never a
+    boolean) as its decimal text; (pointer of the first, that key, how many). A map holding the
+    same key both ways (``200`` and ``'200'``) has no one meaning and is left for
+    ``_first_problem`` to refuse. Iterative; a map shared through an alias is rewritten once."""
+    first: tuple[str, int] | None = None
+    count = 0
+    seen: set[int] = set()
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, pointer = stack.pop()
+        ident = id(node)
+        if ident in seen or not isinstance(node, (dict, list)):
+            continue
+        seen.add(ident)
+        if isinstance(node, list):
+            items = cast("list[Any]", node)
+            stack.extend((v, f"{pointer}/{i}") for i, v in reversed(list(enumerate(items))))
+            continue
+        obj = cast("dict[Any, Any]", node)
+        ints = [k for k in obj if type(k) is int]
+        if ints and len({str(k) for k in obj}) == len(obj):
+            if first is None:
+                first = (f"{pointer}/{ints[0]}", ints[0])
+            count += len(ints)
+            entries = list(obj.items())
+            obj.clear()
+            obj.update((str(k) if type(k) is int else k, v) for k, v in entries)
+        stack.extend(
+            (v, f"{pointer}/{escape_pointer_token(k) if isinstance(k, str) else k}")
+            for k, v in reversed(list(obj.items()))
+        )
+    return None if first is None else (first[0], first[1], count)
 
 
 def _plainly_json(value: Any, depth: int = 0) -> bool:

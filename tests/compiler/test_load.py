@@ -148,9 +148,9 @@ def test_unquoted_integer_keys_of_openapi_yaml_are_their_text_and_never_kept_sil
     assert isinstance(second, Document)
     assert list(second.value["paths"]["/a"]["get"]["responses"]) == ["200"]
     assert [w.render() for w in second.warnings] == [
-        "api.yaml:5:9: warning: 1 unquoted integer map key (the first: 200) read as its text, "
-        "e.g. '200' — string keys (JSON object names are always strings) (hint: quote the key: "
-        "'200': (OpenAPI asks for response codes in quotes))"
+        "api.yaml#/paths/~1a/get/responses/200: warning: an unquoted integer map key, read as "
+        "its text '200' (the first of 1 in this file) — string keys (JSON object names are "
+        "always strings) (hint: quote the key: '200': (OpenAPI asks for response codes in quotes))"
     ]
     assert again.text() is None or "api.yaml" not in again.text()  # type: ignore[operator]
     # the same key both ways has no one meaning: still refused

@@ -122,15 +122,15 @@ def test_unquoted_integer_response_codes_are_read_as_text_with_a_warning(
     tree = generate_tree([SPECS / "unquoted_response_codes.yaml"])
     warnings = [d.render() for d in tree.diagnostics if d.severity == "warning"]
     assert len(warnings) == 1 and warnings[0].endswith(
-        "unquoted_response_codes.yaml:12:9: warning: 2 unquoted integer "
-        "map keys (the first: 200) read as their text, e.g. '200' — string keys (JSON object "
-        "names are always strings) (hint: quote the key: '200': (OpenAPI asks for response "
-        "codes in quotes))"
+        "unquoted_response_codes.yaml#/paths/~1things/get/responses/200: warning: an unquoted "
+        "integer map key, read as its text '200' (the first of 2 in this file) — string keys "
+        "(JSON object names are always strings) (hint: quote the key: '200': (OpenAPI asks for "
+        "response codes in quotes))"
     ), warnings
     result = _call(packages["unquoted_response_codes"], server, {"_tool": "listThings"})
     assert result.success, result.error
     assert result.data.model_dump(mode="json") == [{"name": "a"}, {"name": "b"}]
-    with pytest.raises(SpecError, match="unquoted integer map keys"):
+    with pytest.raises(SpecError, match="an unquoted integer map key"):
         generate_tree([SPECS / "unquoted_response_codes.yaml"], strict=True)
 
 
