@@ -131,6 +131,9 @@ class Step:
     mode: str = "composed"
     """How the step asked: ``composed`` (one Response function) or ``native`` (one per tool)."""
     delivered: list[CallRecord] = field(default_factory=list[CallRecord])
+    notes: list[str] = field(default_factory=list[str])
+    """What toolbind did to the model's answer beyond validating it (e.g. an answer cut off at
+    the token limit read up to its last complete call); empty for a whole answer."""
 
     @property
     def llm_requests(self) -> int:

@@ -1,7 +1,8 @@
 """Runtime layer: the model call — the LLM client an Agent talks to, one instructor request, and
 the mapping of the client's failures onto ``LLMError`` / ``ResponseValidationError``.
 
-Imports ``_events``, ``_secrets``, ``errors``; ``instructor`` and ``openai`` when a client is built,
+Imports ``_events``, ``_response`` (a cut-off answer's complete calls: ``salvage``), ``_secrets``,
+``errors``; ``instructor`` and ``openai`` when a client is built,
 ``_native`` (and through it ``_stream``) for a native or streamed request.
 The loop (``_agent``) composes the Response model and the messages; ``InstructorModel.ask`` sends
 them (validation retries with the errors fed back are instructor's), records every request and
@@ -19,7 +20,10 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from pydantic import BaseModel, ValidationError
+
 from ._events import Step
+from ._response import salvage
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
@@ -186,6 +190,10 @@ class InstructorModel:
         def on_response(response: Any) -> None:
             answered[0] = True
             step.raw_responses.append(_scrub(_dump(response), self.redact))
+            # an answer cut off inside ``calls`` (llama-cpp-python says "tool_calls", not
+            # "length"): instructor parses its complete calls, not a retry (``_salvage``)
+            if _finish_reason(response) != "length":
+                _read_cut_off(response, response_model, step)
 
         hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
         hooks.on(HookName.COMPLETION_RESPONSE, on_response)
@@ -235,8 +243,11 @@ class InstructorModel:
                     ),
                 )
         except IncompleteOutputException as exc:
-            # the completion was cut off (finish_reason "length"): an answer, but not a whole one
+            # the completion was cut off (finish_reason "length"): an answer, but not a whole one;
+            # if it was cut inside ``calls``, its complete calls are the answer (``_salvage``)
             last_completion: Any = exc.last_completion
+            if _read_cut_off(last_completion, response_model, step):
+                return response_model.model_validate_json(_arguments(last_completion) or "")
             errors = (
                 "the answer was cut off (finish_reason 'length': the max_tokens limit was "
                 "reached before the arguments were complete)"
@@ -299,7 +310,43 @@ class InstructorModel:
             redact=self.redact,
             composed=step.mode == "composed",
             emit=emit,
+            record_note=step.notes.append,
         )
+
+
+def _arguments(completion: Any) -> str | None:
+    """The arguments text of a completion's first tool call, if it has one."""
+    try:
+        text: Any = completion.choices[0].message.tool_calls[0].function.arguments
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return text if isinstance(text, str) else None
+
+
+def _finish_reason(completion: Any) -> Any:
+    try:
+        return completion.choices[0].finish_reason
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def _read_cut_off(completion: Any, response_model: type[BaseModel], step: Step) -> bool:
+    """If ``completion``'s composed answer was cut off inside ``calls`` and its complete calls
+    are a valid answer, put them in its place (what instructor then parses) and note it on
+    ``step``; whether it did. An answer whose complete calls are invalid is left as it came:
+    its own error goes back to the model."""
+    text = _arguments(completion)
+    salvaged = None if text is None else salvage(text)
+    if salvaged is None:
+        return False
+    data, said = salvaged
+    try:
+        response_model.model_validate(data)
+    except ValidationError:
+        return False
+    completion.choices[0].message.tool_calls[0].function.arguments = json.dumps(data)
+    step.notes.append(said)
+    return True
 
 
 def _scrub(value: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:

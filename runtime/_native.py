@@ -38,6 +38,7 @@ from ._compose import (
     reachable_defs,
     tool_schema,
 )
+from ._response import read_answer
 from .errors import FEEDBACK_HEADER, LLMError, ModelFeedback, ResponseValidationError
 from .types import ToolResponse
 
@@ -196,16 +197,17 @@ def _answer(message: Mapping[str, Any], request: NativeRequest) -> tuple[dict[st
     return {"calls": calls, "output": output}, problems
 
 
-def _composed_answer(message: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    """The Response data of a composed answer: its one function call's arguments."""
+def _composed_answer(message: Mapping[str, Any]) -> tuple[tuple[Any, str | None], list[str]]:
+    """The Response data of a composed answer (its one function call's arguments) with the note
+    of a cut-off answer read up to its last complete call (``read_answer``)."""
     calls: Any = message.get("tool_calls") or []
     if not calls:
-        return None, ["- response: answer by calling the Response function, not with text"]
+        return (None, None), ["- response: answer by calling the Response function, not with text"]
     function: Any = cast("Mapping[str, Any]", cast("list[Any]", calls)[0]).get("function") or {}
     try:
-        return json.loads(str(function.get("arguments") or "")), []
+        return read_answer(str(function.get("arguments") or "")), []
     except ValueError as exc:
-        return None, [f"- response: the arguments are not JSON: {exc}"]
+        return (None, None), [f"- response: the arguments are not JSON: {exc}"]
 
 
 def _feedback_text(exc: ValidationError) -> str:
@@ -230,13 +232,15 @@ async def ask(
     redact: Callable[[str], str],
     composed: bool = False,
     emit: Emit | None = None,
+    record_note: Callable[[str], None] = lambda _: None,
 ) -> ToolResponse[Any, Any]:
     """One step: send, read, validate; retry with the feedback (see the module docstring).
 
     ``client`` is an ``openai.AsyncOpenAI`` (or ``OpenAI`` when ``is_async`` is False).
     ``composed``: send the one composed ``Response`` function instead (a streamed composed step:
     instructor does not stream partial calls of a union). ``emit``: stream the completion and
-    tell its deltas (``_stream``); an async client only."""
+    tell its deltas (``_stream``); an async client only. ``record_note``: told what was done to
+    an answer beyond validating it (a cut-off composed answer read up to its last whole call)."""
     import openai
 
     from ._stream import Deltas, complete
@@ -315,20 +319,31 @@ async def ask(
             raise LLMError(
                 redact("the LLM's answer holds no message (choices[0].message)")
             ) from None
+        said: str | None = None
+        if composed:
+            (data, said), problems = _composed_answer(message)
+        else:
+            data, problems = _answer(message, request)
+        if problems:
+            errors = FEEDBACK_HEADER + "\n".join(problems)
+        else:
+            try:
+                result = composition.response.model_validate(data)
+            except ValidationError as exc:
+                errors = _feedback_text(exc)
+            else:
+                # whole, or (composed) cut off inside ``calls`` and read up to its last whole call
+                if said is not None:
+                    record_note(said)
+                if choice.get("finish_reason") != "length" or said is not None:
+                    return result
         if choice.get("finish_reason") == "length":
+            # cut off at max_tokens: not retried unchanged (the same answer would come back)
             errors = (
                 "the answer was cut off (finish_reason 'length': the max_tokens limit was "
                 "reached before the arguments were complete)"
             )
             break
-        data, problems = _composed_answer(message) if composed else _answer(message, request)
-        if problems:
-            errors = FEEDBACK_HEADER + "\n".join(problems)
-        else:
-            try:
-                return composition.response.model_validate(data)
-            except ValidationError as exc:
-                errors = _feedback_text(exc)
         convo.extend(_retry_messages(message, redact(errors)))
     raise ResponseValidationError(
         f"the model's answer was still invalid after {attempt + 1} attempt(s) "

@@ -12,6 +12,7 @@ here too: a model constrained by a grammar built from the schema is never refuse
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Union, cast
@@ -37,6 +38,7 @@ from ._compose import (
     resolve_activity,
 )
 from ._compose import compose as compose_schema
+from ._salvage import cut_off_calls
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, NotNull, ToolResponse, ToolTag
 
@@ -346,6 +348,32 @@ def response_model(
     )
     model.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign, assignment]
     return model
+
+
+def read_answer(text: str) -> tuple[Any, str | None]:
+    """A composed answer's arguments as data, and a note when only the complete calls of an
+    answer cut off inside ``calls`` could be read (``_salvage``).
+
+    Raises:
+        ValueError: ``text`` is not JSON, nor JSON cut off inside ``calls``.
+    """
+    try:
+        return json.loads(text), None
+    except ValueError:
+        salvaged = salvage(text)
+        if salvaged is None:
+            raise
+        return salvaged
+
+
+def salvage(text: str) -> tuple[dict[str, Any], str] | None:
+    """The data of a composed answer cut off inside ``calls`` (no ``output``: it comes after
+    them) and the note saying so; None when it is not such an answer (``cut_off_calls``)."""
+    salvaged = cut_off_calls(text)
+    if salvaged is None:
+        return None
+    data, said = salvaged
+    return {"output": None, **data}, said
 
 
 _MAX_NAME_CHARS = 64

@@ -1,0 +1,164 @@
+"""A composed answer cut off inside ``calls`` (the token limit, usually a model repeating a call):
+read up to its last complete call instead of retried, and the step says so (``runtime/_salvage``).
+
+Against the scripted OpenAI-protocol server: llama-cpp-python's way (the JSON cut short, reported
+as ``finish_reason: "tool_calls"``), the OpenAI way (``finish_reason: "length"``), the streamed
+composed path, and what must never be salvaged (malformed JSON, a cut outside ``calls``, a
+complete call that is invalid).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests._servers import serve_asgi
+from tests.runtime.test_streaming import collect
+from tests.scripted_llm import Reply, ScriptedLLM, call
+from toolbind.runtime import Agent, ResponseValidationError, ToolRegistry
+from toolbind.runtime._salvage import cut_off_calls
+
+WEATHER: dict[str, Any] = {
+    "type": "object",
+    "description": "The weather in a city",
+    "properties": {
+        "_tool": {"type": "string", "const": "weather"},
+        "city": {"type": "string"},
+        "unit": {"enum": ["c", "f"]},
+    },
+    "required": ["city"],
+}
+
+
+@pytest.fixture
+def llm() -> Iterator[tuple[ScriptedLLM, str]]:
+    server = ScriptedLLM()
+    with serve_asgi(server.app) as url:
+        yield server, f"{url}/v1"
+
+
+def _agent(url: str, **options: Any) -> Agent:
+    tools = ToolRegistry()
+    tools.register("weather", WEATHER)
+    return Agent(url, model="scripted", tools=tools, max_retries=1, **options)
+
+
+def _looping(*cities: str, repeats: int = 4) -> str:
+    """What a looping model writes: the calls, then the last one again until the limit cuts it."""
+    items = [json.dumps({"_tool": "weather", "city": c}) for c in cities]
+    items += [items[-1]] * repeats
+    return '{"calls": [' + ", ".join(items) + ', {"_tool": "weather", "ci'
+
+
+def test_a_cut_off_answer_keeps_its_complete_calls_without_a_retry(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    server, url = llm
+    server.add(call(_looping("Paris", "Oslo")))  # finish_reason "tool_calls", as llama.cpp says
+    agent = _agent(url)
+    response = agent.request("Weather in Paris and Oslo?", tool_choice="required")
+    assert [c.city for c in response.calls] == ["Paris", "Oslo"]
+    assert response.output is None
+    assert len(server.requests) == 1  # no retry
+    step = agent.last_step
+    assert step is not None and step.llm_requests == 1
+    (said,) = step.notes
+    assert "cut off inside calls" in said and "kept its 2 complete call(s)" in said
+    assert "dropped 4 repeat(s)" in said
+
+
+def test_finish_reason_length_is_salvaged_the_same_way(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    server.add(Reply(arguments=_looping("Rome", repeats=0), finish_reason="length"))
+    agent = _agent(url)
+    response = agent.request("Weather in Rome?", tool_choice="required")
+    assert [c.city for c in response.calls] == ["Rome"]
+    assert len(server.requests) == 1
+    assert agent.last_step is not None and len(agent.last_step.notes) == 1
+
+
+def test_the_streamed_composed_path_salvages_too(llm: tuple[ScriptedLLM, str]) -> None:
+    server, url = llm
+    server.add(call(_looping("Lima", "Quito", repeats=2)))
+    agent = _agent(url)
+    events = collect(agent, "Weather?", tool_choice="required", max_steps=1)
+    assert any(e.type == "tool-input-delta" for e in events)
+    result = events[-1].result
+    assert result is not None
+    step = result.steps[0]
+    assert step.response is not None
+    assert [c.city for c in step.response.calls] == ["Lima", "Quito"]
+    assert len(server.requests) == 1 and "dropped 2 repeat(s)" in step.notes[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # malformed, not cut off: a raw newline inside a string (never repaired)
+        '{"calls": [{"_tool": "weather", "city": "Paris"}, {"_tool": "weather", "city": "a\nb"}]}',
+        # cut off before any call was complete: nothing to keep
+        '{"calls": [{"_tool": "weath',
+        # a brace too many: broken, not cut
+        '{"calls": [{"_tool": "weather", "city": "Paris"}}, {"_tool"',
+    ],
+)
+def test_what_is_not_a_cut_off_answer_is_retried_as_before(
+    llm: tuple[ScriptedLLM, str], text: str
+) -> None:
+    server, url = llm
+    server.add(call(text), call({"calls": [{"_tool": "weather", "city": "Paris"}], "output": None}))
+    agent = _agent(url)
+    response = agent.request("Weather in Paris?", tool_choice="required")
+    assert [c.city for c in response.calls] == ["Paris"]
+    assert len(server.requests) == 2  # the invalid answer went back for a retry
+    assert agent.last_step is not None and agent.last_step.notes == []
+
+
+def test_a_complete_call_that_is_invalid_is_not_kept(llm: tuple[ScriptedLLM, str]) -> None:
+    """Salvage only reads what was cut: the kept calls are validated like a whole answer, and
+    an invalid one makes the whole answer invalid (its feedback goes back, then it fails)."""
+    server, url = llm
+    bad = '{"calls": [{"_tool": "weather", "city": "Paris", "unit": "kelvin"}, {"_tool": "wea'
+    server.add(call(bad), call(bad))
+    agent = _agent(url)
+    with pytest.raises(ResponseValidationError):
+        agent.request("Weather?", tool_choice="required")
+    assert len(server.requests) == 2
+    assert agent.last_step is not None and agent.last_step.notes == []
+
+
+_CALL = st.fixed_dictionaries(
+    {"_tool": st.just("weather"), "city": st.text(max_size=8)},
+    optional={"unit": st.sampled_from(["c", "f"])},
+)
+
+
+@given(st.lists(_CALL, min_size=1, max_size=6), st.data())
+def test_any_cut_inside_calls_keeps_exactly_the_distinct_complete_calls(
+    calls: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    text, ends = '{"calls": [', list[int]()
+    for index, item in enumerate(calls):
+        text += (", " if index else "") + json.dumps(item)
+        ends.append(len(text))
+    cut = data.draw(st.integers(min_value=len('{"calls": ['), max_value=len(text)))
+    salvaged = cut_off_calls(text[:cut])
+    distinct: list[dict[str, Any]] = []
+    for item, end in zip(calls, ends, strict=True):
+        if end <= cut and item not in distinct:
+            distinct.append(item)
+    if not distinct:
+        assert salvaged is None
+    else:
+        assert salvaged is not None and salvaged[0] == {"calls": distinct}
+    assert cut_off_calls(text + '], "output": null}') is None  # whole: nothing to salvage
+
+
+def test_whole_json_is_never_salvaged() -> None:
+    assert cut_off_calls('{"calls": [{"_tool": "weather", "city": "x"}], "output": null}') is None
+    assert cut_off_calls('{"output": "text"') is None  # no calls array to read
