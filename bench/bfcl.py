@@ -107,6 +107,7 @@ class Tally:
     tokens: int = 0
     request_bytes: int = 0  # the request bodies sent (messages and tool schemas), compact JSON
     seconds: float = 0.0
+    read_as_meant: int = 0  # answers read by toolbind's salvage (Step.notes), not retried
     failures: list[str] = field(default_factory=list[str])
     per_category: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
 
@@ -461,6 +462,7 @@ def run_toolbind(
         tally.seconds += time.monotonic() - started
         step = agent.last_step
         if step is not None:
+            tally.read_as_meant += bool(step.notes)
             tally.requests += step.llm_requests
             tally.prompt_tokens += step.usage.get("prompt_tokens", 0)
             tally.tokens += step.usage.get("total_tokens", 0)
@@ -578,6 +580,10 @@ def main(argv: list[str] | None = None) -> int:
     for t in tallies:
         if t.failures:
             print(f"  {t.name}: {len(t.failures)} without a valid call, e.g. {t.failures[:3]}")
+        if t.read_as_meant:
+            print(
+                f"  {t.name}: {t.read_as_meant} answers cut off or with raw control characters read as meant (Step.notes)"
+            )
     if args.json:
         args.json.write_text(
             json.dumps([t.__dict__ for t in tallies], indent=2) + "\n", encoding="utf-8"

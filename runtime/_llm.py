@@ -190,10 +190,11 @@ class InstructorModel:
         def on_response(response: Any) -> None:
             answered[0] = True
             step.raw_responses.append(_scrub(_dump(response), self.redact))
-            # an answer cut off inside ``calls`` (llama-cpp-python says "tool_calls", not
-            # "length"): instructor parses its complete calls, not a retry (``_salvage``)
+            # an answer that is not strict JSON but has one meaning — cut off inside ``calls``
+            # (llama-cpp-python says "tool_calls", not "length"), raw newlines in strings:
+            # instructor parses what it meant instead of retrying (``_salvage``)
             if _finish_reason(response) != "length":
-                _read_cut_off(response, response_model, step)
+                _read_as_meant(response, response_model, step)
 
         hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
         hooks.on(HookName.COMPLETION_RESPONSE, on_response)
@@ -246,7 +247,7 @@ class InstructorModel:
             # the completion was cut off (finish_reason "length"): an answer, but not a whole one;
             # if it was cut inside ``calls``, its complete calls are the answer (``_salvage``)
             last_completion: Any = exc.last_completion
-            if _read_cut_off(last_completion, response_model, step):
+            if _read_as_meant(last_completion, response_model, step):
                 return response_model.model_validate_json(_arguments(last_completion) or "")
             errors = (
                 "the answer was cut off (finish_reason 'length': the max_tokens limit was "
@@ -330,11 +331,11 @@ def _finish_reason(completion: Any) -> Any:
         return None
 
 
-def _read_cut_off(completion: Any, response_model: type[BaseModel], step: Step) -> bool:
-    """If ``completion``'s composed answer was cut off inside ``calls`` and its complete calls
-    are a valid answer, put them in its place (what instructor then parses) and note it on
-    ``step``; whether it did. An answer whose complete calls are invalid is left as it came:
-    its own error goes back to the model."""
+def _read_as_meant(completion: Any, response_model: type[BaseModel], step: Step) -> bool:
+    """If ``completion``'s composed answer is not strict JSON but ``salvage`` reads it (raw
+    control characters in strings; cut off inside ``calls``: its complete calls) as a valid
+    answer, put that in its place (what instructor then parses) and note it on ``step``; whether
+    it did. What still fails validation is left as it came: its own error goes back."""
     text = _arguments(completion)
     salvaged = None if text is None else salvage(text)
     if salvaged is None:

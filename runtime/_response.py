@@ -38,7 +38,7 @@ from ._compose import (
     resolve_activity,
 )
 from ._compose import compose as compose_schema
-from ._salvage import cut_off_calls
+from ._salvage import CONTROL_NOTE, cut_off_calls, lenient_json
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, NotNull, ToolResponse, ToolTag
 
@@ -351,11 +351,11 @@ def response_model(
 
 
 def read_answer(text: str) -> tuple[Any, str | None]:
-    """A composed answer's arguments as data, and a note when only the complete calls of an
-    answer cut off inside ``calls`` could be read (``_salvage``).
+    """A composed answer's arguments as data, and a note when it was not strict JSON but could
+    still be read as meant (``salvage``).
 
     Raises:
-        ValueError: ``text`` is not JSON, nor JSON cut off inside ``calls``.
+        ValueError: ``text`` is not JSON, nor one of what ``salvage`` reads.
     """
     try:
         return json.loads(text), None
@@ -366,9 +366,21 @@ def read_answer(text: str) -> tuple[Any, str | None]:
         return salvaged
 
 
-def salvage(text: str) -> tuple[dict[str, Any], str] | None:
-    """The data of a composed answer cut off inside ``calls`` (no ``output``: it comes after
-    them) and the note saying so; None when it is not such an answer (``cut_off_calls``)."""
+def salvage(text: str) -> tuple[Any, str] | None:
+    """What ``_salvage`` reads of a composed answer that is not strict JSON — raw control
+    characters inside strings, or an answer cut off inside ``calls`` (its complete calls; no
+    ``output``: it comes after them) — and the note saying so; None for anything else (strict
+    JSON included: nothing to read differently)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        pass
+    else:
+        return None
+    try:
+        return lenient_json(text), CONTROL_NOTE
+    except ValueError:
+        pass
     salvaged = cut_off_calls(text)
     if salvaged is None:
         return None

@@ -1,6 +1,13 @@
-"""Runtime layer: the complete calls of a composed answer that was cut off inside ``calls``.
+"""Runtime layer: what of a composed answer that is not strict JSON can still be read as it was meant.
 
 Imports the standard library only.
+
+Two things, and nothing else, are read (each noted on the step: ``Step.notes``):
+
+- **a raw control character inside a string** (a newline or tab the model wrote as itself instead of
+  ``\\n``/``\\t``): JSON forbids it, but it has one meaning — the character — and Python's own reader
+  takes it with ``strict=False``. Retrying instead costs a request and mostly brings it back.
+- **an answer cut off inside ``calls``**, below.
 
 A small model constrained by a grammar often repeats the same call until ``max_tokens`` ends the
 answer mid-call (a decoding loop: greedy decoding makes the same choice again at every item).
@@ -11,7 +18,8 @@ Instead, such an answer is read up to its last complete call: every call the mod
 kept (a call that repeats an earlier one word for word is dropped — the repeats are the loop, not
 requests), the one the limit cut is dropped, and the step says so (``Step.notes``). The kept data
 is then validated exactly as a whole answer would be. Only a text that is a cut-off *prefix* of
-JSON, cut inside the ``calls`` array, is read this way; malformed JSON is never repaired.
+JSON, cut inside the ``calls`` array, is read this way; malformed JSON (a missing comma, a bracket
+too many) is never repaired.
 """
 
 from __future__ import annotations
@@ -19,9 +27,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["cut_off_calls"]
+__all__ = ["CONTROL_NOTE", "cut_off_calls", "lenient_json"]
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(strict=False)  # raw control characters in strings: see above
+CONTROL_NOTE = (
+    "the answer had raw control characters (a newline, a tab) inside strings, which JSON writes "
+    "escaped: read as those characters"
+)
+
+
+def lenient_json(text: str) -> Any:
+    """``text`` read as JSON that may hold raw control characters inside strings.
+
+    Raises:
+        ValueError: ``text`` is not JSON even so.
+    """
+    return _DECODER.decode(text)
+
+
 _SPACE = " \t\n\r"
 
 
@@ -72,7 +95,7 @@ def cut_off_calls(text: str, key: str = "calls") -> tuple[dict[str, Any], str] |
         when ``text`` is whole JSON, is not cut off inside ``key``, or holds no complete call.
     """
     try:
-        json.loads(text)
+        _DECODER.decode(text)
     except ValueError:
         pass
     else:
@@ -120,12 +143,42 @@ def cut_off_calls(text: str, key: str = "calls") -> tuple[dict[str, Any], str] |
     return {**before, key: kept}, text_note
 
 
+# what may complete a cut-off JSON text up to its open brackets: nothing, the rest of a string
+# (value, key, or after a dangling escape), a value after ':' or ',', the rest of a literal or number
+_STRING_ENDS = ('"', 'n"', '0"', '00"', '000"', '0000"')  # a value's end (after an escape too)
+_COMPLETIONS = (
+    "",
+    *_STRING_ENDS,
+    *(end + ":null" for end in _STRING_ENDS),  # a key's end
+    ":null",
+    "null",
+    '"k":null',
+    "0",
+    *("rue", "ue", "e", "alse", "lse", "se", "ull", "ll", "l"),
+)
+
+
 def _is_prefix(text: str) -> bool:
-    """Whether ``text`` is a prefix of some JSON value (cut off, not malformed)."""
+    """Whether ``text`` is a prefix of some JSON value (cut off, not malformed): some short
+    completion of its last token, then the closing of its open brackets, makes it whole JSON."""
+    for middle in _COMPLETIONS:
+        candidate = text + middle
+        closers = _closers(candidate)
+        if closers is not None:
+            try:
+                _DECODER.decode(candidate + closers)
+            except ValueError:
+                continue
+            return True
+    return False
+
+
+def _closers(text: str) -> str | None:
+    """The brackets that close what ``text`` opened; None if it is inside a string or closes a
+    bracket it did not open."""
     depth: list[str] = []
-    at = _skip(text, 0)
     in_string = escaped = False
-    for char in text[at:]:
+    for char in text:
         if in_string:
             if escaped:
                 escaped = False
@@ -133,21 +186,10 @@ def _is_prefix(text: str) -> bool:
                 escaped = True
             elif char == '"':
                 in_string = False
-            elif char < " ":
-                return False
-            continue
-        if char == '"':
+        elif char == '"':
             in_string = True
         elif char in "{[":
             depth.append("}" if char == "{" else "]")
         elif char in "}]" and (not depth or depth.pop() != char):
-            return False
-    # a prefix never closes its outermost value: that would have decoded (or broken) above
-    return bool(depth) or in_string or _literal_prefix(text[at:])
-
-
-def _literal_prefix(text: str) -> bool:
-    stripped = text.strip()
-    return any(w.startswith(stripped) for w in ("true", "false", "null")) or bool(
-        stripped and (stripped[0].isdigit() or stripped[0] == "-")
-    )
+            return None
+    return None if in_string else "".join(reversed(depth))

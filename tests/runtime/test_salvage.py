@@ -1,5 +1,6 @@
 """A composed answer cut off inside ``calls`` (the token limit, usually a model repeating a call):
-read up to its last complete call instead of retried, and the step says so (``runtime/_salvage``).
+read up to its last complete call instead of retried, and the step says so (``runtime/_salvage``);
+likewise raw control characters inside strings, read as themselves.
 
 Against the scripted OpenAI-protocol server: llama-cpp-python's way (the JSON cut short, reported
 as ``finish_reason: "tool_calls"``), the OpenAI way (``finish_reason: "length"``), the streamed
@@ -99,8 +100,10 @@ def test_the_streamed_composed_path_salvages_too(llm: tuple[ScriptedLLM, str]) -
 @pytest.mark.parametrize(
     "text",
     [
-        # malformed, not cut off: a raw newline inside a string (never repaired)
-        '{"calls": [{"_tool": "weather", "city": "Paris"}, {"_tool": "weather", "city": "a\nb"}]}',
+        # malformed, not cut off: a missing comma (never repaired)
+        '{"calls": [{"_tool": "weather", "city": "Paris"} {"_tool": "weather", "city": "Rome"}]}',
+        # malformed inside a cut-off answer: nothing after the break is trusted
+        '{"calls": [{"_tool": "weather", "city": "Paris"}, {"_tool": "weather" "city": "Ro',
         # cut off before any call was complete: nothing to keep
         '{"calls": [{"_tool": "weath',
         # a brace too many: broken, not cut
@@ -117,6 +120,21 @@ def test_what_is_not_a_cut_off_answer_is_retried_as_before(
     assert [c.city for c in response.calls] == ["Paris"]
     assert len(server.requests) == 2  # the invalid answer went back for a retry
     assert agent.last_step is not None and agent.last_step.notes == []
+
+
+def test_a_raw_newline_inside_a_string_is_read_as_the_character(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    server, url = llm
+    server.add(call('{"calls": [{"_tool": "weather", "city": "New\nYork"}], "output": null}'))
+    agent = _agent(url)
+    response = agent.request("Weather in New York?", tool_choice="required")
+    assert [c.city for c in response.calls] == ["New\nYork"]
+    assert len(server.requests) == 1
+    assert agent.last_step is not None and "raw control characters" in agent.last_step.notes[0]
+    # what was recorded is what the model sent, not the reading
+    sent = agent.last_step.raw_responses[0]["choices"][0]["message"]["tool_calls"][0]
+    assert "New\nYork" in sent["function"]["arguments"]
 
 
 def test_a_complete_call_that_is_invalid_is_not_kept(llm: tuple[ScriptedLLM, str]) -> None:
