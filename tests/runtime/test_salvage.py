@@ -83,6 +83,20 @@ def test_finish_reason_length_is_salvaged_the_same_way(llm: tuple[ScriptedLLM, s
     assert agent.last_step is not None and len(agent.last_step.notes) == 1
 
 
+def test_an_answer_cut_off_before_any_whole_call_is_not_retried_unchanged(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    """Issue 21 item 5: at temperature 0 the same cut-off answer would come back; it fails at
+    once, saying why (raise ``max_tokens``), with the answer it got."""
+    server, url = llm
+    server.add(Reply(arguments='{"calls": [{"_tool": "weather", "ci', finish_reason="length"))
+    agent = _agent(url)
+    with pytest.raises(ResponseValidationError, match="cut off") as caught:
+        agent.request("Weather?", tool_choice="required")
+    assert len(server.requests) == 1
+    assert caught.value.last_response is not None
+
+
 def test_the_streamed_composed_path_salvages_too(llm: tuple[ScriptedLLM, str]) -> None:
     server, url = llm
     server.add(call(_looping("Lima", "Quito", repeats=2)))
