@@ -6,10 +6,13 @@ PY := $(BIN)/python
 SPECS ?= specs
 OUT ?= generated
 # LNbits (tests/realworld/test_lnbits.py) runs from its own venv: its pins clash with .venv's.
-# It needs Python >= 3.10, < 3.13: the first of these on PATH, unless LNBITS_PYTHON says otherwise.
+# It needs Python >= 3.10, < 3.13: $(PYTHON) if it is one, else the first python3.1x that runs and
+# is (a pyenv shim may exist and fail), unless LNBITS_PYTHON says otherwise.
 LNBITS_VENV := .venv-lnbits
 LNBITS_REQS := tests/realworld/lnbits-requirements.txt
-LNBITS_PYTHON ?= $(firstword $(shell command -v python3.12 python3.11 python3.10 2>/dev/null) $(PYTHON))
+LNBITS_PYTHON ?= $(firstword $(shell for p in $(PYTHON) python3.12 python3.11 python3.10; do \
+  $$p -c 'import sys; sys.exit(not (3, 10) <= sys.version_info < (3, 13))' >/dev/null 2>&1 && echo $$p; \
+  done) $(PYTHON))
 
 .DEFAULT_GOAL := help
 .PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
