@@ -111,15 +111,24 @@ def scrub_everywhere(text: str) -> str:
 _LIVE: weakref.WeakSet[Redactor] = weakref.WeakSet()
 
 
+# httpcore logs each response's headers at DEBUG as a repr of (name, value) byte pairs: a
+# session cookie an API sets (a login's token) would be there before anything could register it
+# as a secret. Cookie and Set-Cookie values are scrubbed from those records whatever they hold.
+_COOKIE_HEADER = re.compile(
+    r"""(\(b(['"])(?i:set-cookie|cookie)\2,\s*b)(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+)
+
+
 class _LibraryLogFilter(logging.Filter):
-    """Rewrites httpx/httpcore log records with every live Redactor applied."""
+    """Rewrites httpx/httpcore log records with every live Redactor applied, and cookie header
+    values scrubbed (``_COOKIE_HEADER``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # a malformed record: leave it to logging's own error handling
             return True
-        scrubbed = scrub_everywhere(message)
+        scrubbed = _COOKIE_HEADER.sub(r"\1'***'", scrub_everywhere(message))
         if scrubbed != message:
             record.msg, record.args = scrubbed, None
         return True

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -159,6 +160,20 @@ def test_a_cookie_follows_the_redirect_and_stays_for_the_session(
     with HttpClient(pkg.API, base_url=base, keep_cookies=False) as client:
         assert _call(client, pkg, "login") == {"cookie": None}
         assert _call(client, pkg, "whoami") == {"cookie": None}
+
+
+def test_session_cookies_never_reach_a_log_record(
+    api: tuple[ModuleType, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A cookie the API sets (a login's session token) is a secret nobody configured: httpcore
+    logs each response's headers at DEBUG before anything could register it. Cookie and
+    Set-Cookie values are scrubbed from those records; the session still works."""
+    caplog.set_level(logging.DEBUG)
+    pkg, base = api
+    with HttpClient(pkg.API, base_url=base) as client:
+        assert _call(client, pkg, "login") == {"cookie": "session=s3cr3t-id"}
+    assert "set-cookie" in caplog.text.lower()  # the records are there, their values are not
+    assert "s3cr3t-id" not in caplog.text
 
 
 def test_streamed_responses_are_lists_of_values(api: tuple[ModuleType, str]) -> None:
