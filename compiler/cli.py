@@ -35,7 +35,6 @@ from ._export import EXPORT_FORMATS, provider_export
 from ._load import Document, RefPolicy, display_path, load_document
 from ._version import VERSION
 from .diagnostics import Diagnostic, SpecError
-from .frontends.openapi import OperationFilter
 
 app = typer.Typer(
     add_completion=False,
@@ -229,9 +228,13 @@ def generate(
         except OutputError as exc:
             raise _usage(str(exc)) from None
     progress = _LateProgress()
-    select = OperationFilter(
-        tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
-    )
+    select = None
+    if tag or path or operation:  # (imported only then: a run reusing every package reads no spec)
+        from .frontends.openapi import OperationFilter
+
+        select = OperationFilter(
+            tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
+        )
     refs = RefPolicy.allowing(allowed)
     try:
         if check:
