@@ -1,4 +1,5 @@
-"""Compiler layer (backends): IR schema nodes → JSON Schema (draft 2020-12). Imports ``ir`` only.
+"""Compiler layer (backends): IR schema nodes → JSON Schema (draft 2020-12). Imports ``ir`` (and
+``_jsontext``'s scalar encoder) only.
 
 This is what the LLM sees and what exported schemas contain. ``$ref``s point into one ``$defs``
 table whose keys are the names the Python backend gave the definitions, so a shared component is
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from json.encoder import encode_basestring  # the C escaper json itself uses
 from typing import Any, cast
 
+from .._jsontext import encode_scalar
 from ..ir import (
     AllOfNode,
     AnyNode,
@@ -285,17 +287,10 @@ class _CanonicalTexts:
             return text
         if kind is list:
             return "[" + ",".join([self._encode(v) for v in cast("list[Any]", value)]) + "]"
-        if value is None:
-            return "null"
-        if value is True:
-            return "true"
-        if value is False:
-            return "false"
-        if kind is int:
-            return int.__repr__(value)
-        if kind is float:
-            return json.dumps(value)
-        raise TypeError
+        text = encode_scalar(value)
+        if text is None:
+            raise TypeError
+        return text
 
 
 def _subschemas(schema: Any, hint: str) -> Iterator[tuple[Any, str]]:
