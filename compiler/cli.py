@@ -694,8 +694,8 @@ def _direct_generate(argv: list[str]) -> dict[str, Any] | None:
     then parses (and reports).
 
     Typer coerces each parameter through a pydantic ``TypeAdapter``, so parsing a ``generate``
-    command line imported pydantic and built ten adapters: a third of a run that reuses every
-    package (and a tenth of one that compiles the largest spec again), where nothing else
+    command line imported pydantic and built ten adapters: a fifth of a run that reuses every
+    package (and a twentieth of one that compiles the largest spec again), where nothing else
     imports pydantic. Read here from ``generate``'s own declaration (its names, types and
     defaults), so the two cannot disagree: an option spelled as declared (``--out``, ``-o``)
     with its value in the next word, a flag without a value, a list option repeated, the rest
@@ -769,6 +769,8 @@ def _direct_generate(argv: list[str]) -> dict[str, Any] | None:
             values[name] = [*(values[name] or ()), value]
         else:
             values[name] = value
+    if any(value is ... for value in values.values()):  # a required parameter not given
+        return None
     return values
 
 
