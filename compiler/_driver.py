@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._incremental import Previous, Reused, diagnostic_to_json, options_digest
 from ._load import (
@@ -41,15 +41,18 @@ from ._load import (
     recording_reads,
 )
 from ._version import VERSION
-from .backends.python import PythonBackend, scaffold_for
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import OutputError as OutputError
 from .errors import SelectionError as SelectionError
 from .errors import SpecError
-from .frontends import read_spec
-from .frontends.openapi import OperationFilter
 from .ir import SourceLocation, SpecPackage
 from .naming import Scope, module_name
+
+if TYPE_CHECKING:
+    from .frontends.openapi import OperationFilter
+
+# The frontends and the backend are imported where a spec is compiled: a ``generate`` that
+# reuses every package (``_incremental``) needs neither, nor Jinja2, YAML's parsers or pydantic.
 
 MANIFEST = "toolbind.json"
 PARSES = ".toolbind-cache"
@@ -128,6 +131,8 @@ def read_specs(
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
 ) -> list[SpecPackage]:
+    from .frontends import read_spec
+
     packages: list[SpecPackage] = []
     for path in paths:
         if progress:
@@ -254,6 +259,8 @@ def _render_keyed(
 ) -> tuple[dict[str, str], dict[str, str], list[str]]:
     """The package's files, the keys of those rendered from a key, and the files not rendered
     because ``known`` (path → key of the previous run) has their key (paths below ``name``)."""
+    from .backends.python import PythonBackend
+
     prefix = f"{name}/"
     rendered = PythonBackend(
         pkg,
@@ -290,6 +297,8 @@ def scaffold(
     ``import_path`` is where the user's code imports the generated package from (default
     ``generated.<package>``). Raises ``SpecError`` like ``build``.
     """
+    from .backends.python import PythonBackend, scaffold_for
+
     diags = Diagnostics()
     packages = read_specs(find_specs([spec], diags), diags, refs=refs)
     if diags.has_errors or not packages:
@@ -394,6 +403,8 @@ def build(
                 progress(source)
             own = Diagnostics()
             parses = ParseCache(prev.parses(source, _parses_file(name)) if name else None)
+            from .frontends import read_spec
+
             with recording_reads() as reads, keeping_parses(parses):
                 pkg = read_spec(path, source, own, select, refs)
             diags.items.extend(own.items)

@@ -11,14 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolbind.runtime.contract import ToolSchema
-
-from ._api import spec_tool_entries
 from .diagnostics import Diagnostic
 from .ir import SourceLocation
 
 if TYPE_CHECKING:
     from toolbind.runtime import ExportIssue
+    from toolbind.runtime.contract import ToolSchema
 
 ExportFormat = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "openai-strict", "anthropic", "gemini", "mcp")
@@ -73,6 +71,12 @@ def provider_export(
         openai_strict_tools,
         openai_tools,
     )
+
+    # (imported here: the ``toolbind`` command imports this module for its formats' names, and
+    # a ``generate`` that reuses every package needs neither a frontend nor a backend)
+    from toolbind.runtime.contract import ToolSchema
+
+    from ._api import spec_tool_entries
 
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [ToolSchema.from_entry(t, defs) for t in entries]

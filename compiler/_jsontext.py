@@ -63,6 +63,18 @@ def _encode(value: Any, newline: str, step: str) -> str:
             + newline
             + "]"
         )
+    text = encode_scalar(value)
+    if text is None:
+        raise _Other
+    return text
+
+
+def encode_scalar(value: Any) -> str | None:
+    """``json.dumps(value, ensure_ascii=False)`` of a string, number, boolean or null (of
+    exactly those types); None for any other value."""
+    kind = cast("type[object]", type(value))
+    if kind is str:
+        return encode_basestring(value)
     if value is None:
         return "null"
     if value is True:
@@ -77,7 +89,7 @@ def _encode(value: Any, newline: str, step: str) -> str:
         if value in (float("inf"), float("-inf")):
             return "Infinity" if value > 0 else "-Infinity"
         return _FLOAT_REPR(value)
-    raise _Other
+    return None
 
 
 Path = tuple[str | int, ...]

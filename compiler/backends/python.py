@@ -19,7 +19,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -293,11 +293,17 @@ class Rendered:
 
     package: str
     files: dict[str, str]
-    scaffold: str  # a starting module for the user's Activities (written only on request)
+    render_scaffold: Callable[[], str]
+    """A starting module for the user's Activities, rendered on request (``toolbind scaffold``:
+    a ``generate`` never writes it, and rendering it costs a pass over every tool)."""
     keys: dict[str, str] = field(default_factory=lambda: {})
     """Files keyed by a digest of what they are rendered from (``PythonBackend``'s ``known``)."""
     skipped: list[str] = field(default_factory=lambda: [])
     """Files not rendered (not in ``files``): ``known`` gave them their key already."""
+
+    @property
+    def scaffold(self) -> str:
+        return self.render_scaffold()
 
 
 class _Namer:
@@ -454,7 +460,7 @@ class PythonBackend:
         tool_data = self._tool_data(tools)
         files: dict[str, str] = {
             "activities.py": _ENV.get_template("activities.py.jinja").render(ctx),
-            "tools.json": self._json_file(tool_data),
+            "tools.json": "",  # (made below: a large package's with its index, in one pass)
             "schema.json": self._schema_json(tool_data),
         }
         if len(self.classes) + len(self.aliases) > LAZY_MODELS:
@@ -477,17 +483,17 @@ class PythonBackend:
                 _IMPORTS_MARK, import_block(models_body, alias_code)
             )
             files["tools.py"] = tools_body.replace(_IMPORTS_MARK, import_block(tools_body))
+            files["tools.json"] = self._json_file(tool_data)
         if self.pkg.http is not None:
             files["http.py"] = self._http_module(ctx, tools)
         if self.pkg.mcp is not None:
             files["mcp.py"] = self._mcp_module(ctx, tools)
-        scaffold = _ENV.get_template("scaffold.py.jinja").render(
-            {**ctx, "import_path": _IMPORT_MARK}
-        )
         return Rendered(
             package=self.package,
             files=files,
-            scaffold=scaffold,
+            render_scaffold=lambda: _ENV.get_template("scaffold.py.jinja").render(
+                {**ctx, "import_path": _IMPORT_MARK}
+            ),
             keys=self.keys,
             skipped=self.skipped,
         )

@@ -1,4 +1,5 @@
-"""Compiler layer (backends): IR schema nodes → JSON Schema (draft 2020-12). Imports ``ir`` only.
+"""Compiler layer (backends): IR schema nodes → JSON Schema (draft 2020-12). Imports ``ir`` (and
+``_jsontext``'s scalar encoder) only.
 
 This is what the LLM sees and what exported schemas contain. ``$ref``s point into one ``$defs``
 table whose keys are the names the Python backend gave the definitions, so a shared component is
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
+from json.encoder import encode_basestring  # the C escaper json itself uses
 from typing import Any, cast
 
+from .._jsontext import encode_scalar
 from ..ir import (
     AllOfNode,
     AnyNode,
@@ -237,6 +240,59 @@ def _canonical(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+class _CanonicalTexts:
+    """``_canonical`` of each object asked for, by identity, in one pass over the values.
+
+    The walk in ``share_repeated`` asks for every subschema's text, and its subschemas' in
+    turn: with ``json.dumps`` each nested subschema was encoded again with every container
+    around it (a third of a large spec's ``tools.json``). Here a dict's text is made from its
+    values' texts, each dict encoded once; the text is ``_canonical``'s, byte for byte (a dict
+    with a key that is not a string, a value of another type or a nesting too deep for
+    recursion is left to it). Each entry holds its object, so that it stays alive and no
+    other object can take its id while the texts are in use.
+    """
+
+    def __init__(self) -> None:
+        self.texts: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, value: Any) -> str:
+        found = self.texts.get(id(value))
+        if found is None:
+            try:
+                text = self._encode(value)
+            except (TypeError, RecursionError):  # (TypeError: what ``_encode`` does not write)
+                text = _canonical(value)
+            found = self.texts[id(value)] = (value, text)
+        return found[1]
+
+    def _encode(self, value: Any) -> str:
+        kind = cast("type[object]", type(value))
+        if kind is str:
+            return encode_basestring(value)
+        if kind is dict:
+            found = self.texts.get(id(value))
+            if found is not None:
+                return found[1]
+            table = cast("dict[Any, Any]", value)
+            if any(type(k) is not str for k in table):
+                raise TypeError
+            text = (
+                "{"
+                + ",".join(
+                    encode_basestring(k) + ":" + self._encode(table[k]) for k in sorted(table)
+                )
+                + "}"
+            )
+            self.texts[id(value)] = (value, text)
+            return text
+        if kind is list:
+            return "[" + ",".join([self._encode(v) for v in cast("list[Any]", value)]) + "]"
+        text = encode_scalar(value)
+        if text is None:
+            raise TypeError
+        return text
+
+
 def _subschemas(schema: Any, hint: str) -> Iterator[tuple[Any, str]]:
     """The direct subschemas of ``schema`` with a name hint each (property names, else the parent's)."""
     if not isinstance(schema, dict):
@@ -262,16 +318,7 @@ def share_repeated(
     ``$ref`` to a new definition named by ``claim`` (from a property name); the result accepts
     exactly the same instances. Deterministic: discovery follows document order.
     """
-    # each subschema's canonical text, by identity: the rewrite below asks again for every
-    # subschema the walk has seen. The entry holds the object too, so that it stays alive and
-    # no other object can take its id during the call.
-    seen_texts: dict[int, tuple[Any, str]] = {}
-
-    def canonical(schema: Any) -> str:
-        found = seen_texts.get(id(schema))
-        if found is None:
-            found = seen_texts[id(schema)] = (schema, _canonical(schema))
-        return found[1]
+    canonical = _CanonicalTexts()
 
     counts: dict[str, int] = {}
     hints: dict[str, str] = {}
@@ -306,7 +353,7 @@ def share_repeated(
         while inner:
             for sub, _ in _subschemas(inner.pop(), ""):
                 if isinstance(sub, dict) and sub:
-                    sub_text = _canonical(sub)
+                    sub_text = canonical(sub)
                     if sub_text in counts:
                         counts[sub_text] -= n - 1
                     inner.append(sub)

@@ -155,6 +155,8 @@ _CONSUMED = (
     | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "nullable"}
     | {"title", "description", "default", "deprecated"}
 )
+_NOT_EXTRA = _CONSUMED | {"$defs", "definitions"}
+"""Keys ``_meta`` does not keep as extra keywords (read elsewhere, or definitions)."""
 _MAX_DEPTH = 200
 
 
@@ -1039,16 +1041,19 @@ class SchemaLowerer:
         title = s.get("title")
         description = s.get("description")
         extra: dict[str, Any] = {}
+        # (one set and the flags read once: every schema of a spec passes here)
+        skip = _NOT_EXTRA | consumed_extra if consumed_extra else _NOT_EXTRA
+        drop, bfcl = self.drop_extensions, self.dialect == "bfcl"
         for k, v in s.items():
-            if k in _CONSUMED or k in (consumed_extra or ()) or k in ("$defs", "definitions"):
+            if k in skip:
                 continue
-            if self.drop_extensions and k.startswith("x-"):
+            if drop and k.startswith("x-"):
                 at = loc.child(k)
                 self.dropped_extensions.setdefault(k, {})[str(at)] = at
                 continue
             # BFCL's ``optional`` says again what ``required`` says: its own key, never a
             # provider's (it would reach the model as an unknown keyword)
-            if self.dialect == "bfcl" and k == "optional":
+            if bfcl and k == "optional":
                 continue
             extra[k] = v
         if isinstance(description, str) and self.trim_descriptions:

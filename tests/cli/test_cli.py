@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -217,3 +218,58 @@ def test_a_diagnostic_repeated_at_one_place_is_printed_once_with_its_count(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"{spec}#/components/parameters/ctype: note:")
     assert lines[0].endswith("[3 times: once per use]")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["specs"],
+        ["specs", "-o", "gen"],
+        ["-o", "gen", "a.yaml", "b.yaml", "--check"],
+        ["--tag", "x", "--tag", "y", "--path", "/p/*", "--operation", "op", "--strict", "--full"],
+        [
+            "--allow-ref",
+            "http://x/",
+            "--package",
+            "a=b",
+            "--mcp-config",
+            "m.json",
+            "-v",
+            "--out",
+            "o",
+        ],
+    ],
+)
+def test_generate_fast_path_parses_as_typer_does(argv: list[str]) -> None:
+    """``toolbind generate`` skips typer's parsing (pydantic adapters) for plain command lines:
+    the arguments must be the ones typer gives the command."""
+    import typer.main
+    from typer.core import TyperGroup
+
+    from toolbind.compiler import cli
+
+    direct = cli._direct_generate(argv)  # pyright: ignore[reportPrivateUsage]
+    assert direct is not None
+    command = typer.main.get_command(cli.app)
+    assert isinstance(command, TyperGroup)
+    context = command.commands["generate"].make_context("generate", argv)
+    parsed = cast("dict[str, object]", context.params)
+
+    def same(value: object) -> object:  # typer gives () or [] for a list option not given
+        return None if value in ((), []) else value
+
+    assert {k: same(v) for k, v in direct.items()} == {k: same(v) for k, v in parsed.items()}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        *(["--out=gen"], ["-ogen"], ["--help"], ["--", "x"], ["-o", "a", "-o", "b"], ["--nope"]),
+        *(["-o"], ["-o", ""], ["-"], [""], ["--check", "--check"], ["-o", "-x"]),
+    ],
+)
+def test_generate_fast_path_leaves_the_rest_to_typer(argv: list[str]) -> None:
+    from toolbind.compiler import cli
+
+    assert cli._direct_generate(argv) is None  # pyright: ignore[reportPrivateUsage]

@@ -70,3 +70,20 @@ def test_spans_are_the_wanted_values_and_none_when_json_writes_the_text() -> Non
         json.dumps({1: "a"}, indent=1),
         {},
     )
+
+
+@settings(max_examples=150, deadline=None)
+@given(_VALUES)
+def test_canonical_texts_are_json_dumps_text(value: Any) -> None:
+    """``share_repeated`` counts subschemas by their canonical text, made once per dict from its
+    values' texts (backends/schemas.py): it is ``json.dumps``'s, sorted and compact."""
+    from toolbind.compiler.backends.schemas import (
+        _canonical,  # pyright: ignore[reportPrivateUsage]
+        _CanonicalTexts,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    texts = _CanonicalTexts()
+    assert texts(value) == _canonical(value)
+    assert texts(value) == _canonical(value)  # asked again: the text kept
+    for other in [{1: "a"}, {"a": (1, 2)}, {"k": [{"x": 1.5, "y": float("nan")}]}]:
+        assert texts(other) == _canonical(other)
