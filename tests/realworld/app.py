@@ -80,6 +80,9 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     elif path == "/api/status":
         accept = dict(scope["headers"]).get(b"accept", b"").decode()
         status, content = 200, json.dumps({"accept": accept}).encode()
+    elif path == "/api/tasks" and method == "POST":
+        stored = {"id": 1, **json.loads(body), "invoiced": None}
+        status, content = 201, json.dumps(stored).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

@@ -187,6 +187,54 @@ def test_nullable_in_a_31_document_allows_null(
     assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
 
 
+# -- fields beside a $ref ------------------------------------------------------------------------
+
+
+def test_fields_beside_a_ref_in_30_are_ignored_and_nullable_is_read(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Xero's Projects API): ``rate: {$ref: Amount, type: number}`` was read as
+    both at once, so no value of ``rate`` was valid and the operation could not be called (no
+    diagnostic); ``{$ref: Amount, nullable: true}`` refused the null the API sends."""
+    warnings = _warnings("ref_siblings_30.yaml")
+    assert (
+        warnings
+        == [
+            w
+            for w in warnings
+            if "/components/schemas/TaskCreate/properties/rate/$ref: warning: "
+            "$ref replaces the fields beside it in OpenAPI 3.0 and Swagger 2.0: type ignored" in w
+        ]
+        and len(warnings) == 1
+    ), warnings
+    pkg = packages["ref_siblings_30"]
+    added = _call(
+        pkg, server, {"_tool": "addTask", "name": "audit", "rate": {"currency": "NZD", "value": 95}}
+    )
+    assert added.success, added.error
+    assert added.data.model_dump(mode="json") == {
+        "id": 1,
+        "name": "audit",
+        "rate": {"currency": "NZD", "value": 95},
+        "invoiced": None,
+    }
+    with pytest.raises(ValueError, match="rate"):
+        pkg.CallAdapter.validate_python({"_tool": "addTask", "name": "audit", "rate": 95})
+    with pytest.raises(SpecError, match=r"\$ref replaces the fields beside it"):
+        generate_tree([SPECS / "ref_siblings_30.yaml"], strict=True)
+
+
+def test_nullable_beside_a_ref_in_31_allows_null(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The warning said "read as also allowing null", and the null was refused: beside a
+    ``$ref``, ``nullable`` was one more ``allOf`` part (any value or null) of the reference."""
+    assert any("due/nullable: warning: nullable is" in w for w in _warnings("ref_nullable_31.yaml"))
+    result = _call(packages["ref_nullable_31"], server, {"_tool": "getNote", "noteId": "n1"})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
