@@ -279,6 +279,8 @@ class _Reader:
         # holds read == the rest over every corpus spec.
         self.counts: Counter[tuple[str, str]] = Counter()
         self.extensions: dict[str, list[SourceLocation]] = {}  # x- field → where seen
+        # Security scheme names that requirements use → where first: each must be declared.
+        self.named_schemes: dict[str, SourceLocation] = {}
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
@@ -471,11 +473,12 @@ class _Reader:
                 "at least one operation",
             )
         definitions = _reachable(tools, self.lowerer.definitions)
+        security = self.security(self.spec.get("security"), self.top.child("security")) or ()
         api = HttpApi(
             title=str((as_object(self.spec.get("info")) or {}).get("title") or self.doc.path),
             servers=self.servers(self.spec, self.top),
             security_schemes=self.security_schemes(),
-            security=self.security(self.spec.get("security"), self.top.child("security")) or (),
+            security=security,
             operations=operations,
         )
         return SpecPackage(
@@ -582,21 +585,46 @@ class _Reader:
 
     def security_schemes(self) -> dict[str, SecurityScheme]:
         if self.swagger:
-            table = as_object(self.spec.get("securityDefinitions")) or {}
+            raw_table = self.spec.get("securityDefinitions")
             loc = self.top.child("securityDefinitions")
         else:
-            table = as_object((as_object(self.spec.get("components")) or {}).get("securitySchemes"))
-            table = table or {}
+            raw_table = (as_object(self.spec.get("components")) or {}).get("securitySchemes")
             loc = self.top.child("components", "securitySchemes")
+        where = _Where(raw_table, loc, self.spec, self.path)
+        if isinstance(raw_table, dict) and "$ref" in raw_table:
+            # the whole map in another file (a real email API's split spec): OpenAPI allows a
+            # $ref per scheme only, but the meaning is plain — ignored, every operation that
+            # needs a credential failed at run time with no scheme to give it for
+            self.diags.warning(
+                loc.child("$ref"),
+                f"{loc.pointer.rsplit('/', 1)[-1]} is a $ref to the whole map; followed",
+                "a map of security schemes (each may be a $ref)",
+            )
+            where = self.deref(where, "security schemes") or _Where({}, loc, self.spec, self.path)
+        table = as_object(where.value) or {}
         out: dict[str, SecurityScheme] = {}
         for key, raw in table.items():
-            found = self.deref(_Where(raw, loc.child(key), self.spec, self.path), "security scheme")
+            at = where.loc.child(key)
+            found = self.deref(_Where(raw, at, where.root, where.path), "security scheme")
             scheme = as_object(found.value) if found is not None else None
             if scheme is None:
+                if found is not None:
+                    self.diags.warning(
+                        at, f"security scheme is {describe(found.value)}", "an object; skipped"
+                    )
                 continue
-            made = self._scheme(key, scheme, loc.child(key))
+            made = self._scheme(key, scheme, found.loc)
             if made is not None:
                 out[key] = made
+        for name, at in self.named_schemes.items():
+            if name not in table:  # (one declared but not supported has its own note)
+                self.diags.warning(
+                    at,
+                    f"security requirement names {name!r}, which no security scheme declares: "
+                    "no credential can be given for it, so an operation that needs it fails",
+                    f"a key of {loc.pointer.lstrip('/').replace('/', '.')}"
+                    + (f" ({', '.join(sorted(table))})" if table else ""),
+                )
         return out
 
     def _scheme(self, key: str, s: dict[str, Any], loc: SourceLocation) -> SecurityScheme | None:
@@ -659,6 +687,8 @@ class _Reader:
                     loc.child(i), f"security requirement is {describe(raw_req)}", "an object"
                 )
                 continue
+            for k in req:
+                self.named_schemes.setdefault(k, loc.child(i, k))
             out.append(
                 tuple(
                     SecurityRequirement(

@@ -83,6 +83,11 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     elif path == "/api/tasks" and method == "POST":
         stored = {"id": 1, **json.loads(body), "invoiced": None}
         status, content = 201, json.dumps(stored).encode()
+    elif path == "/api/secret":
+        if dict(scope["headers"]).get(b"x-api-key") == b"k1":
+            status, content = 200, b'{"secret": "s"}'
+        else:
+            status, content = 401, b'{"error": "no key"}'
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

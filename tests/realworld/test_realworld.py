@@ -235,6 +235,37 @@ def test_nullable_beside_a_ref_in_31_allows_null(
     assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
 
 
+# -- security schemes ------------------------------------------------------------------------------
+
+
+def test_security_schemes_as_a_ref_to_another_file_are_followed(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (SendGrid's split spec): ``securitySchemes: {$ref: file}`` was read as a
+    scheme named ``$ref`` and skipped in silence, so every operation failed at run time
+    ("needs credentials for [ApiKey]") and ``credentials={"ApiKey": ...}`` was refused as a
+    scheme the spec does not declare. A requirement naming no declared scheme is said too."""
+    warnings = _warnings("split_security.yaml")
+    assert len(warnings) == 2, warnings
+    assert warnings[0].endswith(
+        "split_security.yaml#/components/securitySchemes/$ref: warning: securitySchemes is a "
+        "$ref to the whole map; followed — a map of security schemes (each may be a $ref)"
+    )
+    assert warnings[1].endswith(
+        "split_security.yaml#/paths/~1legacy/get/security/0/LegacyToken: warning: security "
+        "requirement names 'LegacyToken', which no security scheme declares: no credential "
+        "can be given for it, so an operation that needs it fails — a key of "
+        "components.securitySchemes (ApiKey)"
+    )
+    pkg = packages["split_security"]
+    assert set(pkg.API.security_schemes) == {"ApiKey"}
+    call = pkg.CallAdapter.validate_python({"_tool": "getSecret"})
+    with HttpClient(pkg.API, base_url=f"{server}/api", credentials={"ApiKey": "k1"}) as client:
+        result = pkg.HttpActivities(client).get_secret(call)
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"secret": "s"}
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
