@@ -1150,14 +1150,39 @@ class PythonBackend:
                     found.append(p.schema)
         return schemas
 
+    def _ancestors(self, key: str) -> set[str]:
+        """The class definitions ``key``'s class inherits from, transitively (its allOf refs)."""
+        found: set[str] = set()
+        stack = [key]
+        while stack:
+            target = self.defs[stack.pop()].node
+            if isinstance(target, AllOfNode):
+                for part in target.parts:
+                    if (
+                        isinstance(part, RefNode)
+                        and part.target in self.class_defs
+                        and part.target not in found
+                    ):
+                        found.add(part.target)
+                        stack.append(part.target)
+        return found
+
     def _all_of_parts(self, node: AllOfNode) -> tuple[list[str], ObjectNode]:
+        keys = [
+            p.target for p in node.parts if isinstance(p, RefNode) and p.target in self.class_defs
+        ]
+        # A parent that another parent already extends adds nothing, and beside it gives no
+        # consistent MRO: a real email API's ``allOf: [Base, Common]`` with ``Common: allOf:
+        # [Base, ...]`` was ``class C(Base, Common)`` — a TypeError when the model loaded.
+        lineage = {k: self._ancestors(k) for k in dict.fromkeys(keys)}
         parents: list[str] = []
+        for key in lineage:
+            if not any(key in up and other not in lineage[key] for other, up in lineage.items()):
+                parents.append(self.names.def_names[key])
         props: list[Property] = []
         additional: SchemaNode | None = None
         for part in node.parts:
-            if isinstance(part, RefNode) and part.target in self.class_defs:
-                parents.append(self.names.def_names[part.target])
-            elif isinstance(part, ObjectNode):
+            if isinstance(part, ObjectNode):
                 props.extend(part.properties)
                 additional = part.additional if part.additional is not None else additional
         return parents, ObjectNode(meta=node.meta, properties=tuple(props), additional=additional)

@@ -266,6 +266,24 @@ def test_security_schemes_as_a_ref_to_another_file_are_followed(
     assert result.data.model_dump(mode="json") == {"secret": "s"}
 
 
+# -- allOf -----------------------------------------------------------------------------------------
+
+
+def test_an_allof_naming_a_base_beside_a_part_that_extends_it_loads_and_calls(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (SendGrid's ``design-input``): ``allOf: [Named, Common]`` with ``Common``
+    extending ``Named`` was ``class PetOutput(Named, Common)``: no consistent MRO, a TypeError
+    on the first call (pyright: "Cannot create consistent method ordering")."""
+    pkg = packages["allof_repeated_base"]
+    result = _call(pkg, server, {"_tool": "getPet", "petId": 7})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json", exclude_unset=True) == {"id": 7, "name": "pet7"}
+    assert [c.__name__ for c in pkg.PetOutput.__bases__] == ["Common"]
+    with pytest.raises(ValueError, match="name"):
+        pkg.PetOutput.model_validate({"id": 7})
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
