@@ -1096,7 +1096,8 @@ class PythonBackend:
             view.fields.append(f)
         apart = False  # see KeepExtrasApart
         inherited = self._inherited(node) if isinstance(node, AllOfNode) else {}
-        for prop in obj.properties:
+        shared = self._shared_by_parents(node, obj) if isinstance(node, AllOfNode) else ()
+        for prop in (*obj.properties, *shared):
             # allOf restates a parent's property: pydantic validates the subclass's field only,
             # so the parents' schemas of it are checked on the value too (allOf: all hold).
             parents = [
@@ -1149,6 +1150,35 @@ class PythonBackend:
                 if p.schema not in found:
                     found.append(p.schema)
         return schemas
+
+    def _shared_by_parents(self, node: AllOfNode, inline: ObjectNode) -> list[Property]:
+        """Properties two parent classes declare differently (and ``node`` does not restate):
+        restated here, required if any parent requires it, every parent's schema checked.
+        Left to the bases, pydantic took the first parent's alone (a real email API's
+        ``FullSegment``: ``name`` optional in one parent, required in the other, was optional)
+        and pyright refused the class ("Base classes ... define variable in incompatible way")."""
+        own = {p.name for p in inline.properties}
+        found: dict[str, list[Property]] = {}
+        keys = [
+            p.target for p in node.parts if isinstance(p, RefNode) and p.target in self.class_defs
+        ]
+        for key in dict.fromkeys(keys):
+            lineage: dict[str, Property] = {}
+            for k in (key, *sorted(self._ancestors(key))):
+                target = self.defs[k].node
+                parts = target.parts if isinstance(target, AllOfNode) else (target,)
+                for part in parts:
+                    if isinstance(part, ObjectNode):
+                        for prop in part.properties:
+                            lineage.setdefault(prop.name, prop)
+            for name, prop in lineage.items():
+                if name not in own and prop not in found.setdefault(name, []):
+                    found[name].append(prop)
+        return [
+            Property(name=name, schema=props[0].schema, required=any(p.required for p in props))
+            for name, props in found.items()
+            if len(props) > 1
+        ]
 
     def _ancestors(self, key: str) -> set[str]:
         """The class definitions ``key``'s class inherits from, transitively (its allOf refs)."""

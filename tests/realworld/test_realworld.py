@@ -284,6 +284,22 @@ def test_an_allof_naming_a_base_beside_a_part_that_extends_it_loads_and_calls(
         pkg.PetOutput.model_validate({"id": 7})
 
 
+def test_a_property_two_allof_parents_declare_differently_is_restated_with_both(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (SendGrid's ``full_segment``): ``name`` optional in one parent and required
+    in the other was the first parent's field alone (optional) and pyright refused the class
+    ("Base classes ... define variable "name" in incompatible way")."""
+    pkg = packages["allof_repeated_base"]
+    result = _call(pkg, server, {"_tool": "getNote", "noteId": "n1"})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
+    assert "title" in pkg.Note.__annotations__  # restated, not left to the bases
+    for wrong in ({}, {"title": ""}, {"title": "x" * 11}):  # required, minLength, maxLength
+        with pytest.raises(ValueError, match="title"):
+            pkg.Note.model_validate(wrong)
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
