@@ -88,6 +88,8 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             status, content = 200, b'{"secret": "s"}'
         else:
             status, content = 401, b'{"error": "no key"}'
+    elif path.endswith("/release-threshold-statuses"):
+        status, content = 200, b'{"prod": [{"id": 1}], "staging": []}'
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

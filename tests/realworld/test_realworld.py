@@ -300,6 +300,33 @@ def test_a_property_two_allof_parents_declare_differently_is_restated_with_both(
             pkg.Note.model_validate(wrong)
 
 
+def test_a_long_additional_properties_type_calls_and_is_pyright_clean(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Sentry's ``listOrganizationReleaseThresholdStatuses``): a long
+    ``__pydantic_extra__`` annotation was wrapped by the formatter, its ``# pyright: ignore``
+    moved off the line pyright reports, and pyright strict failed on the package. The
+    pyright run over every package here is ``test_the_realworld_packages_are_pyright_clean``."""
+    pkg = packages["long_extra_type"]
+    result = _call(
+        pkg, server, {"_tool": "listOrganizationReleaseThresholdStatuses", "org": "acme"}
+    )
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"prod": [{"id": 1}], "staging": []}
+    source = (Path(pkg.__file__).parent / "models.py").read_text(encoding="utf-8")
+    (line,) = [x for x in source.splitlines() if "__pydantic_extra__" in x]
+    assert "# pyright: ignore[reportIncompatibleVariableOverride]" in line
+
+
+@pytest.mark.slow  # pyright over every package here (~1 min); `make test-slow`
+def test_the_realworld_packages_are_pyright_clean(tmp_path: Path) -> None:
+    from .test_public_specs import _pyright_clean
+
+    out = tmp_path / "out"
+    tree = compile_to_directory(sorted(SPECS.glob("*.yaml")), out)
+    _pyright_clean(tmp_path, [out / name for name in tree.packages])
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
