@@ -182,6 +182,8 @@ _DEFAULT_STYLE: dict[str, ParameterStyle] = {
     "cookie": "form",
 }
 # Swagger 2.0 collectionFormat → (style, explode)
+# The styles OpenAPI defines for a form-urlencoded body's properties (``encoding``).
+_FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 _COLLECTION_FORMATS: dict[str, tuple[ParameterStyle, bool]] = {
     "csv": ("form", False),
     "ssv": ("spaceDelimited", False),
@@ -606,12 +608,13 @@ class _Reader:
         for key, raw in table.items():
             at = where.loc.child(key)
             found = self.deref(_Where(raw, at, where.root, where.path), "security scheme")
-            scheme = as_object(found.value) if found is not None else None
+            if found is None:  # (deref said why)
+                continue
+            scheme = as_object(found.value)
             if scheme is None:
-                if found is not None:
-                    self.diags.warning(
-                        at, f"security scheme is {describe(found.value)}", "an object; skipped"
-                    )
+                self.diags.warning(
+                    at, f"security scheme is {describe(found.value)}", "an object; skipped"
+                )
                 continue
             made = self._scheme(key, scheme, found.loc)
             if made is not None:
@@ -1086,11 +1089,14 @@ class _Reader:
             for prop in obj.properties:
                 enc = as_object(encoding.get(prop.name)) or {}
                 ctype = enc.get("contentType")
+                style, explode = self._form_encoding(enc, kind, loc.child("encoding", prop.name))
                 parts.append(
                     BodyPart(
                         property=prop.name,
                         content_type=ctype if isinstance(ctype, str) else None,
                         is_file=_is_file(prop.schema, self.lowerer.definitions),
+                        style=style,
+                        explode=explode,
                     )
                 )
         flattenable = (
@@ -1121,6 +1127,34 @@ class _Reader:
             wrapped=field_name,
             parts=tuple(parts),
         )
+
+    def _form_encoding(
+        self, enc: dict[str, Any], kind: BodyKind, loc: SourceLocation
+    ) -> tuple[ParameterStyle | None, bool | None]:
+        """A form body property's ``encoding`` style and explode (a payments API sends every
+        object as ``deepObject``: ``metadata[key]=value``); OpenAPI applies them to
+        ``application/x-www-form-urlencoded`` only."""
+        style, explode = enc.get("style"), enc.get("explode")
+        if style is None and explode is None:
+            return None, None
+        if kind != "form":
+            self.diags.note(
+                loc, "encoding style/explode apply to form-urlencoded bodies only; ignored here"
+            )
+            return None, None
+        if style is not None and style not in _FORM_STYLES:
+            self.diags.warning(
+                loc.child("style"),
+                f"encoding style {describe(style)} is not a form body's; read as 'form'",
+                ", ".join(repr(s) for s in _FORM_STYLES),
+            )
+            style = None
+        if explode is not None and not isinstance(explode, bool):
+            self.diags.warning(
+                loc.child("explode"), f"explode is {describe(explode)}; ignored", "true or false"
+            )
+            explode = None
+        return cast("ParameterStyle | None", style), explode
 
     def _object_of(self, node: SchemaNode) -> ObjectNode | None:
         seen: set[str] = set()

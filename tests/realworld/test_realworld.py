@@ -327,6 +327,36 @@ def test_the_realworld_packages_are_pyright_clean(tmp_path: Path) -> None:
     _pyright_clean(tmp_path, [out / name for name in tree.packages])
 
 
+# -- form bodies ----------------------------------------------------------------------------------
+
+
+def test_a_form_bodys_encoding_style_is_used(packages: dict[str, ModuleType], server: str) -> None:
+    """The defect (Stripe's spec writes ``encoding: {metadata: {style: deepObject}}`` for every
+    object of its form bodies): the encoding was ignored and objects were sent ``form``-exploded,
+    ``metadata={k: v}`` as ``k=v`` — a parameter of that name, or an error, on the server."""
+    pkg = packages["form_deep_object"]
+    sent = _call(
+        pkg,
+        server,
+        {
+            "_tool": "createCharge",
+            "amount": 5,
+            "metadata": {"order": "a 1"},
+            "expand": ["customer", "invoice"],
+            "card": {"number": "42", "cvc": "123"},
+        },
+    )
+    assert sent.success, sent.error
+    assert sent.data.model_dump(mode="json") == [
+        ["amount", "5"],
+        ["metadata[order]", "a 1"],
+        ["expand[]", "customer"],
+        ["expand[]", "invoice"],
+        ["card[number]", "42"],
+        ["card[cvc]", "123"],
+    ]
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
