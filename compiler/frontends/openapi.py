@@ -1023,14 +1023,27 @@ class _Reader:
         if body_params:
             p = body_params[0]
             pobj: dict[str, Any] = p.value
-            media_type = _pick_media_type(
-                [c for c in consumes if _body_kind(c) in ("json", "text", "binary")]
-                or ["application/json"]
-            )
             node = self.schema(
                 _Where(pobj.get("schema", {}), p.loc.child("schema"), p.root, p.path)
             )
             node = _annotate(node, pobj)
+            usable = [c for c in consumes if _body_kind(c) in ("json", "text", "binary")]
+            patch = [c for c in usable if _is_json_patch(c)]
+            if (
+                patch
+                and len(patch) < len(usable)
+                and not isinstance(self._resolved(node), ArrayNode)
+            ):
+                # Swagger 2.0 gives one schema for every type in consumes: a JSON Patch
+                # (RFC 6902) is an array, so an object body listed first among a container
+                # orchestrator's PATCH types went out as json-patch+json and was refused
+                usable = [c for c in usable if c not in patch]
+                self.diags.note(
+                    p.loc.child("schema"),
+                    f"the body is sent as {_pick_media_type(usable)}: {patch[0]} (consumes) "
+                    "is an array of operations, and this body's schema is not an array",
+                )
+            media_type = _pick_media_type(usable or ["application/json"])
             return self._place_body(
                 node,
                 media_type,
@@ -1156,14 +1169,19 @@ class _Reader:
             explode = None
         return cast("ParameterStyle | None", style), explode
 
-    def _object_of(self, node: SchemaNode) -> ObjectNode | None:
+    def _resolved(self, node: SchemaNode) -> SchemaNode:
+        """``node``, or the schema its ``$ref``s lead to."""
         seen: set[str] = set()
         while isinstance(node, RefNode) and node.target not in seen:
             seen.add(node.target)
             definition = self.lowerer.definitions.get(node.target)
             if definition is None:
-                return None
+                return node
             node = definition.node
+        return node
+
+    def _object_of(self, node: SchemaNode) -> ObjectNode | None:
+        node = self._resolved(node)
         return node if isinstance(node, ObjectNode) else None
 
     # -- responses --------------------------------------------------------------------------
@@ -1294,6 +1312,10 @@ def _body_kind(media_type: str) -> BodyKind:
     if base.startswith("text/") or base in ("application/xml", "application/sdp"):
         return "text"
     return "binary"
+
+
+def _is_json_patch(media_type: str) -> bool:
+    return media_type.split(";", 1)[0].strip().lower() == "application/json-patch+json"
 
 
 def _pick_media_type(types: list[str]) -> str:

@@ -93,6 +93,9 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         status, content = 200, b'{"prod": [{"id": 1}], "staging": []}'
     elif path == "/api/charges" and method == "POST":  # the form fields, as read
         status, content = 200, json.dumps(parse_qsl(body.decode(), strict_parsing=True)).encode()
+    elif path.startswith("/api/pods/") and method == "PATCH":  # the type and the body read
+        ctype = dict(scope["headers"]).get(b"content-type", b"").decode()
+        status, content = 200, json.dumps({"type": ctype, "body": json.loads(body)}).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

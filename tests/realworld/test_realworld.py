@@ -357,6 +357,34 @@ def test_a_form_bodys_encoding_style_is_used(packages: dict[str, ModuleType], se
     ]
 
 
+def test_an_object_patch_body_is_not_sent_as_json_patch(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Kubernetes' Swagger 2.0 spec, 131 PATCH operations): ``consumes`` lists
+    ``application/json-patch+json`` first and one object schema for every type; the object went
+    out as a JSON Patch (RFC 6902: an array of operations), which the server refuses."""
+    pkg = packages["swagger_patch_types"]
+    merged = _call(pkg, server, {"_tool": "patchPod", "name": "p1", "body": {"spec": {"x": 1}}})
+    assert merged.success, merged.error
+    assert merged.data.model_dump(mode="json") == {
+        "type": "application/merge-patch+json",
+        "body": {"spec": {"x": 1}},
+    }
+    ops = [{"op": "replace", "path": "/spec/x", "value": 2}]
+    patched = _call(pkg, server, {"_tool": "patchPodOps", "name": "p1", "body": ops})
+    assert patched.success, patched.error  # an array body: JSON Patch, as listed
+    assert patched.data.model_dump(mode="json") == {
+        "type": "application/json-patch+json",
+        "body": ops,
+    }
+    notes = [d.render() for d in generate_tree([SPECS / "swagger_patch_types.yaml"]).diagnostics]
+    assert any(
+        "~1pods~1{name}/patch/parameters/1/schema: note: the body is sent as "
+        "application/merge-patch+json: application/json-patch+json (consumes) is an array" in n
+        for n in notes
+    ), notes
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
