@@ -5,7 +5,11 @@ spec of our own per class, compiled, then called against a real server on 127.0.
 - a path template naming a parameter the operation does not declare;
 - OpenAPI 3.0's ``nullable: true`` inside a 3.1 document;
 - responses without a schema (JSON, text, binary) and ``204``;
-- a field the model adds that the operation does not declare.
+- a field the model adds that the operation does not declare;
+- found by the issue-13 sweep of real specs: fields beside a ``$ref`` (Xero), ``nullable`` beside
+  a ``$ref``, ``securitySchemes`` as one ``$ref`` to another file (SendGrid), ``allOf`` parents
+  that overlap (SendGrid), a long ``additionalProperties`` type (Sentry), a form body's
+  ``deepObject`` encoding (Stripe), an object PATCH body among JSON Patch types (Kubernetes).
 
 Each is read with one obvious meaning and a located warning; ``--strict`` refuses it; nothing the
 spec says is dropped in silence.
@@ -178,11 +182,14 @@ def test_strict_turns_every_assumption_into_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("spec", ["nullable_31", "ref_nullable_31"])
 def test_nullable_in_a_31_document_allows_null(
-    packages: dict[str, ModuleType], server: str
+    packages: dict[str, ModuleType], server: str, spec: str
 ) -> None:
-    assert any("nullable is OpenAPI 3.0's keyword" in w for w in _warnings("nullable_31.yaml"))
-    result = _call(packages["nullable_31"], server, {"_tool": "getNote", "noteId": "n1"})
+    """``ref_nullable_31``: the warning said "read as also allowing null", and the null was
+    refused — beside a ``$ref``, ``nullable`` was one more ``allOf`` part (any value or null)."""
+    assert any("due/nullable: warning: nullable is" in w for w in _warnings(f"{spec}.yaml"))
+    result = _call(packages[spec], server, {"_tool": "getNote", "noteId": "n1"})
     assert result.success, result.error
     assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
 
@@ -222,17 +229,6 @@ def test_fields_beside_a_ref_in_30_are_ignored_and_nullable_is_read(
         pkg.CallAdapter.validate_python({"_tool": "addTask", "name": "audit", "rate": 95})
     with pytest.raises(SpecError, match=r"\$ref replaces the fields beside it"):
         generate_tree([SPECS / "ref_siblings_30.yaml"], strict=True)
-
-
-def test_nullable_beside_a_ref_in_31_allows_null(
-    packages: dict[str, ModuleType], server: str
-) -> None:
-    """The warning said "read as also allowing null", and the null was refused: beside a
-    ``$ref``, ``nullable`` was one more ``allOf`` part (any value or null) of the reference."""
-    assert any("due/nullable: warning: nullable is" in w for w in _warnings("ref_nullable_31.yaml"))
-    result = _call(packages["ref_nullable_31"], server, {"_tool": "getNote", "noteId": "n1"})
-    assert result.success, result.error
-    assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
 
 
 # -- security schemes ------------------------------------------------------------------------------
