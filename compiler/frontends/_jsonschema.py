@@ -441,8 +441,8 @@ class SchemaLowerer:
             inner = self._lower(
                 {k: v for k, v in s.items() if k != "nullable"}, loc, ctx, depth + 1
             )
-            if "enum" in s and None in s["enum"]:
-                return inner
+            if "enum" in s and None in s["enum"] and "type" not in s:
+                return inner  # (a type narrows the enum's null away: 3.0.3 asks to list it)
             return UnionNode(
                 meta=Meta(loc=loc), variants=(inner, NullNode(meta=Meta(loc=loc))), form="type"
             )
@@ -988,6 +988,8 @@ class SchemaLowerer:
             return NeverNode(meta=meta)
         # ``type`` narrows an enum: ``{type: string, enum: ["a", 1]}`` allows only "a".
         types = self._types(s, loc) if "type" in s else None
+        if self.lenient and types is not None and "string" in types:
+            values = self._numbers_as_text(values, types, loc)
         kept: list[str] = []
         for v in values:
             if types is None or _json_type_matches(v, types):
@@ -1002,6 +1004,33 @@ class SchemaLowerer:
             )
             return NeverNode(meta=meta)
         return LiteralNode(meta=meta, values=tuple(kept), form="enum")
+
+    def _numbers_as_text(
+        self, values: list[Any], types: list[str], loc: SourceLocation
+    ) -> list[Any]:
+        """``{type: string, enum: [4.1, 4, 3]}``: YAML reads an unquoted ``4.1`` as a number, and
+        a number is no string, so the enum allowed nothing (a real fintech API's version field:
+        every response carrying it failed). Read as their text, with a warning."""
+
+        def text(v: Any) -> Any:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                return v
+            if _json_type_matches(v, types):
+                return v
+            return repr(v) if isinstance(v, float) else str(v)
+
+        read = [text(v) for v in values]
+        changed = [t for v, t in zip(values, read, strict=True) if t is not v]
+        if not changed:
+            return values
+        self.diags.warning(
+            loc.child("enum"),
+            f"enum value(s) {', '.join(changed)} are numbers under type: string; read as "
+            "their text",
+            "strings",
+            hint="quote them: an unquoted 4.1 in YAML is a number",
+        )
+        return read
 
     def _union(
         self, s: dict[str, Any], combinator: str, loc: SourceLocation, ctx: _Context, depth: int

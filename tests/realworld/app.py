@@ -96,6 +96,8 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     elif path.startswith("/api/pods/") and method == "PATCH":  # the type and the body read
         ctype = dict(scope["headers"]).get(b"content-type", b"").decode()
         status, content = 200, json.dumps({"type": ctype, "body": json.loads(body)}).encode()
+    elif path == "/api/prism" and method == "POST":  # the version asked for, as a string
+        status, content = 200, json.dumps({"version": json.loads(body).get("version")}).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

@@ -231,6 +231,30 @@ def test_fields_beside_a_ref_in_30_are_ignored_and_nullable_is_read(
         generate_tree([SPECS / "ref_siblings_30.yaml"], strict=True)
 
 
+# -- enums -----------------------------------------------------------------------------------------
+
+
+def test_unquoted_numbers_in_a_string_enum_are_read_as_their_text(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Plaid's ``PrismInsightsVersion``: ``type: string``, ``enum: [4.1, 4, 3,
+    null]``): no value had the declared type, so the enum allowed nothing — not even the
+    null — and every call or response carrying it failed (one warning said so)."""
+    warnings = _warnings("enum_numbers_as_text.yaml")
+    assert len(warnings) == 1 and warnings[0].endswith(
+        "enum_numbers_as_text.yaml#/components/schemas/PrismVersion/enum: warning: enum "
+        "value(s) 4.1, 4, 3 are numbers under type: string; read as their text — strings "
+        "(hint: quote them: an unquoted 4.1 in YAML is a number)"
+    ), warnings
+    pkg = packages["enum_numbers_as_text"]
+    for version in ("4.1", "3", None):
+        report = _call(pkg, server, {"_tool": "getPrismReport", "version": version})
+        assert report.success, report.error
+        assert report.data.model_dump(mode="json") == {"version": version}
+    with pytest.raises(ValueError, match="version"):
+        pkg.CallAdapter.validate_python({"_tool": "getPrismReport", "version": 4.1})
+
+
 # -- security schemes ------------------------------------------------------------------------------
 
 
