@@ -1096,6 +1096,16 @@ class _Reader:
         tool: str,
         loc: SourceLocation,
     ) -> HttpBody:
+        sent = _sent_media_type(media_type, kind)
+        if sent != media_type:
+            # a container orchestrator's create/replace operations consume */*: that header
+            # went out as the body's Content-Type, and the server refuses it
+            self.diags.note(
+                loc,
+                f"the body is sent as {sent}: {media_type} is a range of media types, which no "
+                "request can be sent as",
+            )
+            media_type = sent
         obj = self._object_of(node)
         parts: list[BodyPart] = []
         if obj is not None and kind in ("form", "multipart"):
@@ -1312,6 +1322,20 @@ def _body_kind(media_type: str) -> BodyKind:
     if base.startswith("text/") or base in ("application/xml", "application/sdp"):
         return "text"
     return "binary"
+
+
+_CONCRETE: dict[BodyKind, str] = {
+    "json": "application/json",
+    "text": "text/plain",
+    "binary": "application/octet-stream",
+}
+
+
+def _sent_media_type(media_type: str, kind: BodyKind) -> str:
+    """The Content-Type a body goes out with: a range (``*/*``, ``text/*``) names none."""
+    if "*" not in media_type.split(";", 1)[0]:
+        return media_type
+    return _CONCRETE.get(kind, media_type)
 
 
 def _is_json_patch(media_type: str) -> bool:

@@ -93,7 +93,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         status, content = 200, b'{"prod": [{"id": 1}], "staging": []}'
     elif path == "/api/charges" and method == "POST":  # the form fields, as read
         status, content = 200, json.dumps(parse_qsl(body.decode(), strict_parsing=True)).encode()
-    elif path.startswith("/api/pods/") and method == "PATCH":  # the type and the body read
+    elif path.startswith("/api/pods") and method in ("PATCH", "POST"):  # the type and body read
         ctype = dict(scope["headers"]).get(b"content-type", b"").decode()
         status, content = 200, json.dumps({"type": ctype, "body": json.loads(body)}).encode()
     elif path == "/api/prism" and method == "POST":  # the version asked for, as a string

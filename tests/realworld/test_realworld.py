@@ -405,6 +405,20 @@ def test_an_object_patch_body_is_not_sent_as_json_patch(
     ), notes
 
 
+def test_a_body_that_consumes_any_type_is_sent_as_json(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Kubernetes' 402 create/replace operations consume ``*/*``): the range went
+    out as the request's Content-Type, which names no format, and the server refuses it."""
+    pkg = packages["swagger_patch_types"]
+    created = _call(pkg, server, {"_tool": "createPod", "body": {"metadata": {"name": "p1"}}})
+    assert created.success, created.error
+    assert created.data.model_dump(mode="json") == {
+        "type": "application/json",
+        "body": {"metadata": {"name": "p1"}},
+    }
+
+
 # -- an Accept header parameter with one declared value ---------------------------------------------
 
 
