@@ -1,4 +1,4 @@
-"""Seven real public OpenAPI specs that are not in the corpus (issue 13, must-show 2 and the sweep).
+"""Eight real public OpenAPI specs that are not in the corpus (issue 13, must-show 2 and the sweep).
 
 Each is compiled as published (``--strict`` off) and must lose nothing in silence: the
 ``read → emitted`` counts of ``toolbind generate -v`` account for every operation, parameter,
@@ -17,15 +17,20 @@ and 1.3 GB, in ``make test-slow``).
 - Xero's Projects API 16.1.0 (XeroAPI/Xero-OpenAPI, MIT): OpenAPI 3.0 with ``type`` written
   beside ``$ref`` (``rate: {$ref: Amount, type: number}``) — read as both, no ``rate`` was valid;
 - Mastodon 4.7.0 (abraham/mastodon-openapi, MIT; xz-compressed): OpenAPI 3.1, 210 operations,
-  672 declared response headers, ``type: [..., 'null']``, form and JSON bodies.
+  672 declared response headers, ``type: [..., 'null']``, form and JSON bodies;
+- Kubernetes 1.36's API (kubernetes-client/python's ``swagger.json.unprocessed``, Apache-2.0;
+  xz-compressed): Swagger 2.0, 1,123 operations, create/replace bodies that consume ``*/*`` and
+  PATCH bodies listing ``application/json-patch+json`` first.
 """
 
 from __future__ import annotations
 
 import json
 import lzma
+import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +40,12 @@ from pydantic import ValidationError
 from tests._fates import FATES, read_counts
 from tests.conftest import unload
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.compiler._driver import build
+from toolbind.compiler._driver import GeneratedTree, build
 
 PUBLIC = Path(__file__).resolve().parent / "specs" / "public"
 GITHUB_XZ = PUBLIC / "api.github.com-octokit-openapi-23.0.2.json.xz"
 MASTODON_XZ = PUBLIC / "mastodon-openapi-4.7.0.json.xz"
+KUBERNETES_XZ = PUBLIC / "kubernetes-1.36-swagger.json.xz"
 
 # spec → (operations, a call of one tool that must validate)
 SMALL: dict[str, tuple[Path, int, dict[str, Any]]] = {
@@ -85,7 +91,7 @@ SMALL: dict[str, tuple[Path, int, dict[str, Any]]] = {
 }
 
 
-def _nothing_lost(spec: Path, operations: int) -> None:
+def _nothing_lost(spec: Path, operations: int) -> GeneratedTree:
     tree = build([spec], formatted=False)
     assert not [d for d in tree.diagnostics if d.severity == "error"]
     notes = [d for d in tree.diagnostics if "read → emitted: " in d.found]
@@ -97,6 +103,7 @@ def _nothing_lost(spec: Path, operations: int) -> None:
     reported = sum(c.get("reported", 0) for c in counts.values())
     said = [d for d in tree.diagnostics if d.severity in ("warning", "note") and d is not notes[0]]
     assert len(said) >= reported, "every item reported has its own located diagnostic"
+    return tree
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
@@ -171,6 +178,25 @@ def test_mastodons_210_operations_compile_with_nothing_lost_and_call(tmp_path: P
         assert len(pkg.TOOLS) == len(pkg.http.OPERATIONS) == 210
     finally:
         unload(package)
+
+
+def test_kubernetes_1123_operations_compile_with_nothing_lost_and_concrete_bodies(
+    tmp_path: Path,
+) -> None:
+    """Every body is sent with a Content-Type the API server reads: not ``*/*`` (402
+    create/replace operations), not ``json-patch+json`` for an object (131 PATCH operations)."""
+    spec = tmp_path / "kubernetes.json"
+    spec.write_bytes(lzma.decompress(KUBERNETES_XZ.read_bytes()))
+    tree = _nothing_lost(spec, 1123)
+    (http,) = [text for path, text in tree.files.items() if path.endswith("/http.py")]
+    sent = Counter(re.findall(r"""HttpBody\(\s*media_type=["']([^"']+)""", http))
+    assert sent == {"application/json": 402, "application/merge-patch+json": 131}, sent
+    found = Counter(
+        "range" if "is a range of media types" in d.found else "patch"
+        for d in tree.diagnostics
+        if "the body is sent as" in d.found
+    )
+    assert found == {"range": 402, "patch": 131}
 
 
 @pytest.fixture(scope="module")
