@@ -225,11 +225,16 @@ class BodyPart:
         content_type: the part's media type (OpenAPI ``encoding.contentType``), if given.
         is_file: the property is binary (``format: binary``/``type: file``): its Call value is
             file content (base64 ``bytes`` in JSON) or a local path, see ``toolbind.runtime.http``.
+        style: a form body's ``encoding.style`` (``deepObject``: ``metadata[key]=value``), if
+            given; None: ``form``.
+        explode: a form body's ``encoding.explode``, if given; None: the style's default.
     """
 
     property: str
     content_type: str | None = None
     is_file: bool = False
+    style: ParameterStyle | None = None
+    explode: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

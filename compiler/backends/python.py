@@ -1102,7 +1102,8 @@ class PythonBackend:
             view.fields.append(f)
         apart = False  # see KeepExtrasApart
         inherited = self._inherited(node) if isinstance(node, AllOfNode) else {}
-        for prop in obj.properties:
+        shared = self._shared_by_parents(node, obj) if isinstance(node, AllOfNode) else ()
+        for prop in (*obj.properties, *shared):
             # allOf restates a parent's property: pydantic validates the subclass's field only,
             # so the parents' schemas of it are checked on the value too (allOf: all hold).
             parents = [
@@ -1156,14 +1157,68 @@ class PythonBackend:
                     found.append(p.schema)
         return schemas
 
+    def _shared_by_parents(self, node: AllOfNode, inline: ObjectNode) -> list[Property]:
+        """Properties two parent classes declare differently (and ``node`` does not restate):
+        restated here, required if any parent requires it, every parent's schema checked.
+        Left to the bases, pydantic took the first parent's alone (a real email API's
+        ``FullSegment``: ``name`` optional in one parent, required in the other, was optional)
+        and pyright refused the class ("Base classes ... define variable in incompatible way")."""
+        own = {p.name for p in inline.properties}
+        found: dict[str, list[Property]] = {}
+        keys = [
+            p.target for p in node.parts if isinstance(p, RefNode) and p.target in self.class_defs
+        ]
+        for key in dict.fromkeys(keys):
+            lineage: dict[str, Property] = {}
+            for k in (key, *sorted(self._ancestors(key))):
+                target = self.defs[k].node
+                parts = target.parts if isinstance(target, AllOfNode) else (target,)
+                for part in parts:
+                    if isinstance(part, ObjectNode):
+                        for prop in part.properties:
+                            lineage.setdefault(prop.name, prop)
+            for name, prop in lineage.items():
+                if name not in own and prop not in found.setdefault(name, []):
+                    found[name].append(prop)
+        return [
+            Property(name=name, schema=props[0].schema, required=any(p.required for p in props))
+            for name, props in found.items()
+            if len(props) > 1
+        ]
+
+    def _ancestors(self, key: str) -> set[str]:
+        """The class definitions ``key``'s class inherits from, transitively (its allOf refs)."""
+        found: set[str] = set()
+        stack = [key]
+        while stack:
+            target = self.defs[stack.pop()].node
+            if isinstance(target, AllOfNode):
+                for part in target.parts:
+                    if (
+                        isinstance(part, RefNode)
+                        and part.target in self.class_defs
+                        and part.target not in found
+                    ):
+                        found.add(part.target)
+                        stack.append(part.target)
+        return found
+
     def _all_of_parts(self, node: AllOfNode) -> tuple[list[str], ObjectNode]:
+        keys = [
+            p.target for p in node.parts if isinstance(p, RefNode) and p.target in self.class_defs
+        ]
+        # A parent that another parent already extends adds nothing, and beside it gives no
+        # consistent MRO: a real email API's ``allOf: [Base, Common]`` with ``Common: allOf:
+        # [Base, ...]`` was ``class C(Base, Common)`` — a TypeError when the model loaded.
+        lineage = {k: self._ancestors(k) for k in dict.fromkeys(keys)}
         parents: list[str] = []
+        for key in lineage:
+            if not any(key in up and other not in lineage[key] for other, up in lineage.items()):
+                parents.append(self.names.def_names[key])
         props: list[Property] = []
         additional: SchemaNode | None = None
         for part in node.parts:
-            if isinstance(part, RefNode) and part.target in self.class_defs:
-                parents.append(self.names.def_names[part.target])
-            elif isinstance(part, ObjectNode):
+            if isinstance(part, ObjectNode):
                 props.extend(part.properties)
                 additional = part.additional if part.additional is not None else additional
         return parents, ObjectNode(meta=node.meta, properties=tuple(props), additional=additional)

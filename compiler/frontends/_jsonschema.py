@@ -405,6 +405,8 @@ class SchemaLowerer:
         self._unread(s, loc)
         if self.legacy_ref and "$ref" in s:
             s = {"$ref": s["$ref"]}
+        elif self.dialect == "openapi30" and "$ref" in s:
+            s = self._reference_object(s, loc)
         if self._vocabulary_off:
             s = {k: v for k, v in s.items() if k not in self._vocabulary_off}
         s, ctx = self._enter(s, loc, ctx)
@@ -418,13 +420,6 @@ class SchemaLowerer:
             s = {k: v for k, v in s.items() if k != "enum"}
         if s.keys() & _CHECK_KEYS:
             return self._checked(s, loc, ctx, depth)
-        if "$ref" in s:
-            rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "$ref"}
-            ref = self._ref(s["$ref"], s, loc, ctx)
-            if not rest:
-                return ref
-            other = self._lower(rest, loc, ctx, depth + 1)
-            return AllOfNode(meta=Meta(loc=loc), parts=(ref, other))
         if (
             self.drop_extensions
             and self.dialect == "openapi30"
@@ -448,11 +443,18 @@ class SchemaLowerer:
             inner = self._lower(
                 {k: v for k, v in s.items() if k != "nullable"}, loc, ctx, depth + 1
             )
-            if "enum" in s and None in s["enum"]:
-                return inner
+            if "enum" in s and None in s["enum"] and "type" not in s:
+                return inner  # (a type narrows the enum's null away: 3.0.3 asks to list it)
             return UnionNode(
                 meta=Meta(loc=loc), variants=(inner, NullNode(meta=Meta(loc=loc))), form="type"
             )
+        if "$ref" in s:  # (after nullable: beside a $ref it widens the reference, too)
+            rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "$ref"}
+            ref = self._ref(s["$ref"], s, loc, ctx)
+            if not rest:
+                return ref
+            other = self._lower(rest, loc, ctx, depth + 1)
+            return AllOfNode(meta=Meta(loc=loc), parts=(ref, other))
         if "allOf" in s:
             return self._all_of(s, loc, ctx, depth)
         for combinator in ("anyOf", "oneOf"):
@@ -514,6 +516,29 @@ class SchemaLowerer:
                     "a $ref alone in its schema",
                     hint="wrap them: allOf: [{$ref: ...}, {...}], or use draft 2019-09 or later",
                 )
+
+    def _reference_object(self, s: dict[str, Any], loc: SourceLocation) -> dict[str, Any]:
+        """OpenAPI 3.0 and Swagger 2.0: a ``$ref`` is a Reference Object, whose other fields
+        "SHALL be ignored". Read beside it, a ``type`` can make the schema accept nothing (a
+        real accounting API writes ``rate: {$ref: Amount, type: number}``, ``Amount`` an
+        object): ignored as the spec says, with a located warning. Annotations stay, and so
+        does ``nullable: true`` (or ``x-nullable``): it only widens, and an API that writes it
+        sends null there."""
+        keep = _ANNOTATIONS | {"$ref", "nullable", "x-nullable"}
+        beside = sorted(k for k in s if k not in keep and not k.startswith("x-"))
+        if not beside:
+            return s
+        where = loc.child("$ref")
+        if str(where) not in self._unread_reported:
+            self._unread_reported.add(str(where))
+            self.diags.warning(
+                where,
+                "$ref replaces the fields beside it in OpenAPI 3.0 and Swagger 2.0: "
+                f"{', '.join(beside)} ignored",
+                "a $ref alone in its schema (annotations and nullable beside it are read)",
+                hint="wrap them: allOf: [{$ref: ...}, {...}] (OpenAPI 3.1 reads them beside it)",
+            )
+        return {k: v for k, v in s.items() if k not in beside}
 
     def _enter(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context
@@ -965,6 +990,8 @@ class SchemaLowerer:
             return NeverNode(meta=meta)
         # ``type`` narrows an enum: ``{type: string, enum: ["a", 1]}`` allows only "a".
         types = self._types(s, loc) if "type" in s else None
+        if self.lenient and types is not None and "string" in types:
+            values = self._numbers_as_text(values, types, loc)
         kept: list[str] = []
         for v in values:
             if types is None or _json_type_matches(v, types):
@@ -979,6 +1006,33 @@ class SchemaLowerer:
             )
             return NeverNode(meta=meta)
         return LiteralNode(meta=meta, values=tuple(kept), form="enum")
+
+    def _numbers_as_text(
+        self, values: list[Any], types: list[str], loc: SourceLocation
+    ) -> list[Any]:
+        """``{type: string, enum: [4.1, 4, 3]}``: YAML reads an unquoted ``4.1`` as a number, and
+        a number is no string, so the enum allowed nothing (a real fintech API's version field:
+        every response carrying it failed). Read as their text, with a warning."""
+
+        def text(v: Any) -> Any:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                return v
+            if _json_type_matches(v, types):
+                return v
+            return repr(v) if isinstance(v, float) else str(v)
+
+        read = [text(v) for v in values]
+        changed = [t for v, t in zip(values, read, strict=True) if t is not v]
+        if not changed:
+            return values
+        self.diags.warning(
+            loc.child("enum"),
+            f"enum value(s) {', '.join(changed)} are numbers under type: string; read as "
+            "their text",
+            "strings",
+            hint="quote them: an unquoted 4.1 in YAML is a number",
+        )
+        return read
 
     def _union(
         self, s: dict[str, Any], combinator: str, loc: SourceLocation, ctx: _Context, depth: int

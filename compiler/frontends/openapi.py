@@ -182,6 +182,8 @@ _DEFAULT_STYLE: dict[str, ParameterStyle] = {
     "cookie": "form",
 }
 # Swagger 2.0 collectionFormat → (style, explode)
+# The styles OpenAPI defines for a form-urlencoded body's properties (``encoding``).
+_FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 _COLLECTION_FORMATS: dict[str, tuple[ParameterStyle, bool]] = {
     "csv": ("form", False),
     "ssv": ("spaceDelimited", False),
@@ -279,6 +281,8 @@ class _Reader:
         # holds read == the rest over every corpus spec.
         self.counts: Counter[tuple[str, str]] = Counter()
         self.extensions: dict[str, list[SourceLocation]] = {}  # x- field → where seen
+        # Security scheme names that requirements use → where first: each must be declared.
+        self.named_schemes: dict[str, SourceLocation] = {}
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
@@ -471,11 +475,12 @@ class _Reader:
                 "at least one operation",
             )
         definitions = _reachable(tools, self.lowerer.definitions)
+        security = self.security(self.spec.get("security"), self.top.child("security")) or ()
         api = HttpApi(
             title=str((as_object(self.spec.get("info")) or {}).get("title") or self.doc.path),
             servers=self.servers(self.spec, self.top),
             security_schemes=self.security_schemes(),
-            security=self.security(self.spec.get("security"), self.top.child("security")) or (),
+            security=security,
             operations=operations,
         )
         return SpecPackage(
@@ -582,21 +587,47 @@ class _Reader:
 
     def security_schemes(self) -> dict[str, SecurityScheme]:
         if self.swagger:
-            table = as_object(self.spec.get("securityDefinitions")) or {}
+            raw_table = self.spec.get("securityDefinitions")
             loc = self.top.child("securityDefinitions")
         else:
-            table = as_object((as_object(self.spec.get("components")) or {}).get("securitySchemes"))
-            table = table or {}
+            raw_table = (as_object(self.spec.get("components")) or {}).get("securitySchemes")
             loc = self.top.child("components", "securitySchemes")
+        where = _Where(raw_table, loc, self.spec, self.path)
+        if isinstance(raw_table, dict) and "$ref" in raw_table:
+            # the whole map in another file (a real email API's split spec): OpenAPI allows a
+            # $ref per scheme only, but the meaning is plain — ignored, every operation that
+            # needs a credential failed at run time with no scheme to give it for
+            self.diags.warning(
+                loc.child("$ref"),
+                f"{loc.pointer.rsplit('/', 1)[-1]} is a $ref to the whole map; followed",
+                "a map of security schemes (each may be a $ref)",
+            )
+            where = self.deref(where, "security schemes") or _Where({}, loc, self.spec, self.path)
+        table = as_object(where.value) or {}
         out: dict[str, SecurityScheme] = {}
         for key, raw in table.items():
-            found = self.deref(_Where(raw, loc.child(key), self.spec, self.path), "security scheme")
-            scheme = as_object(found.value) if found is not None else None
-            if scheme is None:
+            at = where.loc.child(key)
+            found = self.deref(_Where(raw, at, where.root, where.path), "security scheme")
+            if found is None:  # (deref said why)
                 continue
-            made = self._scheme(key, scheme, loc.child(key))
+            scheme = as_object(found.value)
+            if scheme is None:
+                self.diags.warning(
+                    at, f"security scheme is {describe(found.value)}", "an object; skipped"
+                )
+                continue
+            made = self._scheme(key, scheme, found.loc)
             if made is not None:
                 out[key] = made
+        for name, at in self.named_schemes.items():
+            if name not in table:  # (one declared but not supported has its own note)
+                self.diags.warning(
+                    at,
+                    f"security requirement names {name!r}, which no security scheme declares: "
+                    "no credential can be given for it, so an operation that needs it fails",
+                    f"a key of {loc.pointer.lstrip('/').replace('/', '.')}"
+                    + (f" ({', '.join(sorted(table))})" if table else ""),
+                )
         return out
 
     def _scheme(self, key: str, s: dict[str, Any], loc: SourceLocation) -> SecurityScheme | None:
@@ -659,6 +690,8 @@ class _Reader:
                     loc.child(i), f"security requirement is {describe(raw_req)}", "an object"
                 )
                 continue
+            for k in req:
+                self.named_schemes.setdefault(k, loc.child(i, k))
             out.append(
                 tuple(
                     SecurityRequirement(
@@ -990,14 +1023,27 @@ class _Reader:
         if body_params:
             p = body_params[0]
             pobj: dict[str, Any] = p.value
-            media_type = _pick_media_type(
-                [c for c in consumes if _body_kind(c) in ("json", "text", "binary")]
-                or ["application/json"]
-            )
             node = self.schema(
                 _Where(pobj.get("schema", {}), p.loc.child("schema"), p.root, p.path)
             )
             node = _annotate(node, pobj)
+            usable = [c for c in consumes if _body_kind(c) in ("json", "text", "binary")]
+            patch = [c for c in usable if _is_json_patch(c)]
+            if (
+                patch
+                and len(patch) < len(usable)
+                and not isinstance(self._resolved(node), ArrayNode)
+            ):
+                # Swagger 2.0 gives one schema for every type in consumes: a JSON Patch
+                # (RFC 6902) is an array, so an object body listed first among a container
+                # orchestrator's PATCH types went out as json-patch+json and was refused
+                usable = [c for c in usable if c not in patch]
+                self.diags.note(
+                    p.loc.child("schema"),
+                    f"the body is sent as {_pick_media_type(usable)}: {patch[0]} (consumes) "
+                    "is an array of operations, and this body's schema is not an array",
+                )
+            media_type = _pick_media_type(usable or ["application/json"])
             return self._place_body(
                 node,
                 media_type,
@@ -1050,17 +1096,30 @@ class _Reader:
         tool: str,
         loc: SourceLocation,
     ) -> HttpBody:
+        sent = _sent_media_type(media_type, kind)
+        if sent != media_type:
+            # a container orchestrator's create/replace operations consume */*: that header
+            # went out as the body's Content-Type, and the server refuses it
+            self.diags.note(
+                loc,
+                f"the body is sent as {sent}: {media_type} is a range of media types, which no "
+                "request can be sent as",
+            )
+            media_type = sent
         obj = self._object_of(node)
         parts: list[BodyPart] = []
         if obj is not None and kind in ("form", "multipart"):
             for prop in obj.properties:
                 enc = as_object(encoding.get(prop.name)) or {}
                 ctype = enc.get("contentType")
+                style, explode = self._form_encoding(enc, kind, loc.child("encoding", prop.name))
                 parts.append(
                     BodyPart(
                         property=prop.name,
                         content_type=ctype if isinstance(ctype, str) else None,
                         is_file=_is_file(prop.schema, self.lowerer.definitions),
+                        style=style,
+                        explode=explode,
                     )
                 )
         flattenable = (
@@ -1092,14 +1151,47 @@ class _Reader:
             parts=tuple(parts),
         )
 
-    def _object_of(self, node: SchemaNode) -> ObjectNode | None:
+    def _form_encoding(
+        self, enc: dict[str, Any], kind: BodyKind, loc: SourceLocation
+    ) -> tuple[ParameterStyle | None, bool | None]:
+        """A form body property's ``encoding`` style and explode (a payments API sends every
+        object as ``deepObject``: ``metadata[key]=value``); OpenAPI applies them to
+        ``application/x-www-form-urlencoded`` only."""
+        style, explode = enc.get("style"), enc.get("explode")
+        if style is None and explode is None:
+            return None, None
+        if kind != "form":
+            self.diags.note(
+                loc, "encoding style/explode apply to form-urlencoded bodies only; ignored here"
+            )
+            return None, None
+        if style is not None and style not in _FORM_STYLES:
+            self.diags.warning(
+                loc.child("style"),
+                f"encoding style {describe(style)} is not a form body's; read as 'form'",
+                ", ".join(repr(s) for s in _FORM_STYLES),
+            )
+            style = None
+        if explode is not None and not isinstance(explode, bool):
+            self.diags.warning(
+                loc.child("explode"), f"explode is {describe(explode)}; ignored", "true or false"
+            )
+            explode = None
+        return cast("ParameterStyle | None", style), explode
+
+    def _resolved(self, node: SchemaNode) -> SchemaNode:
+        """``node``, or the schema its ``$ref``s lead to."""
         seen: set[str] = set()
         while isinstance(node, RefNode) and node.target not in seen:
             seen.add(node.target)
             definition = self.lowerer.definitions.get(node.target)
             if definition is None:
-                return None
+                return node
             node = definition.node
+        return node
+
+    def _object_of(self, node: SchemaNode) -> ObjectNode | None:
+        node = self._resolved(node)
         return node if isinstance(node, ObjectNode) else None
 
     # -- responses --------------------------------------------------------------------------
@@ -1230,6 +1322,24 @@ def _body_kind(media_type: str) -> BodyKind:
     if base.startswith("text/") or base in ("application/xml", "application/sdp"):
         return "text"
     return "binary"
+
+
+_CONCRETE: dict[BodyKind, str] = {
+    "json": "application/json",
+    "text": "text/plain",
+    "binary": "application/octet-stream",
+}
+
+
+def _sent_media_type(media_type: str, kind: BodyKind) -> str:
+    """The Content-Type a body goes out with: a range (``*/*``, ``text/*``) names none."""
+    if "*" not in media_type.split(";", 1)[0]:
+        return media_type
+    return _CONCRETE.get(kind, media_type)
+
+
+def _is_json_patch(media_type: str) -> bool:
+    return media_type.split(";", 1)[0].strip().lower() == "application/json-patch+json"
 
 
 def _pick_media_type(types: list[str]) -> str:

@@ -24,12 +24,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 import httpx
 
-from ..contract import BodyPart, HttpBody
-from ._params import ParameterError, primitive
+from ..contract import BodyPart, HttpBody, HttpParameter
+from ._params import ParameterError, primitive, query_pairs
 
 _MISSING = object()
 
@@ -116,6 +116,16 @@ def encode_body(
             part = parts.get(prop)
             if part is not None and part.content_type and "json" in part.content_type:
                 pairs.append((prop, json.dumps(item, separators=(",", ":"))))
+            elif part is not None and (part.style is not None or part.explode is not None):
+                # the encoding's style, as a query parameter's (deepObject: metadata[k]=v)
+                style = part.style or "form"
+                explode = part.explode if part.explode is not None else style == "form"
+                as_param = HttpParameter(
+                    name=prop, field=prop, location="query", style=style, explode=explode
+                )
+                for encoded in query_pairs(as_param, item):
+                    name, _, text = encoded.partition("=")
+                    pairs.append((unquote(name), unquote(text)))
             elif isinstance(item, list):
                 pairs.extend((prop, primitive(v)) for v in cast("list[Any]", item))
             elif isinstance(item, dict):  # style form, explode: the object's own properties

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import parse_qsl
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -80,6 +81,23 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     elif path == "/api/status":
         accept = dict(scope["headers"]).get(b"accept", b"").decode()
         status, content = 200, json.dumps({"accept": accept}).encode()
+    elif path == "/api/tasks" and method == "POST":
+        stored = {"id": 1, **json.loads(body), "invoiced": None}
+        status, content = 201, json.dumps(stored).encode()
+    elif path == "/api/secret":
+        if dict(scope["headers"]).get(b"x-api-key") == b"k1":
+            status, content = 200, b'{"secret": "s"}'
+        else:
+            status, content = 401, b'{"error": "no key"}'
+    elif path.endswith("/release-threshold-statuses"):
+        status, content = 200, b'{"prod": [{"id": 1}], "staging": []}'
+    elif path == "/api/charges" and method == "POST":  # the form fields, as read
+        status, content = 200, json.dumps(parse_qsl(body.decode(), strict_parsing=True)).encode()
+    elif path.startswith("/api/pods") and method in ("PATCH", "POST"):  # the type and body read
+        ctype = dict(scope["headers"]).get(b"content-type", b"").decode()
+        status, content = 200, json.dumps({"type": ctype, "body": json.loads(body)}).encode()
+    elif path == "/api/prism" and method == "POST":  # the version asked for, as a string
+        status, content = 200, json.dumps({"version": json.loads(body).get("version")}).encode()
     elif path.startswith("/api/notes/"):
         status, content = 200, json.dumps({"title": path.rsplit("/", 1)[1], "due": None}).encode()
     headers = [(b"content-type", media.encode())] if media else []

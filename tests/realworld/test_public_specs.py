@@ -1,4 +1,4 @@
-"""Five real public OpenAPI specs that are not in the corpus (issue 13, must-show 2).
+"""Eight real public OpenAPI specs that are not in the corpus (issue 13, must-show 2 and the sweep).
 
 Each is compiled as published (``--strict`` off) and must lose nothing in silence: the
 ``read → emitted`` counts of ``toolbind generate -v`` account for every operation, parameter,
@@ -13,15 +13,24 @@ and 1.3 GB, in ``make test-slow``).
 - AWS CodeStar and Azure Customer Insights from APIs.guru's openapi-directory (CC0): Swagger 2.0,
   ECMA-262 Annex B patterns (``[\\w-.+]``) that Python's ``re`` refuses, ``x-`` extensions;
 - Redocly's openapi-starter (MIT): OpenAPI 3.1 split over 40 files (path items, parameters,
-  responses and schemas ``$ref``'d across directories), webhooks, ``x-codeSamples``.
+  responses and schemas ``$ref``'d across directories), webhooks, ``x-codeSamples``;
+- Xero's Projects API 16.1.0 (XeroAPI/Xero-OpenAPI, MIT): OpenAPI 3.0 with ``type`` written
+  beside ``$ref`` (``rate: {$ref: Amount, type: number}``) — read as both, no ``rate`` was valid;
+- Mastodon 4.7.0 (abraham/mastodon-openapi, MIT; xz-compressed): OpenAPI 3.1, 210 operations,
+  672 declared response headers, ``type: [..., 'null']``, form and JSON bodies;
+- Kubernetes 1.36's API (kubernetes-client/python's ``swagger.json.unprocessed``, Apache-2.0;
+  xz-compressed): Swagger 2.0, 1,123 operations, create/replace bodies that consume ``*/*`` and
+  PATCH bodies listing ``application/json-patch+json`` first.
 """
 
 from __future__ import annotations
 
 import json
 import lzma
+import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +40,12 @@ from pydantic import ValidationError
 from tests._fates import FATES, read_counts
 from tests.conftest import unload
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.compiler._driver import build
+from toolbind.compiler._driver import GeneratedTree, build
 
 PUBLIC = Path(__file__).resolve().parent / "specs" / "public"
 GITHUB_XZ = PUBLIC / "api.github.com-octokit-openapi-23.0.2.json.xz"
+MASTODON_XZ = PUBLIC / "mastodon-openapi-4.7.0.json.xz"
+KUBERNETES_XZ = PUBLIC / "kubernetes-1.36-swagger.json.xz"
 
 # spec → (operations, a call of one tool that must validate)
 SMALL: dict[str, tuple[Path, int, dict[str, Any]]] = {
@@ -60,6 +71,18 @@ SMALL: dict[str, tuple[Path, int, dict[str, Any]]] = {
         58,
         {"_tool": "Hubs_List", "subscriptionId": "s", "api-version": "2017-04-26"},
     ),
+    "xero-projects": (
+        PUBLIC / "xero-projects-16.1.0.yaml",
+        16,
+        {
+            "_tool": "createTask",
+            "projectId": "00000000-0000-0000-0000-000000000001",
+            "Xero-Tenant-Id": "t1",
+            "name": "Demolition",
+            "rate": {"currency": "AUD", "value": 20},  # beside its $ref: type: number
+            "chargeType": "TIME",
+        },
+    ),
     "redocly": (
         PUBLIC / "redocly-openapi-starter" / "openapi" / "openapi.yaml",
         12,
@@ -68,7 +91,7 @@ SMALL: dict[str, tuple[Path, int, dict[str, Any]]] = {
 }
 
 
-def _nothing_lost(spec: Path, operations: int) -> None:
+def _nothing_lost(spec: Path, operations: int) -> GeneratedTree:
     tree = build([spec], formatted=False)
     assert not [d for d in tree.diagnostics if d.severity == "error"]
     notes = [d for d in tree.diagnostics if "read → emitted: " in d.found]
@@ -80,6 +103,7 @@ def _nothing_lost(spec: Path, operations: int) -> None:
     reported = sum(c.get("reported", 0) for c in counts.values())
     said = [d for d in tree.diagnostics if d.severity in ("warning", "note") and d is not notes[0]]
     assert len(said) >= reported, "every item reported has its own located diagnostic"
+    return tree
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
@@ -132,6 +156,47 @@ def _pyright_clean(tmp_path: Path, packages: list[Path]) -> None:
         check=False,
     )
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_xero_projects_fields_beside_a_ref_are_reported_once_each() -> None:
+    """``type`` beside ``$ref`` (11 places) is ignored as OpenAPI 3.0 says, each place said."""
+    tree = build([SMALL["xero-projects"][0]], formatted=False)
+    beside = [d for d in tree.diagnostics if "$ref replaces the fields beside it" in d.found]
+    assert len(beside) == 11 and all(d.severity == "warning" for d in beside)
+
+
+def test_mastodons_210_operations_compile_with_nothing_lost_and_call(tmp_path: Path) -> None:
+    spec = tmp_path / "mastodon.json"
+    spec.write_bytes(lzma.decompress(MASTODON_XZ.read_bytes()))
+    _nothing_lost(spec, 210)
+    (package,) = compile_to_directory([spec], tmp_path / "out").packages
+    pkg = load_package(tmp_path / "out", package)
+    try:
+        call = {"_tool": "getAccountStatuses", "id": "1", "limit": 5, "exclude_replies": True}
+        validated = pkg.CallAdapter.validate_python(call)
+        assert validated.model_dump(mode="json", by_alias=True, exclude_unset=True) == call
+        assert len(pkg.TOOLS) == len(pkg.http.OPERATIONS) == 210
+    finally:
+        unload(package)
+
+
+def test_kubernetes_1123_operations_compile_with_nothing_lost_and_concrete_bodies(
+    tmp_path: Path,
+) -> None:
+    """Every body is sent with a Content-Type the API server reads: not ``*/*`` (402
+    create/replace operations), not ``json-patch+json`` for an object (131 PATCH operations)."""
+    spec = tmp_path / "kubernetes.json"
+    spec.write_bytes(lzma.decompress(KUBERNETES_XZ.read_bytes()))
+    tree = _nothing_lost(spec, 1123)
+    (http,) = [text for path, text in tree.files.items() if path.endswith("/http.py")]
+    sent = Counter(re.findall(r"""HttpBody\(\s*media_type=["']([^"']+)""", http))
+    assert sent == {"application/json": 402, "application/merge-patch+json": 131}, sent
+    found = Counter(
+        "range" if "is a range of media types" in d.found else "patch"
+        for d in tree.diagnostics
+        if "the body is sent as" in d.found
+    )
+    assert found == {"range": 402, "patch": 131}
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,11 @@ spec of our own per class, compiled, then called against a real server on 127.0.
 - a path template naming a parameter the operation does not declare;
 - OpenAPI 3.0's ``nullable: true`` inside a 3.1 document;
 - responses without a schema (JSON, text, binary) and ``204``;
-- a field the model adds that the operation does not declare.
+- a field the model adds that the operation does not declare;
+- found by the issue-13 sweep of real specs: fields beside a ``$ref`` (Xero), ``nullable`` beside
+  a ``$ref``, ``securitySchemes`` as one ``$ref`` to another file (SendGrid), ``allOf`` parents
+  that overlap (SendGrid), a long ``additionalProperties`` type (Sentry), a form body's
+  ``deepObject`` encoding (Stripe), an object PATCH body among JSON Patch types (Kubernetes).
 
 Each is read with one obvious meaning and a located warning; ``--strict`` refuses it; nothing the
 spec says is dropped in silence.
@@ -178,13 +182,241 @@ def test_strict_turns_every_assumption_into_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("spec", ["nullable_31", "ref_nullable_31"])
 def test_nullable_in_a_31_document_allows_null(
-    packages: dict[str, ModuleType], server: str
+    packages: dict[str, ModuleType], server: str, spec: str
 ) -> None:
-    assert any("nullable is OpenAPI 3.0's keyword" in w for w in _warnings("nullable_31.yaml"))
-    result = _call(packages["nullable_31"], server, {"_tool": "getNote", "noteId": "n1"})
+    """``ref_nullable_31``: the warning said "read as also allowing null", and the null was
+    refused — beside a ``$ref``, ``nullable`` was one more ``allOf`` part (any value or null)."""
+    assert any("due/nullable: warning: nullable is" in w for w in _warnings(f"{spec}.yaml"))
+    result = _call(packages[spec], server, {"_tool": "getNote", "noteId": "n1"})
     assert result.success, result.error
     assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
+
+
+# -- fields beside a $ref ------------------------------------------------------------------------
+
+
+def test_fields_beside_a_ref_in_30_are_ignored_and_nullable_is_read(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Xero's Projects API): ``rate: {$ref: Amount, type: number}`` was read as
+    both at once, so no value of ``rate`` was valid and the operation could not be called (no
+    diagnostic); ``{$ref: Amount, nullable: true}`` refused the null the API sends."""
+    warnings = _warnings("ref_siblings_30.yaml")
+    assert (
+        warnings
+        == [
+            w
+            for w in warnings
+            if "/components/schemas/TaskCreate/properties/rate/$ref: warning: "
+            "$ref replaces the fields beside it in OpenAPI 3.0 and Swagger 2.0: type ignored" in w
+        ]
+        and len(warnings) == 1
+    ), warnings
+    pkg = packages["ref_siblings_30"]
+    added = _call(
+        pkg, server, {"_tool": "addTask", "name": "audit", "rate": {"currency": "NZD", "value": 95}}
+    )
+    assert added.success, added.error
+    assert added.data.model_dump(mode="json") == {
+        "id": 1,
+        "name": "audit",
+        "rate": {"currency": "NZD", "value": 95},
+        "invoiced": None,
+    }
+    with pytest.raises(ValueError, match="rate"):
+        pkg.CallAdapter.validate_python({"_tool": "addTask", "name": "audit", "rate": 95})
+    with pytest.raises(SpecError, match=r"\$ref replaces the fields beside it"):
+        generate_tree([SPECS / "ref_siblings_30.yaml"], strict=True)
+
+
+# -- enums -----------------------------------------------------------------------------------------
+
+
+def test_unquoted_numbers_in_a_string_enum_are_read_as_their_text(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Plaid's ``PrismInsightsVersion``: ``type: string``, ``enum: [4.1, 4, 3,
+    null]``): no value had the declared type, so the enum allowed nothing — not even the
+    null — and every call or response carrying it failed (one warning said so)."""
+    warnings = _warnings("enum_numbers_as_text.yaml")
+    assert len(warnings) == 1 and warnings[0].endswith(
+        "enum_numbers_as_text.yaml#/components/schemas/PrismVersion/enum: warning: enum "
+        "value(s) 4.1, 4, 3 are numbers under type: string; read as their text — strings "
+        "(hint: quote them: an unquoted 4.1 in YAML is a number)"
+    ), warnings
+    pkg = packages["enum_numbers_as_text"]
+    for version in ("4.1", "3", None):
+        report = _call(pkg, server, {"_tool": "getPrismReport", "version": version})
+        assert report.success, report.error
+        assert report.data.model_dump(mode="json") == {"version": version}
+    with pytest.raises(ValueError, match="version"):
+        pkg.CallAdapter.validate_python({"_tool": "getPrismReport", "version": 4.1})
+
+
+# -- security schemes ------------------------------------------------------------------------------
+
+
+def test_security_schemes_as_a_ref_to_another_file_are_followed(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (SendGrid's split spec): ``securitySchemes: {$ref: file}`` was read as a
+    scheme named ``$ref`` and skipped in silence, so every operation failed at run time
+    ("needs credentials for [ApiKey]") and ``credentials={"ApiKey": ...}`` was refused as a
+    scheme the spec does not declare. A requirement naming no declared scheme is said too."""
+    warnings = _warnings("split_security.yaml")
+    assert len(warnings) == 2, warnings
+    assert warnings[0].endswith(
+        "split_security.yaml#/components/securitySchemes/$ref: warning: securitySchemes is a "
+        "$ref to the whole map; followed — a map of security schemes (each may be a $ref)"
+    )
+    assert warnings[1].endswith(
+        "split_security.yaml#/paths/~1legacy/get/security/0/LegacyToken: warning: security "
+        "requirement names 'LegacyToken', which no security scheme declares: no credential "
+        "can be given for it, so an operation that needs it fails — a key of "
+        "components.securitySchemes (ApiKey)"
+    )
+    pkg = packages["split_security"]
+    assert set(pkg.API.security_schemes) == {"ApiKey"}
+    call = pkg.CallAdapter.validate_python({"_tool": "getSecret"})
+    with HttpClient(pkg.API, base_url=f"{server}/api", credentials={"ApiKey": "k1"}) as client:
+        result = pkg.HttpActivities(client).get_secret(call)
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"secret": "s"}
+
+
+# -- allOf -----------------------------------------------------------------------------------------
+
+
+def test_an_allof_naming_a_base_beside_a_part_that_extends_it_loads_and_calls(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (SendGrid's ``design-input``): ``allOf: [Named, Common]`` with ``Common``
+    extending ``Named`` was ``class PetOutput(Named, Common)``: no consistent MRO, a TypeError
+    on the first call (pyright: "Cannot create consistent method ordering")."""
+    pkg = packages["allof_repeated_base"]
+    result = _call(pkg, server, {"_tool": "getPet", "petId": 7})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json", exclude_unset=True) == {"id": 7, "name": "pet7"}
+    assert [c.__name__ for c in pkg.PetOutput.__bases__] == ["Common"]
+    with pytest.raises(ValueError, match="name"):
+        pkg.PetOutput.model_validate({"id": 7})
+
+
+def test_a_property_two_allof_parents_declare_differently_is_restated_with_both(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (SendGrid's ``full_segment``): ``name`` optional in one parent and required
+    in the other was the first parent's field alone (optional) and pyright refused the class
+    ("Base classes ... define variable "name" in incompatible way")."""
+    pkg = packages["allof_repeated_base"]
+    result = _call(pkg, server, {"_tool": "getNote", "noteId": "n1"})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"title": "n1", "due": None}
+    assert "title" in pkg.Note.__annotations__  # restated, not left to the bases
+    for wrong in ({}, {"title": ""}, {"title": "x" * 11}):  # required, minLength, maxLength
+        with pytest.raises(ValueError, match="title"):
+            pkg.Note.model_validate(wrong)
+
+
+def test_a_long_additional_properties_type_calls_and_is_pyright_clean(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Sentry's ``listOrganizationReleaseThresholdStatuses``): a long
+    ``__pydantic_extra__`` annotation was wrapped by the formatter, its ``# pyright: ignore``
+    moved off the line pyright reports, and pyright strict failed on the package. The
+    pyright run over every package here is ``test_the_realworld_packages_are_pyright_clean``."""
+    pkg = packages["long_extra_type"]
+    result = _call(
+        pkg, server, {"_tool": "listOrganizationReleaseThresholdStatuses", "org": "acme"}
+    )
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == {"prod": [{"id": 1}], "staging": []}
+    source = (Path(pkg.__file__).parent / "models.py").read_text(encoding="utf-8")
+    (line,) = [x for x in source.splitlines() if "__pydantic_extra__" in x]
+    assert "# pyright: ignore[reportIncompatibleVariableOverride]" in line
+
+
+@pytest.mark.slow  # pyright over every package here (~1 min); `make test-slow`
+def test_the_realworld_packages_are_pyright_clean(tmp_path: Path) -> None:
+    from .test_public_specs import _pyright_clean
+
+    out = tmp_path / "out"
+    tree = compile_to_directory(sorted(SPECS.glob("*.yaml")), out)
+    _pyright_clean(tmp_path, [out / name for name in tree.packages])
+
+
+# -- form bodies ----------------------------------------------------------------------------------
+
+
+def test_a_form_bodys_encoding_style_is_used(packages: dict[str, ModuleType], server: str) -> None:
+    """The defect (Stripe's spec writes ``encoding: {metadata: {style: deepObject}}`` for every
+    object of its form bodies): the encoding was ignored and objects were sent ``form``-exploded,
+    ``metadata={k: v}`` as ``k=v`` — a parameter of that name, or an error, on the server."""
+    pkg = packages["form_deep_object"]
+    sent = _call(
+        pkg,
+        server,
+        {
+            "_tool": "createCharge",
+            "amount": 5,
+            "metadata": {"order": "a 1"},
+            "expand": ["customer", "invoice"],
+            "card": {"number": "42", "cvc": "123"},
+        },
+    )
+    assert sent.success, sent.error
+    assert sent.data.model_dump(mode="json") == [
+        ["amount", "5"],
+        ["metadata[order]", "a 1"],
+        ["expand[]", "customer"],
+        ["expand[]", "invoice"],
+        ["card[number]", "42"],
+        ["card[cvc]", "123"],
+    ]
+
+
+def test_an_object_patch_body_is_not_sent_as_json_patch(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Kubernetes' Swagger 2.0 spec, 131 PATCH operations): ``consumes`` lists
+    ``application/json-patch+json`` first and one object schema for every type; the object went
+    out as a JSON Patch (RFC 6902: an array of operations), which the server refuses."""
+    pkg = packages["swagger_patch_types"]
+    merged = _call(pkg, server, {"_tool": "patchPod", "name": "p1", "body": {"spec": {"x": 1}}})
+    assert merged.success, merged.error
+    assert merged.data.model_dump(mode="json") == {
+        "type": "application/merge-patch+json",
+        "body": {"spec": {"x": 1}},
+    }
+    ops = [{"op": "replace", "path": "/spec/x", "value": 2}]
+    patched = _call(pkg, server, {"_tool": "patchPodOps", "name": "p1", "body": ops})
+    assert patched.success, patched.error  # an array body: JSON Patch, as listed
+    assert patched.data.model_dump(mode="json") == {
+        "type": "application/json-patch+json",
+        "body": ops,
+    }
+    notes = [d.render() for d in generate_tree([SPECS / "swagger_patch_types.yaml"]).diagnostics]
+    assert any(
+        "~1pods~1{name}/patch/parameters/1/schema: note: the body is sent as "
+        "application/merge-patch+json: application/json-patch+json (consumes) is an array" in n
+        for n in notes
+    ), notes
+
+
+def test_a_body_that_consumes_any_type_is_sent_as_json(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Kubernetes' 402 create/replace operations consume ``*/*``): the range went
+    out as the request's Content-Type, which names no format, and the server refuses it."""
+    pkg = packages["swagger_patch_types"]
+    created = _call(pkg, server, {"_tool": "createPod", "body": {"metadata": {"name": "p1"}}})
+    assert created.success, created.error
+    assert created.data.model_dump(mode="json") == {
+        "type": "application/json",
+        "body": {"metadata": {"name": "p1"}},
+    }
 
 
 # -- an Accept header parameter with one declared value ---------------------------------------------
