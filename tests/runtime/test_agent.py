@@ -65,13 +65,6 @@ def activities() -> ActivityRegistry:
     return ActivityRegistry({"weatherCheck": weather})
 
 
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
-
-
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
     return call({"output": output, "calls": list(calls)})
 

@@ -5,7 +5,6 @@ the real openai client and instructor."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,13 +24,6 @@ from toolbind.runtime import (
     ToolRegistry,
     pending_app,
 )
-
-
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:

@@ -5,14 +5,12 @@ reads its answer are the same contract (a grammar-constrained model follows the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._servers import serve_asgi
 from tests.conftest import unload
 from tests.scripted_llm import ScriptedLLM, call
 from toolbind.compiler import compile_to_directory, load_package
@@ -32,13 +30,6 @@ SENTIMENT_SCHEMA: dict[str, Any] = {
     },
     "required": ["text"],
 }
-
-
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
 
 
 def _latent_tools() -> ToolRegistry:

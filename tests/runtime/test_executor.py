@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._servers import serve_asgi
 from tests.conftest import REPO
 from tests.scripted_llm import Reply, ScriptedLLM, call
 from toolbind.compiler import load_package
@@ -27,13 +26,6 @@ from toolbind.runtime import (
 @pytest.fixture(scope="module")
 def seeds() -> ModuleType:
     return load_package(REPO / "generated", "seeds")
-
-
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:

@@ -11,14 +11,12 @@ complete call that is invalid).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests._servers import serve_asgi
 from tests.runtime.test_streaming import collect
 from tests.scripted_llm import Reply, ScriptedLLM, call
 from toolbind.runtime import Agent, ResponseValidationError, ToolRegistry
@@ -34,13 +32,6 @@ WEATHER: dict[str, Any] = {
     },
     "required": ["city"],
 }
-
-
-@pytest.fixture
-def llm() -> Iterator[tuple[ScriptedLLM, str]]:
-    server = ScriptedLLM()
-    with serve_asgi(server.app) as url:
-        yield server, f"{url}/v1"
 
 
 def _agent(url: str, **options: Any) -> Agent:
