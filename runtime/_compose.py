@@ -549,3 +549,72 @@ def describe_tools(tools: Iterable[ComposableTool], *, max_chars: int = 400) -> 
                 extra = f" (default {json.dumps(default)})" if default not in (None, "") else ""
                 lines.append(f"    {p}: {cut(text)}{extra}")
     return "\n".join(lines)
+
+
+# -- the schema as sent to a model ---------------------------------------------------------------
+
+_ANY_TYPES = ("string", "number", "boolean", "object", "array", "null")
+# keywords that say nothing of which values are valid: a schema of only these accepts any value
+_ANNOTATION_KEYWORDS = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "example",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+    }
+)
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_VALUES = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
+
+
+def _never(schema: Any) -> bool:
+    """Whether ``schema`` accepts no value (``false``, or ``not: {}`` with annotations)."""
+    if schema is False:
+        return True
+    return (
+        isinstance(schema, dict)
+        and cast("dict[str, Any]", schema).get("not") in ({}, True)
+        and set(cast("dict[str, Any]", schema)) - {"not"} <= _ANNOTATION_KEYWORDS
+    )
+
+
+def for_grammar(schema: Any) -> Any:
+    """``schema`` written so that a grammar builder reads it — llama.cpp's json-schema-to-grammar,
+    which servers such as llama-cpp-python run on the function's parameters — accepting the same
+    answers the validator does.
+
+    Such a builder refuses a whole schema over one subschema it cannot read, and the server then
+    lets the model write anything: a BFCL function with an untyped parameter (``{description}``,
+    any value) or one no value satisfies (``type: integer`` with a string ``enum`` lowers to
+    ``not: {}``) made a small model answer ``{"arguments": ...}``. So an unconstrained subschema
+    names every JSON type, and a property no value satisfies is left out of ``properties``
+    (giving it is refused by the validator all the same); everything else is as composed.
+    """
+    if isinstance(schema, list):
+        return [for_grammar(s) for s in cast("list[Any]", schema)]
+    if not isinstance(schema, dict):
+        return schema
+    s = cast("dict[str, Any]", schema)
+    if set(s) <= _ANNOTATION_KEYWORDS:
+        return {**s, "type": list(_ANY_TYPES)}
+    out = dict(s)
+    props: Any = s.get("properties")
+    if isinstance(props, dict):
+        required: Any = s.get("required") or []
+        out["properties"] = {
+            name: for_grammar(sub)
+            for name, sub in cast("dict[str, Any]", props).items()
+            if not (_never(sub) and name not in required)
+        }
+    defs: Any = s.get("$defs")
+    if isinstance(defs, dict):
+        out["$defs"] = {k: for_grammar(v) for k, v in cast("dict[str, Any]", defs).items()}
+    for key in (*_SCHEMA_LISTS, *_SCHEMA_VALUES):
+        if key in s and key != "not":
+            out[key] = for_grammar(s[key])
+    return out

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from ._compose import (
     TOOL_CHOICES,
+    for_grammar,
     names_tool,
     offered_names,
     output_schema_of,
@@ -109,7 +110,7 @@ def native_request(composition: Composition, tool_choice: str) -> NativeRequest:
         function_def: dict[str, Any] = {"name": function}
         if description:
             function_def["description"] = description
-        function_def["parameters"] = schema
+        function_def["parameters"] = for_grammar(schema)
         out.append({"type": "function", "function": function_def})
     final: str | None = None
     wrapped = False

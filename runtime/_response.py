@@ -33,6 +33,7 @@ from ._compose import (
     ComposableTool,
     MetaFields,
     call_tag,
+    for_grammar,
     names_tool,
     offered_names,
     resolve_activity,
@@ -280,9 +281,12 @@ def response_model(
             raise ModelFeedback(problems)
         return self
 
+    sent = for_grammar(frozen_schema)
+
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
-        # what instructor sends as the function's parameters: exactly the composed schema
-        return {"title": name, **frozen_schema}
+        # what instructor sends as the function's parameters: the composed schema, written so a
+        # grammar builder reads it (``for_grammar``: the same answers valid)
+        return {"title": name, **sent}
 
     def explain(cls: Any, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
         raw_calls: Any = (

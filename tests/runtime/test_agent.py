@@ -44,6 +44,7 @@ from toolbind.runtime import (
     pending_app,
 )
 from toolbind.runtime._compose import compose as compose_schema
+from toolbind.runtime._compose import for_grammar
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +218,8 @@ def test_compose_returns_the_seeds_schema_and_its_response(tools: ToolRegistry) 
     assert latent.calls[0].output is None
     with pytest.raises(ValueError, match=r"calls\[0\] \(tool 'nope'\).*keyword: _tool"):
         response.model_validate({"output": None, "calls": [{"_tool": "nope"}]})
-    assert response.model_json_schema()["properties"] == composition["properties"]
+    # what a model is sent: the composed schema written for a grammar builder (the same answers)
+    assert response.model_json_schema()["properties"] == for_grammar(composition)["properties"]
 
 
 # -- request / run ------------------------------------------------------------------------------
@@ -236,7 +238,7 @@ def test_request_sends_the_composed_schema_and_returns_typed_calls(
     sent = server.requests[0]
     function = sent["tools"][0]["function"]
     expected = agent.composition()
-    assert function["parameters"]["properties"] == expected["properties"]
+    assert function["parameters"]["properties"] == for_grammar(expected)["properties"]
     assert sent["tool_choice"] == {"type": "function", "function": {"name": function["name"]}}
     assert sent["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
 
