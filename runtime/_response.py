@@ -359,14 +359,14 @@ def read_answer(text: str) -> tuple[Any, str | None]:
     still be read as meant (``salvage``).
 
     Raises:
-        ValueError: ``text`` is not JSON, nor one of what ``salvage`` reads.
+        ValueError: ``text`` is not JSON (or nests too deep to read), nor what ``salvage`` reads.
     """
     try:
         return json.loads(text), None
-    except ValueError:
+    except (ValueError, RecursionError) as exc:
         salvaged = salvage(text)
         if salvaged is None:
-            raise
+            raise ValueError(str(exc)) from None
         return salvaged
 
 
@@ -374,18 +374,21 @@ def salvage(text: str) -> tuple[Any, str] | None:
     """What ``_salvage`` reads of a composed answer that is not strict JSON — raw control
     characters inside strings, or an answer cut off inside ``calls`` (its complete calls; no
     ``output``: it comes after them) — and the note saying so; None for anything else (strict
-    JSON included: nothing to read differently)."""
+    JSON included: nothing to read differently; a text nested too deep to read at all)."""
     try:
-        json.loads(text)
-    except ValueError:
-        pass
-    else:
+        try:
+            json.loads(text)
+        except ValueError:
+            pass
+        else:
+            return None
+        try:
+            return lenient_json(text), CONTROL_NOTE
+        except ValueError:
+            pass
+        salvaged = cut_off_calls(text)
+    except RecursionError:  # a hostile answer: left to the validator, which refuses it
         return None
-    try:
-        return lenient_json(text), CONTROL_NOTE
-    except ValueError:
-        pass
-    salvaged = cut_off_calls(text)
     if salvaged is None:
         return None
     data, said = salvaged

@@ -131,10 +131,10 @@ def test_the_public_specs_generate_typed_importable_pyright_clean_packages(
                     pkg.CallAdapter.validate_python({**call, "emailAddress": "jane doe@x"})
         finally:
             unload(package)
-    _pyright_clean(tmp_path, [out / p for p in packages])
+    pyright_clean(tmp_path, [out / p for p in packages])
 
 
-def _pyright_clean(tmp_path: Path, packages: list[Path]) -> None:
+def pyright_clean(tmp_path: Path, packages: list[Path]) -> None:
     config = tmp_path / "pyrightconfig.json"
     config.write_text(
         json.dumps(
@@ -238,4 +238,4 @@ print(json.dumps({{"tools": len(pkg.TOOLS), "before": before,
 @pytest.mark.slow
 def test_githubs_package_is_pyright_strict_clean(github_spec: Path, tmp_path: Path) -> None:
     (package,) = compile_to_directory([github_spec], tmp_path / "out").packages
-    _pyright_clean(tmp_path, [tmp_path / "out" / package])
+    pyright_clean(tmp_path, [tmp_path / "out" / package])

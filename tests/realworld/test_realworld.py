@@ -333,18 +333,18 @@ def test_a_long_additional_properties_type_calls_and_is_pyright_clean(
     )
     assert result.success, result.error
     assert result.data.model_dump(mode="json") == {"prod": [{"id": 1}], "staging": []}
-    source = (Path(pkg.__file__).parent / "models.py").read_text(encoding="utf-8")
+    source = (Path(str(pkg.__file__)).parent / "models.py").read_text(encoding="utf-8")
     (line,) = [x for x in source.splitlines() if "__pydantic_extra__" in x]
     assert "# pyright: ignore[reportIncompatibleVariableOverride]" in line
 
 
 @pytest.mark.slow  # pyright over every package here (~1 min); `make test-slow`
 def test_the_realworld_packages_are_pyright_clean(tmp_path: Path) -> None:
-    from .test_public_specs import _pyright_clean
+    from .test_public_specs import pyright_clean
 
     out = tmp_path / "out"
     tree = compile_to_directory(sorted(SPECS.glob("*.yaml")), out)
-    _pyright_clean(tmp_path, [out / name for name in tree.packages])
+    pyright_clean(tmp_path, [out / name for name in tree.packages])
 
 
 # -- form bodies ----------------------------------------------------------------------------------

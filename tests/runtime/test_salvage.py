@@ -185,3 +185,18 @@ def test_any_cut_inside_calls_keeps_exactly_the_distinct_complete_calls(
 def test_whole_json_is_never_salvaged() -> None:
     assert cut_off_calls('{"calls": [{"_tool": "weather", "city": "x"}], "output": null}') is None
     assert cut_off_calls('{"output": "text"') is None  # no calls array to read
+
+
+def test_an_answer_nested_too_deep_to_read_is_refused_not_salvaged(
+    llm: tuple[ScriptedLLM, str],
+) -> None:
+    """Python's JSON reader raises RecursionError, not ValueError, on deep nesting: neither
+    reading nor salvaging lets it escape (the fuzz test of hostile answers found it)."""
+    server, url = llm
+    deep = '{"calls": ' + "[" * 100_000
+    server.add(call(deep), call(deep + "]" * 100_000 + "}"))
+    agent = _agent(url)
+    with pytest.raises(ResponseValidationError):
+        agent.request("Weather?", tool_choice="required")
+    assert len(server.requests) == 2
+    assert agent.last_step is not None and agent.last_step.notes == []
