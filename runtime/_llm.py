@@ -20,7 +20,7 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ._events import Step
 from ._response import salvage
@@ -247,8 +247,9 @@ class InstructorModel:
             # the completion was cut off (finish_reason "length"): an answer, but not a whole one;
             # if it was cut inside ``calls``, its complete calls are the answer (``_salvage``)
             last_completion: Any = exc.last_completion
-            if _read_as_meant(last_completion, response_model, step):
-                return response_model.model_validate_json(_arguments(last_completion) or "")
+            salvaged = _read_as_meant(last_completion, response_model, step)
+            if salvaged is not None:
+                return salvaged
             errors = (
                 "the answer was cut off (finish_reason 'length': the max_tokens limit was "
                 "reached before the arguments were complete)"
@@ -331,23 +332,26 @@ def _finish_reason(completion: Any) -> Any:
         return None
 
 
-def _read_as_meant(completion: Any, response_model: type[BaseModel], step: Step) -> bool:
+def _read_as_meant(
+    completion: Any, response_model: type[ToolResponse[Any, Any]], step: Step
+) -> ToolResponse[Any, Any] | None:
     """If ``completion``'s composed answer is not strict JSON but ``salvage`` reads it (raw
     control characters in strings; cut off inside ``calls``: its complete calls) as a valid
-    answer, put that in its place (what instructor then parses) and note it on ``step``; whether
-    it did. What still fails validation is left as it came: its own error goes back."""
+    answer, put that in its place (what instructor then parses), note it on ``step`` and return
+    the validated Response; else None. What still fails validation is left as it came: its own
+    error goes back."""
     text = _arguments(completion)
     salvaged = None if text is None else salvage(text)
     if salvaged is None:
-        return False
+        return None
     data, said = salvaged
     try:
-        response_model.model_validate(data)
+        result = response_model.model_validate(data)
     except ValidationError:
-        return False
+        return None
     completion.choices[0].message.tool_calls[0].function.arguments = json.dumps(data)
     step.notes.append(said)
-    return True
+    return result
 
 
 def _scrub(value: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:

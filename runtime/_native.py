@@ -132,7 +132,7 @@ def native_request(composition: Composition, tool_choice: str) -> NativeRequest:
                 "function": {
                     "name": final,
                     "description": "Give the final answer (call it alone, when no tool is needed).",
-                    "parameters": schema,
+                    "parameters": for_grammar(schema),
                 },
             }
         )

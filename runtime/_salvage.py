@@ -94,12 +94,6 @@ def cut_off_calls(text: str, key: str = "calls") -> tuple[dict[str, Any], str] |
         that repeats an earlier one dropped) — and a note saying what was kept and dropped; None
         when ``text`` is whole JSON, is not cut off inside ``key``, or holds no complete call.
     """
-    try:
-        _DECODER.decode(text)
-    except ValueError:
-        pass
-    else:
-        return None  # whole: nothing to salvage
     found = _array_start(text, key)
     if found is None:
         return None
