@@ -16,6 +16,8 @@ Configurations:
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
 - ``toolbind latent function``: the same with ``Agent(call_tag="function")`` (each call names its
   tool under ``function``, the baseline's tag, not the seeds' ``_tool``);
+- ``toolbind latent _tool``: the same with ``Agent(call_tag="_tool")`` (the seeds' tag on every
+  question; the default, ``"auto"``, offers ``_tool`` for one function and ``function`` for several);
 - ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
 - ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
 - ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
@@ -70,6 +72,7 @@ SETTINGS: dict[str, Any] = {"temperature": 0, "max_tokens": 384}
 CONFIGS = (
     "toolbind latent",
     "toolbind latent function",
+    "toolbind latent _tool",
     "toolbind explicit",
     "toolbind lean",
     "toolbind auto",
@@ -475,6 +478,7 @@ RUNNERS: dict[str, Callable[..., Runner]] = {
     "toolbind latent function": lambda *a: run_toolbind(
         "toolbind latent function", *a, call_tag="function"
     ),
+    "toolbind latent _tool": lambda *a: run_toolbind("toolbind latent _tool", *a, call_tag="_tool"),
     "toolbind explicit": lambda *a: run_toolbind("toolbind explicit", *a, explicit=True),
     "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
     "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),

@@ -67,30 +67,34 @@ def _j(value: Any) -> str:
 
 
 # one worked example per phase: the model copies the shape of the last example before its turn
-ACT_EXAMPLE: list[dict[str, Any]] = [
-    {
-        "role": "user",
-        "content": "Tasks: 1. weather in Rome. 2. sentiment of 'What a bad day'. "
-        "3. email ann@example.org with subject 'Hello'.",
-    },
-    {
-        "role": "assistant",
-        "content": _j(
-            {
-                "output": None,
-                "calls": [
-                    {"_tool": "weatherCheck", "location": "Rome"},
-                    {
-                        "_tool": "sentimentAnalysis",
-                        "text": "What a bad day",
-                        "_output": {"sentiment": "negative", "confidence": 0.9},
-                    },
-                    {"_tool": "sendEmail", "recipient": "ann@example.org", "subject": "Hello"},
-                ],
-            }
-        ),
-    },
-]
+def act_example(tag: str) -> list[dict[str, Any]]:
+    """The acting phase's worked example, each call naming its tool under ``tag`` (the key the
+    Agent offers: ``composition().tag``)."""
+    return [
+        {
+            "role": "user",
+            "content": "Tasks: 1. weather in Rome. 2. sentiment of 'What a bad day'. "
+            "3. email ann@example.org with subject 'Hello'.",
+        },
+        {
+            "role": "assistant",
+            "content": _j(
+                {
+                    "output": None,
+                    "calls": [
+                        {tag: "weatherCheck", "location": "Rome"},
+                        {
+                            tag: "sentimentAnalysis",
+                            "text": "What a bad day",
+                            "_output": {"sentiment": "negative", "confidence": 0.9},
+                        },
+                        {tag: "sendEmail", "recipient": "ann@example.org", "subject": "Hello"},
+                    ],
+                }
+            ),
+        },
+    ]
+
 
 REPORT_EXAMPLE: list[dict[str, Any]] = [
     {
@@ -305,7 +309,10 @@ def run_demo(llm: LlamaServer, started: float) -> int:
         print(f"user: {TASK}   [tool_choice=required: calls, no output]")
         act, act_s = streamed_run(
             agent,
-            [*ACT_EXAMPLE, {"role": "user", "content": TASK}],
+            [
+                *act_example(agent.composition(tool_choice="required").tag),
+                {"role": "user", "content": TASK},
+            ],
             max_steps=1,
             tool_choice="required",
         )

@@ -53,6 +53,7 @@ from pydantic_core import to_jsonable_python
 from ._aio import drain
 from ._binding import ToolBinding
 from ._compose import (
+    AUTO_TAG,
     META_FIELD_CHOICES,
     TOOL_TAG,
     MetaFields,
@@ -117,8 +118,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-DEFAULT_CALL_TAG = "_tool"
-"""What ``Agent(call_tag=...)`` offers by default (measured: bench/bfcl.py, README)."""
+DEFAULT_CALL_TAG = AUTO_TAG
+"""What ``Agent(call_tag=...)`` offers by default: ``_tool`` when one tool is offered, ``function``
+when several (measured: bench/bfcl.py, README)."""
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
 DEFAULT_MAX_CALLS = 100
 
@@ -165,13 +167,15 @@ class Agent:
             latent tool's ``_output`` only: fewer prompt tokens; answers are read and routed the
             same way).
         call_tag: the key each call names its tool under in what the model is sent (composed
-            mode): ``"_tool"`` by default, the seeds' wire format (measured better overall on
-            BFCL with SmolLM2: bench/README.md), or another name such as ``"function"`` (the
-            instructor baseline's tag: it stopped SmolLM2 copying the first call's tool into the
-            next on multi-function questions, but lost on single-function ones). Only the request
-            changes: the answer is read back as ``_tool``; the Calls, their dumps and exports stay
-            the seeds'. Where an offered tool takes a parameter of that name,
-            ``call_tag + "_name"`` is offered instead, else ``_tool``.
+            mode): ``"auto"`` by default — ``_tool`` (the seeds' wire format) when one tool is
+            offered, ``function`` (the instructor baseline's tag) when several: on BFCL with
+            SmolLM2, ``function`` stopped the model copying the first call's tool into the next
+            on multi-function questions but lost on single-function ones, and ``auto`` chose the
+            right functions more often than either (bench/README.md) —, or a fixed key such as
+            ``"_tool"`` or ``"function"``. Only the request changes: the answer is read back as
+            ``_tool``; the Calls, their dumps and exports stay the seeds'. Where an offered tool
+            takes a parameter of that name, ``call_tag + "_name"`` is offered instead, else
+            ``_tool``.
         tools_in_prompt: also list the offered tools in a system message (``name(params) —
             description``, each parameter's description; ``describe_tools``). For servers whose
             chat template does not show the tool schema to the model (llama.cpp with many GGUF
@@ -292,7 +296,7 @@ class Agent:
         ):
             raise ValueError(
                 f"Agent(call_tag={call_tag!r}): expected a key name for the tool of each call, "
-                f"such as {DEFAULT_CALL_TAG!r} or {TOOL_TAG!r} (not another meta field)"
+                f"such as 'function' or {TOOL_TAG!r}, or {AUTO_TAG!r} (not another meta field)"
             )
         self.call_tag = call_tag
         self.tools_in_prompt = tools_in_prompt

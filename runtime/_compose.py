@@ -116,11 +116,21 @@ TOOL_TAG = "_tool"
 """The seeds' call tag: the key of a call that names its tool (the wire format of Calls)."""
 
 
+AUTO_TAG = "auto"
+"""``call_tag="auto"``: ``_tool`` when one tool is offered, ``function`` when several (measured on
+BFCL with SmolLM2: ``_tool`` won the single-function questions, ``function`` the multi-function
+ones, where under ``_tool`` a second call copied the first call's tool: bench/README.md)."""
+
+
 def call_tag(tools: Iterable[ComposableTool], wanted: str, instances: Sequence[str] = ()) -> str:
     """The key that names the tool in each call the model writes: ``wanted``, unless a tool
     offered takes a parameter of that name — then ``wanted + "_name"``, else the seeds' ``_tool``
-    (a reserved meta field, never a parameter). Deterministic: the same tools give the same tag,
-    so an answer validates the same wherever it is composed (a Temporal worker, the workflow)."""
+    (a reserved meta field, never a parameter); ``AUTO_TAG`` picks by how many tools are offered.
+    Deterministic: the same tools give the same tag, so an answer validates the same wherever it
+    is composed (a Temporal worker, the workflow)."""
+    if wanted == AUTO_TAG:
+        tools = list(tools)
+        wanted = TOOL_TAG if len(tools) <= 1 else "function"
     if wanted == TOOL_TAG:
         return wanted
     taken: set[str] = {"_instance"} if instances else set()

@@ -6,10 +6,13 @@ choose with ``HYPOTHESIS_PROFILE``.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -93,6 +96,14 @@ def sampled(
         item if i % every == 0 or keep(item) else pytest.param(item, marks=pytest.mark.slow)
         for i, item in enumerate(items)
     ]
+
+
+def session_dir(prefix: str) -> Path:
+    """A temporary directory for what a cached (session-long) compile writes: its modules stay
+    imported until the process ends, so it is removed then, not left in the temp dir."""
+    out = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, out, True)
+    return out
 
 
 def load_spec_file(path: Path) -> Any:

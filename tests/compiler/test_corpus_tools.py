@@ -19,7 +19,7 @@ from hypothesis import find, given
 from hypothesis.errors import Unsatisfiable
 from pydantic import ValidationError
 
-from tests.conftest import CORPUS, NO_CORPUS, instances_of, sampled
+from tests.conftest import CORPUS, NO_CORPUS, instances_of, sampled, session_dir
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import ToolBinding, tool_schema
 from toolbind.runtime.types import json_equal
@@ -35,9 +35,8 @@ pytestmark = pytest.mark.skipif(not TOOL_DIRS[0].is_dir(), reason=NO_CORPUS)
 
 @cache
 def corpus_packages() -> dict[str, ModuleType]:
-    import tempfile
 
-    out = Path(tempfile.mkdtemp(prefix="toolbind-corpus-"))
+    out = session_dir("toolbind-corpus-")
     tree = compile_to_directory(TOOL_DIRS, out)
     return {name: load_package(out, name) for name in sorted(tree.packages)}
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from tests.conftest import CORPUS, NO_CORPUS, CompileSpec
+from tests.conftest import CORPUS, NO_CORPUS, CompileSpec, session_dir
 from toolbind.compiler import SpecError, generate_tree, load_package
 from toolbind.compiler._driver import build, write_tree
 from toolbind.compiler.naming import class_name
@@ -38,7 +37,7 @@ corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason=NO_CORPUS)
 def corpus_tree() -> tuple[Path, dict[str, str], dict[str, list[Any]]]:
     """All corpus specs compiled into one temporary directory: (dir, package → spec, spec →
     diagnostics)."""
-    out = Path(tempfile.mkdtemp(prefix="toolbind-openapi-"))
+    out = session_dir("toolbind-openapi-")
     packages: dict[str, str] = {}
     diagnostics: dict[str, list[Any]] = {}
     for spec in SPECS:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zlib
 from functools import cache
 from pathlib import Path
@@ -37,7 +36,7 @@ import pytest
 from hypothesis import settings
 from pydantic import BaseModel, RootModel
 
-from tests.conftest import CORPUS, NO_CORPUS
+from tests.conftest import CORPUS, NO_CORPUS, session_dir
 from toolbind.compiler import load_package
 from toolbind.compiler._driver import build, write_tree
 from toolbind.testing import (
@@ -62,7 +61,7 @@ corpus = pytest.mark.skipif(not OPENAPI.is_dir(), reason=NO_CORPUS)
 @cache
 def compiled(spec: Path) -> tuple[ModuleType, dict[str, Any]]:
     """The spec's package (compiled unformatted: ruff changes no meaning) and its ``$defs``."""
-    out = Path(tempfile.mkdtemp(prefix="toolbind-components-"))
+    out = session_dir("toolbind-components-")
     tree = build([spec], formatted=False)
     write_tree(tree, out)
     ((name, _),) = tree.packages.items()

@@ -933,7 +933,7 @@ def test_a_pydantic_model_tool_joins_generated_ones(
         for i in server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["calls"][
             "items"
         ]["anyOf"]
-        if i["properties"]["_tool"] == {"const": "forecast"}
+        if i["properties"]["function"] == {"const": "forecast"}  # several tools: call_tag auto
     ]
     assert item[0]["properties"]["_output"]["properties"] == {
         "high": {"title": "High", "type": "integer"}

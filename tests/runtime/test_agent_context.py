@@ -131,10 +131,10 @@ def test_008_output_path_through_agent_run(llm: tuple[ScriptedLLM, str]) -> None
     (offered,) = [
         s
         for s in schema["properties"]["calls"]["items"]["anyOf"]
-        if s["properties"]["_tool"]["const"] == "updateUserStatus"
+        if s["properties"]["function"]["const"] == "updateUserStatus"  # several tools offered
     ]
     assert list(offered["properties"]) == [
-        "_tool",
+        "function",
         "_activity",
         "_outputPath",
         "_reasoningForCall",

@@ -287,9 +287,12 @@ def test_the_transcript_and_the_feedback_name_tools_as_they_were_offered(
     try:
         toolset = [t for t in pkg.TOOLS if t.name in pkg.TOOLSETS["r1"]]
         server, url = llm
-        server.add(call({"calls": [{"_tool": "nope", "case": "x"}], "output": None}))
+        # two tools offered: each call names its tool under function (call_tag="auto")
+        server.add(call({"calls": [{"function": "nope", "case": "x"}], "output": None}))
         server.add(
-            call({"calls": [{"_tool": "find", "_activity": "find", "case": "x"}], "output": None})
+            call(
+                {"calls": [{"function": "find", "_activity": "find", "case": "x"}], "output": None}
+            )
         )
         server.add(call({"calls": [], "output": "done"}))
         routed: list[str] = []
@@ -306,7 +309,7 @@ def test_the_transcript_and_the_feedback_name_tools_as_they_were_offered(
         assert "expected tags: 'find', 'other'" in feedback
         last = server.requests[2]["messages"]
         answer = json.loads(next(m["content"] for m in last if m["role"] == "assistant"))
-        assert answer["calls"] == [{"_tool": "find", "_activity": "find", "case": "x"}]
+        assert answer["calls"] == [{"function": "find", "_activity": "find", "case": "x"}]
         (results,) = [json.loads(m["content"]) for m in last if m["role"] == "tool"]
         assert [r["tool"] for r in results["results"]] == ["find"]
         for request in server.requests:

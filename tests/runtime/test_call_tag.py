@@ -1,8 +1,8 @@
 """The call tag the model is offered (issues 21 and 15): ``Agent(call_tag=...)``.
 
-What the model fills names each call's tool under ``_tool`` by default, under ``function`` when
-asked (``call_tag="function"``: a small model stopped copying the first call's tool into the next on
-multi-function questions: bench/bfcl.py); the answer is read back as ``_tool``, so the Calls, their dumps and ``compose()`` keep the seeds' wire format. Against
+What the model fills names each call's tool under ``_tool`` when one tool is offered and under
+``function`` when several (the default, ``call_tag="auto"``: under ``_tool`` a small model copied the
+first call's tool into the next on multi-function questions: bench/bfcl.py), or under a key asked for; the answer is read back as ``_tool``, so the Calls, their dumps and ``compose()`` keep the seeds' wire format. Against
 the scripted OpenAI-protocol server: what the request carries, how an answer validates, a tool
 whose own parameter has the tag's name, the retry feedback, the transcript and the streamed deltas.
 """
@@ -68,10 +68,12 @@ def test_the_request_offers_function_and_the_answer_reads_back_as_tool(
     assert json.loads(echoed[0]["content"])["calls"] == [
         {"function": "weatherCheck", "location": "Oslo"}
     ]
-    # compose() itself, and an Agent by default, keep the seeds' _tool
+    # compose() itself, and an Agent asked for it, keep the seeds' _tool
     assert "_tool" in compose(seeds.TOOLS)["properties"]["calls"]["items"]["anyOf"][0]["required"]
-    seeds_agent = Agent(url, model="m", tools=seeds.TOOLS)
+    seeds_agent = Agent(url, model="m", tools=seeds.TOOLS, call_tag="_tool")
     assert seeds_agent.composition().tag == "_tool"
+    # by default ("auto") several tools are offered under function, one under _tool
+    assert Agent(url, model="m", tools=seeds.TOOLS).composition().tag == "function"
     assert all(
         s["required"][0] == "_tool"
         for s in seeds_agent.composition()["properties"]["calls"]["items"]["anyOf"]
@@ -156,3 +158,36 @@ def test_call_tag_must_be_a_key_name(llm: tuple[ScriptedLLM, str]) -> None:
     for bad in ("", "_activity", "_output", "calls"):
         with pytest.raises(ValueError, match="call_tag"):
             Agent(url, model="m", tools=registry("q"), call_tag=bad)
+
+
+def test_auto_offers_tool_for_one_tool_and_function_for_several(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str]
+) -> None:
+    server, url = llm
+    server.add(
+        call({"calls": [{"function": "weatherCheck", "location": "Oslo"}], "output": None}),
+        call({"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}),
+    )
+    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, call_tag="auto")
+    assert len(seeds.TOOLS) > 1
+    assert agent.composition().tag == "function"
+    several = agent.request("Weather in Oslo?", tool_choice="required")
+    assert [next(iter(s["properties"])) for s in items(server.requests[0])] == ["function"] * len(
+        seeds.TOOLS
+    )
+    # one tool offered (tool_choice names it): the seeds' _tool, read back alike
+    assert agent.composition(tool_choice="weatherCheck").tag == "_tool"
+    one = agent.request("Weather in Oslo?", tool_choice="weatherCheck")
+    (schema,) = items(server.requests[1])
+    assert next(iter(schema["properties"])) == "_tool"
+    for response in (several, one):
+        (found,) = response.calls
+        assert found.model_dump(by_alias=True, exclude_unset=True) == {
+            "_tool": "weatherCheck",
+            "location": "Oslo",
+        }
+    # a tool taking a parameter named function keeps it: function_name is offered
+    clash = ToolRegistry()
+    clash.register("a", {"type": "object", "properties": {"function": {"type": "string"}}})
+    clash.register("b", {"type": "object", "properties": {}})
+    assert Agent(url, model="m", tools=clash, call_tag="auto").composition().tag == "function_name"

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from pydantic import ValidationError
 
 from tests.compiler.test_corpus_tools import TOOL_DIRS, corpus_tools
-from tests.conftest import NO_CORPUS, REPO, CompileSpec, instances_of
+from tests.conftest import NO_CORPUS, REPO, CompileSpec, instances_of, session_dir
 from toolbind.runtime import (
     ExportIssue,
     NotStrictable,
@@ -42,12 +42,10 @@ from toolbind.runtime.types import json_equal
 
 @pytest.fixture(scope="session")
 def spec_tools() -> list[ToolBinding]:
-    import tempfile
-    from pathlib import Path
 
     from toolbind.compiler import compile_to_directory, load_package
 
-    out = Path(tempfile.mkdtemp(prefix="toolbind-specs-"))
+    out = session_dir("toolbind-specs-")
     tree = compile_to_directory([REPO / "specs"], out)
     tools: list[ToolBinding] = []
     for name in sorted(tree.packages):

@@ -38,7 +38,7 @@ def _local_model_installed() -> None:
 
 def test_agent_request_against_smollm2_returns_validated_calls() -> None:
     """``Agent.request`` (instructor, TOOLS mode) against the real model: validated, typed Calls."""
-    from demo.run import ACT_EXAMPLE, TASK, send_email, weather_check
+    from demo.run import TASK, act_example, send_email, weather_check
 
     names = ("weatherCheck", "sentimentAnalysis", "sendEmail")
     tools = [t for t in TOOLS if t.name in names]
@@ -53,7 +53,8 @@ def test_agent_request_against_smollm2_returns_validated_calls() -> None:
             max_retries=3,
             request_kwargs={"temperature": 0, "max_tokens": 300},
         )
-        response = agent.request([*ACT_EXAMPLE, {"role": "user", "content": TASK}])
+        example = act_example(agent.composition().tag)  # several tools: function (auto)
+        response = agent.request([*example, {"role": "user", "content": TASK}])
     assert isinstance(response, agent.composition().response)
     calls = list(response.calls)
     assert calls, response
