@@ -116,6 +116,72 @@ def _tojson(value: object) -> str:
 
 _ENV.filters["tojson"] = _tojson
 
+HTTP_TEMPLATE_SOURCES = {
+    "api": "api",
+    "header": "header",
+    "http_imports": "api",
+    "operations": "api",
+    "source_literal": "source_literal",
+    "tools": "tools",
+}
+"""``http.py.jinja``'s context variables, and what ``http.py``'s key holds that each is made
+from (``api``: the package's ``HttpApi``; ``tools``: the tools' views)."""
+
+TEMPLATE_INPUTS: dict[str, tuple[str, ...]] = {
+    "activities.py.jinja": ("header", "source_literal", "tools"),
+    "calls.py.jinja": (
+        "header",
+        "http",
+        "imports",
+        "source_literal",
+        "tools",
+        "tools_extra",
+        "toolset_unions",
+        "union",
+    ),
+    "lazy_init.py.jinja": ("all_names", "by_module", "header", "origin", "source_literal"),
+    "lazy_models.py.jinja": ("exported", "header", "source_literal", "where", "where_names"),
+    "lazy_tools.py.jinja": (
+        "calls_names",
+        "header",
+        "refs",
+        "source_literal",
+        "tools",
+        "tools_extra",
+        "toolsets",
+    ),
+    "mcp.py.jinja": ("header", "servers", "source_literal", "tool_servers", "tools"),
+}
+"""Every context variable each template rendered by key reads (its includes' too): a file's key
+is a digest of these values (tests/compiler/test_incremental.py holds the lists to the
+templates' text), so a file whose key is unchanged is not rendered, nor its template compiled."""
+
+TOOL_FIELDS: dict[str, tuple[str, ...]] = {
+    "activities.py.jinja": (
+        "activity_class",
+        "call_class",
+        "context_activity_class",
+        "function_name",
+        "name_literal",
+        "output_class",
+    ),
+    "calls.py.jinja": ("call_class",),
+    "lazy_tools.py.jinja": ("name_literal", "provider_literal"),
+}
+"""The fields of each ``ToolView`` these templates are given (and keyed on): only these, so a
+template reading another fails to render (``StrictUndefined``) instead of being keyed on less
+than it reads — an edited description changes none of these files."""
+
+_TEMPLATES_DIGEST = hashlib.sha256(
+    b"".join(
+        p.name.encode() + b"\0" + p.read_bytes() + b"\0"
+        for p in sorted(TEMPLATES.iterdir())
+        if p.is_file()
+    )
+).hexdigest()[:16]
+"""The templates' text, in every key: an edited template (an editable install keeps its
+version) renders every file again."""
+
 
 _IMPORTS_MARK = "# <toolbind:imports>"
 _IMPORT_MARK = "__toolbind_package__"  # where the scaffold imports the generated package from
@@ -459,15 +525,15 @@ class PythonBackend:
         }
         tool_data = self._tool_data(tools)
         files: dict[str, str] = {
-            "activities.py": _ENV.get_template("activities.py.jinja").render(ctx),
             "tools.json": "",  # (made below: a large package's with its index, in one pass)
             "schema.json": self._schema_json(tool_data),
         }
+        self._render_file(files, "activities.py", "activities.py.jinja", ctx)
         if len(self.classes) + len(self.aliases) > LAZY_MODELS:
             # (the eager modules are not rendered at all: on a large spec, rendering every
             # model into one module only to drop it cost a fifth of the package's render)
             files.update(self._lazy_models(ctx))
-            files["__init__.py"] = self._lazy_init(ctx)
+            self._lazy_init(files, ctx)
             files.update(self._lazy_tools(ctx))
             files.update(self._indexed_tools_json(tool_data))
         else:
@@ -485,9 +551,9 @@ class PythonBackend:
             files["tools.py"] = tools_body.replace(_IMPORTS_MARK, import_block(tools_body))
             files["tools.json"] = self._json_file(tool_data)
         if self.pkg.http is not None:
-            files["http.py"] = self._http_module(ctx, tools)
+            self._http_module(files, ctx, tools)
         if self.pkg.mcp is not None:
-            files["mcp.py"] = self._mcp_module(ctx, tools)
+            self._mcp_module(files, ctx, tools)
         return Rendered(
             package=self.package,
             files=files,
@@ -675,22 +741,51 @@ class PythonBackend:
         )
         self.model_modules = module_of
         where = sorted(module_of.items())
-        files["models.py"] = _ENV.get_template("lazy_models.py.jinja").render(
-            {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where}
+        self._render_file(
+            files,
+            "models.py",
+            "lazy_models.py.jinja",
+            {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where},
         )
         return files
 
     def _key(self, *parts: object) -> str:
-        """A digest of ``parts`` and of what every file depends on (toolbind's version and
-        the backend's options)."""
-        text = repr((self.version, self.format_assertion, self.package, parts))
+        """A digest of ``parts`` and of what every file depends on (toolbind's version, the
+        templates' text and the backend's options)."""
+        text = repr((self.version, _TEMPLATES_DIGEST, self.format_assertion, self.package, parts))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _keyed(self, rel: str, *parts: object) -> bool:
+        """Record ``rel``'s key (a digest of ``parts``: everything its text is made from);
+        False when ``known`` has that key — ``rel`` is then skipped, not made again."""
+        key = self._key(rel, parts)
+        self.keys[rel] = key
+        if self.known.get(rel) == key:
+            self.skipped.append(rel)
+            return False
+        return True
+
+    def _render_file(
+        self, files: dict[str, str], rel: str, template: str, context: Mapping[str, Any]
+    ) -> str | None:
+        """``files[rel]``: ``template`` rendered with ``context``, keyed on the values of the
+        context variables it reads (``TEMPLATE_INPUTS``); None (and not in ``files``) when
+        skipped."""
+        fields = TOOL_FIELDS.get(template)
+        if fields is not None:
+            tools: list[ToolView] = context["tools"]
+            views = [{f: getattr(t, f) for f in fields} for t in tools]
+            context = {**context, "tools": views}
+        inputs = [(n, context[n]) for n in TEMPLATE_INPUTS[template]]
+        if not self._keyed(rel, template, inputs):
+            return None
+        text = files[rel] = _ENV.get_template(template).render(context)
+        return text
 
     def _lazy_tools(self, ctx: dict[str, Any]) -> dict[str, str]:
         """A large package's ``tools.py``, whose ``TOOLS`` load each tool's models on first use,
         and ``_calls.py`` with the Call union and Response model (every tool's models)."""
         calls_names = sorted({"Call", "CallAdapter", "OutputT", "Response", *ctx["tools_extra"]})
-        calls = _ENV.get_template("calls.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
 
         def where(model: str) -> str:  # a tool's first call imports that module, not ``models``
             module = self.model_modules.get(model)
@@ -698,14 +793,21 @@ class PythonBackend:
 
         tools: list[ToolView] = ctx["tools"]
         refs = [(where(t.call_class), where(t.output_class)) for t in tools]
-        return {
-            "tools.py": _ENV.get_template("lazy_tools.py.jinja").render(
-                {**ctx, "calls_names": calls_names, "refs": refs}
-            ),
-            "_calls.py": calls.replace(_IMPORTS_MARK, import_block(calls)),
-        }
+        files: dict[str, str] = {}
+        self._render_file(
+            files,
+            "tools.py",
+            "lazy_tools.py.jinja",
+            {**ctx, "calls_names": calls_names, "refs": refs},
+        )
+        calls = self._render_file(
+            files, "_calls.py", "calls.py.jinja", {**ctx, "imports": _IMPORTS_MARK}
+        )
+        if calls is not None:
+            files["_calls.py"] = calls.replace(_IMPORTS_MARK, import_block(calls))
+        return files
 
-    def _lazy_init(self, ctx: dict[str, Any]) -> str:
+    def _lazy_init(self, files: dict[str, str], ctx: dict[str, Any]) -> None:
         exported: list[str] = ctx["exported"]
         tools: list[ToolView] = ctx["tools"]
         origin = {n: "models" for n in exported}
@@ -719,18 +821,32 @@ class PythonBackend:
         by_module: dict[str, list[str]] = {}
         for n, m in sorted(origin.items()):
             by_module.setdefault(m, []).append(n)
-        return _ENV.get_template("lazy_init.py.jinja").render(
+        self._render_file(
+            files,
+            "__init__.py",
+            "lazy_init.py.jinja",
             {
                 **ctx,
                 "by_module": sorted(by_module.items()),
                 "origin": [(py_str(n), py_str(m)) for n, m in sorted(origin.items())],
-            }
+            },
         )
 
-    def _http_module(self, ctx: dict[str, Any], tools: list[ToolView]) -> str:
+    def _http_module(
+        self, files: dict[str, str], ctx: dict[str, Any], tools: list[ToolView]
+    ) -> None:
         """``http.py``: the ``HttpApi`` value and a typed sync + async Activity per tool."""
         api = self.pkg.http
         assert api is not None
+        # keyed on what the template's inputs are made from (HTTP_TEMPLATE_SOURCES): the API
+        # (its generated repr names every field) and the fields of the tools' views read below
+        made_from = [(n, ctx[n]) for n in ("header", "source_literal")]
+        tool_fields = [
+            (t.name, t.name_literal, t.call_class, t.output_class, t.errors, t.provider_name)
+            for t in tools
+        ]
+        if not self._keyed("http.py", "http.py.jinja", made_from, repr(api), tool_fields):
+            return
         used: set[str] = {"HttpCaller"}
         api_expr = _py_value(api, used)
         methods = naming.Scope(
@@ -763,7 +879,7 @@ class PythonBackend:
             )
             for name, op in api.operations.items()
         ]
-        return _ENV.get_template("http.py.jinja").render(
+        files["http.py"] = _ENV.get_template("http.py.jinja").render(
             {
                 **ctx,
                 "tools": views,
@@ -773,7 +889,9 @@ class PythonBackend:
             }
         )
 
-    def _mcp_module(self, ctx: dict[str, Any], tools: list[ToolView]) -> str:
+    def _mcp_module(
+        self, files: dict[str, str], ctx: dict[str, Any], tools: list[ToolView]
+    ) -> None:
         """``mcp.py``: the servers, and a typed async Activity per tool calling its server."""
         source = self.pkg.mcp
         assert source is not None
@@ -796,13 +914,16 @@ class PythonBackend:
                 }
             )
         servers = [thaw(s) for s in source.servers]
-        return _ENV.get_template("mcp.py.jinja").render(
+        self._render_file(
+            files,
+            "mcp.py",
+            "mcp.py.jinja",
             {
                 **ctx,
                 "tools": views,
                 "servers": repr(servers),
                 "tool_servers": [(py_str(n), py_str(s)) for n, s in source.tool_servers],
-            }
+            },
         )
 
     def _toolset_unions(self, tools: list[ToolView]) -> list[tuple[str, str, str]]:
