@@ -366,6 +366,9 @@ class Rendered:
     """Files keyed by a digest of what they are rendered from (``PythonBackend``'s ``known``)."""
     skipped: list[str] = field(default_factory=lambda: [])
     """Files not rendered (not in ``files``): ``known`` gave them their key already."""
+    memo: dict[str, Any] = field(default_factory=lambda: {})
+    """What the next render may take instead of making it again (``PythonBackend``'s
+    ``memo``): JSON values, kept by the caller beside the output."""
 
     @property
     def scaffold(self) -> str:
@@ -453,12 +456,19 @@ class PythonBackend:
         version: str,
         format_assertion: bool = False,
         known: Mapping[str, str] | None = None,
+        memo: Mapping[str, Any] | None = None,
     ) -> None:
         """``known``: file → the key it was rendered from last time; a file whose key is the
         same is not rendered again but listed in ``Rendered.skipped`` (the caller has its text).
-        Keys are digests of everything the file's text is made from, ``version`` included."""
+        Keys are digests of everything the file's text is made from, ``version`` included.
+
+        ``memo``: the previous render's ``Rendered.memo`` (JSON values): results of a large
+        package's whole-package passes, each with the key of what it was made from, taken
+        instead of made again when this render's key is the same."""
         self.pkg = pkg
         self.known = known or {}
+        self.previous_memo: Mapping[str, Any] = memo or {}
+        self.memo: dict[str, Any] = {}
         self.keys: dict[str, str] = {}
         self.skipped: list[str] = []
         self.format_assertion = format_assertion
@@ -562,6 +572,7 @@ class PythonBackend:
             ),
             keys=self.keys,
             skipped=self.skipped,
+            memo=self.memo,
         )
 
     def render_model(self, root: SchemaNode, name: str) -> tuple[str, str]:
@@ -1000,19 +1011,81 @@ class PythonBackend:
         roots: list[Any] = [e["parameters"] for e in entries] + [
             e["output_schema"] for e in entries if e["output_schema"] is not None
         ]
-        defs, roots = share_repeated(
-            defs, roots, lambda hint: self.names.inline_class(naming.class_name(hint))
-        )
-        # only what the tools' schemas reach: a definition only an error response uses is a
-        # model in models.py, never a schema the LLM or the registry reads
-        reached = reachable_defs(roots, defs)
-        defs = {name: schema for name, schema in defs.items() if name in reached}
+        defs, roots = self._shared(defs, roots)
         outputs = iter(roots[len(entries) :])
         for entry, parameters in zip(entries, roots, strict=False):
             entry["parameters"] = parameters
             if entry["output_schema"] is not None:
                 entry["output_schema"] = next(outputs)
         return {"$defs": defs, "tools": entries}
+
+    def _shared(self, defs: dict[str, Any], roots: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """``share_repeated`` over the tools' schemas and the definitions, then only the
+        definitions the tools' schemas reach (one only an error response uses is a model in
+        models.py, never a schema the LLM or the registry reads).
+
+        A large package's result is kept in ``memo`` (``shared``) with its key: the schemas as
+        emitted (JSON, in order) and the class names taken before (the shared definitions are
+        named in that scope). With the same key, the kept result is taken and its names are
+        claimed again in order (the same names, the same scope after; the scope is left as it
+        was if they are not)."""
+        hints: list[str] = []
+
+        def claim(hint: str) -> str:
+            hints.append(hint)
+            return self.names.inline_class(naming.class_name(hint))
+
+        key: str | None = None
+        if len(self.classes) + len(self.aliases) > LAZY_MODELS:
+            try:
+                emitted = json.dumps([defs, roots], ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError):  # (the emitter writes JSON values only)
+                emitted = None
+            if emitted is not None:
+                key = self._key("shared", emitted, sorted(self.names.classes.taken))
+                kept = self._kept_shared(key, len(roots), claim)
+                if kept is not None:
+                    return kept
+        defs, roots = share_repeated(defs, roots, claim)
+        reached = reachable_defs(roots, defs)
+        defs = {name: schema for name, schema in defs.items() if name in reached}
+        if key is not None:
+            self.memo["shared"] = {
+                "key": key,
+                "hints": hints,
+                "claimed": sorted(self.names.classes.taken),
+                "defs": defs,
+                "roots": roots,
+            }
+        return defs, roots
+
+    def _kept_shared(
+        self, key: str, n_roots: int, claim: Callable[[str], str]
+    ) -> tuple[dict[str, Any], list[Any]] | None:
+        """The previous ``_shared`` result if it was made from ``key`` (its names claimed)."""
+        kept = self.previous_memo.get("shared")
+        if not isinstance(kept, dict):
+            return None
+        entry = cast("dict[str, Any]", kept)
+        defs, roots, hints = entry.get("defs"), entry.get("roots"), entry.get("hints")
+        if (
+            entry.get("key") != key
+            or not isinstance(defs, dict)
+            or not isinstance(roots, list)
+            or len(cast("list[Any]", roots)) != n_roots
+            or not isinstance(hints, list)
+            or not all(isinstance(h, str) for h in cast("list[Any]", hints))
+        ):
+            return None
+        scope = self.names.classes
+        taken, renames = set(scope.taken), list(scope.renames)
+        for hint in cast("list[str]", hints):
+            claim(hint)
+        if sorted(scope.taken) != entry.get("claimed"):
+            scope.taken, scope.renames = taken, renames  # (not the scope it was made in)
+            return None
+        self.memo["shared"] = entry
+        return cast("dict[str, Any]", defs), cast("list[Any]", roots)
 
     def _json_file(self, data: dict[str, Any]) -> str:
         header = f"DO NOT EDIT: generated by toolbind {self.version} from {self.pkg.source}."
