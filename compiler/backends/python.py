@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import jinja2
 from jinja2.utils import htmlsafe_json_dumps
@@ -38,7 +38,7 @@ from toolbind.runtime.contract import (
 
 from .. import naming
 from .._jsontext import dumps_indented, dumps_indented_spans
-from ..diagnostics import Diagnostics
+from ..diagnostics import Diagnostic, Diagnostics, Severity
 from ..ir import (
     AllOfNode,
     AnyNode,
@@ -64,6 +64,7 @@ from ..ir import (
     PropertyNamesCheck,
     RefNode,
     SchemaNode,
+    SourceLocation,
     SpecPackage,
     StringNode,
     ToolSpec,
@@ -490,8 +491,7 @@ class PythonBackend:
     # -- entry point -------------------------------------------------------------------------
 
     def render(self) -> Rendered:
-        for d in self.pkg.definitions:
-            self._definition(d)
+        self._definitions()
         tools: list[ToolView] = []
         for i, tool in enumerate(self.pkg.tools):
             tools.append(self._tool(tool, i))
@@ -1042,7 +1042,7 @@ class PythonBackend:
             except (TypeError, ValueError):  # (the emitter writes JSON values only)
                 emitted = None
             if emitted is not None:
-                key = self._key("shared", emitted, sorted(self.names.classes.taken))
+                key = self._key("shared", _digest(emitted), sorted(self.names.classes.taken))
                 kept = self._kept_shared(key, len(roots), claim)
                 if kept is not None:
                     return kept
@@ -1144,6 +1144,60 @@ class PythonBackend:
         return self._json_file(compose_schema(tools))
 
     # -- definitions and tools ---------------------------------------------------------------
+
+    def _definitions(self) -> None:
+        """The views of every definition, in order (classes, aliases, the class names they
+        claim and what they report).
+
+        A large package's are kept in ``memo`` (``definitions``) with their key: the
+        definitions (their generated reprs name every field), their class names and the names
+        taken before them — all that ``_definition`` reads (the views of a definition depend
+        on the definitions it references). With the same key the kept views are taken, their
+        names claimed and their diagnostics reported again, as making them would."""
+        if len(self.pkg.definitions) <= LAZY_MODELS:
+            for d in self.pkg.definitions:
+                self._definition(d)
+            return
+        scope = self.names.classes
+        key = self._key(
+            "definitions",
+            _digest(repr(self.pkg.definitions)),
+            sorted(self.names.def_names.items()),
+            sorted(scope.taken),
+        )
+        kept = _views_from_json(self.previous_memo.get("definitions"), key)
+        if kept is not None:
+            classes, aliases, taken, renames, diagnostics = kept
+            self.classes.extend(classes)
+            self.aliases.extend(aliases)
+            scope.taken.update(taken)
+            scope.renames.extend(renames)
+            self.diags.items.extend(diagnostics)
+            self.memo["definitions"] = self.previous_memo["definitions"]
+            return
+        before = set(scope.taken)
+        n_renames, n_diags = len(scope.renames), len(self.diags.items)
+        for d in self.pkg.definitions:
+            self._definition(d)
+        self.memo["definitions"] = {
+            "key": key,
+            "classes": [
+                [
+                    c.name,
+                    c.bases,
+                    c.doc,
+                    c.config,
+                    c.extra_type,
+                    c.root,
+                    [[f.name, f.annotation, f.default, f.override] for f in c.fields],
+                ]
+                for c in self.classes
+            ],
+            "aliases": [[a.name, a.value, a.expr] for a in self.aliases],
+            "taken": sorted(scope.taken - before),
+            "renames": [[r.original, r.chosen, r.reason] for r in scope.renames[n_renames:]],
+            "diagnostics": [_diagnostic_row(d) for d in self.diags.items[n_diags:]],
+        }
 
     def _definition(self, d: Definition) -> None:
         name = self.names.def_names[d.key]
@@ -1766,6 +1820,97 @@ class PythonBackend:
                 return f"Unevaluated({check.kind!r}, {sub}, {self._plan(check.plan, hint)})"
             case _:  # pragma: no cover - the Check union is closed
                 raise AssertionError(check)
+
+
+_KeptViews = tuple[
+    list[ClassView], list[AliasView], list[str], list[naming.Rename], list[Diagnostic]
+]
+
+
+def _views_from_json(value: object, key: str) -> _KeptViews | None:
+    """The views ``PythonBackend._definitions`` kept (``memo``), if made from ``key`` and
+    whole; else None."""
+    if not isinstance(value, dict):
+        return None
+    kept = cast("dict[str, Any]", value)
+    if kept.get("key") != key:
+        return None
+    try:
+        classes = [
+            ClassView(
+                name=_text(name),
+                bases=_text(bases),
+                doc=_maybe_text(doc),
+                config=_maybe_text(config),
+                extra_type=_maybe_text(extra_type),
+                root=_maybe_text(root),
+                fields=[
+                    FieldView(_text(n), _text(a), _maybe_text(v), _flag(o)) for n, a, v, o in fields
+                ],
+            )
+            for name, bases, doc, config, extra_type, root, fields in kept["classes"]
+        ]
+        aliases = [
+            AliasView(name=_text(n), value=_text(v), expr=_text(e)) for n, v, e in kept["aliases"]
+        ]
+        taken = [_text(n) for n in kept["taken"]]
+        renames = [
+            naming.Rename(original=_text(o), chosen=_text(c), reason=_text(r))
+            for o, c, r in kept["renames"]
+        ]
+        diagnostics = [
+            Diagnostic(
+                loc=SourceLocation(file=_text(file), pointer=_text(pointer)),
+                severity=_severity(severity),
+                found=_text(found),
+                expected=_maybe_text(expected),
+                hint=_maybe_text(hint),
+                line=_maybe_int(line),
+                column=_maybe_int(column),
+            )
+            for file, pointer, severity, found, expected, hint, line, column in kept["diagnostics"]
+        ]
+    except (KeyError, TypeError, ValueError):  # (a shape not as written: made again)
+        return None
+    return classes, aliases, taken, renames, diagnostics
+
+
+def _digest(text: str) -> str:
+    """A digest of a large text, for a key (``repr`` of the text itself would copy it)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _diagnostic_row(d: Diagnostic) -> list[object]:
+    return [d.loc.file, d.loc.pointer, d.severity, d.found, d.expected, d.hint, d.line, d.column]
+
+
+def _text(value: object) -> str:
+    if type(value) is not str:
+        raise TypeError(value)
+    return value
+
+
+def _maybe_text(value: object) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _flag(value: object) -> bool:
+    if type(value) is not bool:
+        raise TypeError(value)
+    return value
+
+
+def _maybe_int(value: object) -> int | None:
+    if value is not None and type(value) is not int:
+        raise TypeError(value)
+    return value
+
+
+def _severity(value: object) -> Severity:
+    for severity in get_args(Severity):
+        if value == severity:
+            return cast("Severity", severity)
+    raise ValueError(value)
 
 
 def _class_key(c: ClassView) -> tuple[object, ...]:
