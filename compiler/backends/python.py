@@ -624,10 +624,9 @@ class PythonBackend:
         units: dict[str, ClassView | AliasView] = {}
         for unit in [*self.aliases, *self.classes]:
             units[unit.name] = unit
-        uses: dict[str, list[str]] = {}
         texts: dict[str, str] = {}
         for name, unit in units.items():
-            text = (
+            texts[name] = (
                 unit.expr
                 if isinstance(unit, AliasView)
                 else " ".join(
@@ -635,57 +634,39 @@ class PythonBackend:
                     + [f"{f.annotation} {f.default or ''}" for f in unit.fields]
                 )
             )
-            texts[name] = text
-            found = names_in(text)
-            uses[name] = sorted(n for n in found if n in units and n != name)
-        # pydantic evaluates inherited annotations in the subclass's module: a class also uses
-        # what its base classes use.
-        inherited: dict[str, str] = {}
-        for c in self.classes:
-            extra: set[str] = set()
-            stack = [b for b in c.bases.split(", ") if b in units]
-            seen_bases: set[str] = set()
-            while stack:
-                base = stack.pop()
-                if base in seen_bases:
-                    continue
-                seen_bases.add(base)
-                extra.update(uses[base])
-                unit = units[base]
-                if isinstance(unit, ClassView):
-                    stack.extend(b for b in unit.bases.split(", ") if b in units)
-            inherited[c.name] = " ".join(texts[b] for b in sorted(seen_bases))
-            if extra:
-                uses[c.name] = sorted((set(uses[c.name]) | extra) - {c.name})
-        # Units reached by the same set of tools share a module: a tool then loads exactly the
-        # models it reaches, and modules import each other without cycles (a unit's
-        # dependencies are reached by at least the tools that reach it).
-        order = [m for c in strongly_connected(list(units), uses) for m in c]
-        reach: dict[str, list[int]] = {n: [] for n in units}
         tool_views: list[ToolView] = ctx["tools"]
-        for i, t in enumerate(tool_views):
-            seen: set[str] = set()
-            stack = [n for n in (t.call_class, t.output_class) if n in units]
-            while stack:
-                n = stack.pop()
-                if n in seen:
-                    continue
-                seen.add(n)
-                reach[n].append(i)
-                stack.extend(uses[n])
-        groups: dict[tuple[int, ...], list[str]] = {}
-        for n in order:
-            groups.setdefault(tuple(reach[n]), []).append(n)
-        first = {n: i for i, n in enumerate(units)}
-        components = sorted(groups.values(), key=lambda members: min(first[m] for m in members))
-        modules = naming.Scope(taken={"__init__"})
-        module_of: dict[str, str] = {}
-        chunk_names: list[str] = []
-        for members in components:
-            module = modules.claim("m_" + naming.snake_case(members[0])[:40])
-            chunk_names.append(module)
-            for m in members:
-                module_of[m] = module
+        # the split is a function of exactly these: each unit's name, text and bases (in
+        # order) and the models each tool starts from; kept in ``memo`` (``modules``)
+        key = self._key(
+            "modules",
+            _digest(
+                repr(
+                    (
+                        [
+                            (n, texts[n], u.bases if isinstance(u, ClassView) else None)
+                            for n, u in units.items()
+                        ],
+                        [(t.call_class, t.output_class) for t in tool_views],
+                    )
+                )
+            ),
+        )
+        split = _split_from_json(self.previous_memo.get("modules"), key, units)
+        if split is None:
+            split = self._split_modules(units, texts, tool_views)
+        uses, inherited, components, chunk_names = split
+        self.memo["modules"] = {
+            "key": key,
+            "uses": uses,
+            "inherited": inherited,
+            "components": components,
+            "modules": chunk_names,
+        }
+        module_of = {
+            m: module
+            for members, module in zip(components, chunk_names, strict=True)
+            for m in members
+        }
         files: dict[str, str] = {}
         header = ctx["header"]
         classes_in: dict[str, list[ClassView]] = {}
@@ -759,6 +740,63 @@ class PythonBackend:
             {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where},
         )
         return files
+
+    def _split_modules(
+        self,
+        units: dict[str, ClassView | AliasView],
+        texts: dict[str, str],
+        tool_views: list[ToolView],
+    ) -> _Split:
+        """What each unit uses, the text it inherits, the units of each module and the
+        modules' names (``_lazy_models``)."""
+        uses: dict[str, list[str]] = {}
+        for name, text in texts.items():
+            found = names_in(text)
+            uses[name] = sorted(n for n in found if n in units and n != name)
+        # pydantic evaluates inherited annotations in the subclass's module: a class also uses
+        # what its base classes use.
+        inherited: dict[str, str] = {}
+        for c in self.classes:
+            extra: set[str] = set()
+            stack = [b for b in c.bases.split(", ") if b in units]
+            seen_bases: set[str] = set()
+            while stack:
+                base = stack.pop()
+                if base in seen_bases:
+                    continue
+                seen_bases.add(base)
+                extra.update(uses[base])
+                unit = units[base]
+                if isinstance(unit, ClassView):
+                    stack.extend(b for b in unit.bases.split(", ") if b in units)
+            inherited[c.name] = " ".join(texts[b] for b in sorted(seen_bases))
+            if extra:
+                uses[c.name] = sorted((set(uses[c.name]) | extra) - {c.name})
+        # Units reached by the same set of tools share a module: a tool then loads exactly the
+        # models it reaches, and modules import each other without cycles (a unit's
+        # dependencies are reached by at least the tools that reach it).
+        order = [m for c in strongly_connected(list(units), uses) for m in c]
+        reach: dict[str, list[int]] = {n: [] for n in units}
+        for i, t in enumerate(tool_views):
+            seen: set[str] = set()
+            stack = [n for n in (t.call_class, t.output_class) if n in units]
+            while stack:
+                n = stack.pop()
+                if n in seen:
+                    continue
+                seen.add(n)
+                reach[n].append(i)
+                stack.extend(uses[n])
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for n in order:
+            groups.setdefault(tuple(reach[n]), []).append(n)
+        first = {n: i for i, n in enumerate(units)}
+        components = sorted(groups.values(), key=lambda members: min(first[m] for m in members))
+        modules = naming.Scope(taken={"__init__"})
+        chunk_names = [
+            modules.claim("m_" + naming.snake_case(members[0])[:40]) for members in components
+        ]
+        return uses, inherited, components, chunk_names
 
     def _key(self, *parts: object) -> str:
         """A digest of ``parts`` and of what every file depends on (toolbind's version, the
@@ -1820,6 +1858,39 @@ class PythonBackend:
                 return f"Unevaluated({check.kind!r}, {sub}, {self._plan(check.plan, hint)})"
             case _:  # pragma: no cover - the Check union is closed
                 raise AssertionError(check)
+
+
+_Split = tuple[dict[str, list[str]], dict[str, str], list[list[str]], list[str]]
+"""``PythonBackend._split_modules``: what each unit uses, the text each class inherits, the
+units of each module and its name."""
+
+
+def _split_from_json(
+    value: object, key: str, units: Mapping[str, ClassView | AliasView]
+) -> _Split | None:
+    """The split ``_lazy_models`` kept (``memo``), if made from ``key`` and whole."""
+    if not isinstance(value, dict):
+        return None
+    kept = cast("dict[str, Any]", value)
+    if kept.get("key") != key:
+        return None
+    try:
+        uses = {_text(n): [_text(u) for u in used] for n, used in kept["uses"].items()}
+        inherited = {_text(n): _text(t) for n, t in kept["inherited"].items()}
+        components = [[_text(m) for m in members] for members in kept["components"]]
+        names = [_text(m) for m in kept["modules"]]
+    except (AttributeError, KeyError, TypeError):
+        return None
+    members = [m for ms in components for m in ms]
+    if (
+        len(names) != len(components)
+        or sorted(members) != sorted(units)
+        or set(uses) != set(units)
+        or not all(u in units for used in uses.values() for u in used)
+        or not all(isinstance(u, ClassView) for u in (units.get(n) for n in inherited))
+    ):
+        return None
+    return uses, inherited, components, names
 
 
 _KeptViews = tuple[
