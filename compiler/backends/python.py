@@ -470,6 +470,8 @@ class PythonBackend:
         self.known = known or {}
         self.previous_memo: Mapping[str, Any] = memo or {}
         self.memo: dict[str, Any] = {}
+        # a digest of what the definitions' views and schemas are made from (``_definitions``)
+        self.definitions_key: str | None = None
         self.keys: dict[str, str] = {}
         self.skipped: list[str] = []
         self.format_assertion = format_assertion
@@ -1004,9 +1006,6 @@ class PythonBackend:
 
     def _tool_data(self, tools: list[ToolView]) -> dict[str, Any]:
         """``tools.json``'s content: each tool's schemas and metadata, and the shared ``$defs``."""
-        defs = {
-            self.names.def_names[d.key]: self.emitter.emit(d.node) for d in self.pkg.definitions
-        }
         entries: list[dict[str, Any]] = []
         for tool, view in zip(self.pkg.tools, tools, strict=True):
             entry: dict[str, Any] = {
@@ -1049,7 +1048,7 @@ class PythonBackend:
         roots: list[Any] = [e["parameters"] for e in entries] + [
             e["output_schema"] for e in entries if e["output_schema"] is not None
         ]
-        defs, roots = self._shared(defs, roots)
+        defs, roots = self._shared(roots)
         outputs = iter(roots[len(entries) :])
         for entry, parameters in zip(entries, roots, strict=False):
             entry["parameters"] = parameters
@@ -1057,33 +1056,46 @@ class PythonBackend:
                 entry["output_schema"] = next(outputs)
         return {"$defs": defs, "tools": entries}
 
-    def _shared(self, defs: dict[str, Any], roots: list[Any]) -> tuple[dict[str, Any], list[Any]]:
-        """``share_repeated`` over the tools' schemas and the definitions, then only the
-        definitions the tools' schemas reach (one only an error response uses is a model in
-        models.py, never a schema the LLM or the registry reads).
+    def _shared(self, roots: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """The definitions' schemas, and ``share_repeated`` over them and the tools' schemas
+        (``roots``); then only the definitions the tools' schemas reach (one only an error
+        response uses is a model in models.py, never a schema the LLM or the registry reads).
 
-        A large package's result is kept in ``memo`` (``shared``) with its key: the schemas as
-        emitted (JSON, in order) and the class names taken before (the shared definitions are
-        named in that scope). With the same key, the kept result is taken and its names are
-        claimed again in order (the same names, the same scope after; the scope is left as it
-        was if they are not)."""
+        A large package's result is kept in ``memo`` (``shared``) with its key: what the
+        definitions' schemas are made from (the definitions' key, ``_definitions``; else the
+        schemas as emitted), the tools' schemas as emitted (JSON, in order) and the class names
+        taken before (the shared definitions are named in that scope). With the same key, the
+        kept result is taken (the definitions are not emitted) and its names are claimed again
+        in order (the same names, the same scope after; the scope is left as it was if they
+        are not)."""
         hints: list[str] = []
 
         def claim(hint: str) -> str:
             hints.append(hint)
             return self.names.inline_class(naming.class_name(hint))
 
+        defs: dict[str, Any] | None = None
         key: str | None = None
         if len(self.classes) + len(self.aliases) > LAZY_MODELS:
+            made_from = emitted = None
             try:
-                emitted = json.dumps([defs, roots], ensure_ascii=False, allow_nan=False)
+                if self.definitions_key is None:
+                    defs = self._emit_definitions()
+                    made_from = json.dumps(defs, ensure_ascii=False, allow_nan=False)
+                else:  # (the schemas are a function of the definitions and their names)
+                    made_from = self.definitions_key
+                emitted = json.dumps(roots, ensure_ascii=False, allow_nan=False)
             except (TypeError, ValueError):  # (the emitter writes JSON values only)
-                emitted = None
-            if emitted is not None:
-                key = self._key("shared", _digest(emitted), sorted(self.names.classes.taken))
+                pass
+            if made_from is not None and emitted is not None:
+                key = self._key(
+                    "shared", _digest(made_from), _digest(emitted), sorted(self.names.classes.taken)
+                )
                 kept = self._kept_shared(key, len(roots), claim)
                 if kept is not None:
                     return kept
+        if defs is None:
+            defs = self._emit_definitions()
         defs, roots = share_repeated(defs, roots, claim)
         reached = reachable_defs(roots, defs)
         defs = {name: schema for name, schema in defs.items() if name in reached}
@@ -1096,6 +1108,11 @@ class PythonBackend:
                 "roots": roots,
             }
         return defs, roots
+
+    def _emit_definitions(self) -> dict[str, Any]:
+        return {
+            self.names.def_names[d.key]: self.emitter.emit(d.node) for d in self.pkg.definitions
+        }
 
     def _kept_shared(
         self, key: str, n_roots: int, claim: Callable[[str], str]
@@ -1197,7 +1214,7 @@ class PythonBackend:
                 self._definition(d)
             return
         scope = self.names.classes
-        key = self._key(
+        key = self.definitions_key = self._key(
             "definitions",
             _digest(repr(self.pkg.definitions)),
             sorted(self.names.def_names.items()),
