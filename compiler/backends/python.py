@@ -1091,7 +1091,7 @@ class PythonBackend:
                 key = self._key(
                     "shared", _digest(made_from), _digest(emitted), sorted(self.names.classes.taken)
                 )
-                kept = self._kept_shared(key, len(roots), claim)
+                kept = self._kept_shared(key, len(roots))
                 if kept is not None:
                     return kept
         if defs is None:
@@ -1114,9 +1114,7 @@ class PythonBackend:
             self.names.def_names[d.key]: self.emitter.emit(d.node) for d in self.pkg.definitions
         }
 
-    def _kept_shared(
-        self, key: str, n_roots: int, claim: Callable[[str], str]
-    ) -> tuple[dict[str, Any], list[Any]] | None:
+    def _kept_shared(self, key: str, n_roots: int) -> tuple[dict[str, Any], list[Any]] | None:
         """The previous ``_shared`` result if it was made from ``key`` (its names claimed)."""
         kept = self.previous_memo.get("shared")
         if not isinstance(kept, dict):
@@ -1135,7 +1133,7 @@ class PythonBackend:
         scope = self.names.classes
         taken, renames = set(scope.taken), list(scope.renames)
         for hint in cast("list[str]", hints):
-            claim(hint)
+            self.names.inline_class(naming.class_name(hint))
         if sorted(scope.taken) != entry.get("claimed"):
             scope.taken, scope.renames = taken, renames  # (not the scope it was made in)
             return None
