@@ -449,9 +449,9 @@ def build(
             elif u.pkg is not None:
                 known = prev.keys(u.source, u.options) if formatted else {}
                 # (kept only where the parses are: beside a staged output)
-                memo = prev.parses(u.source, _memo_file(u.name)) if known and stage else None
+                was = prev.parses(u.source, _memo_file(u.name)) if known and stage else None
                 own = Diagnostics()
-                u.files, keys, skipped, memo = _render_keyed(u.pkg, u.name, own, known, memo)
+                u.files, keys, skipped, memo = _render_keyed(u.pkg, u.name, own, known, was)
                 # a module not rendered again is the previous output's file, bytes confirmed;
                 # one that is not as written makes the package render whole
                 kept = {rel: prev.text(rel, prev.digests(u.source, rel)) for rel in skipped}
@@ -462,7 +462,12 @@ def build(
                 if u.parses is not None:
                     u.files[_parses_file(u.name)] = u.parses
                 if memo and stage is not None:
-                    u.files[_memo_file(u.name)] = (
+                    rel = _memo_file(u.name)
+                    # every entry taken as it was: the previous file is the same text
+                    same = was is not None and memo.keys() == was.keys()
+                    same = same and all(memo[k] is (was or {})[k] for k in memo)
+                    text = prev.text(rel, prev.digests(u.source, rel)) if same else None
+                    u.files[rel] = text or (
                         json.dumps(memo, ensure_ascii=False, separators=(",", ":")) + "\n"
                     )
                 u.rendered = own.items
