@@ -261,10 +261,12 @@ def _render_keyed(
     diags: Diagnostics,
     known: Mapping[str, str],
     memo: Mapping[str, Any] | None = None,
+    previous: Callable[[str], str | None] | None = None,
 ) -> tuple[dict[str, str], dict[str, str], list[str], dict[str, Any]]:
     """The package's files, the keys of those rendered from a key, the files not rendered
     because ``known`` (path → key of the previous run) has their key (paths below ``name``),
-    and what the next render may reuse (``memo``: the previous run's)."""
+    and what the next render may reuse (``memo``: the previous run's; ``previous``: a file of
+    the previous output, by path, as written)."""
     from .backends.python import PythonBackend
 
     prefix = f"{name}/"
@@ -275,6 +277,7 @@ def _render_keyed(
         version=VERSION,
         known={rel.removeprefix(prefix): key for rel, key in known.items()},
         memo=memo,
+        previous=None if previous is None else lambda rel: previous(prefix + rel),
     ).render()
     return (
         {prefix + rel: text for rel, text in rendered.files.items()},
@@ -451,7 +454,14 @@ def build(
                 # (kept only where the parses are: beside a staged output)
                 was = prev.parses(u.source, _memo_file(u.name)) if known and stage else None
                 own = Diagnostics()
-                u.files, keys, skipped, memo = _render_keyed(u.pkg, u.name, own, known, was)
+                u.files, keys, skipped, memo = _render_keyed(
+                    u.pkg,
+                    u.name,
+                    own,
+                    known,
+                    was,
+                    lambda rel, source=u.source: prev.text(rel, prev.digests(source, rel)),
+                )
                 # a module not rendered again is the previous output's file, bytes confirmed;
                 # one that is not as written makes the package render whole
                 kept = {rel: prev.text(rel, prev.digests(u.source, rel)) for rel in skipped}

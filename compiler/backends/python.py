@@ -37,6 +37,7 @@ from toolbind.runtime.contract import (
 )
 
 from .. import naming
+from .._jsontext import Path as JsonPath
 from .._jsontext import dumps_indented, dumps_indented_spans
 from ..diagnostics import Diagnostic, Diagnostics, Severity
 from ..ir import (
@@ -458,6 +459,7 @@ class PythonBackend:
         format_assertion: bool = False,
         known: Mapping[str, str] | None = None,
         memo: Mapping[str, Any] | None = None,
+        previous: Callable[[str], str | None] | None = None,
     ) -> None:
         """``known``: file → the key it was rendered from last time; a file whose key is the
         same is not rendered again but listed in ``Rendered.skipped`` (the caller has its text).
@@ -465,8 +467,12 @@ class PythonBackend:
 
         ``memo``: the previous render's ``Rendered.memo`` (JSON values): results of a large
         package's whole-package passes, each with the key of what it was made from, taken
-        instead of made again when this render's key is the same."""
+        instead of made again when this render's key is the same.
+
+        ``previous``: the text of a file of the previous output (its path in the package), as
+        written (the caller checks), or None; the memo says what of it may be reused."""
         self.pkg = pkg
+        self.previous = previous
         self.known = known or {}
         self.previous_memo: Mapping[str, Any] = memo or {}
         self.memo: dict[str, Any] = {}
@@ -1159,7 +1165,7 @@ class PythonBackend:
                 len(path) == 3 and path[2] in ("parameters", "output_schema")
             )
 
-        text, spans = dumps_indented_spans(doc, 1, 3, wanted)
+        text, spans = dumps_indented_spans(doc, 1, 3, wanted, self._previous_schema_texts(data))
         text += "\n"
         if not spans:  # a value only json.dumps writes: no index, the file is read whole
             return {"tools.json": text}
@@ -1186,6 +1192,57 @@ class PythonBackend:
             + "\n]}\n"
         )
         return {"tools.json": text, "tools_index.json": index}
+
+    def _previous_schema_texts(self, data: dict[str, Any]) -> dict[JsonPath, str]:
+        """The texts of ``tools.json``'s schemas (each definition, each tool's parameters and
+        output) as the previous ``tools.json`` holds them, when they are the same values: the
+        shared-subschema pass was taken from the memo (``_shared``), and the previous
+        ``tools.json`` and its index are as that pass's run wrote them (the index names the
+        file's size and CRC-32). Each tool's schemas are found by their place in that pass's
+        list (every tool's parameters, then the outputs there are); empty when unsure."""
+        shared = self.memo.get("shared")
+        if (
+            self.previous is None
+            or shared is None
+            or shared is not self.previous_memo.get("shared")
+        ):
+            return {}
+        old_text, old_index = self.previous("tools.json"), self.previous("tools_index.json")
+        if old_text is None or old_index is None:
+            return {}
+        raw = old_text.encode("utf-8")
+        try:
+            index = json.loads(old_index)
+            if index["tools.json"] != {"bytes": len(raw), "crc32": zlib.crc32(raw)}:
+                return {}
+            flat = cast("list[Any]", index["$defs"])
+            old_defs = {
+                _text(flat[i]): (_span(flat[i + 1]), _span(flat[i + 2]))
+                for i in range(0, len(flat), 3)
+            }
+            old_entries = cast("list[dict[str, Any]]", index["tools"])
+            old_roots = [_pair(e["parameters"]) for e in old_entries] + [
+                _pair(e["output_schema"]) for e in old_entries if e["output_schema"] is not None
+            ]
+        except (KeyError, TypeError, ValueError, IndexError):
+            return {}
+        entries = cast("list[dict[str, Any]]", data["tools"])
+        paths: list[JsonPath] = [("tools", n, "parameters") for n in range(len(entries))] + [
+            ("tools", n, "output_schema")
+            for n, e in enumerate(entries)
+            if e["output_schema"] is not None
+        ]
+        if len(paths) != len(old_roots) or len(old_roots) != len(shared["roots"]):
+            return {}
+        given: dict[JsonPath, str] = {}
+        for path, (start, end) in zip(paths, old_roots, strict=True):
+            given[path] = raw[start:end].decode("utf-8")
+        for name in cast("dict[str, Any]", data["$defs"]):
+            span = old_defs.get(name)
+            if span is None:
+                return {}
+            given[("$defs", name)] = raw[span[0] : span[1]].decode("utf-8")
+        return given
 
     def _schema_json(self, tool_data: dict[str, Any]) -> str:
         """The composed LLM-facing schema of every tool (tool-system.md "Schema Composition").
@@ -1959,6 +2016,21 @@ def _views_from_json(value: object, key: str) -> _KeptViews | None:
     except (KeyError, TypeError, ValueError):  # (a shape not as written: made again)
         return None
     return classes, aliases, taken, renames, diagnostics
+
+
+def _span(value: object) -> int:
+    if type(value) is not int or value < 0:
+        raise TypeError(value)
+    return value
+
+
+def _pair(value: object) -> tuple[int, int]:
+    if not isinstance(value, list):
+        raise TypeError("a span is a list")
+    items = cast("list[object]", value)
+    if len(items) != 2 or _span(items[0]) > _span(items[1]):
+        raise ValueError("a span is [start, end]")
+    return _span(items[0]), _span(items[1])
 
 
 def _digest(text: str) -> str:

@@ -449,7 +449,7 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
 ) -> None:
     """A large package's whole-package passes (definition views, the models' split, shared
     subschemas) are kept in .toolbind-cache/<package>.render.json: a description edit takes
-    all three; an edit of a schema many operations share takes none it changes; a memo edited
+    all three (and tools.json's schemas are the previous tools.json's text); an edit of a schema many operations share takes none it changes; a memo edited
     by hand (its digest no longer the manifest's), or damaged with its digest made to match,
     is never trusted. The tree is a full run's every time."""
     import hashlib
@@ -480,6 +480,15 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
         return result
 
     monkeypatch.setattr(backend.PythonBackend, "_kept_shared", kept_spy)
+    real_texts = backend.PythonBackend._previous_schema_texts  # pyright: ignore[reportPrivateUsage]
+
+    def texts_spy(self: Any, *args: Any) -> Any:
+        result = real_texts(self, *args)
+        if result:
+            taken.append("tools.json")
+        return result
+
+    monkeypatch.setattr(backend.PythonBackend, "_previous_schema_texts", texts_spy)
     # (readme's 30-odd definitions count as many: the memo holds the definitions' views too)
     monkeypatch.setattr(backend, "LAZY_MODELS", 10)
     monkeypatch.chdir(tmp_path)
@@ -504,7 +513,8 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
     _apply(spec, _description_edit, rng)
     taken.clear()
     generate(specs, inc)
-    assert sorted(taken) == ["definitions", "modules", "shared"]
+    # (and tools.json's schemas are copied from the previous tools.json)
+    assert sorted(taken) == ["definitions", "modules", "shared", "tools.json"]
     check("description")
     _apply(spec, _shared_schema_edit, rng)
     taken.clear()
