@@ -96,6 +96,10 @@ Building a pydantic model costs about half a millisecond: above some fifty, an e
 ``import`` is measurably slower than a lazy one's (which loads pydantic and
 ``toolbind.runtime.types`` only; bench/openapi.py measures every corpus package)."""
 
+RENDER_MEMO_MIN = 200
+"""A package with at least this many tools and definitions keeps its render memo (``memo``):
+below, its whole-package passes cost less than reading and writing what they would keep."""
+
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(TEMPLATES)),
     undefined=jinja2.StrictUndefined,
@@ -478,6 +482,7 @@ class PythonBackend:
         self.memo: dict[str, Any] = {}
         # a digest of what the definitions' views and schemas are made from (``_definitions``)
         self.definitions_key: str | None = None
+        self.memoize = len(pkg.tools) + len(pkg.definitions) >= RENDER_MEMO_MIN
         self.keys: dict[str, str] = {}
         self.skipped: list[str] = []
         self.format_assertion = format_assertion
@@ -643,33 +648,36 @@ class PythonBackend:
                 )
             )
         tool_views: list[ToolView] = ctx["tools"]
-        # the split is a function of exactly these: each unit's name, text and bases (in
-        # order) and the models each tool starts from; kept in ``memo`` (``modules``)
-        key = self._key(
-            "modules",
-            _digest(
-                repr(
-                    (
-                        [
-                            (n, texts[n], u.bases if isinstance(u, ClassView) else None)
-                            for n, u in units.items()
-                        ],
-                        [(t.call_class, t.output_class) for t in tool_views],
+        if not self.memoize:
+            uses, inherited, components, chunk_names = self._split_modules(units, texts, tool_views)
+        else:
+            # the split is a function of exactly these: each unit's name, text and bases (in
+            # order) and the models each tool starts from; kept in ``memo`` (``modules``)
+            key = self._key(
+                "modules",
+                _digest(
+                    repr(
+                        (
+                            [
+                                (n, texts[n], u.bases if isinstance(u, ClassView) else None)
+                                for n, u in units.items()
+                            ],
+                            [(t.call_class, t.output_class) for t in tool_views],
+                        )
                     )
-                )
-            ),
-        )
-        split = _split_from_json(self.previous_memo.get("modules"), key, units)
-        if split is None:
-            split = self._split_modules(units, texts, tool_views)
-        uses, inherited, components, chunk_names = split
-        self.memo["modules"] = {
-            "key": key,
-            "uses": uses,
-            "inherited": inherited,
-            "components": components,
-            "modules": chunk_names,
-        }
+                ),
+            )
+            split = _split_from_json(self.previous_memo.get("modules"), key, units)
+            if split is None:
+                split = self._split_modules(units, texts, tool_views)
+            uses, inherited, components, chunk_names = split
+            self.memo["modules"] = {
+                "key": key,
+                "uses": uses,
+                "inherited": inherited,
+                "components": components,
+                "modules": chunk_names,
+            }
         module_of = {
             m: module
             for members, module in zip(components, chunk_names, strict=True)
@@ -1082,7 +1090,7 @@ class PythonBackend:
 
         defs: dict[str, Any] | None = None
         key: str | None = None
-        if len(self.classes) + len(self.aliases) > LAZY_MODELS:
+        if self.memoize:
             made_from = emitted = None
             try:
                 if self.definitions_key is None:
@@ -1259,12 +1267,12 @@ class PythonBackend:
         """The views of every definition, in order (classes, aliases, the class names they
         claim and what they report).
 
-        A large package's are kept in ``memo`` (``definitions``) with their key: the
-        definitions (their generated reprs name every field), their class names and the names
-        taken before them — all that ``_definition`` reads (the views of a definition depend
+        A large package's (``RENDER_MEMO_MIN``) are kept in ``memo`` (``definitions``) with
+        their key: the definitions (their generated reprs name every field), their class names
+        and the names taken before them — all that ``_definition`` reads (the views of a definition depend
         on the definitions it references). With the same key the kept views are taken, their
         names claimed and their diagnostics reported again, as making them would."""
-        if len(self.pkg.definitions) <= LAZY_MODELS:
+        if not self.memoize:
             for d in self.pkg.definitions:
                 self._definition(d)
             return

@@ -489,8 +489,8 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
         return result
 
     monkeypatch.setattr(backend.PythonBackend, "_previous_schema_texts", texts_spy)
-    # (readme's 30-odd definitions count as many: the memo holds the definitions' views too)
-    monkeypatch.setattr(backend, "LAZY_MODELS", 10)
+    # (readme's 36 tools and 31 definitions count as many: it keeps a render memo)
+    monkeypatch.setattr(backend, "RENDER_MEMO_MIN", 10)
     monkeypatch.chdir(tmp_path)
     spec_rel = "openapi/readme__readme-api.json"
     specs = copy_specs(tmp_path, [spec_rel])
@@ -571,3 +571,26 @@ def test_one_description_edited_in_the_largest_corpus_spec_regenerates_as_a_full
         full = tmp_path / f"full{round_}"
         generate(specs, full)
         assert tree(inc) == tree(full), round_
+
+
+def test_the_version_in_every_key_is_the_installed_distributions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The version (in every header and every reuse key) is read without importlib.metadata
+    from the first toolbind .dist-info on sys.path — the one importlib.metadata reads — and
+    left to importlib.metadata where that is unsure (an .egg-info first, two of them)."""
+    import importlib.metadata
+    import sys
+
+    from toolbind.compiler import _version
+
+    assert importlib.metadata.version("toolbind") == _version.VERSION
+    site = tmp_path / "site"
+    (site / "toolbind-9.9.dist-info").mkdir(parents=True)
+    (site / "toolbind-9.9.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toolbind\nVersion: 9.9\n\nbody\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(site), *sys.path])
+    assert _version._from_dist_info() == "9.9"  # pyright: ignore[reportPrivateUsage]
+    (site / "toolbind.egg-info").mkdir()
+    assert _version._from_dist_info() is None  # pyright: ignore[reportPrivateUsage]
