@@ -72,10 +72,10 @@ def _common_suffix(a: str, b: str) -> int:
 
 def _indents(lines: list[str]) -> list[int]:
     """Each line's indentation, or -1 for a line that holds nothing but a comment or spaces."""
-    bodies = [line.lstrip(" ") for line in lines]
+    # (one pass, no list of the stripped lines: this runs over every line of a large spec)
     return [
-        len(line) - len(body) if body and body[0] != "#" else -1
-        for line, body in zip(lines, bodies, strict=True)
+        len(line) - len(body) if (body := line.lstrip(" ")) and body[0] != "#" else -1
+        for line in lines
     ]
 
 
