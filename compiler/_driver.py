@@ -56,8 +56,9 @@ if TYPE_CHECKING:
 
 MANIFEST = "toolbind.json"
 PARSES = ".toolbind-cache"
-"""Where ``generate`` keeps the parses of large YAML specs for the next run (``ParseCache``):
-not generated code, ignored by git (its own ``.gitignore``) and by ``--check``."""
+"""Where ``generate`` keeps, for the next run, the parses of large YAML specs (``ParseCache``)
+and large packages' render memos (``Rendered.memo``): not generated code, ignored by git (its
+own ``.gitignore``) and by ``--check``."""
 RUFF_ARGS = (
     "format",
     "--isolated",
@@ -255,10 +256,17 @@ def _render_package(pkg: SpecPackage, name: str, diags: Diagnostics) -> dict[str
 
 
 def _render_keyed(
-    pkg: SpecPackage, name: str, diags: Diagnostics, known: Mapping[str, str]
-) -> tuple[dict[str, str], dict[str, str], list[str]]:
-    """The package's files, the keys of those rendered from a key, and the files not rendered
-    because ``known`` (path → key of the previous run) has their key (paths below ``name``)."""
+    pkg: SpecPackage,
+    name: str,
+    diags: Diagnostics,
+    known: Mapping[str, str],
+    memo: Mapping[str, Any] | None = None,
+    previous: Callable[[str], str | None] | None = None,
+) -> tuple[dict[str, str], dict[str, str], list[str], dict[str, Any]]:
+    """The package's files, the keys of those rendered from a key, the files not rendered
+    because ``known`` (path → key of the previous run) has their key (paths below ``name``),
+    and what the next render may reuse (``memo``: the previous run's; ``previous``: a file of
+    the previous output, by path, as written)."""
     from .backends.python import PythonBackend
 
     prefix = f"{name}/"
@@ -268,11 +276,14 @@ def _render_keyed(
         diags,
         version=VERSION,
         known={rel.removeprefix(prefix): key for rel, key in known.items()},
+        memo=memo,
+        previous=None if previous is None else lambda rel: previous(prefix + rel),
     ).render()
     return (
         {prefix + rel: text for rel, text in rendered.files.items()},
         {prefix + rel: key for rel, key in rendered.keys.items()},
         [prefix + rel for rel in rendered.skipped],
+        rendered.memo,
     )
 
 
@@ -440,17 +451,35 @@ def build(
                 origin.update({rel: prev.path(rel) for rel in u.reused.files})
             elif u.pkg is not None:
                 known = prev.keys(u.source, u.options) if formatted else {}
+                # (kept only where the parses are: beside a staged output)
+                was = prev.parses(u.source, _memo_file(u.name)) if known and stage else None
                 own = Diagnostics()
-                u.files, keys, skipped = _render_keyed(u.pkg, u.name, own, known)
+                u.files, keys, skipped, memo = _render_keyed(
+                    u.pkg,
+                    u.name,
+                    own,
+                    known,
+                    was,
+                    lambda rel, source=u.source: prev.text(rel, prev.digests(source, rel)),
+                )
                 # a module not rendered again is the previous output's file, bytes confirmed;
                 # one that is not as written makes the package render whole
                 kept = {rel: prev.text(rel, prev.digests(u.source, rel)) for rel in skipped}
                 if any(text is None for text in kept.values()):
                     own = Diagnostics()
-                    u.files, keys, _ = _render_keyed(u.pkg, u.name, own, {})
+                    u.files, keys, _, memo = _render_keyed(u.pkg, u.name, own, {})
                     kept = {}
                 if u.parses is not None:
                     u.files[_parses_file(u.name)] = u.parses
+                if memo and stage is not None:
+                    rel = _memo_file(u.name)
+                    # every entry taken as it was: the previous file is the same text
+                    same = was is not None and memo.keys() == was.keys()
+                    same = same and all(memo[k] is (was or {})[k] for k in memo)
+                    text = prev.text(rel, prev.digests(u.source, rel)) if same else None
+                    u.files[rel] = text or (
+                        json.dumps(memo, ensure_ascii=False, separators=(",", ":")) + "\n"
+                    )
                 u.rendered = own.items
                 diags.items.extend(own.items)
                 u.raw = {
@@ -572,6 +601,11 @@ def _generated_part(manifest: str | None) -> object:
 
 def _parses_file(name: str) -> str:
     return f"{PARSES}/{name}.json"
+
+
+def _memo_file(name: str) -> str:
+    """Where a package's render memo is kept (``Rendered.memo``), beside its parses."""
+    return f"{PARSES}/{name}.render.json"
 
 
 def _warnings_as_errors(diags: Diagnostics) -> None:

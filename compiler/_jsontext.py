@@ -13,7 +13,7 @@ subclass) is left to ``json.dumps``, so the text is always what it would give.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring  # the C escaper when available, as json's own
 from typing import Any, cast
 
@@ -97,7 +97,11 @@ Path = tuple[str | int, ...]
 
 
 def dumps_indented_spans(
-    value: Any, indent: int, depth: int, wanted: Callable[[Path], bool]
+    value: Any,
+    indent: int,
+    depth: int,
+    wanted: Callable[[Path], bool],
+    given: Mapping[Path, str] | None = None,
 ) -> tuple[str, dict[Path, tuple[int, int]]]:
     """``dumps_indented(value, indent)``, and where some of its values are in that text.
 
@@ -105,6 +109,9 @@ def dumps_indented_spans(
     ``depth`` levels whose path ``wanted`` accepts (the bytes ``json`` parses back to that value),
     so a reader can parse one value of a large file without the rest. Spans are empty when the
     text came from ``json.dumps`` (a value this encoder leaves to it).
+
+    ``given``: the text of some values, by path, as this function wrote them before (the same
+    value at the same depth: a caller vouches for that), written as they are.
     """
     step = " " * indent
     parts: list[str] = []
@@ -119,7 +126,10 @@ def dumps_indented_spans(
     def walk(node: Any, path: Path, newline: str) -> None:
         start = size
         kind = cast("type[object]", type(node))
-        if len(path) < depth and kind in (dict, list) and node:
+        known = given.get(path) if given else None
+        if known is not None:
+            put(known)
+        elif len(path) < depth and kind in (dict, list) and node:
             inner = newline + step
             if kind is dict:
                 put("{")

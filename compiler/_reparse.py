@@ -38,12 +38,44 @@ def _unsupported(text: str) -> bool:
     return any(mark in text for mark in ("\n%", "\n---", "\n...", "\r", "\x85", "\u2028", "\u2029"))
 
 
+_CHUNK = 1 << 16
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` start with in common (compared a chunk at a time:
+    a loop over the lines of a large spec cost more than the rest of the splice)."""
+    n = min(len(a), len(b))
+    at = 0
+    while at < n and a[at : at + _CHUNK] == b[at : at + _CHUNK]:
+        at += _CHUNK
+    end = min(at + _CHUNK, n)
+    while at < end and a[at] == b[at]:
+        at += 1
+    return min(at, n)
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` end with in common."""
+    n = min(len(a), len(b))
+    at = 0  # characters from the end
+    while (
+        at < n
+        and a[len(a) - at - min(_CHUNK, n - at) : len(a) - at]
+        == b[len(b) - at - min(_CHUNK, n - at) : len(b) - at]
+    ):
+        at += min(_CHUNK, n - at)
+    end = min(at + _CHUNK, n)
+    while at < end and a[len(a) - 1 - at] == b[len(b) - 1 - at]:
+        at += 1
+    return at
+
+
 def _indents(lines: list[str]) -> list[int]:
     """Each line's indentation, or -1 for a line that holds nothing but a comment or spaces."""
-    bodies = [line.lstrip(" ") for line in lines]
+    # (one pass, no list of the stripped lines: this runs over every line of a large spec)
     return [
-        len(line) - len(body) if body and body[0] != "#" else -1
-        for line, body in zip(lines, bodies, strict=True)
+        len(line) - len(body) if (body := line.lstrip(" ")) and body[0] != "#" else -1
+        for line in lines
     ]
 
 
@@ -114,11 +146,15 @@ def splice(
         return None
     old = old_text.split("\n")
     new = new_text.split("\n")
-    first = 0
     shortest = min(len(old), len(new))
+    # the lines before the first character that differs are the same in both (counted in the
+    # text, not compared line by line), and so are the lines after the last; the loops then
+    # take the lines around those characters
+    first = min(old_text.count("\n", 0, _common_prefix(old_text, new_text)), shortest)
     while first < shortest and old[first] == new[first]:
         first += 1
-    tail = 0
+    suffix = _common_suffix(old_text, new_text)
+    tail = min(old_text.count("\n", len(old_text) - suffix), shortest - first)
     while tail < shortest - first and old[-1 - tail] == new[-1 - tail]:
         tail += 1
     old_changed_end, new_changed_end = len(old) - tail, len(new) - tail

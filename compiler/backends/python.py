@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import jinja2
 from jinja2.utils import htmlsafe_json_dumps
@@ -37,8 +37,9 @@ from toolbind.runtime.contract import (
 )
 
 from .. import naming
+from .._jsontext import Path as JsonPath
 from .._jsontext import dumps_indented, dumps_indented_spans
-from ..diagnostics import Diagnostics
+from ..diagnostics import Diagnostic, Diagnostics, Severity
 from ..ir import (
     AllOfNode,
     AnyNode,
@@ -64,6 +65,7 @@ from ..ir import (
     PropertyNamesCheck,
     RefNode,
     SchemaNode,
+    SourceLocation,
     SpecPackage,
     StringNode,
     ToolSpec,
@@ -94,6 +96,10 @@ Building a pydantic model costs about half a millisecond: above some fifty, an e
 ``import`` is measurably slower than a lazy one's (which loads pydantic and
 ``toolbind.runtime.types`` only; bench/openapi.py measures every corpus package)."""
 
+RENDER_MEMO_MIN = 200
+"""A package with at least this many tools and definitions keeps its render memo (``memo``):
+below, its whole-package passes cost less than reading and writing what they would keep."""
+
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(TEMPLATES)),
     undefined=jinja2.StrictUndefined,
@@ -115,6 +121,72 @@ def _tojson(value: object) -> str:
 
 
 _ENV.filters["tojson"] = _tojson
+
+HTTP_TEMPLATE_SOURCES = {
+    "api": "api",
+    "header": "header",
+    "http_imports": "api",
+    "operations": "api",
+    "source_literal": "source_literal",
+    "tools": "tools",
+}
+"""``http.py.jinja``'s context variables, and what ``http.py``'s key holds that each is made
+from (``api``: the package's ``HttpApi``; ``tools``: the tools' views)."""
+
+TEMPLATE_INPUTS: dict[str, tuple[str, ...]] = {
+    "activities.py.jinja": ("header", "source_literal", "tools"),
+    "calls.py.jinja": (
+        "header",
+        "http",
+        "imports",
+        "source_literal",
+        "tools",
+        "tools_extra",
+        "toolset_unions",
+        "union",
+    ),
+    "lazy_init.py.jinja": ("all_names", "by_module", "header", "origin", "source_literal"),
+    "lazy_models.py.jinja": ("exported", "header", "source_literal", "where", "where_names"),
+    "lazy_tools.py.jinja": (
+        "calls_names",
+        "header",
+        "refs",
+        "source_literal",
+        "tools",
+        "tools_extra",
+        "toolsets",
+    ),
+    "mcp.py.jinja": ("header", "servers", "source_literal", "tool_servers", "tools"),
+}
+"""Every context variable each template rendered by key reads (its includes' too): a file's key
+is a digest of these values (tests/compiler/test_incremental.py holds the lists to the
+templates' text), so a file whose key is unchanged is not rendered, nor its template compiled."""
+
+TOOL_FIELDS: dict[str, tuple[str, ...]] = {
+    "activities.py.jinja": (
+        "activity_class",
+        "call_class",
+        "context_activity_class",
+        "function_name",
+        "name_literal",
+        "output_class",
+    ),
+    "calls.py.jinja": ("call_class",),
+    "lazy_tools.py.jinja": ("name_literal", "provider_literal"),
+}
+"""The fields of each ``ToolView`` these templates are given (and keyed on): only these, so a
+template reading another fails to render (``StrictUndefined``) instead of being keyed on less
+than it reads — an edited description changes none of these files."""
+
+_TEMPLATES_DIGEST = hashlib.sha256(
+    b"".join(
+        p.name.encode() + b"\0" + p.read_bytes() + b"\0"
+        for p in sorted(TEMPLATES.iterdir())
+        if p.is_file()
+    )
+).hexdigest()[:16]
+"""The templates' text, in every key: an edited template (an editable install keeps its
+version) renders every file again."""
 
 
 _IMPORTS_MARK = "# <toolbind:imports>"
@@ -300,6 +372,9 @@ class Rendered:
     """Files keyed by a digest of what they are rendered from (``PythonBackend``'s ``known``)."""
     skipped: list[str] = field(default_factory=lambda: [])
     """Files not rendered (not in ``files``): ``known`` gave them their key already."""
+    memo: dict[str, Any] = field(default_factory=lambda: {})
+    """What the next render may take instead of making it again (``PythonBackend``'s
+    ``memo``): JSON values, kept by the caller beside the output."""
 
     @property
     def scaffold(self) -> str:
@@ -387,12 +462,27 @@ class PythonBackend:
         version: str,
         format_assertion: bool = False,
         known: Mapping[str, str] | None = None,
+        memo: Mapping[str, Any] | None = None,
+        previous: Callable[[str], str | None] | None = None,
     ) -> None:
         """``known``: file → the key it was rendered from last time; a file whose key is the
         same is not rendered again but listed in ``Rendered.skipped`` (the caller has its text).
-        Keys are digests of everything the file's text is made from, ``version`` included."""
+        Keys are digests of everything the file's text is made from, ``version`` included.
+
+        ``memo``: the previous render's ``Rendered.memo`` (JSON values): results of a large
+        package's whole-package passes, each with the key of what it was made from, taken
+        instead of made again when this render's key is the same.
+
+        ``previous``: the text of a file of the previous output (its path in the package), as
+        written (the caller checks), or None; the memo says what of it may be reused."""
         self.pkg = pkg
+        self.previous = previous
         self.known = known or {}
+        self.previous_memo: Mapping[str, Any] = memo or {}
+        self.memo: dict[str, Any] = {}
+        # a digest of what the definitions' views and schemas are made from (``_definitions``)
+        self.definitions_key: str | None = None
+        self.memoize = len(pkg.tools) + len(pkg.definitions) >= RENDER_MEMO_MIN
         self.keys: dict[str, str] = {}
         self.skipped: list[str] = []
         self.format_assertion = format_assertion
@@ -414,8 +504,7 @@ class PythonBackend:
     # -- entry point -------------------------------------------------------------------------
 
     def render(self) -> Rendered:
-        for d in self.pkg.definitions:
-            self._definition(d)
+        self._definitions()
         tools: list[ToolView] = []
         for i, tool in enumerate(self.pkg.tools):
             tools.append(self._tool(tool, i))
@@ -459,15 +548,15 @@ class PythonBackend:
         }
         tool_data = self._tool_data(tools)
         files: dict[str, str] = {
-            "activities.py": _ENV.get_template("activities.py.jinja").render(ctx),
             "tools.json": "",  # (made below: a large package's with its index, in one pass)
             "schema.json": self._schema_json(tool_data),
         }
+        self._render_file(files, "activities.py", "activities.py.jinja", ctx)
         if len(self.classes) + len(self.aliases) > LAZY_MODELS:
             # (the eager modules are not rendered at all: on a large spec, rendering every
             # model into one module only to drop it cost a fifth of the package's render)
             files.update(self._lazy_models(ctx))
-            files["__init__.py"] = self._lazy_init(ctx)
+            self._lazy_init(files, ctx)
             files.update(self._lazy_tools(ctx))
             files.update(self._indexed_tools_json(tool_data))
         else:
@@ -485,9 +574,9 @@ class PythonBackend:
             files["tools.py"] = tools_body.replace(_IMPORTS_MARK, import_block(tools_body))
             files["tools.json"] = self._json_file(tool_data)
         if self.pkg.http is not None:
-            files["http.py"] = self._http_module(ctx, tools)
+            self._http_module(files, ctx, tools)
         if self.pkg.mcp is not None:
-            files["mcp.py"] = self._mcp_module(ctx, tools)
+            self._mcp_module(files, ctx, tools)
         return Rendered(
             package=self.package,
             files=files,
@@ -496,6 +585,7 @@ class PythonBackend:
             ),
             keys=self.keys,
             skipped=self.skipped,
+            memo=self.memo,
         )
 
     def render_model(self, root: SchemaNode, name: str) -> tuple[str, str]:
@@ -547,10 +637,9 @@ class PythonBackend:
         units: dict[str, ClassView | AliasView] = {}
         for unit in [*self.aliases, *self.classes]:
             units[unit.name] = unit
-        uses: dict[str, list[str]] = {}
         texts: dict[str, str] = {}
         for name, unit in units.items():
-            text = (
+            texts[name] = (
                 unit.expr
                 if isinstance(unit, AliasView)
                 else " ".join(
@@ -558,57 +647,42 @@ class PythonBackend:
                     + [f"{f.annotation} {f.default or ''}" for f in unit.fields]
                 )
             )
-            texts[name] = text
-            found = names_in(text)
-            uses[name] = sorted(n for n in found if n in units and n != name)
-        # pydantic evaluates inherited annotations in the subclass's module: a class also uses
-        # what its base classes use.
-        inherited: dict[str, str] = {}
-        for c in self.classes:
-            extra: set[str] = set()
-            stack = [b for b in c.bases.split(", ") if b in units]
-            seen_bases: set[str] = set()
-            while stack:
-                base = stack.pop()
-                if base in seen_bases:
-                    continue
-                seen_bases.add(base)
-                extra.update(uses[base])
-                unit = units[base]
-                if isinstance(unit, ClassView):
-                    stack.extend(b for b in unit.bases.split(", ") if b in units)
-            inherited[c.name] = " ".join(texts[b] for b in sorted(seen_bases))
-            if extra:
-                uses[c.name] = sorted((set(uses[c.name]) | extra) - {c.name})
-        # Units reached by the same set of tools share a module: a tool then loads exactly the
-        # models it reaches, and modules import each other without cycles (a unit's
-        # dependencies are reached by at least the tools that reach it).
-        order = [m for c in strongly_connected(list(units), uses) for m in c]
-        reach: dict[str, list[int]] = {n: [] for n in units}
         tool_views: list[ToolView] = ctx["tools"]
-        for i, t in enumerate(tool_views):
-            seen: set[str] = set()
-            stack = [n for n in (t.call_class, t.output_class) if n in units]
-            while stack:
-                n = stack.pop()
-                if n in seen:
-                    continue
-                seen.add(n)
-                reach[n].append(i)
-                stack.extend(uses[n])
-        groups: dict[tuple[int, ...], list[str]] = {}
-        for n in order:
-            groups.setdefault(tuple(reach[n]), []).append(n)
-        first = {n: i for i, n in enumerate(units)}
-        components = sorted(groups.values(), key=lambda members: min(first[m] for m in members))
-        modules = naming.Scope(taken={"__init__"})
-        module_of: dict[str, str] = {}
-        chunk_names: list[str] = []
-        for members in components:
-            module = modules.claim("m_" + naming.snake_case(members[0])[:40])
-            chunk_names.append(module)
-            for m in members:
-                module_of[m] = module
+        if not self.memoize:
+            uses, inherited, components, chunk_names = self._split_modules(units, texts, tool_views)
+        else:
+            # the split is a function of exactly these: each unit's name, text and bases (in
+            # order) and the models each tool starts from; kept in ``memo`` (``modules``)
+            key = self._key(
+                "modules",
+                _digest(
+                    repr(
+                        (
+                            [
+                                (n, texts[n], u.bases if isinstance(u, ClassView) else None)
+                                for n, u in units.items()
+                            ],
+                            [(t.call_class, t.output_class) for t in tool_views],
+                        )
+                    )
+                ),
+            )
+            split = _split_from_json(self.previous_memo.get("modules"), key, units)
+            if split is None:
+                split = self._split_modules(units, texts, tool_views)
+            uses, inherited, components, chunk_names = split
+            self.memo["modules"] = {
+                "key": key,
+                "uses": uses,
+                "inherited": inherited,
+                "components": components,
+                "modules": chunk_names,
+            }
+        module_of = {
+            m: module
+            for members, module in zip(components, chunk_names, strict=True)
+            for m in members
+        }
         files: dict[str, str] = {}
         header = ctx["header"]
         classes_in: dict[str, list[ClassView]] = {}
@@ -675,22 +749,108 @@ class PythonBackend:
         )
         self.model_modules = module_of
         where = sorted(module_of.items())
-        files["models.py"] = _ENV.get_template("lazy_models.py.jinja").render(
-            {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where}
+        self._render_file(
+            files,
+            "models.py",
+            "lazy_models.py.jinja",
+            {**ctx, "where": [(py_str(n), py_str(m)) for n, m in where], "where_names": where},
         )
         return files
 
+    def _split_modules(
+        self,
+        units: dict[str, ClassView | AliasView],
+        texts: dict[str, str],
+        tool_views: list[ToolView],
+    ) -> _Split:
+        """What each unit uses, the text it inherits, the units of each module and the
+        modules' names (``_lazy_models``)."""
+        uses: dict[str, list[str]] = {}
+        for name, text in texts.items():
+            found = names_in(text)
+            uses[name] = sorted(n for n in found if n in units and n != name)
+        # pydantic evaluates inherited annotations in the subclass's module: a class also uses
+        # what its base classes use.
+        inherited: dict[str, str] = {}
+        for c in self.classes:
+            extra: set[str] = set()
+            stack = [b for b in c.bases.split(", ") if b in units]
+            seen_bases: set[str] = set()
+            while stack:
+                base = stack.pop()
+                if base in seen_bases:
+                    continue
+                seen_bases.add(base)
+                extra.update(uses[base])
+                unit = units[base]
+                if isinstance(unit, ClassView):
+                    stack.extend(b for b in unit.bases.split(", ") if b in units)
+            inherited[c.name] = " ".join(texts[b] for b in sorted(seen_bases))
+            if extra:
+                uses[c.name] = sorted((set(uses[c.name]) | extra) - {c.name})
+        # Units reached by the same set of tools share a module: a tool then loads exactly the
+        # models it reaches, and modules import each other without cycles (a unit's
+        # dependencies are reached by at least the tools that reach it).
+        order = [m for c in strongly_connected(list(units), uses) for m in c]
+        reach: dict[str, list[int]] = {n: [] for n in units}
+        for i, t in enumerate(tool_views):
+            seen: set[str] = set()
+            stack = [n for n in (t.call_class, t.output_class) if n in units]
+            while stack:
+                n = stack.pop()
+                if n in seen:
+                    continue
+                seen.add(n)
+                reach[n].append(i)
+                stack.extend(uses[n])
+        groups: dict[tuple[int, ...], list[str]] = {}
+        for n in order:
+            groups.setdefault(tuple(reach[n]), []).append(n)
+        first = {n: i for i, n in enumerate(units)}
+        components = sorted(groups.values(), key=lambda members: min(first[m] for m in members))
+        modules = naming.Scope(taken={"__init__"})
+        chunk_names = [
+            modules.claim("m_" + naming.snake_case(members[0])[:40]) for members in components
+        ]
+        return uses, inherited, components, chunk_names
+
     def _key(self, *parts: object) -> str:
-        """A digest of ``parts`` and of what every file depends on (toolbind's version and
-        the backend's options)."""
-        text = repr((self.version, self.format_assertion, self.package, parts))
+        """A digest of ``parts`` and of what every file depends on (toolbind's version, the
+        templates' text and the backend's options)."""
+        text = repr((self.version, _TEMPLATES_DIGEST, self.format_assertion, self.package, parts))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _keyed(self, rel: str, *parts: object) -> bool:
+        """Record ``rel``'s key (a digest of ``parts``: everything its text is made from);
+        False when ``known`` has that key — ``rel`` is then skipped, not made again."""
+        key = self._key(rel, parts)
+        self.keys[rel] = key
+        if self.known.get(rel) == key:
+            self.skipped.append(rel)
+            return False
+        return True
+
+    def _render_file(
+        self, files: dict[str, str], rel: str, template: str, context: Mapping[str, Any]
+    ) -> str | None:
+        """``files[rel]``: ``template`` rendered with ``context``, keyed on the values of the
+        context variables it reads (``TEMPLATE_INPUTS``); None (and not in ``files``) when
+        skipped."""
+        fields = TOOL_FIELDS.get(template)
+        if fields is not None:
+            tools: list[ToolView] = context["tools"]
+            views = [{f: getattr(t, f) for f in fields} for t in tools]
+            context = {**context, "tools": views}
+        inputs = [(n, context[n]) for n in TEMPLATE_INPUTS[template]]
+        if not self._keyed(rel, template, inputs):
+            return None
+        text = files[rel] = _ENV.get_template(template).render(context)
+        return text
 
     def _lazy_tools(self, ctx: dict[str, Any]) -> dict[str, str]:
         """A large package's ``tools.py``, whose ``TOOLS`` load each tool's models on first use,
         and ``_calls.py`` with the Call union and Response model (every tool's models)."""
         calls_names = sorted({"Call", "CallAdapter", "OutputT", "Response", *ctx["tools_extra"]})
-        calls = _ENV.get_template("calls.py.jinja").render({**ctx, "imports": _IMPORTS_MARK})
 
         def where(model: str) -> str:  # a tool's first call imports that module, not ``models``
             module = self.model_modules.get(model)
@@ -698,14 +858,21 @@ class PythonBackend:
 
         tools: list[ToolView] = ctx["tools"]
         refs = [(where(t.call_class), where(t.output_class)) for t in tools]
-        return {
-            "tools.py": _ENV.get_template("lazy_tools.py.jinja").render(
-                {**ctx, "calls_names": calls_names, "refs": refs}
-            ),
-            "_calls.py": calls.replace(_IMPORTS_MARK, import_block(calls)),
-        }
+        files: dict[str, str] = {}
+        self._render_file(
+            files,
+            "tools.py",
+            "lazy_tools.py.jinja",
+            {**ctx, "calls_names": calls_names, "refs": refs},
+        )
+        calls = self._render_file(
+            files, "_calls.py", "calls.py.jinja", {**ctx, "imports": _IMPORTS_MARK}
+        )
+        if calls is not None:
+            files["_calls.py"] = calls.replace(_IMPORTS_MARK, import_block(calls))
+        return files
 
-    def _lazy_init(self, ctx: dict[str, Any]) -> str:
+    def _lazy_init(self, files: dict[str, str], ctx: dict[str, Any]) -> None:
         exported: list[str] = ctx["exported"]
         tools: list[ToolView] = ctx["tools"]
         origin = {n: "models" for n in exported}
@@ -719,18 +886,32 @@ class PythonBackend:
         by_module: dict[str, list[str]] = {}
         for n, m in sorted(origin.items()):
             by_module.setdefault(m, []).append(n)
-        return _ENV.get_template("lazy_init.py.jinja").render(
+        self._render_file(
+            files,
+            "__init__.py",
+            "lazy_init.py.jinja",
             {
                 **ctx,
                 "by_module": sorted(by_module.items()),
                 "origin": [(py_str(n), py_str(m)) for n, m in sorted(origin.items())],
-            }
+            },
         )
 
-    def _http_module(self, ctx: dict[str, Any], tools: list[ToolView]) -> str:
+    def _http_module(
+        self, files: dict[str, str], ctx: dict[str, Any], tools: list[ToolView]
+    ) -> None:
         """``http.py``: the ``HttpApi`` value and a typed sync + async Activity per tool."""
         api = self.pkg.http
         assert api is not None
+        # keyed on what the template's inputs are made from (HTTP_TEMPLATE_SOURCES): the API
+        # (its generated repr names every field) and the fields of the tools' views read below
+        made_from = [(n, ctx[n]) for n in ("header", "source_literal")]
+        tool_fields = [
+            (t.name, t.name_literal, t.call_class, t.output_class, t.errors, t.provider_name)
+            for t in tools
+        ]
+        if not self._keyed("http.py", "http.py.jinja", made_from, repr(api), tool_fields):
+            return
         used: set[str] = {"HttpCaller"}
         api_expr = _py_value(api, used)
         methods = naming.Scope(
@@ -763,7 +944,7 @@ class PythonBackend:
             )
             for name, op in api.operations.items()
         ]
-        return _ENV.get_template("http.py.jinja").render(
+        files["http.py"] = _ENV.get_template("http.py.jinja").render(
             {
                 **ctx,
                 "tools": views,
@@ -773,7 +954,9 @@ class PythonBackend:
             }
         )
 
-    def _mcp_module(self, ctx: dict[str, Any], tools: list[ToolView]) -> str:
+    def _mcp_module(
+        self, files: dict[str, str], ctx: dict[str, Any], tools: list[ToolView]
+    ) -> None:
         """``mcp.py``: the servers, and a typed async Activity per tool calling its server."""
         source = self.pkg.mcp
         assert source is not None
@@ -796,13 +979,16 @@ class PythonBackend:
                 }
             )
         servers = [thaw(s) for s in source.servers]
-        return _ENV.get_template("mcp.py.jinja").render(
+        self._render_file(
+            files,
+            "mcp.py",
+            "mcp.py.jinja",
             {
                 **ctx,
                 "tools": views,
                 "servers": repr(servers),
                 "tool_servers": [(py_str(n), py_str(s)) for n, s in source.tool_servers],
-            }
+            },
         )
 
     def _toolset_unions(self, tools: list[ToolView]) -> list[tuple[str, str, str]]:
@@ -834,9 +1020,6 @@ class PythonBackend:
 
     def _tool_data(self, tools: list[ToolView]) -> dict[str, Any]:
         """``tools.json``'s content: each tool's schemas and metadata, and the shared ``$defs``."""
-        defs = {
-            self.names.def_names[d.key]: self.emitter.emit(d.node) for d in self.pkg.definitions
-        }
         entries: list[dict[str, Any]] = []
         for tool, view in zip(self.pkg.tools, tools, strict=True):
             entry: dict[str, Any] = {
@@ -879,19 +1062,97 @@ class PythonBackend:
         roots: list[Any] = [e["parameters"] for e in entries] + [
             e["output_schema"] for e in entries if e["output_schema"] is not None
         ]
-        defs, roots = share_repeated(
-            defs, roots, lambda hint: self.names.inline_class(naming.class_name(hint))
-        )
-        # only what the tools' schemas reach: a definition only an error response uses is a
-        # model in models.py, never a schema the LLM or the registry reads
-        reached = reachable_defs(roots, defs)
-        defs = {name: schema for name, schema in defs.items() if name in reached}
+        defs, roots = self._shared(roots)
         outputs = iter(roots[len(entries) :])
         for entry, parameters in zip(entries, roots, strict=False):
             entry["parameters"] = parameters
             if entry["output_schema"] is not None:
                 entry["output_schema"] = next(outputs)
         return {"$defs": defs, "tools": entries}
+
+    def _shared(self, roots: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """The definitions' schemas, and ``share_repeated`` over them and the tools' schemas
+        (``roots``); then only the definitions the tools' schemas reach (one only an error
+        response uses is a model in models.py, never a schema the LLM or the registry reads).
+
+        A large package's result is kept in ``memo`` (``shared``) with its key: what the
+        definitions' schemas are made from (the definitions' key, ``_definitions``; else the
+        schemas as emitted), the tools' schemas as emitted (JSON, in order) and the class names
+        taken before (the shared definitions are named in that scope). With the same key, the
+        kept result is taken (the definitions are not emitted) and its names are claimed again
+        in order (the same names, the same scope after; the scope is left as it was if they
+        are not)."""
+        hints: list[str] = []
+
+        def claim(hint: str) -> str:
+            hints.append(hint)
+            return self.names.inline_class(naming.class_name(hint))
+
+        defs: dict[str, Any] | None = None
+        key: str | None = None
+        if self.memoize:
+            made_from = emitted = None
+            try:
+                if self.definitions_key is None:
+                    defs = self._emit_definitions()
+                    made_from = json.dumps(defs, ensure_ascii=False, allow_nan=False)
+                else:  # (the schemas are a function of the definitions and their names)
+                    made_from = self.definitions_key
+                emitted = json.dumps(roots, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError):  # (the emitter writes JSON values only)
+                pass
+            if made_from is not None and emitted is not None:
+                key = self._key(
+                    "shared", _digest(made_from), _digest(emitted), sorted(self.names.classes.taken)
+                )
+                kept = self._kept_shared(key, len(roots))
+                if kept is not None:
+                    return kept
+        if defs is None:
+            defs = self._emit_definitions()
+        defs, roots = share_repeated(defs, roots, claim)
+        reached = reachable_defs(roots, defs)
+        defs = {name: schema for name, schema in defs.items() if name in reached}
+        if key is not None:
+            self.memo["shared"] = {
+                "key": key,
+                "hints": hints,
+                "claimed": sorted(self.names.classes.taken),
+                "defs": defs,
+                "roots": roots,
+            }
+        return defs, roots
+
+    def _emit_definitions(self) -> dict[str, Any]:
+        return {
+            self.names.def_names[d.key]: self.emitter.emit(d.node) for d in self.pkg.definitions
+        }
+
+    def _kept_shared(self, key: str, n_roots: int) -> tuple[dict[str, Any], list[Any]] | None:
+        """The previous ``_shared`` result if it was made from ``key`` (its names claimed)."""
+        kept = self.previous_memo.get("shared")
+        if not isinstance(kept, dict):
+            return None
+        entry = cast("dict[str, Any]", kept)
+        defs, roots, hints = entry.get("defs"), entry.get("roots"), entry.get("hints")
+        if (
+            entry.get("key") != key
+            or not isinstance(defs, dict)
+            or not isinstance(roots, list)
+            or len(cast("list[Any]", roots)) != n_roots
+            or not isinstance(hints, list)
+            or not all(isinstance(h, str) for h in cast("list[Any]", hints))
+        ):
+            return None
+        scope = self.names.classes
+        taken, renames = set(scope.taken), list(scope.renames)
+        for hint in cast("list[str]", hints):
+            self.names.inline_class(naming.class_name(hint))
+        if sorted(scope.taken) != entry.get("claimed"):
+            scope.taken, scope.renames = taken, renames  # (not the scope it was made in)
+            return None
+        self.memo["shared"] = entry
+        return cast("dict[str, Any]", defs), cast("list[Any]", roots)
 
     def _json_file(self, data: dict[str, Any]) -> str:
         header = f"DO NOT EDIT: generated by toolbind {self.version} from {self.pkg.source}."
@@ -912,7 +1173,7 @@ class PythonBackend:
                 len(path) == 3 and path[2] in ("parameters", "output_schema")
             )
 
-        text, spans = dumps_indented_spans(doc, 1, 3, wanted)
+        text, spans = dumps_indented_spans(doc, 1, 3, wanted, self._previous_schema_texts(data))
         text += "\n"
         if not spans:  # a value only json.dumps writes: no index, the file is read whole
             return {"tools.json": text}
@@ -940,6 +1201,57 @@ class PythonBackend:
         )
         return {"tools.json": text, "tools_index.json": index}
 
+    def _previous_schema_texts(self, data: dict[str, Any]) -> dict[JsonPath, str]:
+        """The texts of ``tools.json``'s schemas (each definition, each tool's parameters and
+        output) as the previous ``tools.json`` holds them, when they are the same values: the
+        shared-subschema pass was taken from the memo (``_shared``), and the previous
+        ``tools.json`` and its index are as that pass's run wrote them (the index names the
+        file's size and CRC-32). Each tool's schemas are found by their place in that pass's
+        list (every tool's parameters, then the outputs there are); empty when unsure."""
+        shared = self.memo.get("shared")
+        if (
+            self.previous is None
+            or shared is None
+            or shared is not self.previous_memo.get("shared")
+        ):
+            return {}
+        old_text, old_index = self.previous("tools.json"), self.previous("tools_index.json")
+        if old_text is None or old_index is None:
+            return {}
+        raw = old_text.encode("utf-8")
+        try:
+            index = json.loads(old_index)
+            if index["tools.json"] != {"bytes": len(raw), "crc32": zlib.crc32(raw)}:
+                return {}
+            flat = cast("list[Any]", index["$defs"])
+            old_defs = {
+                _text(flat[i]): (_span(flat[i + 1]), _span(flat[i + 2]))
+                for i in range(0, len(flat), 3)
+            }
+            old_entries = cast("list[dict[str, Any]]", index["tools"])
+            old_roots = [_pair(e["parameters"]) for e in old_entries] + [
+                _pair(e["output_schema"]) for e in old_entries if e["output_schema"] is not None
+            ]
+        except (KeyError, TypeError, ValueError, IndexError):
+            return {}
+        entries = cast("list[dict[str, Any]]", data["tools"])
+        paths: list[JsonPath] = [("tools", n, "parameters") for n in range(len(entries))] + [
+            ("tools", n, "output_schema")
+            for n, e in enumerate(entries)
+            if e["output_schema"] is not None
+        ]
+        if len(paths) != len(old_roots) or len(old_roots) != len(shared["roots"]):
+            return {}
+        given: dict[JsonPath, str] = {}
+        for path, (start, end) in zip(paths, old_roots, strict=True):
+            given[path] = raw[start:end].decode("utf-8")
+        for name in cast("dict[str, Any]", data["$defs"]):
+            span = old_defs.get(name)
+            if span is None:
+                return {}
+            given[("$defs", name)] = raw[span[0] : span[1]].decode("utf-8")
+        return given
+
     def _schema_json(self, tool_data: dict[str, Any]) -> str:
         """The composed LLM-facing schema of every tool (tool-system.md "Schema Composition").
 
@@ -950,6 +1262,60 @@ class PythonBackend:
         return self._json_file(compose_schema(tools))
 
     # -- definitions and tools ---------------------------------------------------------------
+
+    def _definitions(self) -> None:
+        """The views of every definition, in order (classes, aliases, the class names they
+        claim and what they report).
+
+        A large package's (``RENDER_MEMO_MIN``) are kept in ``memo`` (``definitions``) with
+        their key: the definitions (their generated reprs name every field), their class names
+        and the names taken before them — all that ``_definition`` reads (the views of a definition depend
+        on the definitions it references). With the same key the kept views are taken, their
+        names claimed and their diagnostics reported again, as making them would."""
+        if not self.memoize:
+            for d in self.pkg.definitions:
+                self._definition(d)
+            return
+        scope = self.names.classes
+        key = self.definitions_key = self._key(
+            "definitions",
+            _digest(repr(self.pkg.definitions)),
+            sorted(self.names.def_names.items()),
+            sorted(scope.taken),
+        )
+        kept = _views_from_json(self.previous_memo.get("definitions"), key)
+        if kept is not None:
+            classes, aliases, taken, renames, diagnostics = kept
+            self.classes.extend(classes)
+            self.aliases.extend(aliases)
+            scope.taken.update(taken)
+            scope.renames.extend(renames)
+            self.diags.items.extend(diagnostics)
+            self.memo["definitions"] = self.previous_memo["definitions"]
+            return
+        before = set(scope.taken)
+        n_renames, n_diags = len(scope.renames), len(self.diags.items)
+        for d in self.pkg.definitions:
+            self._definition(d)
+        self.memo["definitions"] = {
+            "key": key,
+            "classes": [
+                [
+                    c.name,
+                    c.bases,
+                    c.doc,
+                    c.config,
+                    c.extra_type,
+                    c.root,
+                    [[f.name, f.annotation, f.default, f.override] for f in c.fields],
+                ]
+                for c in self.classes
+            ],
+            "aliases": [[a.name, a.value, a.expr] for a in self.aliases],
+            "taken": sorted(scope.taken - before),
+            "renames": [[r.original, r.chosen, r.reason] for r in scope.renames[n_renames:]],
+            "diagnostics": [_diagnostic_row(d) for d in self.diags.items[n_diags:]],
+        }
 
     def _definition(self, d: Definition) -> None:
         name = self.names.def_names[d.key]
@@ -1572,6 +1938,145 @@ class PythonBackend:
                 return f"Unevaluated({check.kind!r}, {sub}, {self._plan(check.plan, hint)})"
             case _:  # pragma: no cover - the Check union is closed
                 raise AssertionError(check)
+
+
+_Split = tuple[dict[str, list[str]], dict[str, str], list[list[str]], list[str]]
+"""``PythonBackend._split_modules``: what each unit uses, the text each class inherits, the
+units of each module and its name."""
+
+
+def _split_from_json(
+    value: object, key: str, units: Mapping[str, ClassView | AliasView]
+) -> _Split | None:
+    """The split ``_lazy_models`` kept (``memo``), if made from ``key`` and whole."""
+    if not isinstance(value, dict):
+        return None
+    kept = cast("dict[str, Any]", value)
+    if kept.get("key") != key:
+        return None
+    try:
+        uses = {_text(n): [_text(u) for u in used] for n, used in kept["uses"].items()}
+        inherited = {_text(n): _text(t) for n, t in kept["inherited"].items()}
+        components = [[_text(m) for m in members] for members in kept["components"]]
+        names = [_text(m) for m in kept["modules"]]
+    except (AttributeError, KeyError, TypeError):
+        return None
+    members = [m for ms in components for m in ms]
+    if (
+        len(names) != len(components)
+        or sorted(members) != sorted(units)
+        or set(uses) != set(units)
+        or not all(u in units for used in uses.values() for u in used)
+        or not all(isinstance(u, ClassView) for u in (units.get(n) for n in inherited))
+    ):
+        return None
+    return uses, inherited, components, names
+
+
+_KeptViews = tuple[
+    list[ClassView], list[AliasView], list[str], list[naming.Rename], list[Diagnostic]
+]
+
+
+def _views_from_json(value: object, key: str) -> _KeptViews | None:
+    """The views ``PythonBackend._definitions`` kept (``memo``), if made from ``key`` and
+    whole; else None."""
+    if not isinstance(value, dict):
+        return None
+    kept = cast("dict[str, Any]", value)
+    if kept.get("key") != key:
+        return None
+    try:
+        classes = [
+            ClassView(
+                name=_text(name),
+                bases=_text(bases),
+                doc=_maybe_text(doc),
+                config=_maybe_text(config),
+                extra_type=_maybe_text(extra_type),
+                root=_maybe_text(root),
+                fields=[
+                    FieldView(_text(n), _text(a), _maybe_text(v), _flag(o)) for n, a, v, o in fields
+                ],
+            )
+            for name, bases, doc, config, extra_type, root, fields in kept["classes"]
+        ]
+        aliases = [
+            AliasView(name=_text(n), value=_text(v), expr=_text(e)) for n, v, e in kept["aliases"]
+        ]
+        taken = [_text(n) for n in kept["taken"]]
+        renames = [
+            naming.Rename(original=_text(o), chosen=_text(c), reason=_text(r))
+            for o, c, r in kept["renames"]
+        ]
+        diagnostics = [
+            Diagnostic(
+                loc=SourceLocation(file=_text(file), pointer=_text(pointer)),
+                severity=_severity(severity),
+                found=_text(found),
+                expected=_maybe_text(expected),
+                hint=_maybe_text(hint),
+                line=_maybe_int(line),
+                column=_maybe_int(column),
+            )
+            for file, pointer, severity, found, expected, hint, line, column in kept["diagnostics"]
+        ]
+    except (KeyError, TypeError, ValueError):  # (a shape not as written: made again)
+        return None
+    return classes, aliases, taken, renames, diagnostics
+
+
+def _span(value: object) -> int:
+    if type(value) is not int or value < 0:
+        raise TypeError(value)
+    return value
+
+
+def _pair(value: object) -> tuple[int, int]:
+    if not isinstance(value, list):
+        raise TypeError("a span is a list")
+    items = cast("list[object]", value)
+    if len(items) != 2 or _span(items[0]) > _span(items[1]):
+        raise ValueError("a span is [start, end]")
+    return _span(items[0]), _span(items[1])
+
+
+def _digest(text: str) -> str:
+    """A digest of a large text, for a key (``repr`` of the text itself would copy it)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _diagnostic_row(d: Diagnostic) -> list[object]:
+    return [d.loc.file, d.loc.pointer, d.severity, d.found, d.expected, d.hint, d.line, d.column]
+
+
+def _text(value: object) -> str:
+    if type(value) is not str:
+        raise TypeError(value)
+    return value
+
+
+def _maybe_text(value: object) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _flag(value: object) -> bool:
+    if type(value) is not bool:
+        raise TypeError(value)
+    return value
+
+
+def _maybe_int(value: object) -> int | None:
+    if value is not None and type(value) is not int:
+        raise TypeError(value)
+    return value
+
+
+def _severity(value: object) -> Severity:
+    for severity in get_args(Severity):
+        if value == severity:
+            return cast("Severity", severity)
+    raise ValueError(value)
 
 
 def _class_key(c: ClassView) -> tuple[object, ...]:

@@ -3,6 +3,7 @@ spec whose inputs did not change, and writes the tree a full run writes, byte fo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import shutil
@@ -401,3 +402,195 @@ def test_a_model_modules_key_covers_every_field_of_its_views() -> None:
     for f in dataclasses.fields(ClassView):
         other: object = [] if f.name == "fields" else "changed"
         assert _class_key(dataclasses.replace(view, **{f.name: other})) != _class_key(view), f.name
+
+
+def test_keyed_templates_are_keyed_on_every_variable_they_read() -> None:
+    """A file rendered by key (``TEMPLATE_INPUTS``) is skipped when its key is unchanged: the
+    key must hold every context variable the template and its includes read, and the
+    ``ToolView`` fields the template is given (``TOOL_FIELDS``) must be those it reads."""
+    import re
+
+    import jinja2.meta
+
+    from toolbind.compiler.backends.python import (
+        _ENV,  # pyright: ignore[reportPrivateUsage]
+        HTTP_TEMPLATE_SOURCES,
+        TEMPLATE_INPUTS,
+        TEMPLATES,
+        TOOL_FIELDS,
+        ToolView,
+    )
+
+    def reads(name: str) -> tuple[set[str], str]:
+        source = (TEMPLATES / name).read_text(encoding="utf-8")
+        ast = _ENV.parse(source)
+        found = set(jinja2.meta.find_undeclared_variables(ast))
+        for included in jinja2.meta.find_referenced_templates(ast):
+            assert included is not None
+            more, text = reads(included)
+            found |= more
+            source += text
+        return found, source
+
+    for name, inputs in TEMPLATE_INPUTS.items():
+        assert reads(name)[0] == set(inputs), name
+    assert reads("http.py.jinja")[0] == set(HTTP_TEMPLATE_SOURCES)
+    view_fields = {f.name for f in dataclasses.fields(ToolView)}
+    for name, fields in TOOL_FIELDS.items():
+        assert set(fields) <= view_fields, name
+        source = reads(name)[1]
+        # every ``t.<field>`` of a view field the template reads is one it is given
+        used = set(re.findall(r"\bt\.([a-z_]+)", source)) & view_fields
+        assert used == set(fields), name
+
+
+def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large package's whole-package passes (definition views, the models' split, shared
+    subschemas) are kept in .toolbind-cache/<package>.render.json: a description edit takes
+    all three (and tools.json's schemas are the previous tools.json's text); an edit of a schema many operations share takes none it changes; a memo edited
+    by hand (its digest no longer the manifest's), or damaged with its digest made to match,
+    is never trusted. The tree is a full run's every time."""
+    import hashlib
+
+    import toolbind.compiler.backends.python as backend
+    from toolbind.compiler._load import digest
+
+    taken: list[str] = []
+    for name, what in [
+        ("_views_from_json", "definitions"),
+        ("_split_from_json", "modules"),
+    ]:
+        real_fn = getattr(backend, name)
+
+        def spy(*args: Any, _real: Any = real_fn, _what: str = what) -> Any:
+            result = _real(*args)
+            if result is not None:
+                taken.append(_what)
+            return result
+
+        monkeypatch.setattr(backend, name, spy)
+    real_kept = backend.PythonBackend._kept_shared  # pyright: ignore[reportPrivateUsage]
+
+    def kept_spy(self: Any, *args: Any) -> Any:
+        result = real_kept(self, *args)
+        if result is not None:
+            taken.append("shared")
+        return result
+
+    monkeypatch.setattr(backend.PythonBackend, "_kept_shared", kept_spy)
+    real_texts = backend.PythonBackend._previous_schema_texts  # pyright: ignore[reportPrivateUsage]
+
+    def texts_spy(self: Any, *args: Any) -> Any:
+        result = real_texts(self, *args)
+        if result:
+            taken.append("tools.json")
+        return result
+
+    monkeypatch.setattr(backend.PythonBackend, "_previous_schema_texts", texts_spy)
+    # (readme's 36 tools and 31 definitions count as many: it keeps a render memo)
+    monkeypatch.setattr(backend, "RENDER_MEMO_MIN", 10)
+    monkeypatch.chdir(tmp_path)
+    spec_rel = "openapi/readme__readme-api.json"
+    specs = copy_specs(tmp_path, [spec_rel])
+    spec = specs / Path(spec_rel).name
+    inc = tmp_path / "inc"
+    generate(specs, inc)
+    memo = inc / ".toolbind-cache" / f"{module_name(spec.stem)}.render.json"
+    assert set(json.loads(memo.read_text(encoding="utf-8"))) == {
+        "definitions",
+        "modules",
+        "shared",
+    }
+    rng = random.Random(1820)
+
+    def check(label: str) -> None:
+        full = tmp_path / f"full-{label}"
+        generate(specs, full)
+        assert tree(inc) == tree(full), label
+
+    _apply(spec, _description_edit, rng)
+    taken.clear()
+    generate(specs, inc)
+    # (and tools.json's schemas are copied from the previous tools.json)
+    assert sorted(taken) == ["definitions", "modules", "shared", "tools.json"]
+    check("description")
+    _apply(spec, _shared_schema_edit, rng)
+    taken.clear()
+    generate(specs, inc)
+    assert taken == []
+    check("shared-schema")
+    # edited by hand: the manifest's digest no longer matches, the memo is not read
+    memo.write_text(memo.read_text(encoding="utf-8").replace('"m_', '"n_'), encoding="utf-8")
+    _apply(spec, _description_edit, rng)
+    taken.clear()
+    generate(specs, inc)
+    assert taken == []
+    check("hand-edited")
+    # damaged with the digest made to match: each entry's content is checked before use (a
+    # key that matches with views cut short, a split that does not cover every model)
+    data = json.loads(memo.read_text(encoding="utf-8"))
+    data["definitions"]["classes"] = data["definitions"]["classes"][:-1]
+    data["definitions"]["classes"].append(["X", "ToolModel", None, None, None, None, [[1]]])
+    data["modules"]["components"] = data["modules"]["components"][1:]
+    data["shared"]["claimed"] = data["shared"]["claimed"][1:]
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    memo.write_text(text, encoding="utf-8")
+    manifest = inc / "toolbind.json"
+    top = json.loads(manifest.read_text(encoding="utf-8"))
+    rel = memo.relative_to(inc).as_posix()
+    for entry in top["incremental"].values():
+        if rel in entry["files"]:
+            entry["files"][rel] = [digest(text.encode()), digest(text.encode())]
+    manifest.write_text(json.dumps(top, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == digest(text.encode())
+    _apply(spec, _description_edit, rng)
+    taken.clear()
+    generate(specs, inc)
+    assert "modules" not in taken and "shared" not in taken
+    check("damaged")
+
+
+@pytest.mark.slow
+def test_one_description_edited_in_the_largest_corpus_spec_regenerates_as_a_full_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/incremental.py's case, checked: the openai spec (a large YAML: its parse and its
+    render memo kept) with one operation's description edited, then a schema's, regenerated
+    into the previous output — byte for byte the full run's tree."""
+    monkeypatch.chdir(tmp_path)
+    specs = copy_specs(tmp_path, ["openapi/openai__openapi.yaml"])
+    spec = next(specs.iterdir())
+    inc = tmp_path / "inc"
+    generate(specs, inc)
+    rng = random.Random(1821)
+    for round_ in range(2):
+        _edit_a_line(spec, rng)
+        assert generate(specs, inc) == [f"specs/{spec.name}"]
+        full = tmp_path / f"full{round_}"
+        generate(specs, full)
+        assert tree(inc) == tree(full), round_
+
+
+def test_the_version_in_every_key_is_the_installed_distributions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The version (in every header and every reuse key) is read without importlib.metadata
+    from the first toolbind .dist-info on sys.path — the one importlib.metadata reads — and
+    left to importlib.metadata where that is unsure (an .egg-info first, two of them)."""
+    import importlib.metadata
+    import sys
+
+    from toolbind.compiler import _version
+
+    assert importlib.metadata.version("toolbind") == _version.VERSION
+    site = tmp_path / "site"
+    (site / "toolbind-9.9.dist-info").mkdir(parents=True)
+    (site / "toolbind-9.9.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toolbind\nVersion: 9.9\n\nbody\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(site), *sys.path])
+    assert _version._from_dist_info() == "9.9"  # pyright: ignore[reportPrivateUsage]
+    (site / "toolbind.egg-info").mkdir()
+    assert _version._from_dist_info() is None  # pyright: ignore[reportPrivateUsage]

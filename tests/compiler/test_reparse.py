@@ -139,3 +139,39 @@ def test_splice_declines_what_it_cannot_vouch_for() -> None:
     # an edit in one entry is spliced into the previous value
     edited = base.replace("f: text", "f: other")
     assert splice(base, value, edited, _LOADER, _accept) == parse(edited)
+
+
+def test_the_shared_start_and_end_are_found_a_chunk_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``splice`` counts the lines two texts share from the characters they share, compared a
+    chunk at a time: the same counts as comparing every character, at every chunk boundary."""
+    import toolbind.compiler._reparse as reparse
+
+    monkeypatch.setattr(reparse, "_CHUNK", 4)
+    rng = random.Random(1822)
+    for _ in range(3000):
+        a = "".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 24)))
+        b = list(a)
+        for _ in range(rng.randrange(0, 3)):
+            at = rng.randrange(len(b) + 1)
+            if rng.random() < 0.5:
+                b.insert(at, rng.choice("ab\n"))
+            elif b:
+                b[min(at, len(b) - 1)] = rng.choice("ab\n")
+        other = "".join(b)
+        prefix = 0
+        while prefix < min(len(a), len(other)) and a[prefix] == other[prefix]:
+            prefix += 1
+        suffix = 0
+        while suffix < min(len(a), len(other)) and a[-1 - suffix] == other[-1 - suffix]:
+            suffix += 1
+        assert reparse._common_prefix(a, other) == prefix  # pyright: ignore[reportPrivateUsage]
+        assert reparse._common_suffix(a, other) == suffix  # pyright: ignore[reportPrivateUsage]
+    # and a splice at chunk size 4 is still the full parse
+    old = (CORPUS / SPECS[0]).read_text(encoding="utf-8")
+    lines = old.split("\n")
+    i = next(n for n, line in enumerate(lines) if line.strip().startswith("description: "))
+    new = "\n".join([*lines[:i], lines[i] + " (edited)", *lines[i + 1 :]])
+    got = splice(old, parse(old), new, _LOADER, _accept)
+    assert got is not None and json.dumps(got) == full(new)
