@@ -440,7 +440,9 @@ def _run(agent: Agent, max_steps: int) -> RunResult | Exception:
     return box[0]
 
 
-def _check_invocation(tool: str, call: BaseModel, world: World, schema: dict[str, Any]) -> None:
+def _check_invocation(
+    tool: str, call: BaseModel, world: World, schema: dict[str, Any], tag: str
+) -> None:
     binding = world.tools[tool]
     assert isinstance(call, binding.call_model), (tool, type(call))
     text = call.model_dump_json(by_alias=True, exclude_unset=True)
@@ -454,8 +456,10 @@ def _check_invocation(tool: str, call: BaseModel, world: World, schema: dict[str
         )
         == plain
     )
+    # the composed schema is the model's: its calls name the tool under the tag offered
+    offered = {tag: plain.pop("_tool"), **plain} if tag != "_tool" else plain
     validator: Any = jsonschema.Draft202012Validator(schema)
-    validator.validate({"output": None, "calls": [plain]})
+    validator.validate({"output": None, "calls": [offered]})
 
 
 @pytest.mark.slow  # fuzz: hostile LLM answers through the loop
@@ -492,7 +496,8 @@ def test_hostile_answers_never_crash_the_loop(
         timeout=30,
         activity_timeout=10,
     )
-    schema = agent.composition().schema
+    composition = agent.composition()
+    schema = composition.schema
     outcome = _run(agent, max_steps)
     served = len(server.requests)
     assert 1 <= served <= max_steps * (1 + max_retries)
@@ -534,7 +539,7 @@ def test_hostile_answers_never_crash_the_loop(
     ]
     assert sorted(name for name, _ in world.invoked) == sorted(expected_calls)
     for name, call in world.invoked:
-        _check_invocation(name, call, world, schema)
+        _check_invocation(name, call, world, schema, composition.tag)
     for step in steps:
         for record in step.calls:
             json.dumps(record.arguments, allow_nan=False)
