@@ -1945,14 +1945,20 @@ _Split = tuple[dict[str, list[str]], dict[str, str], list[list[str]], list[str]]
 units of each module and its name."""
 
 
+def _kept_for(value: object, key: str) -> dict[str, Any] | None:
+    """A memo entry read back from JSON, if it is an object made from ``key``."""
+    if not isinstance(value, dict):
+        return None
+    kept = cast("dict[str, Any]", value)
+    return kept if kept.get("key") == key else None
+
+
 def _split_from_json(
     value: object, key: str, units: Mapping[str, ClassView | AliasView]
 ) -> _Split | None:
     """The split ``_lazy_models`` kept (``memo``), if made from ``key`` and whole."""
-    if not isinstance(value, dict):
-        return None
-    kept = cast("dict[str, Any]", value)
-    if kept.get("key") != key:
+    kept = _kept_for(value, key)
+    if kept is None:
         return None
     try:
         uses = {_text(n): [_text(u) for u in used] for n, used in kept["uses"].items()}
@@ -1981,10 +1987,8 @@ _KeptViews = tuple[
 def _views_from_json(value: object, key: str) -> _KeptViews | None:
     """The views ``PythonBackend._definitions`` kept (``memo``), if made from ``key`` and
     whole; else None."""
-    if not isinstance(value, dict):
-        return None
-    kept = cast("dict[str, Any]", value)
-    if kept.get("key") != key:
+    kept = _kept_for(value, key)
+    if kept is None:
         return None
     try:
         classes = [

@@ -187,7 +187,6 @@ _FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
 _COLLECTION_FORMATS: dict[str, tuple[ParameterStyle, bool]] = {
     "csv": ("form", False),
     "ssv": ("spaceDelimited", False),
-    "tsv": ("form", False),
     "pipes": ("pipeDelimited", False),
     "multi": ("form", True),
 }
@@ -924,8 +923,7 @@ class _Reader:
         if self.swagger:
             schema_value: Any = {k: v for k, v in pobj.items() if k not in _SWAGGER_PARAM_KEYS}
             schema_loc = p.loc
-            fmt = pobj.get("collectionFormat", "csv")
-            style, explode = _COLLECTION_FORMATS.get(fmt, ("form", False))
+            style, explode = self._collection_format(pobj, p.loc)
             if location != "query" and style == "form":
                 style = _DEFAULT_STYLE[location]
         else:
@@ -1075,7 +1073,17 @@ class _Reader:
                 Property(name=field_name, schema=node, required=pobj.get("required") is True)
             )
             fields.append((field_name, pname))
-            parts.append(BodyPart(property=pname, is_file=pobj.get("type") == "file"))
+            # an array field is sent as its collectionFormat says: csv (the default) one field
+            # `tags=a,b`, multi one field per item — it went out as multi whatever was declared
+            style: ParameterStyle | None = None
+            explode: bool | None = None
+            if pobj.get("type") == "array":
+                style, explode = self._collection_format(pobj, p.loc)
+            parts.append(
+                BodyPart(
+                    property=pname, is_file=pobj.get("type") == "file", style=style, explode=explode
+                )
+            )
         return HttpBody(
             media_type=media_type,
             kind=_body_kind(media_type),
@@ -1150,6 +1158,26 @@ class _Reader:
             wrapped=field_name,
             parts=tuple(parts),
         )
+
+    def _collection_format(
+        self, pobj: dict[str, Any], loc: SourceLocation
+    ) -> tuple[ParameterStyle, bool]:
+        """A Swagger 2.0 parameter's ``collectionFormat`` as OpenAPI 3's style and explode
+        (``csv`` when absent); one OpenAPI 3 cannot say is reported and read as ``csv``."""
+        fmt = pobj.get("collectionFormat", "csv")
+        found = _COLLECTION_FORMATS.get(fmt) if isinstance(fmt, str) else None
+        if found is not None:
+            return found
+        if pobj.get("type") == "array":
+            what = repr(fmt) if isinstance(fmt, str) else describe(fmt)
+            why = " (tab-separated: OpenAPI 3 has no such style)" if fmt == "tsv" else ""
+            self.diags.warning(
+                loc.child("collectionFormat"),
+                f"collectionFormat {what} cannot be sent{why}; the items are sent "
+                "comma-separated (csv)",
+                ", ".join(repr(f) for f in _COLLECTION_FORMATS),
+            )
+        return _COLLECTION_FORMATS["csv"]
 
     def _form_encoding(
         self, enc: dict[str, Any], kind: BodyKind, loc: SourceLocation

@@ -32,6 +32,8 @@ from ..contract import BodyPart, HttpBody, HttpParameter
 from ._params import ParameterError, primitive, query_pairs
 
 _MISSING = object()
+_DELIMITERS = {"form": ",", "spaceDelimited": " ", "pipeDelimited": "|"}
+"""The items of an array sent unexploded in one multipart part, by style."""
 
 
 def body_value(body: HttpBody, dump: Mapping[str, Any]) -> Any:
@@ -149,6 +151,13 @@ def encode_body(
         ):
             ctype = _content_type(part, None) or "application/json"
             files.append((prop, (None, json.dumps(item).encode("utf-8"), ctype)))
+        elif isinstance(item, list) and part is not None and part.explode is False:
+            # one part holding the items, delimited as the style says (Swagger 2.0's
+            # collectionFormat csv, its default, ssv or pipes)
+            joined = _DELIMITERS.get(part.style or "form", ",").join(
+                primitive(one) for one in cast("list[Any]", item)
+            )
+            files.append((prop, (None, joined.encode("utf-8"), None)))
         elif isinstance(item, list):
             for one in cast("list[Any]", item):
                 files.append((prop, (None, primitive(one).encode("utf-8"), None)))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from email.message import Message
+from email.parser import BytesParser
+from typing import Any, cast
 from urllib.parse import parse_qsl
 
 Scope = MutableMapping[str, Any]
@@ -91,6 +93,18 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             status, content = 401, b'{"error": "no key"}'
     elif path.endswith("/release-threshold-statuses"):
         status, content = 200, b'{"prod": [{"id": 1}], "staging": []}'
+    elif path == "/api/forms" and method == "POST":  # the form fields, as read
+        status, content = 200, json.dumps(parse_qsl(body.decode(), strict_parsing=True)).encode()
+    elif path == "/api/uploads" and method == "POST":  # the multipart parts' names and texts
+        ctype = dict(scope["headers"]).get(b"content-type", b"").decode()
+        message = BytesParser().parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + body)
+        read: list[list[str]] = []
+        for part in cast("list[Message]", message.get_payload()):
+            payload: object = part.get_payload(decode=True)
+            text = payload.decode() if isinstance(payload, bytes) else ""
+            read.append([str(part.get_param("name", header="content-disposition")), text])
+        content = json.dumps(read).encode()
+        status = 200
     elif path == "/api/charges" and method == "POST":  # the form fields, as read
         status, content = 200, json.dumps(parse_qsl(body.decode(), strict_parsing=True)).encode()
     elif path.startswith("/api/pods") and method in ("PATCH", "POST"):  # the type and body read

@@ -526,3 +526,49 @@ def test_every_result_has_the_same_metadata_keys(
         assert set(failed.metadata) == set(ok.metadata) | {"error_type"}, failed.metadata
         assert failed.metadata["status"] == status
     assert unreachable.metadata["error_type"] == "connection"
+
+
+# -- Swagger 2.0 formData arrays ------------------------------------------------------------------
+
+
+def test_swagger_form_arrays_are_sent_as_their_collection_format(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect: a Swagger 2.0 ``formData`` array went out one field per item (``multi``)
+    whatever its ``collectionFormat`` said — and ``csv``, one field ``tags=a,b``, is the default;
+    a ``tsv`` array was sent comma-separated without a word."""
+    pkg = packages["swagger_form_arrays"]
+    form = _call(
+        pkg,
+        server,
+        {
+            "_tool": "submitForm",
+            "tags": ["a", "b c"],
+            "ids": [1, 2],
+            "codes": ["x", "y"],
+            "note": "n",
+        },
+    )
+    assert form.success, form.error
+    assert form.data.model_dump(mode="json") == [
+        ["tags", "a,b c"],
+        ["ids", "1"],
+        ["ids", "2"],
+        ["codes", "x|y"],
+        ["note", "n"],
+    ]
+    parts = _call(
+        pkg,
+        server,
+        {"_tool": "upload", "tags": ["a", "b"], "ids": [3, 4], "file": "aGk="},  # base64 of hi
+    )
+    assert parts.success, parts.error
+    assert parts.data.model_dump(mode="json") == [
+        ["tags", "a,b"],
+        ["ids", "3"],
+        ["ids", "4"],
+        ["file", "hi"],
+    ]
+    (warning,) = [w for w in _warnings("swagger_form_arrays.yaml") if "collectionFormat" in w]
+    assert "/paths/~1search/get/parameters/0/collectionFormat" in warning
+    assert "'tsv'" in warning and "comma-separated" in warning
