@@ -76,7 +76,7 @@ generate: ## Compile specs/ into generated/ (all-or-nothing; --full: toolbind's 
 check: ## Exit 1 with a diff when generated/ is stale
 	$(BIN)/toolbind generate $(SPECS) -o $(OUT) --check
 
-test: ## Run the test suite without the slow tests (hypothesis profile "ci"; ~9 min on 2 cores)
+test: ## Run the test suite without the slow tests (hypothesis profile "ci"; ~10 min on 2 cores)
 	$(PY) -m pytest -n 2 -q -m "not slow"
 
 test-slow: ## The slow tests: kill -9, fuzzing, every corpus component (what `make test` leaves out)
