@@ -564,11 +564,21 @@ def serve_command(
             )
         where = f"http://{http}/mcp" if http else "stdio"
         _err.print(f"serving {len(served)} tool(s) over {where}", markup=False)
+        import signal
+
+        # an MCP client stops a stdio server with SIGTERM, whose default ends the process
+        # without `finally`: the compiled packages were left in the temp dir at every stop
+        # (the HTTP server installs its own graceful handler over this one)
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         run(server, address, token)
     finally:
         import shutil
 
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 @app.command("diff")

@@ -392,3 +392,32 @@ def test_bad_credentials_are_one_line_usage_errors(
     assert run.returncode == 2, run.stderr
     assert message in run.stderr and "Traceback" not in run.stderr
     assert "s3cret-literal-value" not in run.stderr  # a value is never echoed
+
+
+def test_a_stdio_server_stopped_with_sigterm_leaves_nothing_in_the_temp_dir(tmp_path: Path) -> None:
+    """The defect: an MCP client stops a stdio server with SIGTERM, whose default ends the
+    process without cleaning up, so every stop left the compiled packages in the temp dir."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, *_serve_args(str(REPO / "specs" / "seeds.yaml"), "--latent")],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(temp)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # said once the tools are compiled and about to be served
+        while line and "serving" not in line:
+            line = proc.stderr.readline()
+        assert "over stdio" in line
+        assert any(temp.iterdir())  # the compiled packages, while it serves
+        proc.terminate()
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + 15
+    assert list(temp.iterdir()) == []
