@@ -554,7 +554,15 @@ def serve_command(
         raise typer.Exit(1) from None
     except UsageError as exc:
         raise _usage(str(exc)) from None
+    import signal
+
+    # an MCP client stops a stdio server with SIGTERM, whose default ends the process
+    # without `finally`: the compiled packages were left in the temp dir at every stop
+    # (the HTTP server installs its own graceful handler over this one). Installed before
+    # "serving" is said, so a client that stops the server as soon as it is told still
+    # reaches the cleanup.
     try:
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         if skipped:
             _err.print(
                 f"not served (no Activity{'' if not latent else ', never latent'}): "
@@ -564,12 +572,6 @@ def serve_command(
             )
         where = f"http://{http}/mcp" if http else "stdio"
         _err.print(f"serving {len(served)} tool(s) over {where}", markup=False)
-        import signal
-
-        # an MCP client stops a stdio server with SIGTERM, whose default ends the process
-        # without `finally`: the compiled packages were left in the temp dir at every stop
-        # (the HTTP server installs its own graceful handler over this one)
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
         run(server, address, token)
     finally:
         import shutil
