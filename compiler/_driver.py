@@ -415,8 +415,14 @@ def build(
             own = Diagnostics()
             parses = ParseCache(prev.parses(source, _parses_file(name)) if name else None)
             from .frontends import read_spec
+            from .frontends._opmemo import OperationMemo, keeping_operations
 
-            with recording_reads() as reads, keeping_parses(parses):
+            operations = OperationMemo(
+                prev.parses(source, _operations_file(name)) if name else None,
+                parses.changes,
+                options,
+            )
+            with recording_reads() as reads, keeping_parses(parses), keeping_operations(operations):
                 pkg = read_spec(path, source, own, select, refs)
             diags.items.extend(own.items)
             if pkg is not None:
@@ -428,6 +434,7 @@ def build(
                         reads=reads,
                         read=own.items,
                         parses=parses.text() if stage is not None else None,
+                        operations=operations.text() if stage is not None else None,
                     )
                 )
         if strict:
@@ -471,6 +478,8 @@ def build(
                     kept = {}
                 if u.parses is not None:
                     u.files[_parses_file(u.name)] = u.parses
+                if u.operations is not None:
+                    u.files[_operations_file(u.name)] = u.operations
                 if memo and stage is not None:
                     rel = _memo_file(u.name)
                     # every entry taken as it was: the previous file is the same text
@@ -545,6 +554,7 @@ class _Unit:
     raw: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
     formatted: set[str] = dataclasses.field(default_factory=set[str])
     parses: str | None = None  # the ParseCache's text, kept in PARSES
+    operations: str | None = None  # the OperationMemo's text, kept in PARSES
 
     def entry(self, tree: Mapping[str, str]) -> dict[str, Any] | None:
         """What the manifest records for reusing this package next time (None: not reusable)."""
@@ -601,6 +611,11 @@ def _generated_part(manifest: str | None) -> object:
 
 def _parses_file(name: str) -> str:
     return f"{PARSES}/{name}.json"
+
+
+def _operations_file(name: str) -> str:
+    """Where a package's operations' lowering is kept (``frontends._opmemo``)."""
+    return f"{PARSES}/{name}.operations.json"
 
 
 def _memo_file(name: str) -> str:

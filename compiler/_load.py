@@ -203,6 +203,19 @@ def recording_reads() -> Generator[dict[str, str | None]]:
         _READS.reset(token)
 
 
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What of a document kept in a ``ParseCache`` changed since the kept parse."""
+
+    before: str | None
+    """The digest of the kept parse's text (None: there was none)."""
+    after: str
+    """The digest of the text read now."""
+    entries: list[tuple[list[str], Any]] | None
+    """Each mapping entry parsed again (its path of keys, its previous value): the rest of the
+    document is as it was; None when unknown (the whole text was parsed)."""
+
+
 class ParseCache:
     """The parses of large YAML files, kept from one run to the next (issue 18).
 
@@ -215,6 +228,8 @@ class ParseCache:
     def __init__(self, previous: dict[str, Any] | None = None) -> None:
         self.previous = dict(previous or {})
         self.kept: dict[str, str] = {}
+        self.changes: dict[str, Changes] = {}
+        """Per document kept (shown path): what changed since the kept parse."""
 
     def load(self, name: str, text: str, shown: str, dates_as_text: bool) -> Document | Diagnostic:
         from ._reparse import splice
@@ -222,23 +237,31 @@ class ParseCache:
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
         prev = as_object(self.previous.pop(name, None))
         value: Any = None
+        was: str | None = None
+        changed: list[tuple[list[str], Any]] = []
         if (
             prev is not None
             and prev.get("dates") is dates_as_text
             and isinstance(prev.get("text"), str)
             and (isinstance(prev.get("value"), (dict, list)))
         ):
+            was = digest(prev["text"].encode())
             # an entry with an integer key is no plain JSON: ``_accept`` refuses it, and the
             # full parse below reads it with its warning
-            value = splice(prev["text"], prev["value"], text, loader, _accept)
+            value = splice(prev["text"], prev["value"], text, loader, _accept, changed)
         if value is not None:
             result: Document | Diagnostic = Document(shown, value)
+            entries: list[tuple[list[str], Any]] | None = changed
         else:
+            entries = None
             result = _parse_yaml(text, shown, dates_as_text=dates_as_text)
             if isinstance(result, Diagnostic) or result.warnings or not _plainly_json(result.value):
                 # a value with aliases is not kept: JSON would unshare them; nor one read with
                 # an assumption, whose warning only a full parse gives again
                 return result
+        self.changes[shown] = Changes(
+            before=was, after=digest(text.encode()), entries=entries if was else None
+        )
         self.kept[name] = (
             f'{{"dates": {json.dumps(dates_as_text)}, "text": {json.dumps(text)}, '
             f'"value": {json.dumps(result.value)}}}'

@@ -131,6 +131,7 @@ def splice(
     new_text: str,
     loader: type[Any],
     accept: Callable[[str, Any, int], bool],
+    changed: list[tuple[list[str], Any]] | None = None,
 ) -> Any | None:
     """``new_text`` parsed, built from ``old_value`` (the parse of ``old_text``, which this
     changes in place) and a parse of the one entry the edit is in; None when that is not
@@ -139,6 +140,9 @@ def splice(
     ``accept(text, value, depth)`` vets the new entry's text before it is parsed (``value`` is
     None then) and its value after (``depth``: how deep in the document it sits); a False makes
     the caller parse the whole text.
+
+    ``changed``: where the value was replaced is appended to it (the entry's path of keys and
+    its previous value); nothing when the texts are the same.
     """
     if old_text == new_text:
         return old_value
@@ -195,7 +199,7 @@ def splice(
         lo, old_hi, new_hi, k = start + 1, old_end, new_end, old_ind[inner]
     if chunk is None:
         return None
-    return _finish(old, new, chunk, path, old_value, load, accept, loader)
+    return _finish(old, new, chunk, path, old_value, load, accept, loader, changed)
 
 
 def _unique(
@@ -230,6 +234,7 @@ def _finish(
     load: Callable[[str], Any],
     accept: Callable[[str, Any, int], bool],
     loader: type[Any],
+    changed: list[tuple[list[str], Any]] | None,
 ) -> Any | None:
     start, old_end, new_end = chunk
     parent: Any = old_value
@@ -262,5 +267,7 @@ def _finish(
         return None  # the bounds found are not the entry's: parse the whole text
     if not accept(new_chunk, now_table[key], len(path)):
         return None
+    if changed is not None:
+        changed.append((list(path), table[key]))
     table[key] = now_table[key]
     return old_value

@@ -206,6 +206,9 @@ class SchemaLowerer:
     x_nullable: dict[str, SourceLocation] = field(default_factory=lambda: {})
     # YAML block scalars end descriptions with a line break that says nothing: trim them.
     trim_descriptions: bool = False
+    # Where each ``$ref`` lowered led (the definition's key; None: nowhere), when a list: what
+    # an OpenAPI operation's lowering read (``_opmemo``).
+    ref_log: list[str | None] | None = None
 
     def report_extensions(self, skip: frozenset[str] = frozenset()) -> None:
         """A note for the ``x-`` keys dropped from schemas (but ``skip``, those toolbind reads
@@ -366,6 +369,8 @@ class SchemaLowerer:
             )
             return AnyNode(meta=meta)
         resolved = self.resolver.resolve(ref, loc, ctx)
+        if self.ref_log is not None:
+            self.ref_log.append(None if resolved is None else resolved[0])
         if resolved is None:
             return AnyNode(meta=meta)
         key, hint, target, target_ctx, target_loc = resolved
@@ -613,6 +618,8 @@ class SchemaLowerer:
             before = len(self.diags.items)
             resolved = self.resolver.resolve(ref, loc, ctx)
             del self.diags.items[before:]  # reported once, where the $ref is lowered
+            if self.ref_log is not None:
+                self.ref_log.append(None if resolved is None else resolved[0])
             if resolved is not None and resolved[0] not in seen:
                 key, _, target, target_ctx, target_loc = resolved
                 always.append(self._plan(target, target_loc, target_ctx, depth + 1, seen | {key}))

@@ -79,6 +79,7 @@ from ..ir import (
     ToolSpec,
     UnionNode,
 )
+from . import _opmemo
 from ._jsonschema import SchemaLowerer
 from ._resolver import (
     MISSING,
@@ -282,6 +283,8 @@ class _Reader:
         self.extensions: dict[str, list[SourceLocation]] = {}  # x- field → where seen
         # Security scheme names that requirements use → where first: each must be declared.
         self.named_schemes: dict[str, SourceLocation] = {}
+        # The operations taken from the previous run's records where nothing they read changed.
+        self.replay: _opmemo.Replay | None = None
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
@@ -302,6 +305,9 @@ class _Reader:
             seen.add(ref)
             file_part, _, fragment = ref.partition("#")
             root, path, file = where.root, where.path, where.loc.file
+            if self.replay is not None:
+                local = not file_part and root is self.spec
+                self.replay.read(unquote(fragment) if local else None)
             if file_part:
                 if path is None or "://" in file_part:
                     self.diags.warning(
@@ -407,6 +413,7 @@ class _Reader:
                 f"{len(webhooks)} webhook(s) skipped: webhooks are requests the API sends, not "
                 "operations a tool can call",
             )
+        self.replay = self._replay(select)
         for route, raw_item in paths.items():
             iloc = self.top.child("paths", route)
             if route.startswith("x-"):
@@ -449,7 +456,16 @@ class _Reader:
                         f"{len(callbacks)} callback(s) skipped: callbacks are requests the API "
                         "sends, not operations a tool can call",
                     )
-                built = self.operation(route, method, item, op, oloc, select, found)
+                if self.replay is None:
+                    built = self.operation(route, method, item, op, oloc, select, found)
+                else:
+                    mine = item.root is self.spec and found.root is self.spec
+                    at = item.loc.pointer
+                    built = self.replay.operation(
+                        oloc.pointer,
+                        [f"{at}/parameters", f"{at}/servers", oloc.pointer] if mine else None,
+                        lambda: self.operation(route, method, item, op, oloc, select, found),
+                    )
                 if built is None:
                     self.counts["operations", "filtered"] += 1
                 else:
@@ -457,6 +473,11 @@ class _Reader:
                     tool, http = built
                     tools.append(tool)
                     operations[tool.name] = http
+        if self.replay is not None:
+            memo = _opmemo.current()
+            if memo is not None:
+                memo.keep(self.doc.path, self.replay.made)
+            self.replay = None
         if self.extensions:
             first = next(iter(self.extensions.values()))[0]
             self.diags.note(
@@ -488,6 +509,27 @@ class _Reader:
             tools=tuple(tools),
             definitions=definitions,
             http=api,
+        )
+
+    def _replay(self, select: OperationFilter | None) -> _opmemo.Replay | None:
+        """How the operations are lowered when the driver keeps them (``_opmemo``): taken from
+        the previous run's records where that is certain to be the same, recorded for the
+        next; None: lowered only."""
+        memo = _opmemo.current()
+        if memo is None or select or self.path is None or self.doc.path not in memo.changes:
+            return None
+        found = memo.records(self.doc.path)
+        if found is not None and memo.changed_names(self.doc.path, self.spec):
+            found = None
+        return _opmemo.Replay(
+            shown=self.doc.path,
+            diags=self.diags,
+            names=self.names,
+            counts=self.counts,
+            schemes=self.named_schemes,
+            lowerer=self.lowerer,
+            previous=found[0] if found is not None else [],
+            places=found[1] if found is not None else None,
         )
 
     def _count_body(

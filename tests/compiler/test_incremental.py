@@ -195,7 +195,12 @@ def test_a_large_yaml_spec_is_parsed_again_from_its_kept_parse(
     specs = copy_specs(tmp_path, yamls)
     generate(specs, tmp_path / "inc")
     kept = sorted(p.name for p in (tmp_path / "inc" / ".toolbind-cache").iterdir())
-    assert kept == [".gitignore", *sorted(f"{module_name(Path(r).stem)}.json" for r in yamls)]
+    assert kept == [
+        ".gitignore",
+        *sorted(
+            f"{module_name(Path(r).stem)}{kind}.json" for r in yamls for kind in ("", ".operations")
+        ),
+    ]
     rng = random.Random(1818)
     for round_ in range(3):
         edited = rng.choice(sorted(specs.iterdir()))

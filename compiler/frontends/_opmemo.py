@@ -1,0 +1,535 @@
+"""Compiler layer (frontends): each OpenAPI operation's lowering, kept for the next run (issue 18).
+
+Imports ``ir``, ``diagnostics``, ``naming`` and ``_load``; ``openapi`` uses it, and the driver
+hands it the previous run's records (``keeping_operations``) and keeps the ones it makes.
+
+Lowering an operation does more than make its tool: it claims the tool's name, reports, counts,
+notes what it reported once, and lowers the definitions its schemas reach first. A record holds
+all of it — the tool and the HTTP operation, and those changes to the reader's state (a
+``Delta``) — and the places of the document the lowering read: the operation, its path item's
+parameters and servers, and every ``$ref`` it followed (of its own schemas and of the
+definitions it lowered).
+
+In a run after an edit that a kept parse located (``_load.ParseCache.changes``: the entries
+parsed again), the operations are read in the order a full run reads them. One that read none
+of the places changed, while everything before it went as last time, has its record applied
+instead of being lowered. Any other is lowered, and its changes compared with its record's:
+the same (an edited description), and the operations after it may still be taken from their
+records; different (a name, a definition, a count), and every operation after it is lowered.
+An edit outside operations and schemas (the servers, the security schemes, the version, the
+list of paths), one that touches an ``$id`` or anchor, a document that ``$ref``s another file,
+or records made from another text, version or options: everything is lowered. The package
+and every report are the full run's, in the same order; a test compares them over random edits.
+
+Records are pickles of IR values (frozen dataclasses), read back by an unpickler that admits
+only the IR's, the diagnostics' and the HTTP contract's classes; the file holding them is
+checked by digest like every kept file (``_incremental``) and keyed on what made it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import contextvars
+import hashlib
+import io
+import json
+import pickle
+import sys
+from collections import Counter
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from .._load import Changes, as_object
+from ..diagnostics import Diagnostic, Diagnostics
+from ..ir import Definition, SourceLocation, escape_pointer_token
+from ..naming import Rename, ToolNames
+
+if TYPE_CHECKING:
+    from ._jsonschema import SchemaLowerer
+
+_T = TypeVar("_T")
+FORMAT = 1
+"""The records' layout: a record of another is never read."""
+
+# What an edit may change for operations to be taken from their records: an entry of a path
+# item, of a component (but the security schemes, read for the whole spec) or of Swagger 2.0's
+# top-level definitions, parameters and responses. Anything else is read by every operation.
+_LOCAL = {
+    "paths": 2,
+    "components": 3,
+    "definitions": 2,
+    "parameters": 2,
+    "responses": 2,
+}
+# Keys that make a schema a resource or an anchor: where ``$ref``s lead may change with them.
+_NAMING_KEYS = frozenset({"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$schema"})
+_ALLOWED_MODULES = (
+    "toolbind.compiler.ir",
+    "toolbind.compiler.diagnostics",
+    "toolbind.compiler.naming",
+    "toolbind.runtime.contract",
+)
+
+
+class LoggedSet(set[str]):
+    """A set that lists what was added to it, in order (the state an operation changes)."""
+
+    __slots__ = ("log",)
+
+    def __init__(self, items: Iterable[str] = ()) -> None:
+        super().__init__(items)
+        self.log: list[str] = []
+
+    def add(self, element: str) -> None:
+        if element not in self:
+            self.log.append(element)
+            super().add(element)
+
+    def update(self, *others: Iterable[str]) -> None:
+        for other in others:
+            for element in other:
+                self.add(element)
+
+
+@dataclass(slots=True)
+class Delta:
+    """What lowering one operation changed of the reader's state, in order."""
+
+    diagnostics: list[Diagnostic]
+    taken: list[str]
+    renames: list[Rename]
+    counts: dict[tuple[str, str], int]
+    schemes: list[tuple[str, SourceLocation]]
+    definitions: list[Definition]
+    reserved: list[str]
+    cycles: list[str]
+    unread: list[str]
+    dropped: list[tuple[str, str, SourceLocation]]
+    nullable: list[tuple[str, SourceLocation]]
+
+    def same_state(self, other: Delta) -> bool:
+        """Whether ``other`` leaves the state as this does (the reports aside)."""
+        return (
+            set(self.taken) == set(other.taken)
+            and self.renames == other.renames
+            and self.counts == other.counts
+            and self.schemes == other.schemes
+            and self.definitions == other.definitions
+            and set(self.reserved) == set(other.reserved)
+            and set(self.cycles) == set(other.cycles)
+            and set(self.unread) == set(other.unread)
+            and self.dropped == other.dropped
+            and self.nullable == other.nullable
+        )
+
+
+_SHORT = {module.rsplit(".", 1)[1]: module for module in _ALLOWED_MODULES}
+_MAKERS: dict[str, Callable[..., Any]] = {}
+
+
+def _maker_name(kind: type) -> str:
+    """The name ``kind``'s maker is pickled by: its module, class and a digest of its fields
+    (a class whose fields changed since makes a record unreadable, never a wrong value)."""
+    names = tuple(getattr(kind, "__dataclass_fields__", ()))
+    layout = hashlib.sha256(repr(names).encode()).hexdigest()[:12]
+    return f"_make__{kind.__module__.rsplit('.', 1)[1]}__{kind.__name__}__{layout}"
+
+
+def _maker(name: str) -> Callable[..., Any] | None:
+    """The function that makes an IR dataclass from its fields' values in order (made once per
+    class: a frozen dataclass's own ``__setstate__`` looks its fields up for every object, and
+    a loop over them cost most of reading the records back)."""
+    found = _MAKERS.get(name)
+    if found is not None:
+        return found
+    parts = name.split("__")
+    if len(parts) != 4 or parts[1] not in _SHORT:
+        return None
+    kind = getattr(sys.modules.get(_SHORT[parts[1]]), parts[2], None)
+    if not isinstance(kind, type) or not hasattr(kind, "__dataclass_fields__"):
+        return None
+    if _maker_name(kind) != name:
+        return None
+    fields = tuple(cast("dict[str, Any]", kind.__dataclass_fields__))
+    args = ", ".join(f"v{i}" for i in range(len(fields)))
+    body = "".join(f"    s(o, {f!r}, v{i})\n" for i, f in enumerate(fields))
+    scope: dict[str, Any] = {"n": object.__new__, "s": object.__setattr__, "k": kind}
+    exec(f"def make({args}):\n    o = n(k)\n{body}    return o\n", scope)  # noqa: S102
+    made = cast("Callable[..., Any]", scope["make"])
+    made.__module__, made.__name__, made.__qualname__ = __name__, name, name
+    _MAKERS[name] = made
+    globals()[name] = made  # (where pickle looks for it by name when writing)
+    return made
+
+
+class _Pickler(pickle.Pickler):
+    """Writes each IR dataclass as a call of its maker (``_maker``) with its fields' values."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        kind = type(obj)
+        if kind.__module__ in _ALLOWED_MODULES and hasattr(kind, "__dataclass_fields__"):
+            made = _maker(_maker_name(kind))
+            assert made is not None
+            return made, tuple(getattr(obj, f) for f in kind.__dataclass_fields__)
+        return NotImplemented
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads back IR values only: no global but the IR dataclasses' makers (a damaged file
+    can't run code)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        made = _maker(name) if module == __name__ else None
+        if made is None:
+            raise pickle.UnpicklingError(f"{module}.{name} makes no IR class")
+        return made
+
+
+@dataclass(slots=True)
+class Record:
+    """One operation's lowering: where it is, what it read (None: it must be lowered every
+    time), and its result and ``Delta`` (pickled, base64)."""
+
+    pointer: str
+    reads: list[str] | None
+    payload: str
+
+    def load(self) -> tuple[Any, Delta] | None:
+        try:
+            data = base64.b64decode(self.payload.encode("ascii"), validate=True)
+            value = _Unpickler(io.BytesIO(data)).load()
+        except Exception:  # (a damaged record: lowered again)  # noqa: BLE001
+            return None
+        if not isinstance(value, tuple) or len(cast("tuple[Any, ...]", value)) != 2:
+            return None
+        result, fields = cast("tuple[Any, Any]", value)
+        if not isinstance(fields, tuple) or len(cast("tuple[Any, ...]", fields)) != 11:
+            return None
+        return result, Delta(*cast("tuple[Any, ...]", fields))
+
+    @staticmethod
+    def make(pointer: str, reads: list[str] | None, result: Any, delta: Delta) -> Record:
+        fields = (
+            delta.diagnostics,
+            delta.taken,
+            delta.renames,
+            delta.counts,
+            delta.schemes,
+            delta.definitions,
+            delta.reserved,
+            delta.cycles,
+            delta.unread,
+            delta.dropped,
+            delta.nullable,
+        )
+        value = _canonical((result, fields), {}, set())
+        buffer = io.BytesIO()
+        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+        data = buffer.getvalue()
+        return Record(pointer, reads, base64.b64encode(data).decode("ascii"))
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def _canonical(value: Any, strings: dict[str, str], done: set[int]) -> Any:
+    """``value`` with every string one object per text: a pickle shares an object met twice,
+    so which equal strings are one object (a YAML parse and a JSON one differ) would show in
+    its bytes, and the file kept must be the one a full run writes. Dataclasses (the IR's,
+    frozen) are changed in place: their values stay equal."""
+    kind = type(value)
+    if kind is str:
+        return strings.setdefault(value, value)
+    if kind in _SCALARS:
+        return value
+    if kind is tuple:
+        return tuple(_canonical(v, strings, done) for v in cast("tuple[Any, ...]", value))
+    if kind is list:
+        return [_canonical(v, strings, done) for v in cast("list[Any]", value)]
+    if kind is dict:
+        return {
+            _canonical(k, strings, done): _canonical(v, strings, done)
+            for k, v in cast("dict[Any, Any]", value).items()
+        }
+    names = getattr(kind, "__dataclass_fields__", None)
+    if names is not None and id(value) not in done:
+        done.add(id(value))
+        for name in cast("dict[str, Any]", names):
+            object.__setattr__(value, name, _canonical(getattr(value, name), strings, done))
+    return value
+
+
+@dataclass
+class OperationMemo:
+    """The previous run's records for the documents compiled in a block, and the ones made."""
+
+    previous: dict[str, Any] | None
+    """What the previous run kept (``text()``), as read back; None: nothing."""
+    changes: dict[str, Changes]
+    """The kept parses' changes, by shown path (``ParseCache.changes``)."""
+    key: str
+    """A digest of what else the lowering depends on (version, options)."""
+    made: dict[str, Any] | None = None
+
+    def records(self, shown: str) -> tuple[list[Record], list[str]] | None:
+        """The previous records for document ``shown`` and the places changed since (JSON
+        pointers), when both are certain; else None."""
+        change = self.changes.get(shown)
+        prev = self.previous
+        if change is None or change.entries is None or prev is None:
+            return None
+        if (
+            prev.get("format") != FORMAT
+            or prev.get("key") != self.key
+            or prev.get("source") != shown
+            or prev.get("text") != change.before
+        ):
+            return None
+        rows = prev.get("records")
+        if not isinstance(rows, list):
+            return None
+        records: list[Record] = []
+        for row in cast("list[Any]", rows):
+            if not isinstance(row, list) or len(cast("list[Any]", row)) != 3:
+                return None
+            pointer, reads, payload = cast("list[Any]", row)
+            if not isinstance(pointer, str) or not isinstance(payload, str):
+                return None
+            if reads is not None and not (
+                isinstance(reads, list) and all(isinstance(r, str) for r in cast("list[Any]", reads))
+            ):
+                return None
+            records.append(Record(pointer, cast("list[str] | None", reads), payload))
+        places: list[str] = []
+        for path, _ in change.entries:
+            if not path or len(path) < _LOCAL.get(path[0], sys.maxsize):
+                return None
+            if path[:2] == ["components", "securitySchemes"]:
+                return None
+            places.append("".join("/" + escape_pointer_token(t) for t in path))
+        return records, places
+
+    def changed_names(self, shown: str, value: Any) -> bool:
+        """Whether an entry changed in ``shown`` holds, before or after, a key that names a
+        resource or an anchor (``value``: the document now)."""
+        change = self.changes.get(shown)
+        for path, old in change.entries or [] if change is not None else []:
+            now: Any = value
+            for token in path:
+                now = (as_object(now) or {}).get(token)
+            if _names(old) or _names(now):
+                return True
+        return False
+
+    def keep(self, shown: str, records: list[Record]) -> None:
+        change = self.changes.get(shown)
+        if change is None:
+            return
+        self.made = {
+            "format": FORMAT,
+            "key": self.key,
+            "source": shown,
+            "text": change.after,
+            "records": [[r.pointer, r.reads, r.payload] for r in records],
+        }
+
+    def text(self) -> str | None:
+        """What to keep for the next run (None: nothing was recorded)."""
+        if self.made is None:
+            return None
+        return json.dumps(self.made, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _names(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            table = cast("dict[str, Any]", item)
+            if not _NAMING_KEYS.isdisjoint(table):
+                return True
+            stack.extend(table.values())
+        elif isinstance(item, list):
+            stack.extend(cast("list[Any]", item))
+    return False
+
+
+_MEMO: contextvars.ContextVar[OperationMemo | None] = contextvars.ContextVar(
+    "toolbind_operations", default=None
+)
+
+
+@contextlib.contextmanager
+def keeping_operations(memo: OperationMemo) -> Generator[OperationMemo]:
+    """Lower the OpenAPI documents read in the block through ``memo`` (``Replay``)."""
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
+def current() -> OperationMemo | None:
+    return _MEMO.get()
+
+
+@dataclass
+class _Snapshot:
+    diags: int
+    renames: int
+    counts: dict[tuple[str, str], int]
+    schemes: int
+    definitions: int
+    dropped: dict[str, int]
+    nullable: int
+
+
+@dataclass
+class Replay:
+    """One document's operations, lowered or taken from their records, in order."""
+
+    shown: str
+    diags: Diagnostics
+    names: ToolNames
+    counts: Counter[tuple[str, str]]
+    schemes: dict[str, SourceLocation]
+    lowerer: SchemaLowerer
+    previous: list[Record]
+    places: list[str] | None
+    """The places changed (JSON pointers); None: every operation is lowered."""
+    made: list[Record] = field(default_factory=lambda: list[Record]())
+    at: int = 0
+    synced: bool = True
+    """Whether the state is the one the previous run had before this operation."""
+    reads: list[str] | None = None
+    """What the operation being lowered read (None: something a record can't say)."""
+    taken: int = 0
+
+    def __post_init__(self) -> None:
+        self.names.taken = LoggedSet(self.names.taken)
+        low = self.lowerer
+        low._reserved = LoggedSet(low._reserved)  # pyright: ignore[reportPrivateUsage]
+        low._cycles_checked = LoggedSet(low._cycles_checked)  # pyright: ignore[reportPrivateUsage]
+        low._unread_reported = LoggedSet(low._unread_reported)  # pyright: ignore[reportPrivateUsage]
+        if self.places is None:
+            self.synced = False
+
+    # -- what an operation reads ---------------------------------------------------------------
+
+    def read(self, pointer: str | None) -> None:
+        """The operation being lowered read the document at ``pointer`` (None: something no
+        pointer into this document names)."""
+        if self.reads is None:
+            return
+        if pointer is None:
+            self.reads = None
+        else:
+            self.reads.append(pointer)
+
+    def _dirty(self, reads: list[str]) -> bool:
+        for place in self.places or ():
+            prefix = place + "/"
+            for r in reads:
+                if r == place or r.startswith(prefix) or place.startswith(r + "/"):
+                    return True
+        return False
+
+    # -- one operation -------------------------------------------------------------------------
+
+    def operation(self, pointer: str, own: list[str] | None, lower: Callable[[], _T]) -> _T:
+        """The result of ``lower()`` (the operation at ``pointer``, reading ``own`` besides
+        its ``$ref``s, or None when it reads another document), from its record when that
+        is certain to be the same."""
+        record: Record | None = None
+        if self.synced and self.at < len(self.previous):
+            record = self.previous[self.at]
+            if record.pointer != pointer:
+                record, self.synced = None, False
+        self.at += 1
+        loaded = None
+        if record is not None and record.reads is not None and not self._dirty(record.reads):
+            loaded = record.load()
+            if loaded is not None:
+                self._apply(loaded[1])
+                self.made.append(record)
+                self.taken += 1
+                return cast("_T", loaded[0])
+        before = self._snapshot()
+        self.reads = list(own) if own is not None else None
+        log: list[str | None] = []
+        self.lowerer.ref_log = log
+        try:
+            result = lower()
+        finally:
+            self.lowerer.ref_log = None
+        for key in log:
+            file, _, at = (key or "").partition("#")
+            self.read(at if key is not None and file == self.shown and "@" not in at else None)
+        reads, self.reads = self.reads, None
+        delta = self._delta(before)
+        if self.synced:
+            if record is None:
+                self.synced = False
+            else:
+                if loaded is None:
+                    loaded = record.load()
+                self.synced = loaded is not None and delta.same_state(loaded[1])
+        self.made.append(Record.make(pointer, reads, result, delta))
+        return result
+
+    def _snapshot(self) -> _Snapshot:
+        self.names.taken.log.clear()  # pyright: ignore[reportAttributeAccessIssue]
+        low = self.lowerer
+        for logged in (low._reserved, low._cycles_checked, low._unread_reported):  # pyright: ignore[reportPrivateUsage]
+            cast("LoggedSet", logged).log.clear()
+        return _Snapshot(
+            diags=len(self.diags.items),
+            renames=len(self.names.renames),
+            counts=dict(self.counts),
+            schemes=len(self.schemes),
+            definitions=len(low.definitions),
+            dropped={k: len(v) for k, v in low.dropped_extensions.items()},
+            nullable=len(low.x_nullable),
+        )
+
+    def _delta(self, s: _Snapshot) -> Delta:
+        low = self.lowerer
+        dropped: list[tuple[str, str, SourceLocation]] = []
+        for k, table in low.dropped_extensions.items():
+            dropped.extend((k, at, loc) for at, loc in islice(table.items(), s.dropped.get(k, 0), None))
+        return Delta(
+            diagnostics=self.diags.items[s.diags :],
+            # (sorted: what a set literal adds comes in the order of its hashes, which vary)
+            taken=sorted(cast("LoggedSet", self.names.taken).log),
+            renames=self.names.renames[s.renames :],
+            counts={k: n - s.counts.get(k, 0) for k, n in self.counts.items() if n != s.counts.get(k, 0)},
+            schemes=list(islice(self.schemes.items(), s.schemes, None)),
+            definitions=list(islice(low.definitions.values(), s.definitions, None)),
+            reserved=sorted(cast("LoggedSet", low._reserved).log),  # pyright: ignore[reportPrivateUsage]
+            cycles=sorted(cast("LoggedSet", low._cycles_checked).log),  # pyright: ignore[reportPrivateUsage]
+            unread=sorted(cast("LoggedSet", low._unread_reported).log),  # pyright: ignore[reportPrivateUsage]
+            dropped=dropped,
+            nullable=list(islice(low.x_nullable.items(), s.nullable, None)),
+        )
+
+    def _apply(self, d: Delta) -> None:
+        low = self.lowerer
+        self.diags.items.extend(d.diagnostics)
+        self.names.taken.update(d.taken)
+        self.names.renames.extend(d.renames)
+        for k, n in d.counts.items():
+            self.counts[k] += n
+        for k, loc in d.schemes:
+            self.schemes.setdefault(k, loc)
+        for definition in d.definitions:
+            low.definitions[definition.key] = definition
+        low._reserved.update(d.reserved)  # pyright: ignore[reportPrivateUsage]
+        low._cycles_checked.update(d.cycles)  # pyright: ignore[reportPrivateUsage]
+        low._unread_reported.update(d.unread)  # pyright: ignore[reportPrivateUsage]
+        for k, at, loc in d.dropped:
+            low.dropped_extensions.setdefault(k, {})[at] = loc
+        for at, loc in d.nullable:
+            low.x_nullable[at] = loc
