@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .._load import Changes, as_object
 from ..diagnostics import Diagnostic, Diagnostics
-from ..ir import Definition, SourceLocation, escape_pointer_token
+from ..ir import Definition, SourceLocation, ToolSpec, escape_pointer_token
 from ..naming import Rename, ToolNames
 
 if TYPE_CHECKING:
@@ -130,11 +130,15 @@ _SHORT = {module.rsplit(".", 1)[1]: module for module in _ALLOWED_MODULES}
 _MAKERS: dict[str, Callable[..., Any]] = {}
 
 
-def _maker_name(kind: type) -> str:
+def _fields(kind: type[Any]) -> tuple[str, ...]:
+    """The names of a dataclass's fields, in order (none for any other class)."""
+    return tuple(cast("dict[str, Any]", getattr(kind, "__dataclass_fields__", {})))
+
+
+def _maker_name(kind: type[Any]) -> str:
     """The name ``kind``'s maker is pickled by: its module, class and a digest of its fields
     (a class whose fields changed since makes a record unreadable, never a wrong value)."""
-    names = tuple(getattr(kind, "__dataclass_fields__", ()))
-    layout = hashlib.sha256(repr(names).encode()).hexdigest()[:12]
+    layout = hashlib.sha256(repr(_fields(kind)).encode()).hexdigest()[:12]
     return f"_make__{kind.__module__.rsplit('.', 1)[1]}__{kind.__name__}__{layout}"
 
 
@@ -153,11 +157,11 @@ def _maker(name: str) -> Callable[..., Any] | None:
         return None
     if _maker_name(kind) != name:
         return None
-    fields = tuple(cast("dict[str, Any]", kind.__dataclass_fields__))
+    fields = _fields(kind)
     args = ", ".join(f"v{i}" for i in range(len(fields)))
     body = "".join(f"    s(o, {f!r}, v{i})\n" for i, f in enumerate(fields))
     scope: dict[str, Any] = {"n": object.__new__, "s": object.__setattr__, "k": kind}
-    exec(f"def make({args}):\n    o = n(k)\n{body}    return o\n", scope)  # noqa: S102
+    exec(f"def make({args}):\n    o = n(k)\n{body}    return o\n", scope)
     made = cast("Callable[..., Any]", scope["make"])
     made.__module__, made.__name__, made.__qualname__ = __name__, name, name
     _MAKERS[name] = made
@@ -169,11 +173,11 @@ class _Pickler(pickle.Pickler):
     """Writes each IR dataclass as a call of its maker (``_maker``) with its fields' values."""
 
     def reducer_override(self, obj: Any) -> Any:
-        kind = type(obj)
+        kind = cast("type[Any]", type(obj))
         if kind.__module__ in _ALLOWED_MODULES and hasattr(kind, "__dataclass_fields__"):
             made = _maker(_maker_name(kind))
             assert made is not None
-            return made, tuple(getattr(obj, f) for f in kind.__dataclass_fields__)
+            return made, tuple(getattr(obj, f) for f in _fields(kind))
         return NotImplemented
 
 
@@ -201,14 +205,18 @@ class Record:
         try:
             data = base64.b64decode(self.payload.encode("ascii"), validate=True)
             value = _Unpickler(io.BytesIO(data)).load()
-        except Exception:  # (a damaged record: lowered again)  # noqa: BLE001
+        except Exception:  # (a damaged record: lowered again)
             return None
         if not isinstance(value, tuple) or len(cast("tuple[Any, ...]", value)) != 2:
             return None
         result, fields = cast("tuple[Any, Any]", value)
         if not isinstance(fields, tuple) or len(cast("tuple[Any, ...]", fields)) != 11:
             return None
-        return result, Delta(*cast("tuple[Any, ...]", fields))
+        # the operation's own: a record in another's place (a damaged file) is lowered again
+        tool = cast("tuple[Any, ...]", result)[0] if isinstance(result, tuple) else None
+        if not isinstance(tool, ToolSpec) or tool.loc.pointer != self.pointer:
+            return None
+        return cast("tuple[Any, ...]", result), Delta(*cast("tuple[Any, ...]", fields))
 
     @staticmethod
     def make(pointer: str, reads: list[str] | None, result: Any, delta: Delta) -> Record:
@@ -240,7 +248,7 @@ def _canonical(value: Any, strings: dict[str, str], done: set[int]) -> Any:
     so which equal strings are one object (a YAML parse and a JSON one differ) would show in
     its bytes, and the file kept must be the one a full run writes. Dataclasses (the IR's,
     frozen) are changed in place: their values stay equal."""
-    kind = type(value)
+    kind = cast("type[Any]", type(value))
     if kind is str:
         return strings.setdefault(value, value)
     if kind in _SCALARS:
@@ -254,10 +262,10 @@ def _canonical(value: Any, strings: dict[str, str], done: set[int]) -> Any:
             _canonical(k, strings, done): _canonical(v, strings, done)
             for k, v in cast("dict[Any, Any]", value).items()
         }
-    names = getattr(kind, "__dataclass_fields__", None)
-    if names is not None and id(value) not in done:
+    names = _fields(kind)
+    if names and id(value) not in done:
         done.add(id(value))
-        for name in cast("dict[str, Any]", names):
+        for name in names:
             object.__setattr__(value, name, _canonical(getattr(value, name), strings, done))
     return value
 
@@ -299,7 +307,8 @@ class OperationMemo:
             if not isinstance(pointer, str) or not isinstance(payload, str):
                 return None
             if reads is not None and not (
-                isinstance(reads, list) and all(isinstance(r, str) for r in cast("list[Any]", reads))
+                isinstance(reads, list)
+                and all(isinstance(r, str) for r in cast("list[Any]", reads))
             ):
                 return None
             records.append(Record(pointer, cast("list[str] | None", reads), payload))
@@ -481,7 +490,7 @@ class Replay:
         return result
 
     def _snapshot(self) -> _Snapshot:
-        self.names.taken.log.clear()  # pyright: ignore[reportAttributeAccessIssue]
+        cast("LoggedSet", self.names.taken).log.clear()
         low = self.lowerer
         for logged in (low._reserved, low._cycles_checked, low._unread_reported):  # pyright: ignore[reportPrivateUsage]
             cast("LoggedSet", logged).log.clear()
@@ -499,13 +508,17 @@ class Replay:
         low = self.lowerer
         dropped: list[tuple[str, str, SourceLocation]] = []
         for k, table in low.dropped_extensions.items():
-            dropped.extend((k, at, loc) for at, loc in islice(table.items(), s.dropped.get(k, 0), None))
+            dropped.extend(
+                (k, at, loc) for at, loc in islice(table.items(), s.dropped.get(k, 0), None)
+            )
         return Delta(
             diagnostics=self.diags.items[s.diags :],
             # (sorted: what a set literal adds comes in the order of its hashes, which vary)
             taken=sorted(cast("LoggedSet", self.names.taken).log),
             renames=self.names.renames[s.renames :],
-            counts={k: n - s.counts.get(k, 0) for k, n in self.counts.items() if n != s.counts.get(k, 0)},
+            counts={
+                k: n - s.counts.get(k, 0) for k, n in self.counts.items() if n != s.counts.get(k, 0)
+            },
             schemes=list(islice(self.schemes.items(), s.schemes, None)),
             definitions=list(islice(low.definitions.values(), s.definitions, None)),
             reserved=sorted(cast("LoggedSet", low._reserved).log),  # pyright: ignore[reportPrivateUsage]

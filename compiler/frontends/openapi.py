@@ -22,6 +22,7 @@ import fnmatch
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote
@@ -464,7 +465,7 @@ class _Reader:
                     built = self.replay.operation(
                         oloc.pointer,
                         [f"{at}/parameters", f"{at}/servers", oloc.pointer] if mine else None,
-                        lambda: self.operation(route, method, item, op, oloc, select, found),
+                        partial(self.operation, route, method, item, op, oloc, select, found),
                     )
                 if built is None:
                     self.counts["operations", "filtered"] += 1

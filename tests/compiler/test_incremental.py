@@ -599,3 +599,118 @@ def test_the_version_in_every_key_is_the_installed_distributions(
     assert _version._from_dist_info() == "9.9"  # pyright: ignore[reportPrivateUsage]
     (site / "toolbind.egg-info").mkdir()
     assert _version._from_dist_info() is None  # pyright: ignore[reportPrivateUsage]
+
+
+def _yaml_apply(path: Path, change: Any, rng: random.Random) -> None:
+    """``change`` made to a YAML spec written by one dumper: the lines of what it changed
+    differ, the others stay (so the kept parse is parsed again where the edit is)."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if change is not None:
+        change(doc, rng)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, width=1000), encoding="utf-8")
+
+
+def _component_edit(doc: dict[str, Any], rng: random.Random) -> None:
+    """A property added to the component schema the most operations reference (OpenAPI 3's
+    components or Swagger 2.0's definitions)."""
+    schemas = doc["components"]["schemas"] if "components" in doc else doc["definitions"]
+    text = json.dumps(doc["paths"])
+    name = max(
+        (n for n in schemas if isinstance(schemas[n].get("properties"), dict)),
+        key=lambda n: text.count(f'/{n}"'),
+    )
+    schemas[name]["properties"][f"added_{rng.randrange(1000)}"] = {"type": "string"}
+
+
+@pytest.mark.parametrize(
+    "spec_rel", ["openapi/redocly__museum.yaml", "openapi/oai-examples__petstore-expanded.yaml"]
+)
+def test_operations_are_taken_from_their_records_only_where_nothing_they_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec_rel: str
+) -> None:
+    """A large YAML spec keeps each operation's lowering (.toolbind-cache/<package>.operations
+    .json). After an edit, an operation whose reads the edit did not touch is taken from its
+    record: a description edit lowers one operation only. An edit of a shared component, a
+    renamed, removed or added operation lower what they must; a memo edited by hand, or
+    damaged with its digest made to match, is never trusted. The tree is a full run's, byte
+    for byte, every time."""
+    import toolbind.compiler._load as load
+    from toolbind.compiler._load import digest
+    from toolbind.compiler.frontends import _opmemo
+
+    monkeypatch.setattr(load, "PARSE_CACHE_MIN_BYTES", 1000)  # this small spec counts
+    replayed: list[int] = []
+    real_apply = _opmemo.Replay._apply  # pyright: ignore[reportPrivateUsage]
+
+    def spy(self: Any, delta: Any) -> None:
+        replayed.append(1)
+        real_apply(self, delta)
+
+    monkeypatch.setattr(_opmemo.Replay, "_apply", spy)
+    monkeypatch.chdir(tmp_path)
+    specs = copy_specs(tmp_path, [spec_rel])
+    spec = next(specs.iterdir())
+    rng = random.Random(1822)
+    _yaml_apply(spec, None, rng)  # (written by the dumper the edits use)
+    inc = tmp_path / "inc"
+    generate(specs, inc)
+    memo = inc / ".toolbind-cache" / f"{module_name(spec.stem)}.operations.json"
+    total = len(json.loads(memo.read_text(encoding="utf-8"))["records"])
+    assert total >= 4
+
+    def check(label: str) -> None:
+        full = tmp_path / f"full-{label}"
+        generate(specs, full)
+        assert tree(inc) == tree(full), label
+
+    _yaml_apply(spec, _description_edit, rng)
+    replayed.clear()
+    assert generate(specs, inc) == [f"specs/{spec.name}"]
+    assert len(replayed) == total - 1, "only the edited operation is lowered"
+    check("description")
+    for label, change in [
+        ("component", _component_edit),
+        ("rename", _rename_edit),
+        ("remove", _remove_edit),
+        ("add", _add_edit),
+    ]:
+        _yaml_apply(spec, change, rng)
+        replayed.clear()
+        generate(specs, inc)
+        check(label)
+    # edited by hand: the manifest's digest no longer matches, no record is taken
+    text = memo.read_text(encoding="utf-8")
+    memo.write_text(text.replace('"/paths', '"/pathz', 1), encoding="utf-8")
+    _yaml_apply(spec, _description_edit, rng)
+    replayed.clear()
+    generate(specs, inc)
+    assert replayed == []
+    check("hand-edited")
+    # damaged with the digest made to match: a payload that is no pickle, one that names a
+    # global other than an IR class's maker (never called), and two records' payloads swapped
+    # are each lowered again, never taken as they are
+    import base64
+    import os
+    import pickle
+
+    data = json.loads(memo.read_text(encoding="utf-8"))
+    records = data["records"]
+    records[0][2], records[1][2] = records[1][2], records[0][2]
+    records[-2][2] = "not base64!"
+    records[-1][2] = base64.b64encode(pickle.dumps((os.getcwd, ()))).decode()
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    memo.write_text(text, encoding="utf-8")
+    manifest = inc / "toolbind.json"
+    top = json.loads(manifest.read_text(encoding="utf-8"))
+    rel = memo.relative_to(inc).as_posix()
+    for entry in top["incremental"].values():
+        if rel in entry["files"]:
+            entry["files"][rel] = [digest(text.encode()), digest(text.encode())]
+    manifest.write_text(json.dumps(top, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _yaml_apply(spec, _description_edit, rng)
+    replayed.clear()
+    generate(specs, inc)
+    assert len(replayed) <= total - 4
+    check("damaged")
