@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .._load import Changes, as_object
@@ -170,15 +171,71 @@ def _maker(name: str) -> Callable[..., Any] | None:
 
 
 class _Pickler(pickle.Pickler):
-    """Writes each IR dataclass as a call of its maker (``_maker``) with its fields' values."""
+    """Writes each IR dataclass as a call of its maker (``_maker``) with its fields' values,
+    and every string as one object per text: a pickle writes an object met twice once, so
+    which equal strings are one object (a YAML parse and a JSON one differ) would show in its
+    bytes, and the file kept must be the one a full run writes."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.strings: dict[str, str] = {}
 
     def reducer_override(self, obj: Any) -> Any:
         kind = cast("type[Any]", type(obj))
         if kind.__module__ in _ALLOWED_MODULES and hasattr(kind, "__dataclass_fields__"):
-            made = _maker(_maker_name(kind))
-            assert made is not None
-            return made, tuple(getattr(obj, f) for f in _fields(kind))
+            made, get = _writer(kind)
+            strings, canonical = self.strings, self.canonical
+            # (inline: this runs for every object of the IR, ~70,000 for a large spec)
+            values = [
+                strings.setdefault(v, v)
+                if type(v) is str
+                else canonical(v)
+                if type(v) in _CONTAINERS
+                else v
+                for v in get(obj)
+            ]
+            return made, tuple(values)
         return NotImplemented
+
+    def canonical(self, value: Any) -> Any:
+        """``value`` with its strings (not those of the dataclasses in it: each is written
+        through ``reducer_override``) the table's."""
+        kind = cast("type[Any]", type(value))
+        if kind is str:
+            return self.strings.setdefault(value, value)
+        if kind is tuple:
+            items = cast("tuple[Any, ...]", value)
+            if not any(type(v) is str or type(v) in _CONTAINERS for v in items):
+                return items  # (the IR's tuples of nodes: written as they are)
+            return tuple([self.canonical(v) for v in items])
+        if kind is list:
+            return [self.canonical(v) for v in cast("list[Any]", value)]
+        if kind is dict:
+            return {
+                self.canonical(k): self.canonical(v)
+                for k, v in cast("dict[Any, Any]", value).items()
+            }
+        return value
+
+
+_CONTAINERS = frozenset({tuple, list, dict})
+_WRITERS: dict[type[Any], tuple[Callable[..., Any], Callable[[Any], tuple[Any, ...]]]] = {}
+
+
+def _writer(kind: type[Any]) -> tuple[Callable[..., Any], Callable[[Any], tuple[Any, ...]]]:
+    """``kind``'s maker, and what reads its fields' values in order."""
+    found = _WRITERS.get(kind)
+    if found is None:
+        made = _maker(_maker_name(kind))
+        assert made is not None
+        names = _fields(kind)
+        get = (
+            attrgetter(*names)
+            if len(names) > 1
+            else lambda obj: tuple(getattr(obj, n) for n in names)
+        )
+        found = _WRITERS[kind] = (made, cast("Callable[[Any], tuple[Any, ...]]", get))
+    return found
 
 
 class _Unpickler(pickle.Unpickler):
@@ -233,41 +290,11 @@ class Record:
             delta.dropped,
             delta.nullable,
         )
-        value = _canonical((result, fields), {}, set())
         buffer = io.BytesIO()
-        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+        pickler = _Pickler(buffer)
+        pickler.dump(pickler.canonical((result, fields)))
         data = buffer.getvalue()
         return Record(pointer, reads, base64.b64encode(data).decode("ascii"))
-
-
-_SCALARS = (int, float, bool, type(None))
-
-
-def _canonical(value: Any, strings: dict[str, str], done: set[int]) -> Any:
-    """``value`` with every string one object per text: a pickle shares an object met twice,
-    so which equal strings are one object (a YAML parse and a JSON one differ) would show in
-    its bytes, and the file kept must be the one a full run writes. Dataclasses (the IR's,
-    frozen) are changed in place: their values stay equal."""
-    kind = cast("type[Any]", type(value))
-    if kind is str:
-        return strings.setdefault(value, value)
-    if kind in _SCALARS:
-        return value
-    if kind is tuple:
-        return tuple(_canonical(v, strings, done) for v in cast("tuple[Any, ...]", value))
-    if kind is list:
-        return [_canonical(v, strings, done) for v in cast("list[Any]", value)]
-    if kind is dict:
-        return {
-            _canonical(k, strings, done): _canonical(v, strings, done)
-            for k, v in cast("dict[Any, Any]", value).items()
-        }
-    names = _fields(kind)
-    if names and id(value) not in done:
-        done.add(id(value))
-        for name in names:
-            object.__setattr__(value, name, _canonical(getattr(value, name), strings, done))
-    return value
 
 
 @dataclass
