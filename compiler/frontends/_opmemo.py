@@ -229,12 +229,15 @@ def _writer(kind: type[Any]) -> tuple[Callable[..., Any], Callable[[Any], tuple[
         made = _maker(_maker_name(kind))
         assert made is not None
         names = _fields(kind)
+
+        def each(obj: Any) -> tuple[Any, ...]:
+            return tuple(getattr(obj, n) for n in names)
+
+        # (attrgetter of one name gives the value, not a tuple of it)
         get = (
-            attrgetter(*names)
-            if len(names) > 1
-            else lambda obj: tuple(getattr(obj, n) for n in names)
+            cast("Callable[[Any], tuple[Any, ...]]", attrgetter(*names)) if len(names) > 1 else each
         )
-        found = _WRITERS[kind] = (made, cast("Callable[[Any], tuple[Any, ...]]", get))
+        found = _WRITERS[kind] = (made, get)
     return found
 
 
