@@ -16,9 +16,9 @@ of the places changed, while everything before it went as last time, has its rec
 instead of being lowered. Any other is lowered, and its changes compared with its record's:
 the same (an edited description), and the operations after it may still be taken from their
 records; different (a name, a definition, a count), and every operation after it is lowered.
-An edit outside operations and schemas (the servers, the security schemes, the version, the
-list of paths), one that touches an ``$id`` or anchor, a document that ``$ref``s another file,
-or records made from another text, version or options: everything is lowered. The package
+An edit of what every operation reads (the version, Swagger 2.0's default media types), one
+that touches an ``$id`` or anchor, or records made from another text, version or options:
+everything is lowered. An operation that reads another document is lowered every time. The package
 and every report are the full run's, in the same order; a test compares them over random edits.
 
 Records are pickles of IR values (frozen dataclasses), read back by an unpickler that admits
@@ -55,16 +55,11 @@ _T = TypeVar("_T")
 FORMAT = 1
 """The records' layout: a record of another is never read."""
 
-# What an edit may change for operations to be taken from their records: an entry of a path
-# item, of a component (but the security schemes, read for the whole spec) or of Swagger 2.0's
-# top-level definitions, parameters and responses. Anything else is read by every operation.
-_LOCAL = {
-    "paths": 2,
-    "components": 3,
-    "definitions": 2,
-    "parameters": 2,
-    "responses": 2,
-}
+# The top-level keys every operation reads without a pointer (the version, which says how
+# schemas are read; Swagger 2.0's default media types; the meta-schema): an edit of one, and
+# every operation is lowered. Any other place an edit touches is compared with what each
+# operation read (the paths mapping itself, a component, a security scheme a $ref names...).
+_READ_BY_ALL = frozenset({"openapi", "swagger", "consumes", "produces", "$schema"})
 # Keys that make a schema a resource or an anchor: where ``$ref``s lead may change with them.
 _NAMING_KEYS = frozenset({"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$schema"})
 _ALLOWED_MODULES = (
@@ -344,9 +339,7 @@ class OperationMemo:
             records.append(Record(pointer, cast("list[str] | None", reads), payload))
         places: list[str] = []
         for path, _ in change.entries:
-            if not path or len(path) < _LOCAL.get(path[0], sys.maxsize):
-                return None
-            if path[:2] == ["components", "securitySchemes"]:
+            if not path or path[0] in _READ_BY_ALL:
                 return None
             places.append("".join("/" + escape_pointer_token(t) for t in path))
         return records, places

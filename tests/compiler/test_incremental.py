@@ -625,7 +625,12 @@ def _component_edit(doc: dict[str, Any], rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize(
-    "spec_rel", ["openapi/redocly__museum.yaml", "openapi/oai-examples__petstore-expanded.yaml"]
+    "spec_rel",
+    [
+        "openapi/redocly__museum.yaml",
+        "openapi/oai-examples__petstore-expanded.yaml",
+        "openapi/oai-examples__petstore-expanded-swagger2.yaml",
+    ],
 )
 def test_operations_are_taken_from_their_records_only_where_nothing_they_read_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec_rel: str
@@ -670,6 +675,24 @@ def test_operations_are_taken_from_their_records_only_where_nothing_they_read_ch
     assert generate(specs, inc) == [f"specs/{spec.name}"]
     assert len(replayed) == total - 1, "only the edited operation is lowered"
     check("description")
+
+    def info_edit(doc: dict[str, Any], rng: random.Random) -> None:
+        doc["info"]["description"] = f"{doc['info'].get('description', '')} ({rng.random()})"
+
+    def servers_edit(doc: dict[str, Any], rng: random.Random) -> None:
+        host = f"api{rng.randrange(1000)}.example.com"
+        if "openapi" in doc:
+            doc["servers"] = [{"url": f"https://{host}"}]
+        else:
+            doc["host"] = host
+
+    # what no operation reads: every operation is taken from its record
+    for label, change in [("info", info_edit), ("servers", servers_edit)]:
+        _yaml_apply(spec, change, rng)
+        replayed.clear()
+        generate(specs, inc)
+        assert len(replayed) == total, label
+        check(label)
     for label, change in [
         ("component", _component_edit),
         ("rename", _rename_edit),
