@@ -56,9 +56,10 @@ if TYPE_CHECKING:
 
 MANIFEST = "toolbind.json"
 PARSES = ".toolbind-cache"
-"""Where ``generate`` keeps, for the next run, the parses of large YAML specs (``ParseCache``)
-and large packages' render memos (``Rendered.memo``): not generated code, ignored by git (its
-own ``.gitignore``) and by ``--check``."""
+"""Where ``generate`` keeps, for the next run, the parses of large YAML specs (``ParseCache``),
+their operations' lowering (``frontends._opmemo``) and large packages' render memos
+(``Rendered.memo``): not generated code, ignored by git (its own ``.gitignore``) and by
+``--check``."""
 RUFF_ARGS = (
     "format",
     "--isolated",
