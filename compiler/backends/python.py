@@ -667,17 +667,21 @@ class PythonBackend:
                     )
                 ),
             )
-            split = _split_from_json(self.previous_memo.get("modules"), key, units)
+            was = self.previous_memo.get("modules")
+            split = _split_from_json(was, key, units)
             if split is None:
                 split = self._split_modules(units, texts, tool_views)
             uses, inherited, components, chunk_names = split
-            self.memo["modules"] = {
+            entry: dict[str, Any] = {
                 "key": key,
                 "uses": uses,
                 "inherited": inherited,
                 "components": components,
                 "modules": chunk_names,
             }
+            # the kept entry itself when it is the same: the driver then keeps the memo's
+            # file as it is instead of writing it again (every entry taken as it was)
+            self.memo["modules"] = was if entry == was else entry
         module_of = {
             m: module
             for members, module in zip(components, chunk_names, strict=True)
