@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 import time
 from collections.abc import Generator, Iterable
@@ -47,9 +48,95 @@ PARSE_CACHE_MIN_BYTES = 256 * 1024
 """YAML files at least this large keep their parse for the next run (``ParseCache``)."""
 
 try:  # the C loader is much faster on large specs; fall back when libyaml is missing
-    _YamlLoader: type[Any] = yaml.CSafeLoader
+    _BaseLoader: type[Any] = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _YamlLoader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+# YAML 1.2's core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), which OpenAPI
+# recommends. PyYAML implements YAML 1.1 only, whose plain scalars silently change real data:
+# the country code NO and the word "on" become booleans, "010" the octal 8, "12:30" the
+# sexagesimal 750, while "1e3" stays text. ruamel.yaml reads 1.2 but only in pure Python, many
+# times slower on a 3 MB spec; so the C parser is kept and only its tag resolution replaced.
+_YAML11_RESOLVERS: dict[str | None, list[tuple[str, re.Pattern[str]]]] = dict(
+    yaml.resolver.Resolver.yaml_implicit_resolvers
+)
+_CORE_RESOLVERS: tuple[tuple[str, str, str], ...] = (
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN"),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+.0123456789",
+    ),
+)
+_YAML11_READ: contextvars.ContextVar[list[tuple[str, int, int]] | None] = contextvars.ContextVar(
+    "toolbind_yaml11_read", default=None
+)
+"""Plain scalars whose YAML 1.1 reading differs from the 1.2 one read: (text, line, column)."""
+
+
+def _yaml11_tag(text: str) -> str:
+    for tag, pattern in _YAML11_RESOLVERS.get(text[:1] or "", []):
+        if pattern.match(text):
+            return tag
+    return "tag:yaml.org,2002:str"
+
+
+def _noted(node: Any, tag: str) -> None:
+    """Note ``node`` when it is a plain scalar YAML 1.1 reads as another type (or, for an
+    integer written with a leading zero, another number) than YAML 1.2's ``tag``."""
+    if node.style not in (None, "") or (read := _YAML11_READ.get()) is None:  # "": libyaml plain
+        return
+    text = str(node.value)
+    old = _yaml11_tag(text)
+    if old == "tag:yaml.org,2002:timestamp":  # dates: read as text or refused, as before
+        return
+    leading_zero = (
+        tag.endswith(":int") and len(text.lstrip("+-")) > 1 and text.lstrip("+-")[0] == "0"
+    )
+    if old != tag or (leading_zero and not text.startswith("0o") and not text.startswith("0x")):
+        read.append((text, node.start_mark.line + 1, node.start_mark.column + 1))
+
+
+class _YamlLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """PyYAML's safe loader (libyaml's parser when present) reading plain scalars as YAML 1.2's
+    core schema does."""
+
+    def construct_core_str(self, node: Any) -> str:
+        _noted(node, "tag:yaml.org,2002:str")
+        return str(self.construct_scalar(node))
+
+    def construct_core_int(self, node: Any) -> int:
+        _noted(node, "tag:yaml.org,2002:int")
+        text = str(self.construct_scalar(node))
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text, 10)  # a leading zero is decimal in YAML 1.2 ("010" is ten)
+
+    def construct_core_float(self, node: Any) -> float:
+        _noted(node, "tag:yaml.org,2002:float")
+        text = str(self.construct_scalar(node)).lower()
+        if text.endswith(".inf"):
+            return -math.inf if text.startswith("-") else math.inf
+        if text == ".nan":
+            return math.nan
+        return float(text)
+
+
+_YamlLoader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in _CORE_RESOLVERS:
+    _YamlLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+for _first_char, _resolvers in _YAML11_RESOLVERS.items():  # kept from PyYAML: merge keys, dates
+    for _tag, _rx in _resolvers:
+        if _tag in ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:timestamp"):
+            _YamlLoader.yaml_implicit_resolvers.setdefault(_first_char, []).append((_tag, _rx))
+_YamlLoader.add_constructor("tag:yaml.org,2002:str", _YamlLoader.construct_core_str)
+_YamlLoader.add_constructor("tag:yaml.org,2002:int", _YamlLoader.construct_core_int)
+_YamlLoader.add_constructor("tag:yaml.org,2002:float", _YamlLoader.construct_core_float)
 
 
 class _TextDatesLoader(_YamlLoader):  # type: ignore[misc,valid-type]
@@ -229,8 +316,15 @@ class ParseCache:
             and (isinstance(prev.get("value"), (dict, list)))
         ):
             # an entry with an integer key is no plain JSON: ``_accept`` refuses it, and the
-            # full parse below reads it with its warning
-            value = splice(prev["text"], prev["value"], text, loader, _accept)
+            # full parse below reads it with its warning; so is one YAML 1.1 reads otherwise
+            read: list[tuple[str, int, int]] = []
+            token = _YAML11_READ.set(read)
+            try:
+                value = splice(prev["text"], prev["value"], text, loader, _accept)
+            finally:
+                _YAML11_READ.reset(token)
+            if read:
+                value = None
         if value is not None:
             result: Document | Diagnostic = Document(shown, value)
         else:
@@ -536,7 +630,12 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
         if _yaml_too_deep(text):
             return _too_deep(loc)
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
-        value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        read: list[tuple[str, int, int]] = []
+        token = _YAML11_READ.set(read)
+        try:
+            value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        finally:
+            _YAML11_READ.reset(token)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         context = exc.context_mark
@@ -579,9 +678,44 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
             expected="a well-formed YAML or JSON document",
         )
     checked = _checked(Document(shown, value), yaml_source=True, int_keys=dates_as_text)
+    if isinstance(checked, Document) and read:
+        checked = Document(
+            checked.path,
+            checked.value,
+            checked.lines,
+            (*checked.warnings, _yaml11_warning(shown, read)),
+        )
     if isinstance(checked, Document) and checked.warnings:
         _report(checked.warnings)
     return checked
+
+
+def _yaml11_warning(shown: str, read: list[tuple[str, int, int]]) -> Diagnostic:
+    """One warning for the plain values of a file that YAML 1.1 reads otherwise, at the first."""
+    read = sorted(read, key=lambda r: (r[1], r[2]))
+    shown_values: list[str] = []
+    for text, line, column in read[:3]:
+        try:
+            old: Any = yaml.load(text, Loader=yaml.SafeLoader)
+            was = json.dumps(old) if isinstance(old, (bool, int, float)) else f"'{old}'"
+        except yaml.YAMLError:
+            was = "no value (an error)"
+        now = yaml.load(text, Loader=_TextDatesLoader)
+        shown_values.append(
+            f"{text} at line {line}, column {column} ({json.dumps(now)}; YAML 1.1: {was})"
+        )
+    more = f" and {len(read) - 3} more" if len(read) > 3 else ""
+    return Diagnostic(
+        loc=SourceLocation(file=shown),
+        severity="warning",
+        found=f"unquoted values that YAML 1.1 reads otherwise, read as YAML 1.2 does (as "
+        f"OpenAPI recommends): {'; '.join(shown_values)}{more}",
+        expected="values every YAML version reads alike",
+        hint="quote text ('NO', '12:30'); write booleans as true/false and numbers without a "
+        "leading zero",
+        line=read[0][1],
+        column=read[0][2],
+    )
 
 
 def _yaml_too_deep(text: str) -> bool:
@@ -911,7 +1045,7 @@ def _key_problem(key: object, pointer: str) -> _Problem:
         found = f"a YAML map key of type {type(key).__name__} ({key})"
     hint = f"quote the key: '{key}'"
     if isinstance(key, bool):
-        hint = "YAML reads unquoted yes/no/on/off as booleans; quote the key"
+        hint = "YAML reads unquoted true/false as booleans; quote the key"
     elif key is None:
         hint = "YAML reads an unquoted ~ or null as null; quote the key"
     return _Problem(pointer, found, "string keys (JSON object names are always strings)", hint)
