@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from toolbind.runtime._yaml import YAML11_READ as _YAML11_READ
-from toolbind.runtime._yaml import TextDatesLoader as _TextDatesLoader
-from toolbind.runtime._yaml import YamlLoader as _YamlLoader
+from toolbind.runtime.yaml12 import YAML11_READ as _YAML11_READ
+from toolbind.runtime.yaml12 import TextDatesLoader as _TextDatesLoader
+from toolbind.runtime.yaml12 import YamlLoader as _YamlLoader
 
 from .diagnostics import Diagnostic, describe
 from .ir import SourceLocation, escape_pointer_token

@@ -325,7 +325,7 @@ def load_mcp_config(
         except ValueError:
             import yaml
 
-            from ._yaml import load_yaml
+            from .yaml12 import load_yaml
 
             try:
                 value = load_yaml(text)

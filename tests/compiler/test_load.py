@@ -181,6 +181,7 @@ _CORE_SCALARS: list[tuple[str, Any, bool]] = [
     ("true", True, False),
     ("FALSE", False, False),
     ("~", None, False),
+    ("", None, False),
     ("Null", None, False),
     ("0", 0, False),
     ("-7", -7, False),

@@ -27,15 +27,15 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 _YAML11_RESOLVERS: dict[str | None, list[tuple[str, re.Pattern[str]]]] = dict(
     yaml.resolver.Resolver.yaml_implicit_resolvers
 )
-_CORE_RESOLVERS: tuple[tuple[str, str, str], ...] = (
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN"),
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+_CORE_RESOLVERS: tuple[tuple[str, str, list[str]], ...] = (  # tag, pattern, first characters
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
     (
         "tag:yaml.org,2002:float",
         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
         r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        "-+.0123456789",
+        list("-+.0123456789"),
     ),
 )
 YAML11_READ: contextvars.ContextVar[list[tuple[str, int, int]] | None] = contextvars.ContextVar(
@@ -96,7 +96,7 @@ class YamlLoader(_BaseLoader):  # type: ignore[misc,valid-type]
 
 YamlLoader.yaml_implicit_resolvers = {}
 for _tag, _pattern, _first in _CORE_RESOLVERS:
-    YamlLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+    YamlLoader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
 for _first_char, _resolvers in _YAML11_RESOLVERS.items():  # kept from PyYAML: merge keys, dates
     for _tag, _rx in _resolvers:
         if _tag in ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:timestamp"):
