@@ -28,6 +28,10 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from toolbind.runtime.yaml12 import YAML11_READ as _YAML11_READ
+from toolbind.runtime.yaml12 import TextDatesLoader as _TextDatesLoader
+from toolbind.runtime.yaml12 import YamlLoader as _YamlLoader
+
 from .diagnostics import Diagnostic, describe
 from .ir import SourceLocation, escape_pointer_token
 
@@ -45,21 +49,6 @@ MAX_ALIAS_TEXT = 4 * 1024 * 1024
 """How many characters of text YAML aliases may add (one long string named many times)."""
 PARSE_CACHE_MIN_BYTES = 256 * 1024
 """YAML files at least this large keep their parse for the next run (``ParseCache``)."""
-
-try:  # the C loader is much faster on large specs; fall back when libyaml is missing
-    _YamlLoader: type[Any] = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _YamlLoader = yaml.SafeLoader
-
-
-class _TextDatesLoader(_YamlLoader):  # type: ignore[misc,valid-type]
-    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2)."""
-
-
-_TextDatesLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _YamlLoader.yaml_implicit_resolvers.items()
-}
 
 # PyYAML's C composer recurses once per nesting level without a depth check and crashes the
 # process at a few ten thousand levels. A document with fewer indicator characters than this
@@ -247,8 +236,15 @@ class ParseCache:
         ):
             was = digest(prev["text"].encode())
             # an entry with an integer key is no plain JSON: ``_accept`` refuses it, and the
-            # full parse below reads it with its warning
-            value = splice(prev["text"], prev["value"], text, loader, _accept, changed)
+            # full parse below reads it with its warning; so is one YAML 1.1 reads otherwise
+            read: list[tuple[str, int, int]] = []
+            token = _YAML11_READ.set(read)
+            try:
+                value = splice(prev["text"], prev["value"], text, loader, _accept, changed)
+            finally:
+                _YAML11_READ.reset(token)
+            if read:
+                value = None
         if value is not None:
             result: Document | Diagnostic = Document(shown, value)
             entries: list[tuple[list[str], Any]] | None = changed
@@ -559,7 +555,12 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
         if _yaml_too_deep(text):
             return _too_deep(loc)
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
-        value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        read: list[tuple[str, int, int]] = []
+        token = _YAML11_READ.set(read)
+        try:
+            value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
+        finally:
+            _YAML11_READ.reset(token)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         context = exc.context_mark
@@ -602,9 +603,44 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
             expected="a well-formed YAML or JSON document",
         )
     checked = _checked(Document(shown, value), yaml_source=True, int_keys=dates_as_text)
+    if isinstance(checked, Document) and read:
+        checked = Document(
+            checked.path,
+            checked.value,
+            checked.lines,
+            (*checked.warnings, _yaml11_warning(shown, read)),
+        )
     if isinstance(checked, Document) and checked.warnings:
         _report(checked.warnings)
     return checked
+
+
+def _yaml11_warning(shown: str, read: list[tuple[str, int, int]]) -> Diagnostic:
+    """One warning for the plain values of a file that YAML 1.1 reads otherwise, at the first."""
+    read = sorted(read, key=lambda r: (r[1], r[2]))
+    shown_values: list[str] = []
+    for text, line, column in read[:3]:
+        try:
+            old: Any = yaml.load(text, Loader=yaml.SafeLoader)
+            was = json.dumps(old) if isinstance(old, (bool, int, float)) else f"'{old}'"
+        except yaml.YAMLError:
+            was = "no value (an error)"
+        now = yaml.load(text, Loader=_TextDatesLoader)
+        shown_values.append(
+            f"{text} at line {line}, column {column} ({json.dumps(now)}; YAML 1.1: {was})"
+        )
+    more = f" and {len(read) - 3} more" if len(read) > 3 else ""
+    return Diagnostic(
+        loc=SourceLocation(file=shown),
+        severity="warning",
+        found=f"unquoted values that YAML 1.1 reads otherwise, read as YAML 1.2 does (as "
+        f"OpenAPI recommends): {'; '.join(shown_values)}{more}",
+        expected="values every YAML version reads alike",
+        hint="quote text ('NO', '12:30'); write booleans as true/false and numbers without a "
+        "leading zero",
+        line=read[0][1],
+        column=read[0][2],
+    )
 
 
 def _yaml_too_deep(text: str) -> bool:
@@ -934,7 +970,7 @@ def _key_problem(key: object, pointer: str) -> _Problem:
         found = f"a YAML map key of type {type(key).__name__} ({key})"
     hint = f"quote the key: '{key}'"
     if isinstance(key, bool):
-        hint = "YAML reads unquoted yes/no/on/off as booleans; quote the key"
+        hint = "YAML reads unquoted true/false as booleans; quote the key"
     elif key is None:
         hint = "YAML reads an unquoted ~ or null as null; quote the key"
     return _Problem(pointer, found, "string keys (JSON object names are always strings)", hint)

@@ -157,8 +157,10 @@ def read_credentials(file: Path | None, pairs: Sequence[str]) -> dict[str, Any]:
             ) from None
         import yaml
 
+        from toolbind.runtime.yaml12 import load_yaml
+
         try:  # JSON is YAML; the error names the place, never the text (it holds secrets)
-            data: Any = yaml.safe_load(text)
+            data: Any = load_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -167,9 +167,9 @@ class DelegateRequest:
             if file.suffix.lower() == ".json":
                 data: Any = json.loads(text)
             else:
-                import yaml
+                from .yaml12 import load_yaml
 
-                data = yaml.safe_load(text)
+                data = load_yaml(text)
         except ValueError as exc:  # json.JSONDecodeError is one
             raise DelegateDefinitionError(
                 f"{where}: error: not JSON ({exc}) — expected a saved Request"

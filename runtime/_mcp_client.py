@@ -325,8 +325,10 @@ def load_mcp_config(
         except ValueError:
             import yaml
 
+            from .yaml12 import load_yaml
+
             try:
-                value = yaml.safe_load(text)
+                value = load_yaml(text)
             except yaml.YAMLError as exc:
                 raise UsageError(f"{source}: not JSON or YAML ({exc})") from None
     elif isinstance(config, Sequence) and all(isinstance(s, McpServerConfig) for s in config):

@@ -211,10 +211,10 @@ def policies_from_spec(
     Raises:
         UsageError: a malformed extension (located by file and JSON pointer).
     """
-    import yaml
+    from .yaml12 import load_yaml
 
     text = Path(path).read_text(encoding="utf-8")
-    document: Any = yaml.safe_load(text)
+    document: Any = load_yaml(text)
     if not isinstance(document, Mapping):
         return {}
     doc = cast("Mapping[str, Any]", document)

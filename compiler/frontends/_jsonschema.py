@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import urldefrag, urljoin
 
 import regex
@@ -455,6 +455,26 @@ class SchemaLowerer:
             )
         if "$ref" in s:  # (after nullable: beside a $ref it widens the reference, too)
             rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "$ref"}
+            raw_types: Any = rest.get("type")
+            types = cast("list[Any]", raw_types) if isinstance(raw_types, list) else []
+            if self.lenient and "null" in types and len(types) > 1:
+                # OpenAPI 3.1's spelling of 3.0's ``nullable: true`` beside a $ref (Mastodon's
+                # spec, a 3.0 → 3.1 conversion): read as JSON Schema (all of them), null would
+                # be refused whenever the referenced schema refuses it, and every answer with
+                # that null fail; so it widens the reference, as nullable does, and says so
+                self.diags.warning(
+                    loc.child("type"),
+                    "type beside $ref lists 'null': read as also allowing null, whatever the "
+                    "referenced schema allows",
+                    "anyOf: [{$ref: ...}, {type: 'null'}] for a reference that may be null",
+                )
+                kept = [t for t in types if t != "null"]
+                inner = self._lower(
+                    {**s, "type": kept[0] if len(kept) == 1 else kept}, loc, ctx, depth + 1
+                )
+                return UnionNode(
+                    meta=Meta(loc=loc), variants=(inner, NullNode(meta=Meta(loc=loc))), form="type"
+                )
             ref = self._ref(s["$ref"], s, loc, ctx)
             if not rest:
                 return ref

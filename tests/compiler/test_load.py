@@ -159,3 +159,83 @@ def test_unquoted_integer_keys_of_openapi_yaml_are_their_text_and_never_kept_sil
     # outside OpenAPI (no dates_as_text) an integer key is refused as before
     plain = parse_text("r:\n  200: a\n", "x.yaml")
     assert not isinstance(plain, Document) and "integer 200" in plain.found
+
+
+# (YAML text, the value YAML 1.2's core schema reads, whether YAML 1.1 reads it otherwise)
+_CORE_SCALARS: list[tuple[str, Any, bool]] = [
+    ("NO", "NO", True),  # Norway's country code: false in YAML 1.1
+    ("yes", "yes", True),
+    ("on", "on", True),
+    ("Off", "Off", True),
+    ("y", "y", False),
+    ("12:30", "12:30", True),  # sexagesimal 750 in YAML 1.1
+    ("010", 10, True),  # octal 8 in YAML 1.1
+    ("0o17", 15, True),  # text in YAML 1.1
+    ("0x1F", 31, False),
+    ("1_000", "1_000", True),
+    ("0b101", "0b101", True),
+    ("1e3", 1000.0, True),  # text in YAML 1.1
+    ("1.5e3", 1500.0, True),  # YAML 1.1's exponent needs a sign
+    ("1.5e+3", 1500.0, False),
+    (".5", 0.5, False),
+    ("true", True, False),
+    ("FALSE", False, False),
+    ("~", None, False),
+    ("", None, False),
+    ("Null", None, False),
+    ("0", 0, False),
+    ("-7", -7, False),
+    ("'NO'", "NO", False),
+    ('"010"', "010", False),
+    ("=", "=", True),  # PyYAML's 1.1 "value" tag, which its safe loader cannot even construct
+]
+
+
+@pytest.mark.parametrize(("text", "value", "differs"), _CORE_SCALARS)
+def test_plain_scalars_are_read_as_yaml_1_2_and_a_1_1_difference_is_warned(
+    text: str, value: Any, differs: bool
+) -> None:
+    """The defect: PyYAML reads YAML 1.1, so an enum of country codes with Norway's NO, or a time
+    12:30, reached the models as false and 750 without a word. OpenAPI recommends YAML 1.2."""
+    doc = parse_text(f"a:\n  - {text}\n", "api.yaml")
+    assert isinstance(doc, Document)
+    assert doc.value == {"a": [value]}
+    assert type(doc.value["a"][0]) is type(value)
+    if not differs:
+        assert doc.warnings == ()
+        return
+    (warning,) = doc.warnings
+    assert warning.severity == "warning"
+    assert (warning.line, warning.column) == (2, 5)
+    assert warning.render().startswith(
+        f"api.yaml:2:5: warning: unquoted values that YAML 1.1 reads otherwise, read as YAML 1.2 "
+        f"does (as OpenAPI recommends): {text} at line 2, column 5 ({json.dumps(value)}; YAML 1.1: "
+    )
+
+
+def test_a_yaml_1_1_reading_is_one_warning_for_the_file_naming_the_first_three() -> None:
+    text = "c: [SE, NO, DK, on]\nt: 12:30\nk:\n  yes: 1\n"
+    doc = parse_text(text, "api.yaml", dates_as_text=True)
+    assert isinstance(doc, Document)
+    assert doc.value == {"c": ["SE", "NO", "DK", "on"], "t": "12:30", "k": {"yes": 1}}
+    (warning,) = doc.warnings
+    assert 'NO at line 1, column 9 ("NO"; YAML 1.1: false); on at line 1, column 17' in (
+        warning.found
+    )
+    assert warning.found.endswith("and 1 more")  # the key yes
+
+
+def test_an_edit_adding_a_yaml_1_1_value_is_parsed_whole_with_its_warning() -> None:
+    """The parse cache splices an edited entry; one that YAML 1.1 reads otherwise is parsed
+    again in full, so the warning is never lost to the cache."""
+    before = "paths:\n  /a:\n    get:\n      summary: A\n  /b:\n    get:\n      summary: B\n"
+    cache = ParseCache()
+    first = cache.load("api.yaml", before, "api.yaml", dates_as_text=True)
+    assert isinstance(first, Document) and not first.warnings
+    kept = cache.text()
+    assert kept is not None
+    after = before.replace("summary: B", "summary: B\n      x-country: NO")
+    second = ParseCache(json.loads(kept)).load("api.yaml", after, "api.yaml", dates_as_text=True)
+    assert isinstance(second, Document)
+    assert second.value["paths"]["/b"]["get"]["x-country"] == "NO"
+    assert len(second.warnings) == 1 and "NO at line 8" in second.warnings[0].found

@@ -1020,3 +1020,38 @@ def test_tag_unions_named_safely_and_distinctly(tmp_path: Path) -> None:
         "TagToolsetCall",
     ]
     assert pkg.Call is not unions["Call"]
+
+
+def test_a_31_type_listing_null_beside_a_ref_allows_null_and_says_so(tmp_path: Path) -> None:
+    """The defect: OpenAPI 3.1's spelling of 3.0's ``nullable`` beside a $ref (``{$ref: Vis,
+    type: [string, 'null']}``, as in Mastodon's converted spec) was read as JSON Schema's "all of
+    them", so null was refused (the enum refuses it) and every answer carrying that null failed.
+    It widens the reference as ``nullable: true`` does, with a located warning."""
+    spec = tmp_path / "api.yaml"
+    spec.write_text(
+        "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /s:\n    get:\n"
+        "      operationId: getStatus\n      responses:\n        '200':\n"
+        "          description: ok\n          content:\n            application/json:\n"
+        "              schema: {$ref: '#/components/schemas/Status'}\n"
+        "components:\n  schemas:\n    Vis: {type: string, enum: [public, private]}\n"
+        "    Status:\n      type: object\n      properties:\n"
+        "        vis: {$ref: '#/components/schemas/Vis', type: [string, 'null']}\n"
+        "        kind: {$ref: '#/components/schemas/Vis', type: string}\n",
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    write_tree(tree, tmp_path / "out")
+    ((name, _),) = tree.packages.items()
+    pkg = load_package(tmp_path / "out", name)
+    output = pkg.GetStatusOutput
+    assert output.model_validate({"vis": None}).vis is None
+    assert output.model_validate({"vis": "public"}).vis == "public"
+    with pytest.raises(ValidationError):
+        output.model_validate({"vis": "other"})
+    with pytest.raises(ValidationError):  # a type without null beside a $ref narrows, as before
+        output.model_validate({"kind": None})
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/components/schemas/Status/properties/vis/type: warning: type beside $ref "
+        "lists 'null': read as also allowing null, whatever the referenced schema allows — "
+        "anyOf: [{$ref: ...}, {type: 'null'}] for a reference that may be null"
+    ]
