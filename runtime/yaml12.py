@@ -72,8 +72,12 @@ class YamlLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     core schema does."""
 
     def construct_core_str(self, node: Any) -> str:
-        _noted(node, "tag:yaml.org,2002:str")
-        return str(self.construct_scalar(node))
+        value = str(self.construct_scalar(node))  # (refuses a tagged !!str mapping)
+        # what YAML 1.1 reads as another type and starts with a letter is a boolean or null of
+        # at most five letters: the many longer words (keys, names, prose) skip the check
+        if len(value) <= 5 or not value[:1].isalpha():
+            _noted(node, "tag:yaml.org,2002:str")
+        return value
 
     def construct_core_int(self, node: Any) -> int:
         _noted(node, "tag:yaml.org,2002:int")
