@@ -67,6 +67,7 @@ def test_every_corpus_file_becomes_a_package() -> None:
     assert len(packages) == 117 + len(bfcl_files)
 
 
+@pytest.mark.slow  # every one of 2,243 tools (22 s): the fast suite's budget
 def test_every_corpus_model_builds() -> None:
     for module in corpus_packages().values():
         for tool in module.TOOLS:

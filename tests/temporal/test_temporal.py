@@ -645,6 +645,7 @@ def test_progress_of_an_activity_on_a_worker_reaches_the_agents_event_stream_liv
     assert result.steps[0].calls[0].progress[1] == {"gate": "opened"}
 
 
+@pytest.mark.slow  # a worker process of its own (39 s): the fast suite's budget
 def test_a_durable_runs_events_stream_live_progress_included(
     temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str]
 ) -> None:
