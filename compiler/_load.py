@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from toolbind.runtime.yaml12 import YAML11_READ as _YAML11_READ
 from toolbind.runtime.yaml12 import TextDatesLoader as _TextDatesLoader
 from toolbind.runtime.yaml12 import YamlLoader as _YamlLoader
+from toolbind.runtime.yaml12 import noting_yaml11
 
 from .diagnostics import Diagnostic, describe
 from .ir import SourceLocation, escape_pointer_token
@@ -237,12 +237,8 @@ class ParseCache:
             was = digest(prev["text"].encode())
             # an entry with an integer key is no plain JSON: ``_accept`` refuses it, and the
             # full parse below reads it with its warning; so is one YAML 1.1 reads otherwise
-            read: list[tuple[str, int, int]] = []
-            token = _YAML11_READ.set(read)
-            try:
+            with noting_yaml11() as read:
                 value = splice(prev["text"], prev["value"], text, loader, _accept, changed)
-            finally:
-                _YAML11_READ.reset(token)
             if read:
                 value = None
         if value is not None:
@@ -555,12 +551,8 @@ def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Docume
         if _yaml_too_deep(text):
             return _too_deep(loc)
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
-        read: list[tuple[str, int, int]] = []
-        token = _YAML11_READ.set(read)
-        try:
+        with noting_yaml11() as read:
             value = yaml.load(text, Loader=loader)  # a safe loader: plain data only
-        finally:
-            _YAML11_READ.reset(token)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         context = exc.context_mark
@@ -620,15 +612,8 @@ def _yaml11_warning(shown: str, read: list[tuple[str, int, int]]) -> Diagnostic:
     read = sorted(read, key=lambda r: (r[1], r[2]))
     shown_values: list[str] = []
     for text, line, column in read[:3]:
-        try:
-            old: Any = yaml.load(text, Loader=yaml.SafeLoader)
-            was = json.dumps(old) if isinstance(old, (bool, int, float)) else f"'{old}'"
-        except yaml.YAMLError:
-            was = "no value (an error)"
-        now = yaml.load(text, Loader=_TextDatesLoader)
-        shown_values.append(
-            f"{text} at line {line}, column {column} ({json.dumps(now)}; YAML 1.1: {was})"
-        )
+        now, was = _reading(text, _TextDatesLoader), _reading(text, yaml.SafeLoader)
+        shown_values.append(f"{text} at line {line}, column {column} ({now}; YAML 1.1: {was})")
     more = f" and {len(read) - 3} more" if len(read) > 3 else ""
     return Diagnostic(
         loc=SourceLocation(file=shown),
@@ -641,6 +626,14 @@ def _yaml11_warning(shown: str, read: list[tuple[str, int, int]]) -> Diagnostic:
         line=read[0][1],
         column=read[0][2],
     )
+
+
+def _reading(text: str, loader: type[Any]) -> str:
+    """What ``loader`` reads a plain scalar's ``text`` as, shown as JSON."""
+    try:
+        return json.dumps(yaml.load(text, Loader=loader))
+    except (yaml.YAMLError, ValueError, TypeError):  # PyYAML 1.1's "=" has no constructor
+        return "no value (an error)"
 
 
 def _yaml_too_deep(text: str) -> bool:

@@ -11,9 +11,11 @@ read otherwise, for the compiler's located warning.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import re
+from collections.abc import Generator
 from typing import Any
 
 import yaml
@@ -42,6 +44,18 @@ YAML11_READ: contextvars.ContextVar[list[tuple[str, int, int]] | None] = context
     "toolbind_yaml11_read", default=None
 )
 """Plain scalars whose YAML 1.1 reading differs from the 1.2 one read: (text, line, column)."""
+
+
+@contextlib.contextmanager
+def noting_yaml11() -> Generator[list[tuple[str, int, int]]]:
+    """The plain values YAML 1.1 reads otherwise, of what is loaded in the block: (text, line,
+    column), in the list yielded."""
+    read: list[tuple[str, int, int]] = []
+    token = YAML11_READ.set(read)
+    try:
+        yield read
+    finally:
+        YAML11_READ.reset(token)
 
 
 def _yaml11_tag(text: str) -> str:
