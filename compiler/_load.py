@@ -18,7 +18,9 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
+import sys
 import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
@@ -453,7 +455,7 @@ def parse_text(
         )
     if stripped[0] in "[{":
         try:
-            return _checked(Document(shown, json.loads(text)))
+            return _checked(Document(shown, _json_loads(text)))
         except RecursionError:
             return _too_deep(loc)
         except json.JSONDecodeError as exc:
@@ -469,7 +471,7 @@ def parse_text(
             return error if isinstance(result, Diagnostic) else result
     if not yaml_allowed:
         try:
-            value = json.loads(text)
+            value = _json_loads(text)
         except json.JSONDecodeError as exc:
             return _json_error(text, exc, loc)
         return Diagnostic(
@@ -479,6 +481,21 @@ def parse_text(
             expected="a JSON object or array holding tool definitions",
         )
     return _parse_yaml(text, shown, dates_as_text=dates_as_text)
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads``, with a number of more digits than Python converts (4,300 by default) a
+    ``JSONDecodeError`` at that number, as a syntax error is, instead of a bare ``ValueError``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        long = re.search(f"[0-9]{{{limit + 1},}}", text)
+        raise json.JSONDecodeError(
+            f"a number of more than {limit} digits", text, long.start() if long else 0
+        ) from None
 
 
 def _too_deep(loc: SourceLocation) -> Diagnostic:
@@ -527,7 +544,7 @@ def _json_lines(text: str, loc: SourceLocation) -> list[Any] | Diagnostic | None
     values: list[Any] = []
     for n, line in numbered:
         try:
-            values.append(json.loads(line))
+            values.append(_json_loads(line))
         except RecursionError:
             return _too_deep(loc)
         except json.JSONDecodeError as exc:

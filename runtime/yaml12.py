@@ -15,6 +15,7 @@ import contextlib
 import contextvars
 import math
 import re
+import sys
 from collections.abc import Generator
 from typing import Any
 
@@ -96,11 +97,19 @@ class YamlLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     def construct_core_int(self, node: Any) -> int:
         _noted(node, "tag:yaml.org,2002:int")
         text = str(self.construct_scalar(node))
-        if text.startswith("0o"):
-            return int(text[2:], 8)
-        if text.startswith("0x"):
-            return int(text[2:], 16)
-        return int(text, 10)  # a leading zero is decimal in YAML 1.2 ("010" is ten)
+        try:
+            if text.startswith("0o"):
+                return int(text[2:], 8)
+            if text.startswith("0x"):
+                return int(text[2:], 16)
+            return int(text, 10)  # a leading zero is decimal in YAML 1.2 ("010" is ten)
+        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"an integer of {len(text)} digits, more than {sys.get_int_max_str_digits()}",
+                node.start_mark,
+            ) from None
 
     def construct_core_float(self, node: Any) -> float:
         _noted(node, "tag:yaml.org,2002:float")
