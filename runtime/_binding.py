@@ -22,7 +22,6 @@ is not JSON is a ``RegistrationError`` naming it, where it breaks, and what to d
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel
 from pydantic_core import from_json
 
+from ._package_json import package_data
 from .errors import RegistrationError
 
 if TYPE_CHECKING:  # registering a package needs no contract at run time
@@ -146,7 +146,7 @@ def load_bindings(
     Raises:
         RegistrationError: ``tools.json`` is not JSON (the message locates where it breaks).
     """
-    raw = _package_data(package, "tools.json")
+    raw = package_data(package, "tools.json")
     index = _index(package, raw)
     if index is not None:
         lazy = _lazy_bindings(package, raw, index, models)
@@ -183,7 +183,7 @@ def load_bindings(
 def _index(package: str, raw: bytes) -> dict[str, Any] | None:
     """``tools_index.json`` beside ``tools.json``, when there is one written for exactly ``raw``."""
     try:
-        index: Any = from_json(_package_data(package, "tools_index.json"))
+        index: Any = from_json(package_data(package, "tools_index.json"))
     except (OSError, ValueError):  # none (a small package, an older one), or not JSON
         return None
     if not isinstance(index, dict):
@@ -307,18 +307,6 @@ def _new_binding(values: dict[str, Any]) -> ToolBinding:
     binding.__dict__.update(_DEFAULTS)
     binding.__dict__.update(values)
     return binding
-
-
-def _package_data(package: str, name: str) -> bytes:
-    """The bytes of the file ``name`` beside ``package``'s ``__init__``, through the package's
-    loader (``pkgutil.get_data``: a zipped package works too); ``importlib.resources`` where the
-    loader reads no data (a namespace package, an unusual loader)."""
-    data = pkgutil.get_data(package, name)
-    if data is None:
-        from importlib import resources
-
-        return resources.files(package).joinpath(name).read_bytes()
-    return data
 
 
 def _as_model(value: object) -> type[BaseModel]:

@@ -1,7 +1,7 @@
 """Runtime layer, public: the contract between the compiler, the runtime and generated code.
 
 Imports the standard library and the runtime's pydantic-free modules (``_type_names``, ``_compose``,
-``_formats``, ``_ecma``, ``_context``: the variable-reference grammar); pydantic and ``_result`` for the ``HttpCaller`` annotations only, so the
+``_formats``, ``_ecma``, ``_context``: the variable-reference grammar, ``_package_json``); pydantic and ``_result`` for the ``HttpCaller`` annotations only, so the
 compiler imports this module without loading pydantic. It is the only runtime module that the
 compiler and generated packages import besides the runtime's public API (``toolbind.runtime``,
 ``.types``, ``.http``); ``tests/compiler/test_contract.py`` checks that by AST.
@@ -20,7 +20,8 @@ What it holds:
 - how one OpenAPI operation is called over HTTP, as plain frozen data (below).
 
 The OpenAPI frontend reads Swagger 2.0 / OpenAPI 3.0 / 3.1 and the backend writes these values into
-a generated package (``API = HttpApi(...)``); ``toolbind.runtime.http`` turns a validated Call
+a generated package (``API = HttpApi(...)``, or in a large package ``http.json``, which
+``load_api`` reads); ``toolbind.runtime.http`` turns a validated Call
 plus these values into a request. Nothing here is an OpenAPI object model: only what a client
 needs at run time, already normalised (Swagger's ``host``/``basePath``/``schemes`` become
 servers, ``in: body``/``formData`` become an ``HttpBody``, ``$ref``s are resolved).
@@ -31,9 +32,10 @@ the key of the Call's JSON dump that holds the parameter's value.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from ._compose import CALL_EXTENSIONS as CALL_EXTENSIONS
 from ._compose import compose as compose_schema
@@ -41,6 +43,7 @@ from ._compose import reachable_defs
 from ._context import parse_expression, parse_reference
 from ._ecma import compile_pattern
 from ._formats import FORMATS
+from ._package_json import FrozenJsonError, LazyMapping, decode, dumps_lines, encode, package_data
 from ._type_names import TYPES_EXPORTS
 
 if TYPE_CHECKING:  # annotations only: the compiler imports this module without pydantic
@@ -49,6 +52,7 @@ if TYPE_CHECKING:  # annotations only: the compiler imports this module without 
     from ._result import ToolResult
 
 __all__ = [
+    "API_FILE",
     "APPROVAL_KEY",
     "CALL_EXTENSIONS",
     "FORMATS",
@@ -76,8 +80,11 @@ __all__ = [
     "SecurityRequirement",
     "SecurityScheme",
     "ToolSchema",
+    "api_from_json",
+    "api_to_json",
     "compile_pattern",
     "compose_schema",
+    "load_api",
     "parse_expression",
     "parse_reference",
     "reachable_defs",
@@ -377,6 +384,49 @@ class HttpApi:
     )
     security: tuple[tuple[SecurityRequirement, ...], ...] = ()
     operations: Mapping[str, HttpOperation] = field(default_factory=dict[str, HttpOperation])
+
+
+API_FILE = "http.json"
+"""Where a large generated package keeps its ``HttpApi`` (``load_api``)."""
+
+
+def api_to_json(api: HttpApi) -> str:
+    """``api`` as the text of ``http.json``: JSON, one operation per line, fields at their
+    defaults left out (``api_from_json`` reads it back equal)."""
+    return dumps_lines(cast("dict[str, Any]", encode(api)), "operations")
+
+
+def api_from_json(text: str | bytes, where: str = API_FILE) -> HttpApi:
+    """The ``HttpApi`` that ``api_to_json`` wrote as ``text``.
+
+    Raises:
+        ValueError: ``text`` is not JSON, or not an ``HttpApi`` (the message names ``where`` and
+            the JSON pointer of the first value that is not what it should be).
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise FrozenJsonError(
+            f"{where}: error: {exc} — the JSON `toolbind generate` wrote (hint: regenerate the "
+            "package; never edit its files)"
+        ) from None
+    if not isinstance(data, dict):
+        return decode(HttpApi, data, where)  # (the error: not an object)
+    head = cast("dict[str, Any]", data)
+    operations = LazyMapping(HttpOperation, head.get("operations", {}), where, "/operations")
+    api = decode(HttpApi, {k: v for k, v in head.items() if k != "operations"}, where)
+    # each operation is decoded when first used (a process calls a few of a thousand)
+    return replace(api, operations=operations)
+
+
+def load_api(package: str) -> HttpApi:
+    """The ``HttpApi`` of a large generated package, from its ``http.json`` (what its
+    ``http.py`` sets ``API`` to; a small package's ``http.py`` writes it out instead).
+
+    Raises:
+        ValueError: the file is not what ``toolbind generate`` wrote (see ``api_from_json``).
+    """
+    return api_from_json(package_data(package, API_FILE), f"{package}/{API_FILE}")
 
 
 class HttpCaller(Protocol):

@@ -28,10 +28,12 @@ import jinja2
 from jinja2.utils import htmlsafe_json_dumps
 
 from toolbind.runtime.contract import (
+    API_FILE,
     FORMATS,
     META_FIELD_NAMES,
     TYPES_EXPORTS,
     ToolSchema,
+    api_to_json,
     compose_schema,
     reachable_defs,
 )
@@ -497,6 +499,9 @@ class PythonBackend:
         self.emitter = SchemaEmitter(self.names.def_names)
         # a large package's model → its module under ``_models/`` (set by ``_lazy_models``)
         self.model_modules: dict[str, str] = {}
+        # above LAZY_MODELS classes and aliases: models under ``_models/``, an index beside
+        # ``tools.json``, the HTTP API in ``http.json`` (set by ``render``)
+        self.large = False
         for d in pkg.definitions:
             if is_class_node(d.node, self.defs):
                 self.class_defs.add(d.key)
@@ -552,7 +557,8 @@ class PythonBackend:
             "schema.json": self._schema_json(tool_data),
         }
         self._render_file(files, "activities.py", "activities.py.jinja", ctx)
-        if len(self.classes) + len(self.aliases) > LAZY_MODELS:
+        self.large = len(self.classes) + len(self.aliases) > LAZY_MODELS
+        if self.large:
             # (the eager modules are not rendered at all: on a large spec, rendering every
             # model into one module only to drop it cost a fifth of the package's render)
             files.update(self._lazy_models(ctx))
@@ -914,10 +920,21 @@ class PythonBackend:
             (t.name, t.name_literal, t.call_class, t.output_class, t.errors, t.provider_name)
             for t in tools
         ]
-        if not self._keyed("http.py", "http.py.jinja", made_from, repr(api), tool_fields):
+        api_repr = repr(api)
+        if self.large and self._keyed(API_FILE, api_repr):
+            # a large package's API is data in http.json: as one Python expression it was most
+            # of a type checker's time over the package (``runtime._package_json``)
+            files[API_FILE] = api_to_json(api)
+        if not self._keyed(
+            "http.py", "http.py.jinja", made_from, api_repr, tool_fields, self.large
+        ):
             return
         used: set[str] = {"HttpCaller"}
-        api_expr = _py_value(api, used)
+        if self.large:
+            used |= {"HttpApi", "load_api"}
+            api_expr = None
+        else:
+            api_expr = _py_value(api, used)
         methods = naming.Scope(
             taken=set(naming.RESERVED_IDENTIFIERS) | {"client", "activities", "async_activities"}
         )
