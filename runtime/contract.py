@@ -43,7 +43,6 @@ from ._compose import reachable_defs
 from ._context import parse_expression, parse_reference
 from ._ecma import compile_pattern
 from ._formats import FORMATS
-from ._package_json import FrozenJsonError, LazyMapping, decode, dumps_lines, encode, package_data
 from ._type_names import TYPES_EXPORTS
 
 if TYPE_CHECKING:  # annotations only: the compiler imports this module without pydantic
@@ -393,6 +392,8 @@ API_FILE = "http.json"
 def api_to_json(api: HttpApi) -> str:
     """``api`` as the text of ``http.json``: JSON, one operation per line, fields at their
     defaults left out (``api_from_json`` reads it back equal)."""
+    from ._package_json import dumps_lines, encode  # (the compiler's other runs need none)
+
     return dumps_lines(cast("dict[str, Any]", encode(api)), "operations")
 
 
@@ -403,6 +404,8 @@ def api_from_json(text: str | bytes, where: str = API_FILE) -> HttpApi:
         ValueError: ``text`` is not JSON, or not an ``HttpApi`` (the message names ``where`` and
             the JSON pointer of the first value that is not what it should be).
     """
+    from ._package_json import FrozenJsonError, LazyMapping, decode
+
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -426,6 +429,8 @@ def load_api(package: str) -> HttpApi:
     Raises:
         ValueError: the file is not what ``toolbind generate`` wrote (see ``api_from_json``).
     """
+    from ._package_json import package_data
+
     return api_from_json(package_data(package, API_FILE), f"{package}/{API_FILE}")
 
 
