@@ -25,6 +25,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, cast
 
+from .errors import RegistrationError, ToolbindError
+
 _T = TypeVar("_T")
 
 
@@ -38,10 +40,6 @@ def package_data(package: str, name: str) -> bytes:
 
         return resources.files(package).joinpath(name).read_bytes()
     return data
-
-
-class FrozenJsonError(ValueError):
-    """The JSON is not an encoding of the expected value (the message says where)."""
 
 
 def encode(value: Any) -> Any:
@@ -70,7 +68,7 @@ def encode(value: Any) -> Any:
 
 
 def decode(cls: type[_T], data: Any, where: str, at: str = "") -> _T:
-    """The ``cls`` instance ``data`` encodes (``encode``); ``FrozenJsonError`` naming ``where``
+    """The ``cls`` instance ``data`` encodes (``encode``); ``RegistrationError`` naming ``where``
     (a file) and the JSON pointer (below ``at``, the pointer of ``data``) of the first value
     that does not fit its annotation."""
     try:
@@ -79,7 +77,7 @@ def decode(cls: type[_T], data: Any, where: str, at: str = "") -> _T:
         pointer = at + "".join(f"/{_escape(str(k))}" for k in reversed(misfit.path)) or "/"
         found = misfit.data
         shown = repr(found)[:60] if isinstance(found, (str, int, float)) else type(found).__name__
-        raise FrozenJsonError(
+        raise RegistrationError(
             f"{where}#{pointer}: error: {shown} — expected {misfit.expected} (hint: regenerate "
             "the package with `toolbind generate`; never edit its files)"
         ) from None
@@ -96,7 +94,7 @@ class LazyMapping(Mapping[str, _V]):
 
     def __init__(self, cls: type[_V], raw: Any, where: str, at: str) -> None:
         if not isinstance(raw, dict):
-            raise FrozenJsonError(
+            raise RegistrationError(
                 f"{where}#{at or '/'}: error: {type(raw).__name__} — expected an object "
                 "(hint: regenerate the package with `toolbind generate`; never edit its files)"
             )
@@ -123,7 +121,7 @@ class LazyMapping(Mapping[str, _V]):
         return f"LazyMapping({len(self._raw)} {self._cls.__name__} values from {self._where})"
 
 
-class _Misfit(Exception):
+class _Misfit(ToolbindError):
     """A value that does not fit its annotation; ``path`` is filled in (innermost key first)
     as the decoders unwind, so decoding builds no pointer until one is needed."""
 

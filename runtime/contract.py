@@ -32,10 +32,12 @@ the key of the Call's JSON dump that holds the parameter's value.
 
 from __future__ import annotations
 
-import json
+import json as _json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from dataclasses import dataclass, field
+from dataclasses import replace as _replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import cast as _cast
 
 from ._compose import CALL_EXTENSIONS as CALL_EXTENSIONS
 from ._compose import compose as compose_schema
@@ -394,32 +396,34 @@ def api_to_json(api: HttpApi) -> str:
     defaults left out (``api_from_json`` reads it back equal)."""
     from ._package_json import dumps_lines, encode  # (the compiler's other runs need none)
 
-    return dumps_lines(cast("dict[str, Any]", encode(api)), "operations")
+    return dumps_lines(_cast("dict[str, Any]", encode(api)), "operations")
 
 
 def api_from_json(text: str | bytes, where: str = API_FILE) -> HttpApi:
     """The ``HttpApi`` that ``api_to_json`` wrote as ``text``.
 
     Raises:
-        ValueError: ``text`` is not JSON, or not an ``HttpApi`` (the message names ``where`` and
-            the JSON pointer of the first value that is not what it should be).
+        RegistrationError: (a ``ValueError``) ``text`` is not JSON, or not an ``HttpApi`` (the
+            message names ``where`` and the JSON pointer of the first value that is not what it
+            should be; an operation's, when that operation is first used).
     """
-    from ._package_json import FrozenJsonError, LazyMapping, decode
+    from ._package_json import LazyMapping, decode
+    from .errors import RegistrationError
 
     try:
-        data = json.loads(text)
+        data = _json.loads(text)
     except ValueError as exc:
-        raise FrozenJsonError(
+        raise RegistrationError(
             f"{where}: error: {exc} — the JSON `toolbind generate` wrote (hint: regenerate the "
             "package; never edit its files)"
         ) from None
     if not isinstance(data, dict):
         return decode(HttpApi, data, where)  # (the error: not an object)
-    head = cast("dict[str, Any]", data)
+    head = _cast("dict[str, Any]", data)
     operations = LazyMapping(HttpOperation, head.get("operations", {}), where, "/operations")
     api = decode(HttpApi, {k: v for k, v in head.items() if k != "operations"}, where)
     # each operation is decoded when first used (a process calls a few of a thousand)
-    return replace(api, operations=operations)
+    return _replace(api, operations=operations)
 
 
 def load_api(package: str) -> HttpApi:
@@ -427,7 +431,7 @@ def load_api(package: str) -> HttpApi:
     ``http.py`` sets ``API`` to; a small package's ``http.py`` writes it out instead).
 
     Raises:
-        ValueError: the file is not what ``toolbind generate`` wrote (see ``api_from_json``).
+        RegistrationError: the file is not what ``toolbind generate`` wrote (``api_from_json``).
     """
     from ._package_json import package_data
 

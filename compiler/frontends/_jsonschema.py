@@ -1077,6 +1077,12 @@ class SchemaLowerer:
         variants = tuple(
             self._lower(sub, loc.child(combinator, i), ctx, depth + 1) for i, sub in enumerate(subs)
         )
+        if self.lenient and "discriminator" in s:
+            read = self._discriminated(s, subs, variants, combinator, loc, ctx, depth)
+            if read is not variants:  # (read into the branches: not kept as an annotation,
+                # whose mapping names the spec's components, which the schemas written don't have)
+                variants = read
+                meta = self._meta({k: v for k, v in s.items() if k != "discriminator"}, loc)
         union = UnionNode(
             meta=meta, variants=variants, form="oneOf" if combinator == "oneOf" else "anyOf"
         )
@@ -1087,6 +1093,107 @@ class SchemaLowerer:
         if isinstance(base, AnyNode):
             return union
         return AllOfNode(meta=Meta(loc=loc), parts=(base, union))
+
+    def _discriminated(
+        self,
+        s: dict[str, Any],
+        subs: list[Any],
+        variants: tuple[SchemaNode, ...],
+        combinator: str,
+        loc: SourceLocation,
+        ctx: _Context,
+        depth: int,
+    ) -> tuple[SchemaNode, ...]:
+        """OpenAPI's ``discriminator`` on a ``oneOf``/``anyOf`` of ``$ref``s: the value of
+        ``propertyName`` picks the branch — the ``mapping`` keys naming it, else its schema's
+        name. JSON Schema has no such keyword, and real specs leave that property an open
+        string in every branch (Ory Kratos' login bodies), so every body matched several
+        branches of a ``oneOf`` and was refused: each branch is read with its property
+        required to be one of its values (``allOf: [{$ref}, {required, properties: {enum}}]``,
+        in the models and in the schema a model sees). A discriminator that can't be read so
+        (a branch that is no ``$ref``, a mapping to no branch) is said, and left an
+        annotation."""
+        where = loc.child("discriminator")
+        disc = as_object(s["discriminator"])
+        name = disc.get("propertyName") if disc is not None else None
+        if disc is None or not isinstance(name, str):
+            self.diags.warning(
+                where,
+                f"discriminator is {describe(s['discriminator'])}; it is ignored",
+                "an object with propertyName (a string)",
+            )
+            return variants
+        refs = [
+            cast("dict[str, Any]", sub).get("$ref") if isinstance(sub, dict) else None
+            for sub in subs
+        ]
+        if not all(isinstance(r, str) for r in refs):
+            self.diags.warning(
+                where,
+                f"discriminator on a {combinator} whose branches are not all $refs; it is "
+                "ignored, so the branches are told apart by their schemas alone",
+                f"each branch of the {combinator} a $ref (the discriminator's values name schemas)",
+            )
+            return variants
+        targets = [cast("str", r) for r in refs]
+        values: list[list[str]] = [[] for _ in targets]
+        raw_mapping = disc.get("mapping", {})
+        mapping = as_object(raw_mapping)
+        if mapping is None:
+            mapping = {}
+            self.diags.warning(
+                where.child("mapping"),
+                f"mapping is {describe(raw_mapping)}; it is ignored",
+                "an object: discriminator value → schema name or $ref",
+            )
+
+        def last(ref: str) -> str:
+            return ref.rsplit("/", 1)[-1]
+
+        for value, target in mapping.items():
+            if not isinstance(target, str):
+                continue
+            bare = "/" not in target and "#" not in target and "." not in target
+            hits = [
+                i
+                for i, ref in enumerate(targets)
+                if ref == target
+                or ref.removeprefix("./") == target.removeprefix("./")
+                or (bare and last(ref) == target)
+            ]
+            if len(hits) != 1:
+                self.diags.warning(
+                    where.child("mapping", value),
+                    f"discriminator mapping {value!r} → {target!r} names "
+                    + ("no branch" if not hits else "several branches")
+                    + f" of the {combinator}; that value picks no branch",
+                    f"a schema name or $ref that is one of the {combinator}'s branches",
+                )
+                continue
+            values[hits[0]].append(value)
+        for i, ref in enumerate(targets):
+            if not values[i]:  # (OpenAPI's implicit mapping: the schema's name)
+                values[i].append(last(ref))
+        seen: set[str] = set()
+        for vs in values:
+            if seen & set(vs):
+                self.diags.warning(
+                    where,
+                    "discriminator values pick more than one branch; it is ignored",
+                    "each value naming one branch",
+                )
+                return variants
+            seen.update(vs)
+        out: list[SchemaNode] = []
+        for i, (variant, vs) in enumerate(zip(variants, values, strict=True)):
+            tag = self._lower(
+                {"type": "object", "required": [name], "properties": {name: {"enum": vs}}},
+                where,
+                ctx,
+                depth + 1,
+            )
+            out.append(AllOfNode(meta=Meta(loc=loc.child(combinator, i)), parts=(variant, tag)))
+        return tuple(out)
 
     def _all_of(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int

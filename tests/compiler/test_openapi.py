@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from pydantic import TypeAdapter, ValidationError
 
 from tests.conftest import CORPUS, NO_CORPUS, CompileSpec, session_dir
@@ -1054,4 +1055,111 @@ def test_a_31_type_listing_null_beside_a_ref_allows_null_and_says_so(tmp_path: P
         f"{spec}#/components/schemas/Status/properties/vis/type: warning: type beside $ref "
         "lists 'null': read as also allowing null, whatever the referenced schema allows — "
         "anyOf: [{$ref: ...}, {type: 'null'}] for a reference that may be null"
+    ]
+
+
+_DISCRIMINATED = """openapi: 3.0.3
+info: {title: t, version: '1'}
+paths:
+  /login:
+    post:
+      operationId: login
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              oneOf:
+                - $ref: '#/components/schemas/Password'
+                - $ref: '#/components/schemas/Code'
+                - $ref: '#/components/schemas/Totp'
+              discriminator:
+                propertyName: method
+                mapping: {password: '#/components/schemas/Password', code: Code, lookup: Gone}
+      responses:
+        '204': {description: ok}
+components:
+  schemas:
+    Password:
+      type: object
+      required: [method, password]
+      properties: {method: {type: string}, password: {type: string}, csrf: {type: string}}
+    Code:
+      type: object
+      required: [method]
+      properties: {method: {type: string}, code: {type: string}, csrf: {type: string}}
+    Totp:
+      type: object
+      required: [method]
+      properties: {method: {type: string}, totp: {type: string}}
+"""
+
+
+def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> None:
+    """The defect (Ory Kratos' login bodies): ``discriminator`` was an annotation, and the
+    branches leave its property an open string, so every real body matched several branches of
+    the ``oneOf`` and was refused. The property's value now picks the branch — a ``mapping``
+    key naming it (by $ref or by schema name), else the schema's own name — in the models and
+    in the schema a model sees; a mapping to no branch is said."""
+    spec = tmp_path / "login.yaml"
+    spec.write_text(_DISCRIMINATED, encoding="utf-8")
+    tree = build([spec], formatted=False)
+    write_tree(tree, tmp_path / "out")
+    ((name, _),) = tree.packages.items()
+    pkg = load_package(tmp_path / "out", name)
+    call = pkg.LoginCall
+    for body in (
+        {"method": "password", "password": "p", "csrf": "c"},
+        {"method": "code", "code": "1"},
+        {"method": "Totp", "totp": "123456"},  # (implicit: the schema's name)
+    ):
+        got = call.model_validate({"body": body})
+        assert got.model_dump(mode="json", by_alias=True, exclude_none=True)["body"] == body
+    for bad in ({"method": "other"}, {"method": "lookup"}, {"method": "password"}, {"code": "1"}):
+        with pytest.raises(ValidationError):
+            call.model_validate({"body": bad})
+    entry = json.loads((tmp_path / "out" / name / "tools.json").read_text(encoding="utf-8"))
+    (tool,) = entry["tools"]
+    branches = tool["parameters"]["properties"]["body"]["oneOf"]
+    assert [b["allOf"][1]["properties"]["method"]["enum"] for b in branches] == [
+        ["password"],
+        ["code"],
+        ["Totp"],
+    ]
+    assert "discriminator" not in json.dumps(tool["parameters"])  # (its mapping names nothing)
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/paths/~1login/post/requestBody/content/application~1json/schema/discriminator"
+        "/mapping/lookup: warning: discriminator mapping 'lookup' → 'Gone' names no branch of "
+        "the oneOf; that value picks no branch — a schema name or $ref that is one of the "
+        "oneOf's branches"
+    ]
+    # the schema a model sees agrees with the models on each body
+    validator = Draft202012Validator(tool["parameters"] | {"$defs": entry["$defs"]})
+    for body in ({"method": "code"}, {"method": "Totp"}, {"method": "lookup"}, {"x": 1}, 3):
+        try:
+            call.model_validate({"body": body})
+            accepted = True
+        except ValidationError:
+            accepted = False
+        assert validator.is_valid({"body": body}) is accepted, body
+
+
+def test_a_discriminator_over_inline_branches_is_said_and_left_an_annotation(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "inline.yaml"
+    spec.write_text(
+        _DISCRIMINATED.replace(
+            "                - $ref: '#/components/schemas/Totp'\n",
+            "                - {type: object, properties: {method: {const: totp}}}\n",
+        ),
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    warnings = [d.render() for d in tree.diagnostics if d.severity == "warning"]
+    assert warnings == [
+        f"{spec}#/paths/~1login/post/requestBody/content/application~1json/schema/discriminator:"
+        " warning: discriminator on a oneOf whose branches are not all $refs; it is ignored, so "
+        "the branches are told apart by their schemas alone — each branch of the oneOf a $ref "
+        "(the discriminator's values name schemas)"
     ]

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import lzma
-import re
 import subprocess
 import sys
 from collections import Counter
@@ -41,6 +40,7 @@ from tests._fates import FATES, read_counts
 from tests.conftest import unload
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.compiler._driver import GeneratedTree, build
+from toolbind.runtime.contract import api_from_json
 
 PUBLIC = Path(__file__).resolve().parent / "specs" / "public"
 GITHUB_XZ = PUBLIC / "api.github.com-octokit-openapi-23.0.2.json.xz"
@@ -188,8 +188,9 @@ def test_kubernetes_1123_operations_compile_with_nothing_lost_and_concrete_bodie
     spec = tmp_path / "kubernetes.json"
     spec.write_bytes(lzma.decompress(KUBERNETES_XZ.read_bytes()))
     tree = _nothing_lost(spec, 1123)
-    (http,) = [text for path, text in tree.files.items() if path.endswith("/http.py")]
-    sent = Counter(re.findall(r"""HttpBody\(\s*media_type=["']([^"']+)""", http))
+    (http,) = [text for path, text in tree.files.items() if path.endswith("/http.json")]
+    api = api_from_json(http)
+    sent = Counter(op.body.media_type for op in api.operations.values() if op.body is not None)
     assert sent == {"application/json": 402, "application/merge-patch+json": 131}, sent
     found = Counter(
         "range" if "is a range of media types" in d.found else "patch"
