@@ -60,6 +60,11 @@ _BASEMODEL_ATTRS = frozenset(
         "model_validate",
         "model_validate_json",
         "model_validate_strings",
+        # the metaclass's (``ABCMeta.register``, ``type.mro``): a class attribute lookup finds
+        # them too, and pydantic warns that a field so named shadows them (OpenSearch's
+        # ``ModelProfile.register``: every import warned, and failed under ``-W error``)
+        "mro",
+        "register",
     ]
 )
 

@@ -826,7 +826,19 @@ class SchemaLowerer:
     def _untyped(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
     ) -> SchemaNode:
-        if set(s) & (_OBJECT_KEYS | _ARRAY_KEYS | _STRING_KEYS | _NUMBER_KEYS):
+        family = set(s) & (_OBJECT_KEYS | _ARRAY_KEYS | _STRING_KEYS | _NUMBER_KEYS)
+        if self.lenient and family and family <= _OBJECT_KEYS and "properties" in family:
+            # OpenAPI: ``properties`` without ``type`` (Discourse writes 30 of its 44 bodies so)
+            # means an object to every generator; read as JSON Schema, a required body would
+            # accept "hello", 42 or null, and a body would not be spread into fields
+            self.diags.warning(
+                loc.child("properties"),
+                "properties without type: read as type: object",
+                "type: object beside properties (without it, JSON Schema lets any non-object "
+                "value through)",
+            )
+            return self._typed("object", s, loc, ctx, depth)
+        if family:
             # Without ``type``, each keyword constrains only the instances of its own type
             # (``properties`` says nothing about a string): every JSON type stays allowed, each
             # with the keywords that apply to it. Tool parameter roots are objects by contract
@@ -921,6 +933,26 @@ class SchemaLowerer:
                         + (f"read as: the object requires {pname!r}" if flag else "ignored"),
                         "the property's name in the object's required array",
                     )
+        if self.lenient and required:
+            # OpenAPI: a required readOnly property is required in responses only, a writeOnly
+            # one in requests only. A component serves both, so a Call would need the server's
+            # ``id`` (the spec's own request examples refused) and an Output a password the API
+            # never returns: such a name is read as optional, and said
+            one_way = sorted(
+                name
+                for name in required
+                if (pobj := as_object(props_map.get(name))) is not None
+                and (pobj.get("readOnly") is True or pobj.get("writeOnly") is True)
+            )
+            if one_way:
+                required.difference_update(one_way)
+                self.diags.warning(
+                    loc.child("required"),
+                    f"required lists readOnly/writeOnly {', '.join(one_way)}: read as optional "
+                    "(OpenAPI requires a readOnly property in responses only, a writeOnly one "
+                    "in requests only, and this schema is read for both)",
+                    "required naming properties required both ways",
+                )
         props: list[Property] = []
         for pname, pschema in props_map.items():
             node = self._lower(pschema, loc.child("properties", pname), ctx, depth + 1)

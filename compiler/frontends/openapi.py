@@ -94,6 +94,12 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _NO_CONTENT = frozenset({"204", "205", "304"})
 # ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
 _PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
+# A parameter name that says it carries a secret (``_credential_parameters``).
+_CREDENTIAL_NAME = re.compile(
+    r"(?:^|[-_])(?:api[-_]?key|apikey|access[-_]?token|auth[-_]?token|secret|password|"
+    r"session[-_]?id|authorization)(?:$|[-_])",
+    re.IGNORECASE,
+)
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
 
 # The fields each object may hold, per version; anything else (but ``x-`` extensions) is a field
@@ -504,6 +510,7 @@ class _Reader:
             security=security,
             operations=operations,
         )
+        self._credential_parameters(api, tools)
         return SpecPackage(
             source=self.doc.path,
             format="swagger2" if self.swagger else "openapi31" if self.v31 else "openapi30",
@@ -511,6 +518,33 @@ class _Reader:
             definitions=definitions,
             http=api,
         )
+
+    def _credential_parameters(self, api: HttpApi, tools: list[ToolSpec]) -> None:
+        """A parameter named like a credential (``Api-Key``, ``X-Auth-Token``) that no apiKey
+        scheme declares is a Call field: a model is asked for the secret (Discourse's spec
+        declares no securitySchemes and an ``Api-Key`` header on 22 operations). Said once per
+        name and place, at its first operation; it stays a field (it may be no secret)."""
+        declared = {
+            (s.name.lower(), s.location)
+            for s in api.security_schemes.values()
+            if s.type == "apiKey" and s.name is not None
+        }
+        where = {t.name: t.loc for t in tools}
+        found: dict[tuple[str, str], list[str]] = {}
+        for name, op in api.operations.items():
+            for p in op.parameters:
+                if _CREDENTIAL_NAME.search(p.name) and (p.name.lower(), p.location) not in declared:
+                    found.setdefault((p.name, p.location), []).append(name)
+        for (pname, pin), tool_names in found.items():
+            many = len(tool_names)
+            self.diags.warning(
+                where[tool_names[0]],
+                f"{pin} parameter {pname!r} looks like a credential, and no securityScheme "
+                f"declares it: it is a Call field, so a model is asked for it"
+                + (f" ({many} operations, the first here)" if many > 1 else ""),
+                f"an apiKey securityScheme (name: {pname}, in: {pin}): its value then comes "
+                "from configuration (credentials=, the environment), never from a model",
+            )
 
     def _replay(self, select: OperationFilter | None) -> _opmemo.Replay | None:
         """How the operations are lowered when the driver keeps them (``_opmemo``): taken from

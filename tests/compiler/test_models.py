@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 from typing import Any
 
 import jsonschema
@@ -59,6 +60,34 @@ def test_reserved_parameter_names_work(compile_spec: CompileSpec) -> None:
     assert call.schema_ == "v-schema" and call.json_ == "v-json" and call.str_ == "v-str"
     assert call.user_name == 3
     assert isinstance(call_cls.model_json_schema(), dict)
+
+
+def test_names_a_class_lookup_finds_are_renamed_and_nothing_warns(
+    compile_spec: CompileSpec,
+) -> None:
+    """Found on OpenSearch's spec: a property ``register`` kept its name, which ``ABCMeta``
+    (pydantic's metaclass) defines, so every import of the package warned that the field shadows
+    an attribute of ``BaseModel`` — and failed under ``-W error``. Every public name a class
+    lookup on a generated model finds (its bases' and its metaclass's) is renamed."""
+    from pydantic import RootModel
+
+    from toolbind.compiler.naming import field_name
+    from toolbind.runtime.types import ToolModel
+
+    found = {
+        n
+        for base in (ToolModel, RootModel)
+        for n in set(dir(base)) | set(dir(type(base)))
+        if not n.startswith("_") and hasattr(base, n)
+    }
+    assert {n for n in found if field_name(n) == n} == set()
+    params = {n: {"type": "string"} for n in ("register", "mro", "copy")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (pydantic's "shadows an attribute" is a UserWarning)
+        module = compile_spec([seeds_tool("shadow", params, required=list(params))])
+    payload = {"_tool": "shadow", "register": "r", "mro": "m", "copy": "c"}
+    call = module.ShadowCall.model_validate(payload)
+    assert dump(call) == payload and call.register_ == "r" and call.mro_ == "m"
 
 
 def test_absent_is_not_null(compile_spec: CompileSpec) -> None:

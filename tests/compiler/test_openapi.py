@@ -1163,3 +1163,112 @@ def test_a_discriminator_over_inline_branches_is_said_and_left_an_annotation(
         "the branches are told apart by their schemas alone — each branch of the oneOf a $ref "
         "(the discriminator's values name schemas)"
     ]
+
+
+def test_properties_without_type_are_an_object_and_said(tmp_path: Path) -> None:
+    """The defect (Discourse: 30 of 44 bodies): ``properties`` without ``type`` was read as JSON
+    Schema reads it, so a required body accepted "hello", 42 or null and was not spread into
+    fields. OpenAPI means an object there: read so, with a located warning."""
+    spec = tmp_path / "posts.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /posts:\n    post:\n"
+        "      operationId: createPost\n      requestBody:\n        required: true\n"
+        "        content:\n          application/json:\n            schema:\n"
+        "              properties: {title: {type: string}, raw: {type: string}}\n"
+        "              required: [raw]\n"
+        "      responses:\n        '200': {description: ok}\n",
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    write_tree(tree, tmp_path / "out")
+    ((name, _),) = tree.packages.items()
+    pkg = load_package(tmp_path / "out", name)
+    call = pkg.CreatePostCall
+    assert {"title", "raw"} <= set(call.model_fields)  # the body spread into fields
+    assert call.model_validate({"raw": "x"}).raw == "x"
+    with pytest.raises(ValidationError):
+        call.model_validate({"title": "no raw"})
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/paths/~1posts/post/requestBody/content/application~1json/schema/properties: "
+        "warning: properties without type: read as type: object — type: object beside "
+        "properties (without it, JSON Schema lets any non-object value through)"
+    ]
+
+
+def test_required_read_only_and_write_only_properties_are_optional_and_said(
+    tmp_path: Path,
+) -> None:
+    """The defect (Redocly's openapi-starter, OAS 3.0.3 "readOnly"): a component serves requests
+    and responses, so a required readOnly ``id`` was required in the Call (the spec's own request
+    example refused) and a required writeOnly ``secret`` in the Output (a valid answer refused).
+    Both are read as optional, with a located warning."""
+    spec = tmp_path / "items.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /items:\n    post:\n"
+        "      operationId: createItem\n      requestBody:\n        required: true\n"
+        "        content:\n          application/json:\n"
+        "            schema: {$ref: '#/components/schemas/Item'}\n"
+        "      responses:\n        '201':\n          description: made\n          content:\n"
+        "            application/json:\n              schema: {$ref: '#/components/schemas/Item'}\n"
+        "components:\n  schemas:\n    Item:\n      type: object\n"
+        "      required: [id, name, secret]\n      properties:\n"
+        "        id: {type: string, readOnly: true}\n        name: {type: string}\n"
+        "        secret: {type: string, writeOnly: true}\n",
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    write_tree(tree, tmp_path / "out")
+    ((name, _),) = tree.packages.items()
+    pkg = load_package(tmp_path / "out", name)
+    assert pkg.CreateItemCall.model_validate({"name": "w", "secret": "s"}).name == "w"
+    assert pkg.CreateItemOutput.model_validate({"id": "1", "name": "w"}).id == "1"
+    with pytest.raises(ValidationError):  # (name is still required both ways)
+        pkg.CreateItemCall.model_validate({"secret": "s"})
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/components/schemas/Item/required: warning: required lists readOnly/writeOnly "
+        "id, secret: read as optional (OpenAPI requires a readOnly property in responses only, "
+        "a writeOnly one in requests only, and this schema is read for both) — required naming "
+        "properties required both ways"
+    ]
+
+
+def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
+    tmp_path: Path,
+) -> None:
+    """Found on Discourse's spec: no securitySchemes, and an ``Api-Key`` header parameter on 22
+    operations, so a model was asked for the API key with nothing said. One warning per name
+    and place; a name an apiKey scheme declares, and a pagination ``page_token``, are not."""
+    spec = tmp_path / "keys.yaml"
+    op = (
+        "      parameters:\n        - {{name: {name}, in: {where}, required: true, "
+        "schema: {{type: string}}}}\n      responses:\n        '204': {{description: ok}}\n"
+    )
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+        "  /a:\n    get:\n      operationId: a\n"
+        + op.format(name="Api-Key", where="header")
+        + "  /b:\n    get:\n      operationId: b\n"
+        + op.format(name="Api-Key", where="header")
+        + "  /c:\n    get:\n      operationId: c\n"
+        + op.format(name="X-Key", where="header")
+        + "  /d:\n    get:\n      operationId: d\n"
+        + op.format(name="page_token", where="query")
+        + "  /e:\n    get:\n      operationId: e\n"
+        + op.format(name="access_token", where="query")
+        + "components:\n  securitySchemes:\n    k: {type: apiKey, name: x-key, in: header}\n",
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    hint = (
+        "its value then comes from configuration (credentials=, the environment), never from "
+        "a model"
+    )
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/paths/~1a/get: warning: header parameter 'Api-Key' looks like a credential, "
+        "and no securityScheme declares it: it is a Call field, so a model is asked for it (2 "
+        "operations, the first here) — an apiKey securityScheme (name: Api-Key, in: header): "
+        + hint,
+        f"{spec}#/paths/~1e/get: warning: query parameter 'access_token' looks like a "
+        "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
+        "for it — an apiKey securityScheme (name: access_token, in: query): " + hint,
+    ]
