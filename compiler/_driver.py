@@ -403,6 +403,8 @@ def build(
         except SelectionError:  # reported below, in its turn
             tentative = {}
         units: list[_Unit] = []
+        # specs that could not be read: (where their diagnostics go, source, diagnostics)
+        failed: list[tuple[int, str, list[Diagnostic]]] = []
         for path, source in zip(paths, sources, strict=True):
             name = tentative.get(source, ("", []))[0]
             options = options_digest(VERSION, name, refs, strict)
@@ -425,19 +427,22 @@ def build(
             )
             with recording_reads() as reads, keeping_parses(parses), keeping_operations(operations):
                 pkg = read_spec(path, source, own, select, refs)
+            if pkg is None or own.has_errors:  # (said below unless another spec $refs it)
+                failed.append((len(diags.items), source, own.items))
+                continue
             diags.items.extend(own.items)
-            if pkg is not None:
-                units.append(
-                    _Unit(
-                        source=source,
-                        options=options,
-                        pkg=pkg,
-                        reads=reads,
-                        read=own.items,
-                        parses=parses.text() if stage is not None else None,
-                        operations=operations.text() if stage is not None else None,
-                    )
+            units.append(
+                _Unit(
+                    source=source,
+                    options=options,
+                    pkg=pkg,
+                    reads=reads,
+                    read=own.items,
+                    parses=parses.text() if stage is not None else None,
+                    operations=operations.text() if stage is not None else None,
                 )
+            )
+        _parts(diags, failed, units)
         if strict:
             _warnings_as_errors(diags)
         if diags.has_errors:
@@ -537,6 +542,35 @@ def build(
     if stage is not None:
         _write_files(stage, {MANIFEST: files[MANIFEST]})
     return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
+
+
+def _parts(
+    diags: Diagnostics, failed: list[tuple[int, str, list[Diagnostic]]], units: list[_Unit]
+) -> None:
+    """The diagnostics of the specs that could not be read, in their places — but a file that
+    is no spec (``NOT_A_SPEC``) and that another spec of the run ``$ref``s is a part of a split
+    spec (``components.yaml`` beside ``openapi.yaml`` in ``specs/``): a note says so instead of
+    its errors (what the referring spec uses of it is read, and reported, there)."""
+    read_by: dict[str, str] = {}
+    for u in units:
+        inputs = u.reads if u.reused is None else (as_object(u.reused.entry.get("inputs")) or {})
+        for shown in inputs:
+            if shown != u.source:
+                read_by.setdefault(shown, u.source)
+    from .frontends import NOT_A_SPEC
+
+    for at, source, items in reversed(failed):
+        user = read_by.get(source)
+        errors = [d for d in items if d.severity == "error"]
+        if user is None or not all(d.found.startswith(NOT_A_SPEC) for d in errors):
+            diags.items[at:at] = items
+            continue
+        note = Diagnostics()
+        note.note(
+            SourceLocation(file=source),
+            f"not compiled on its own: {user} $refs it (a part of a split spec)",
+        )
+        diags.items[at:at] = note.items
 
 
 @dataclasses.dataclass(slots=True)

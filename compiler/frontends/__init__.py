@@ -221,6 +221,20 @@ def read_document(
         iloc = loc.child(i) if array is not None else loc
         fmt = _tool_format(item)
         if fmt is None:
+            parts = as_object(item) or {}
+            if array is None and parts.keys() & {"paths", "components", "definitions", "info"}:
+                # (a file of a split OpenAPI spec, or a spec without its version field)
+                diags.error(
+                    iloc,
+                    "an OpenAPI document without openapi or swagger (it has "
+                    + ", ".join(
+                        sorted(parts.keys() & {"paths", "components", "definitions", "info"})
+                    )
+                    + ")",
+                    "openapi: 3.x.y or swagger: '2.0' at the top; a file that only holds parts of "
+                    "a split spec is compiled through the spec that $refs it",
+                )
+                continue
             diags.error(
                 iloc,
                 f"unrecognised tool definition ({_shape(item)})",
@@ -234,6 +248,15 @@ def read_document(
             tools.append(tool)
     kinds = sorted(set(formats))
     return _package(doc, "+".join(kinds) or "unknown", tools, reader, diags)
+
+
+NOT_A_SPEC = (
+    "an OpenAPI document without openapi or swagger",
+    "unrecognised tool definition",
+    "the document holds no tools",
+)
+"""How the errors of a document that is no spec of any format begin (the driver reads a file
+of a split spec that another spec ``$ref``s as a part, not as a spec)."""
 
 
 def _reader(

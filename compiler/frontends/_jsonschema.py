@@ -1204,7 +1204,10 @@ class SchemaLowerer:
                 continue
             values[hits[0]].append(value)
         for i, ref in enumerate(targets):
-            if not values[i]:  # (OpenAPI's implicit mapping: the schema's name)
+            # OpenAPI's implicit mapping (the schema's name), for a branch that leaves the
+            # property open: one that fixes it (openai's ``role: {enum: [user]}`` in
+            # ``ChatCompletionRequestUserMessage``) is told apart by its own value already
+            if not values[i] and self._open_property(subs[i], name, loc, ctx) is True:
                 values[i].append(last(ref))
         seen: set[str] = set()
         for vs in values:
@@ -1218,6 +1221,9 @@ class SchemaLowerer:
             seen.update(vs)
         out: list[SchemaNode] = []
         for i, (variant, vs) in enumerate(zip(variants, values, strict=True)):
+            if not vs:
+                out.append(variant)
+                continue
             tag = self._lower(
                 {"type": "object", "required": [name], "properties": {name: {"enum": vs}}},
                 where,
@@ -1226,6 +1232,29 @@ class SchemaLowerer:
             )
             out.append(AllOfNode(meta=Meta(loc=loc.child(combinator, i)), parts=(variant, tag)))
         return tuple(out)
+
+    def _open_property(
+        self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0
+    ) -> bool | None:
+        """Whether the raw ``schema`` (a branch) lets property ``name`` be any value: True
+        when it declares it without ``enum``/``const``, False when it fixes it, None when
+        unsure (read before the branch's definition is lowered: definitions are lowered later)."""
+        s = as_object(schema)
+        if s is None or depth > 16:
+            return None
+        if "$ref" in s:
+            resolved = self.resolver.resolve(s["$ref"], loc, ctx)
+            if resolved is None:
+                return None
+            _, _, target, target_ctx, target_loc = resolved
+            return self._open_property(target, name, target_loc, target_ctx, depth + 1)
+        found: list[bool | None] = []
+        prop = as_object((as_object(s.get("properties")) or {}).get(name))
+        if prop is not None:
+            found.append(None if "$ref" in prop else not ("enum" in prop or "const" in prop))
+        for i, part in enumerate(as_array(s.get("allOf")) or []):
+            found.append(self._open_property(part, name, loc.child("allOf", i), ctx, depth + 1))
+        return False if False in found else True if True in found else None
 
     def _all_of(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int

@@ -1101,7 +1101,7 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
     the ``oneOf`` and was refused. The property's value now picks the branch — a ``mapping``
     key naming it (by $ref or by schema name), else the schema's own name — in the models and
     in the schema a model sees; a mapping to no branch is said."""
-    spec = tmp_path / "login.yaml"
+    spec = tmp_path / "discriminated_login.yaml"
     spec.write_text(_DISCRIMINATED, encoding="utf-8")
     tree = build([spec], formatted=False)
     write_tree(tree, tmp_path / "out")
@@ -1147,7 +1147,7 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
 def test_a_discriminator_over_inline_branches_is_said_and_left_an_annotation(
     tmp_path: Path,
 ) -> None:
-    spec = tmp_path / "inline.yaml"
+    spec = tmp_path / "discriminated_inline.yaml"
     spec.write_text(
         _DISCRIMINATED.replace(
             "                - $ref: '#/components/schemas/Totp'\n",
@@ -1169,7 +1169,7 @@ def test_properties_without_type_are_an_object_and_said(tmp_path: Path) -> None:
     """The defect (Discourse: 30 of 44 bodies): ``properties`` without ``type`` was read as JSON
     Schema reads it, so a required body accepted "hello", 42 or null and was not spread into
     fields. OpenAPI means an object there: read so, with a located warning."""
-    spec = tmp_path / "posts.yaml"
+    spec = tmp_path / "untyped_posts.yaml"
     spec.write_text(
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /posts:\n    post:\n"
         "      operationId: createPost\n      requestBody:\n        required: true\n"
@@ -1202,7 +1202,7 @@ def test_required_read_only_and_write_only_properties_are_optional_and_said(
     and responses, so a required readOnly ``id`` was required in the Call (the spec's own request
     example refused) and a required writeOnly ``secret`` in the Output (a valid answer refused).
     Both are read as optional, with a located warning."""
-    spec = tmp_path / "items.yaml"
+    spec = tmp_path / "readonly_items.yaml"
     spec.write_text(
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /items:\n    post:\n"
         "      operationId: createItem\n      requestBody:\n        required: true\n"
@@ -1238,7 +1238,7 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
     """Found on Discourse's spec: no securitySchemes, and an ``Api-Key`` header parameter on 22
     operations, so a model was asked for the API key with nothing said. One warning per name
     and place; a name an apiKey scheme declares, and a pagination ``page_token``, are not."""
-    spec = tmp_path / "keys.yaml"
+    spec = tmp_path / "credential_keys.yaml"
     op = (
         "      parameters:\n        - {{name: {name}, in: {where}, required: true, "
         "schema: {{type: string}}}}\n      responses:\n        '204': {{description: ok}}\n"
@@ -1271,4 +1271,38 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         f"{spec}#/paths/~1e/get: warning: query parameter 'access_token' looks like a "
         "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
         "for it — an apiKey securityScheme (name: access_token, in: query): " + hint,
+    ]
+
+
+def test_a_part_of_a_split_spec_beside_it_is_not_compiled_on_its_own(tmp_path: Path) -> None:
+    """``make generate`` over ``specs/`` where a spec keeps its components in a file beside it:
+    that file is no spec, and compiling it on its own failed the whole run. A file that is no
+    spec and that another spec of the run $refs is a part: a note says so, and the spec
+    compiles. The same file alone, or with nothing referring to it, is an error that says what
+    it lacks."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: s, version: '1'}\npaths:\n  /a:\n    get:\n"
+        "      operationId: getA\n      responses:\n        '200':\n          description: ok\n"
+        "          content:\n            application/json:\n"
+        "              schema: {$ref: 'common.yaml#/components/schemas/A'}\n",
+        encoding="utf-8",
+    )
+    (specs / "common.yaml").write_text(
+        "components:\n  schemas:\n    A: {type: object, properties: {x: {type: string}}}\n",
+        encoding="utf-8",
+    )
+    tree = build([specs], formatted=False)
+    assert list(tree.packages) == ["api"]
+    assert [d.render() for d in tree.diagnostics if d.loc.file.endswith("common.yaml")] == [
+        f"{specs / 'common.yaml'}#: note: not compiled on its own: {specs / 'api.yaml'} $refs it "
+        "(a part of a split spec)"
+    ]
+    with pytest.raises(SpecError) as info:
+        build([specs / "common.yaml"], formatted=False)
+    assert [d.render() for d in info.value.diagnostics] == [
+        f"{specs / 'common.yaml'}#: error: an OpenAPI document without openapi or swagger (it "
+        "has components) — openapi: 3.x.y or swagger: '2.0' at the top; a file that only holds "
+        "parts of a split spec is compiled through the spec that $refs it"
     ]
