@@ -76,7 +76,7 @@ def test_names_a_class_lookup_finds_are_renamed_and_nothing_warns(
 
     found = {
         n
-        for base in (ToolModel, RootModel)
+        for base in (ToolModel, RootModel[Any])
         for n in set(dir(base)) | set(dir(type(base)))
         if not n.startswith("_") and hasattr(base, n)
     }
