@@ -417,13 +417,24 @@ class _Sub:
         self._adapter: TypeAdapter[Any] | None = None
 
     def matches(self, value: Any) -> bool:
+        return self.problems(value) is None
+
+    def problems(self, value: Any) -> str | None:
+        """None when ``value`` matches; else what does not, as the first few errors (where and
+        why: a model retrying, or a developer, learns which field to fix)."""
         if self._adapter is None:
             self._adapter = TypeAdapter(self.tp)
         try:
             self._adapter.validate_python(value)
-        except ValidationError:
-            return False
-        return True
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False)
+            shown = [
+                (".".join(str(p) for p in e["loc"]) or "the value") + ": " + e["msg"]
+                for e in errors[:3]
+            ]
+            more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+            return "; ".join(shown) + more
+        return None
 
 
 def AllOf(*tps: Any) -> BeforeValidator:
@@ -433,8 +444,9 @@ def AllOf(*tps: Any) -> BeforeValidator:
     def check(value: Any) -> Any:
         plain = _plain(value)
         for i, sub in enumerate(subs):
-            if not sub.matches(plain):
-                raise ValueError(f"value does not match allOf part {i + 2}")
+            problems = sub.problems(plain)
+            if problems is not None:
+                raise ValueError(f"value does not match allOf part {i + 2}: {problems}")
         return value
 
     return BeforeValidator(check)

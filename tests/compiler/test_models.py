@@ -875,3 +875,30 @@ def test_pattern_properties_and_the_additional_properties_they_leave(
     exported = tool.parameters["properties"]["labels"]
     assert exported["patternProperties"] == {"^x-": {"type": "integer"}}
     assert exported["additionalProperties"] is False
+
+
+def test_a_value_an_allof_part_refuses_says_which_field_and_why(
+    compile_spec: CompileSpec,
+) -> None:
+    """Found on Redocly's openapi-starter: a body that missed a field of a branch was refused
+    with "value does not match allOf part 2", which names nothing — a model retrying, or a
+    developer, could not tell what to fix. The message now carries the part's first errors."""
+    part = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"k": {"const": "a"}, "v": {"type": "integer"}},
+                "required": ["k", "v"],
+            },
+            {"type": "object", "properties": {"k": {"const": "b"}}, "required": ["k"]},
+        ]
+    }
+    thing = {"allOf": [{"type": "object", "properties": {"n": {"type": "integer"}}}, part]}
+    module = compile_spec([seeds_tool("parts", {"thing": thing}, required=["thing"])])
+    ok = {"_tool": "parts", "thing": {"n": 1, "k": "a", "v": 2}}
+    assert dump(module.PartsCall.model_validate(ok)) == ok
+    with pytest.raises(ValidationError) as info:
+        module.PartsCall.model_validate({"_tool": "parts", "thing": {"n": 1, "k": "a"}})
+    message = str(info.value)
+    assert "value does not match allOf part 2: " in message
+    assert "v: Field required" in message, message
