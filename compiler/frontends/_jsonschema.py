@@ -1185,7 +1185,7 @@ class SchemaLowerer:
         for value, target in mapping.items():
             if not isinstance(target, str):
                 continue
-            bare = "/" not in target and "#" not in target and "." not in target
+            bare = "/" not in target and "#" not in target  # (a name: ``io.k8s.Pod`` too)
             hits = [
                 i
                 for i, ref in enumerate(targets)

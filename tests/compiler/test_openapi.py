@@ -1072,10 +1072,11 @@ paths:
               oneOf:
                 - $ref: '#/components/schemas/Password'
                 - $ref: '#/components/schemas/Code'
-                - $ref: '#/components/schemas/Totp'
+                - $ref: '#/components/schemas/x.Totp'
+                - $ref: '#/components/schemas/Sms'
               discriminator:
                 propertyName: method
-                mapping: {password: '#/components/schemas/Password', code: Code, lookup: Gone}
+                mapping: {password: '#/components/schemas/Password', code: Code, t: x.Totp, lookup: Gone}
       responses:
         '204': {description: ok}
 components:
@@ -1088,10 +1089,14 @@ components:
       type: object
       required: [method]
       properties: {method: {type: string}, code: {type: string}, csrf: {type: string}}
-    Totp:
+    x.Totp:
       type: object
       required: [method]
       properties: {method: {type: string}, totp: {type: string}}
+    Sms:
+      type: object
+      required: [method]
+      properties: {method: {type: string}, sms: {type: string}}
 """
 
 
@@ -1111,7 +1116,8 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
     for body in (
         {"method": "password", "password": "p", "csrf": "c"},
         {"method": "code", "code": "1"},
-        {"method": "Totp", "totp": "123456"},  # (implicit: the schema's name)
+        {"method": "t", "totp": "123456"},  # (a dotted schema name in the mapping)
+        {"method": "Sms", "sms": "1"},  # (implicit: the schema's name)
     ):
         got = call.model_validate({"body": body})
         assert got.model_dump(mode="json", by_alias=True, exclude_none=True)["body"] == body
@@ -1124,7 +1130,8 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
     assert [b["allOf"][1]["properties"]["method"]["enum"] for b in branches] == [
         ["password"],
         ["code"],
-        ["Totp"],
+        ["t"],
+        ["Sms"],
     ]
     assert "discriminator" not in json.dumps(tool["parameters"])  # (its mapping names nothing)
     assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
@@ -1135,7 +1142,7 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
     ]
     # the schema a model sees agrees with the models on each body
     validator: Any = Draft202012Validator(tool["parameters"] | {"$defs": entry["$defs"]})
-    for body in ({"method": "code"}, {"method": "Totp"}, {"method": "lookup"}, {"x": 1}, 3):
+    for body in ({"method": "code"}, {"method": "Sms"}, {"method": "lookup"}, {"x": 1}, 3):
         try:
             call.model_validate({"body": body})
             accepted = True
@@ -1150,7 +1157,7 @@ def test_a_discriminator_over_inline_branches_is_said_and_left_an_annotation(
     spec = tmp_path / "discriminated_inline.yaml"
     spec.write_text(
         _DISCRIMINATED.replace(
-            "                - $ref: '#/components/schemas/Totp'\n",
+            "                - $ref: '#/components/schemas/Sms'\n",
             "                - {type: object, properties: {method: {const: totp}}}\n",
         ),
         encoding="utf-8",
