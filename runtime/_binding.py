@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel
 from pydantic_core import from_json
 
-from ._package_json import package_data
-from .errors import RegistrationError
+from ._package_json import package_data, refused
 
 if TYPE_CHECKING:  # registering a package needs no contract at run time
     from .contract import ExecutionType
@@ -155,9 +154,8 @@ def load_bindings(
     try:
         data: dict[str, Any] = from_json(raw)
     except ValueError as exc:
-        raise RegistrationError(
-            f"{package}/tools.json: error: {exc} — the JSON `toolbind generate` wrote (hint: "
-            "regenerate the package; never edit its files)"
+        raise refused(
+            f"{package}/tools.json", str(exc), "the JSON `toolbind generate` wrote"
         ) from None
     entries: list[dict[str, Any]] = data["tools"]
     if len(entries) != len(models):  # a hand-edited package: say so rather than mis-pair

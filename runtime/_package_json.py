@@ -1,16 +1,16 @@
 """Runtime layer: a generated package's JSON data files, and the contract's frozen dataclasses
 (``HttpApi`` and what it holds) as JSON.
 
-Imports the standard library only; ``contract`` (``api_to_json``, ``load_api``) and ``_binding``
-(``tools.json``) use it.
+Imports the standard library and ``errors``; ``contract`` (``api_from_json``, ``load_api``) and
+``_binding`` (``tools.json``) use it.
 
 A large generated package keeps its ``HttpApi`` in ``http.json`` rather than as one Python
 expression in ``http.py``: a type checker infers the type of every call and tuple of such an
 expression, which for GitHub's 1,223 operations was four fifths of pyright's time over the whole
 package (90 of 112 CPU-s on ``http.py``), while ``json.loads`` reads the same data in
-milliseconds. The encoding is plain JSON: a dataclass is an object of the fields not at their
-default, a tuple is an array, a mapping an object. Decoding is driven by the fields' annotations
-(``typing.get_type_hints``), so nothing in the data says which class it is, and every value is
+milliseconds. The encoding (``contract.api_to_json``) is plain JSON: a dataclass is an object of
+the fields not at their default, a tuple is an array, a mapping an object. Decoding is driven by
+the fields' annotations (``typing.get_type_hints``), so nothing in the data says which class it is, and every value is
 checked against its annotation: a file that is not what ``toolbind generate`` wrote is an error
 that names the file and the JSON pointer, never a value of the wrong type.
 """
@@ -42,45 +42,26 @@ def package_data(package: str, name: str) -> bytes:
     return data
 
 
-def encode(value: Any) -> Any:
-    """``value`` (a frozen dataclass, tuple, mapping or JSON scalar) as JSON data: a dataclass's
-    fields at their default are left out."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            v = getattr(value, f.name)
-            if f.default is not dataclasses.MISSING and v == f.default:
-                continue
-            if f.default_factory is not dataclasses.MISSING and v == f.default_factory():
-                continue
-            out[f.name] = encode(v)
-        return out
-    if isinstance(value, tuple):
-        return [encode(v) for v in cast("tuple[Any, ...]", value)]
-    if isinstance(value, Mapping):
-        table = cast("Mapping[Any, Any]", value)
-        if not all(isinstance(k, str) for k in table):
-            raise TypeError("a mapping with keys other than strings is no JSON object")
-        return {k: encode(v) for k, v in table.items()}
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+def refused(where: str, found: str, expected: str) -> RegistrationError:
+    """The error for a data file of a generated package that is not what ``toolbind generate``
+    wrote (``where``: the file, and the JSON pointer when there is one)."""
+    return RegistrationError(
+        f"{where}: error: {found} — expected {expected} (hint: regenerate the package with "
+        "`toolbind generate`; never edit its files)"
+    )
 
 
 def decode(cls: type[_T], data: Any, where: str, at: str = "") -> _T:
-    """The ``cls`` instance ``data`` encodes (``encode``); ``RegistrationError`` naming ``where``
-    (a file) and the JSON pointer (below ``at``, the pointer of ``data``) of the first value
-    that does not fit its annotation."""
+    """The ``cls`` instance ``data`` encodes (``contract.api_to_json``); ``RegistrationError``
+    naming ``where`` (a file) and the JSON pointer (below ``at``, the pointer of ``data``) of
+    the first value that does not fit its annotation."""
     try:
         return cast("_T", _decoder(cls)(data))
     except _Misfit as misfit:
         pointer = at + "".join(f"/{_escape(str(k))}" for k in reversed(misfit.path)) or "/"
         found = misfit.data
         shown = repr(found)[:60] if isinstance(found, (str, int, float)) else type(found).__name__
-        raise RegistrationError(
-            f"{where}#{pointer}: error: {shown} — expected {misfit.expected} (hint: regenerate "
-            "the package with `toolbind generate`; never edit its files)"
-        ) from None
+        raise refused(f"{where}#{pointer}", shown, misfit.expected) from None
 
 
 _V = TypeVar("_V")
@@ -94,10 +75,7 @@ class LazyMapping(Mapping[str, _V]):
 
     def __init__(self, cls: type[_V], raw: Any, where: str, at: str) -> None:
         if not isinstance(raw, dict):
-            raise RegistrationError(
-                f"{where}#{at or '/'}: error: {type(raw).__name__} — expected an object "
-                "(hint: regenerate the package with `toolbind generate`; never edit its files)"
-            )
+            raise refused(f"{where}#{at or '/'}", type(raw).__name__, "an object")
         self._raw = cast("dict[str, Any]", raw)
         self._cls, self._where, self._at = cls, where, at
         self._done: dict[str, _V] = {}
@@ -261,16 +239,14 @@ def _escape(key: str) -> str:
 
 
 def dumps_lines(data: dict[str, Any], spread: str) -> str:
-    """``data`` as JSON text, deterministic: the object under ``spread`` one entry per line (a
-    regenerated operation then shows as one changed line in a diff), the rest compact."""
-    head = {k: v for k, v in data.items() if k != spread}
+    """``data`` as JSON text, deterministic: the object under ``spread`` (last) one entry per
+    line (a regenerated operation then shows as one changed line in a diff), the rest compact."""
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    items = [f"{compact(k)}:{compact(v)}" for k, v in data.items() if k != spread]
     body = cast("dict[str, Any]", data.get(spread, {}))
-    text = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
-    entries = ",\n".join(
-        f"{json.dumps(k, ensure_ascii=False)}:{json.dumps(v, ensure_ascii=False, separators=(',', ':'))}"
-        for k, v in body.items()
-    )
-    spread_text = (
-        f"{json.dumps(spread)}:{{\n{entries}\n}}" if entries else f"{json.dumps(spread)}:{{}}"
-    )
-    return ("{" + spread_text + "}" if text == "{}" else text[:-1] + "," + spread_text + "}") + "\n"
+    entries = ",\n".join(f"{compact(k)}:{compact(v)}" for k, v in body.items())
+    items.append(f"{compact(spread)}:{{\n{entries}\n}}" if entries else f"{compact(spread)}:{{}}")
+    return "{" + ",".join(items) + "}\n"

@@ -34,7 +34,10 @@ from __future__ import annotations
 
 import json as _json
 from collections.abc import Mapping
+from dataclasses import MISSING as _MISSING
 from dataclasses import dataclass, field
+from dataclasses import fields as _fields
+from dataclasses import is_dataclass as _is_dataclass
 from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from typing import cast as _cast
@@ -85,6 +88,7 @@ __all__ = [
     "api_to_json",
     "compile_pattern",
     "compose_schema",
+    "explicit_fields",
     "load_api",
     "parse_expression",
     "parse_reference",
@@ -391,12 +395,39 @@ API_FILE = "http.json"
 """Where a large generated package keeps its ``HttpApi`` (``load_api``)."""
 
 
+def explicit_fields(value: Any) -> list[tuple[str, Any]]:
+    """The fields of a frozen dataclass of this module that are not at their default, in
+    order: what ``api_to_json`` writes, and what the backend writes as ``HttpApi(...)``."""
+    out: list[tuple[str, Any]] = []
+    for f in _fields(value):
+        v = getattr(value, f.name)
+        if f.default is not _MISSING and v == f.default:
+            continue
+        if f.default_factory is not _MISSING and v == f.default_factory():
+            continue
+        out.append((f.name, v))
+    return out
+
+
+def _encode(value: Any) -> Any:
+    """``value`` (a dataclass of this module, tuple, mapping or JSON scalar) as JSON data."""
+    if _is_dataclass(value) and not isinstance(value, type):
+        return {name: _encode(v) for name, v in explicit_fields(value)}
+    if isinstance(value, tuple):
+        return [_encode(v) for v in _cast("tuple[Any, ...]", value)]
+    if isinstance(value, Mapping):
+        return {str(k): _encode(v) for k, v in _cast("Mapping[Any, Any]", value).items()}
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")  # pragma: no cover
+
+
 def api_to_json(api: HttpApi) -> str:
     """``api`` as the text of ``http.json``: JSON, one operation per line, fields at their
     defaults left out (``api_from_json`` reads it back equal)."""
-    from ._package_json import dumps_lines, encode  # (the compiler's other runs need none)
+    from ._package_json import dumps_lines  # (the compiler's other runs need none)
 
-    return dumps_lines(_cast("dict[str, Any]", encode(api)), "operations")
+    return dumps_lines(_cast("dict[str, Any]", _encode(api)), "operations")
 
 
 def api_from_json(text: str | bytes, where: str = API_FILE) -> HttpApi:
@@ -407,16 +438,12 @@ def api_from_json(text: str | bytes, where: str = API_FILE) -> HttpApi:
             message names ``where`` and the JSON pointer of the first value that is not what it
             should be; an operation's, when that operation is first used).
     """
-    from ._package_json import LazyMapping, decode
-    from .errors import RegistrationError
+    from ._package_json import LazyMapping, decode, refused
 
     try:
         data = _json.loads(text)
     except ValueError as exc:
-        raise RegistrationError(
-            f"{where}: error: {exc} — the JSON `toolbind generate` wrote (hint: regenerate the "
-            "package; never edit its files)"
-        ) from None
+        raise refused(where, str(exc), "the JSON `toolbind generate` wrote") from None
     if not isinstance(data, dict):
         return decode(HttpApi, data, where)  # (the error: not an object)
     head = _cast("dict[str, Any]", data)

@@ -416,16 +416,23 @@ class _Sub:
         self.tp = tp
         self._adapter: TypeAdapter[Any] | None = None
 
+    def _validate(self, value: Any) -> None:
+        if self._adapter is None:
+            self._adapter = TypeAdapter(self.tp)
+        self._adapter.validate_python(value)
+
     def matches(self, value: Any) -> bool:
-        return self.problems(value) is None
+        try:
+            self._validate(value)
+        except ValidationError:  # (no message made: oneOf tries every variant)
+            return False
+        return True
 
     def problems(self, value: Any) -> str | None:
         """None when ``value`` matches; else what does not, as the first few errors (where and
         why: a model retrying, or a developer, learns which field to fix)."""
-        if self._adapter is None:
-            self._adapter = TypeAdapter(self.tp)
         try:
-            self._adapter.validate_python(value)
+            self._validate(value)
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_input=False)
             shown = [

@@ -35,6 +35,7 @@ from toolbind.runtime.contract import (
     ToolSchema,
     api_to_json,
     compose_schema,
+    explicit_fields,
     reachable_defs,
 )
 
@@ -2117,14 +2118,7 @@ def _py_value(value: Any, used: set[str]) -> str:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         cls = type(value)
         used.add(cls.__name__)
-        args: list[str] = []
-        for f in dataclasses.fields(value):
-            v = getattr(value, f.name)
-            if f.default is not dataclasses.MISSING and v == f.default:
-                continue
-            if f.default_factory is not dataclasses.MISSING and v == f.default_factory():
-                continue
-            args.append(f"{f.name}={_py_value(v, used)}")
+        args = [f"{name}={_py_value(v, used)}" for name, v in explicit_fields(value)]
         return f"{cls.__name__}({', '.join(args)})"
     if isinstance(value, tuple):
         items = cast("tuple[Any, ...]", value)

@@ -47,6 +47,16 @@ FORMATS = (
 _Reader = Callable[[ToolReader, dict[str, Any], SourceLocation], ToolSpec | None]
 
 
+# How the errors of a document that is no spec of any format begin (``NOT_A_SPEC``: the driver
+# reads a file of a split spec that another spec ``$ref``s as a part, not as a spec).
+_NO_VERSION = "an OpenAPI document without openapi or swagger"
+_UNRECOGNISED = "unrecognised tool definition"
+_NO_TOOLS = "the document holds no tools"
+NOT_A_SPEC = (_NO_VERSION, _UNRECOGNISED, _NO_TOOLS)
+# Top-level keys that only an OpenAPI document has (one without its version field is said so).
+_OPENAPI_KEYS = frozenset({"paths", "components", "definitions", "info"})
+
+
 def _tool_format(value: Any) -> tuple[str, _Reader] | None:
     """The format of a single tool object, most specific first."""
     if seeds.is_tool(value):
@@ -212,7 +222,7 @@ def read_document(
             if loc.pointer.endswith("/tools")
             else "at least one tool in one of: " + "; ".join(FORMATS)
         )
-        diags.error(loc, "the document holds no tools", expected)
+        diags.error(loc, _NO_TOOLS, expected)
         return None
     reader = _reader(doc, path, diags, "jsonschema", refs)
     tools: list[ToolSpec] = []
@@ -221,23 +231,19 @@ def read_document(
         iloc = loc.child(i) if array is not None else loc
         fmt = _tool_format(item)
         if fmt is None:
-            parts = as_object(item) or {}
-            if array is None and parts.keys() & {"paths", "components", "definitions", "info"}:
+            openapi_keys = sorted((as_object(item) or {}).keys() & _OPENAPI_KEYS)
+            if array is None and openapi_keys:
                 # (a file of a split OpenAPI spec, or a spec without its version field)
                 diags.error(
                     iloc,
-                    "an OpenAPI document without openapi or swagger (it has "
-                    + ", ".join(
-                        sorted(parts.keys() & {"paths", "components", "definitions", "info"})
-                    )
-                    + ")",
+                    f"{_NO_VERSION} (it has {', '.join(openapi_keys)})",
                     "openapi: 3.x.y or swagger: '2.0' at the top; a file that only holds parts of "
                     "a split spec is compiled through the spec that $refs it",
                 )
                 continue
             diags.error(
                 iloc,
-                f"unrecognised tool definition ({_shape(item)})",
+                f"{_UNRECOGNISED} ({_shape(item)})",
                 "one of: " + "; ".join(FORMATS),
             )
             continue
@@ -248,15 +254,6 @@ def read_document(
             tools.append(tool)
     kinds = sorted(set(formats))
     return _package(doc, "+".join(kinds) or "unknown", tools, reader, diags)
-
-
-NOT_A_SPEC = (
-    "an OpenAPI document without openapi or swagger",
-    "unrecognised tool definition",
-    "the document holds no tools",
-)
-"""How the errors of a document that is no spec of any format begin (the driver reads a file
-of a split spec that another spec ``$ref``s as a part, not as a spec)."""
 
 
 def _reader(
@@ -286,9 +283,7 @@ def _package(
     tools = check_duplicates(tools, diags)
     reader.lowerer.report_extensions(TOOLBIND_EXTENSIONS)
     if not tools and not diags.has_errors:
-        diags.error(
-            SourceLocation(file=doc.path), "the document holds no tools", "at least one tool"
-        )
+        diags.error(SourceLocation(file=doc.path), _NO_TOOLS, "at least one tool")
     return SpecPackage(
         source=doc.path,
         format=fmt,

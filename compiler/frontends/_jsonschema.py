@@ -1182,15 +1182,20 @@ class SchemaLowerer:
         def last(ref: str) -> str:
             return ref.rsplit("/", 1)[-1]
 
-        for value, target in mapping.items():
+        for key, target in mapping.items():
+            value = str(key)  # (a YAML key 1 is the discriminator value "1")
             if not isinstance(target, str):
+                self.diags.warning(
+                    where.child("mapping", value),
+                    f"discriminator mapping {value!r} is {describe(target)}; it picks no branch",
+                    "a schema name or $ref (a string)",
+                )
                 continue
             bare = "/" not in target and "#" not in target  # (a name: ``io.k8s.Pod`` too)
             hits = [
                 i
                 for i, ref in enumerate(targets)
-                if ref == target
-                or ref.removeprefix("./") == target.removeprefix("./")
+                if ref.removeprefix("./") == target.removeprefix("./")
                 or (bare and last(ref) == target)
             ]
             if len(hits) != 1:
@@ -1207,8 +1212,18 @@ class SchemaLowerer:
             # OpenAPI's implicit mapping (the schema's name), for a branch that leaves the
             # property open: one that fixes it (openai's ``role: {enum: [user]}`` in
             # ``ChatCompletionRequestUserMessage``) is told apart by its own value already
-            if not values[i] and self._open_property(subs[i], name, loc, ctx) is True:
+            if values[i]:
+                continue
+            open_property = self._open_property(subs[i], name, loc, ctx)
+            if open_property is True:
                 values[i].append(last(ref))
+            elif open_property is None:
+                self.diags.note(
+                    loc.child(combinator, i),
+                    f"no discriminator value is known for this branch ({ref}): no mapping names "
+                    f"it and its schema does not declare {name!r}; it is told apart by its "
+                    "schema alone",
+                )
         seen: set[str] = set()
         for vs in values:
             if seen & set(vs):

@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from tests.conftest import CORPUS, NO_CORPUS, CompileSpec, session_dir
 from toolbind.compiler import SpecError, generate_tree, load_package
-from toolbind.compiler._driver import build, write_tree
+from toolbind.compiler._driver import GeneratedTree, build, write_tree
 from toolbind.compiler.naming import class_name
 from toolbind.runtime.contract import HttpApi
 
@@ -1023,6 +1023,14 @@ def test_tag_unions_named_safely_and_distinctly(tmp_path: Path) -> None:
     assert pkg.Call is not unions["Call"]
 
 
+def _compiled(spec: Path, out: Path) -> tuple[GeneratedTree, ModuleType]:
+    """``spec`` compiled (unformatted), written to ``out`` and its one package imported."""
+    tree = build([spec], formatted=False)
+    write_tree(tree, out)
+    ((name, _),) = tree.packages.items()
+    return tree, load_package(out, name)
+
+
 def test_a_31_type_listing_null_beside_a_ref_allows_null_and_says_so(tmp_path: Path) -> None:
     """The defect: OpenAPI 3.1's spelling of 3.0's ``nullable`` beside a $ref (``{$ref: Vis,
     type: [string, 'null']}``, as in Mastodon's converted spec) was read as JSON Schema's "all of
@@ -1040,10 +1048,7 @@ def test_a_31_type_listing_null_beside_a_ref_allows_null_and_says_so(tmp_path: P
         "        kind: {$ref: '#/components/schemas/Vis', type: string}\n",
         encoding="utf-8",
     )
-    tree = build([spec], formatted=False)
-    write_tree(tree, tmp_path / "out")
-    ((name, _),) = tree.packages.items()
-    pkg = load_package(tmp_path / "out", name)
+    tree, pkg = _compiled(spec, tmp_path / "out")
     output = pkg.GetStatusOutput
     assert output.model_validate({"vis": None}).vis is None
     assert output.model_validate({"vis": "public"}).vis == "public"
@@ -1108,10 +1113,7 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
     in the schema a model sees; a mapping to no branch is said."""
     spec = tmp_path / "discriminated_login.yaml"
     spec.write_text(_DISCRIMINATED, encoding="utf-8")
-    tree = build([spec], formatted=False)
-    write_tree(tree, tmp_path / "out")
-    ((name, _),) = tree.packages.items()
-    pkg = load_package(tmp_path / "out", name)
+    tree, pkg = _compiled(spec, tmp_path / "out")
     call = pkg.LoginCall
     for body in (
         {"method": "password", "password": "p", "csrf": "c"},
@@ -1124,6 +1126,7 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
     for bad in ({"method": "other"}, {"method": "lookup"}, {"method": "password"}, {"code": "1"}):
         with pytest.raises(ValidationError):
             call.model_validate({"body": bad})
+    (name,) = tree.packages
     entry = json.loads((tmp_path / "out" / name / "tools.json").read_text(encoding="utf-8"))
     (tool,) = entry["tools"]
     branches = tool["parameters"]["properties"]["body"]["oneOf"]
@@ -1186,10 +1189,7 @@ def test_properties_without_type_are_an_object_and_said(tmp_path: Path) -> None:
         "      responses:\n        '200': {description: ok}\n",
         encoding="utf-8",
     )
-    tree = build([spec], formatted=False)
-    write_tree(tree, tmp_path / "out")
-    ((name, _),) = tree.packages.items()
-    pkg = load_package(tmp_path / "out", name)
+    tree, pkg = _compiled(spec, tmp_path / "out")
     call = pkg.CreatePostCall
     assert {"title", "raw"} <= set(call.model_fields)  # the body spread into fields
     assert call.model_validate({"raw": "x"}).raw == "x"
@@ -1223,10 +1223,7 @@ def test_required_read_only_and_write_only_properties_are_optional_and_said(
         "        secret: {type: string, writeOnly: true}\n",
         encoding="utf-8",
     )
-    tree = build([spec], formatted=False)
-    write_tree(tree, tmp_path / "out")
-    ((name, _),) = tree.packages.items()
-    pkg = load_package(tmp_path / "out", name)
+    tree, pkg = _compiled(spec, tmp_path / "out")
     assert pkg.CreateItemCall.model_validate({"name": "w", "secret": "s"}).name == "w"
     assert pkg.CreateItemOutput.model_validate({"id": "1", "name": "w"}).id == "1"
     with pytest.raises(ValidationError):  # (name is still required both ways)
@@ -1313,3 +1310,40 @@ def test_a_part_of_a_split_spec_beside_it_is_not_compiled_on_its_own(tmp_path: P
         "has components) — openapi: 3.x.y or swagger: '2.0' at the top; a file that only holds "
         "parts of a split spec is compiled through the spec that $refs it"
     ]
+
+
+def test_discriminator_values_are_strings_and_what_picks_no_branch_is_said(
+    tmp_path: Path,
+) -> None:
+    """A YAML mapping key ``1`` is the value ``"1"`` (the property is a string); a mapping
+    target that is no string, and a branch whose value nothing says, are said, not dropped."""
+    spec = tmp_path / "discriminated_keys.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /k:\n    post:\n"
+        "      operationId: k\n      requestBody:\n        content:\n"
+        "          application/json:\n            schema:\n              oneOf:\n"
+        "                - $ref: '#/components/schemas/A'\n"
+        "                - $ref: '#/components/schemas/C'\n"
+        "              discriminator: {propertyName: kind, mapping: {1: A, 2: [C]}}\n"
+        "      responses:\n        '204': {description: ok}\n"
+        "components:\n  schemas:\n"
+        "    A: {type: object, required: [kind], properties: {kind: {type: string}}}\n"
+        "    C: {type: object, properties: {other: {type: string}}}\n",
+        encoding="utf-8",
+    )
+    tree, _ = _compiled(spec, tmp_path / "out")
+    (name,) = tree.packages
+    entry = json.loads((tmp_path / "out" / name / "tools.json").read_text(encoding="utf-8"))
+    branches = entry["tools"][0]["parameters"]["properties"]["body"]["oneOf"]
+    assert branches[0]["allOf"][1]["properties"]["kind"]["enum"] == ["1"]
+    schema = f"{spec}#/paths/~1k/post/requestBody/content/application~1json/schema"
+    said = [d.render() for d in tree.diagnostics if d.severity in ("warning", "note")]
+    assert (
+        f"{schema}/discriminator/mapping/2: warning: discriminator mapping '2' is an array; it picks no branch — a schema name or $ref (a string)"
+        in said
+    ), said
+    assert (
+        f"{schema}/oneOf/1: note: no discriminator value is known for this branch "
+        "(#/components/schemas/C): no mapping names it and its schema does not declare 'kind'; "
+        "it is told apart by its schema alone"
+    ) in said, said

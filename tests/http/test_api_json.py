@@ -13,11 +13,12 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from fastapi import Body, FastAPI
 
 from tests._servers import serve_asgi
 from toolbind.compiler import compile_to_directory, load_package
@@ -137,35 +138,19 @@ def _large_spec(n_schemas: int = 60) -> dict[str, Any]:
     }
 
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+_app = FastAPI()
 
 
-async def _app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
-    """GET /items/{id}?q= echoes them; POST /items echoes the body."""
-    assert scope["type"] == "http"
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    if scope["method"] == "POST":
-        answer: Any = json.loads(body)
-    else:
-        query = dict(
-            part.split("=", 1) for part in scope["query_string"].decode().split("&") if part
-        )
-        answer = {"id": int(scope["path"].rsplit("/", 1)[1]), "name": "got", **query}
-    raw = json.dumps(answer).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", b"application/json")],
-        }
-    )
-    await send({"type": "http.response.body", "body": raw})
+@_app.get("/items/{item_id}")
+def _get_item(item_id: int, q: str | None = None) -> dict[str, Any]:
+    """Echoes the path and query parameters."""
+    return {"id": item_id, "name": "got", **({"q": q} if q is not None else {})}
+
+
+@_app.post("/items")
+def _make_item(body: Annotated[dict[str, Any], Body()]) -> dict[str, Any]:
+    """Echoes the body."""
+    return body
 
 
 @pytest.fixture(scope="module")
