@@ -299,6 +299,9 @@ class RefResolver:
     # A remote's URI → the base URI its root's ``$id`` gives it, where the two differ.
     _named: dict[str, str] = field(default_factory=lambda: {})
     _downloads: dict[str, Diagnostic] = field(default_factory=lambda: {})
+    # The files and URLs refused so far: said once as an error, then a note at each other $ref
+    # (a split spec's hundred refs into one refused directory are one fix, not a hundred errors).
+    _refused: set[str] = field(default_factory=lambda: set())
     _fetched_urls: set[str] = field(default_factory=lambda: set())
     _indexed: set[tuple[int, str, str]] = field(default_factory=lambda: set())
 
@@ -401,7 +404,8 @@ class RefResolver:
             if "://" in uri or uri.startswith("//") or uri.startswith("urn:"):
                 if self.refs.allows_url(uri):
                     return self._fetched(uri, fragment, ref, loc, ctx)
-                self.diags.error(
+                self._refuse(
+                    uri,
                     loc.child("$ref"),
                     f"$ref {ref!r} points to a URL",
                     "a local pointer ('#/...') or a relative file",
@@ -426,7 +430,8 @@ class RefResolver:
                 )
                 return None
             if not self.refs.allows_file(file_path):
-                self.diags.error(
+                self._refuse(
+                    str(file_path),
                     loc.child("$ref"),
                     f"$ref {ref!r} leads outside the spec's directory ({display_path(file_path)})",
                     "a file in the spec's directory or below it",
@@ -442,7 +447,8 @@ class RefResolver:
                     if doc.loc.pointer
                     else doc.loc.file
                 )
-                self.diags.error(
+                self._refuse(
+                    str(file_path),
                     loc.child("$ref"),
                     f"$ref {ref!r} names a file that cannot be read ({where}: {doc.found})",
                     "a readable JSON or YAML file, named relative to this spec",
@@ -498,6 +504,17 @@ class RefResolver:
         hint = _name_hint(full, target_ctx.file)
         target_loc = SourceLocation(file=target_ctx.file, pointer=full)
         return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
+
+    def _refuse(
+        self, target: str, loc: SourceLocation, found: str, expected: str, hint: str | None = None
+    ) -> None:
+        """An error for the first $ref to ``target`` (a URL or file) that is refused; a note at
+        each later one, which the same fix allows."""
+        if target in self._refused:
+            self.diags.note(loc, f"{found}: refused as at the first $ref to it (an error)")
+            return
+        self._refused.add(target)
+        self.diags.error(loc, found, expected, hint=hint)
 
     def _fetched(
         self, uri: str, fragment: str, ref: str, loc: SourceLocation, ctx: _Context

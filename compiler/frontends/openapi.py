@@ -97,7 +97,7 @@ _PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 # A parameter name that says it carries a secret (``_credential_parameters``).
 _CREDENTIAL_NAME = re.compile(
     r"(?:^|[-_])(?:api[-_]?key|apikey|access[-_]?token|auth[-_]?token|secret|password|"
-    r"session[-_]?id|authorization)(?:$|[-_])",
+    r"session[-_]?id|authorization)$",
     re.IGNORECASE,
 )
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
@@ -529,16 +529,22 @@ class _Reader:
             for s in api.security_schemes.values()
             if s.type == "apiKey" and s.name is not None
         }
-        where = {t.name: t.loc for t in tools}
+        where = {t.name: t for t in tools}
         found: dict[tuple[str, str], list[str]] = {}
         for name, op in api.operations.items():
+            fields = {f.name: f.schema for f in where[name].params.properties}
             for p in op.parameters:
-                if _CREDENTIAL_NAME.search(p.name) and (p.name.lower(), p.location) not in declared:
+                if (
+                    _CREDENTIAL_NAME.search(p.name)
+                    and (p.name.lower(), p.location) not in declared
+                    # a flag or number (GitHub's ``hide_secret: boolean``) carries no secret
+                    and _may_be_secret(fields.get(p.field))
+                ):
                     found.setdefault((p.name, p.location), []).append(name)
         for (pname, pin), tool_names in found.items():
             many = len(tool_names)
             self.diags.warning(
-                where[tool_names[0]],
+                where[tool_names[0]].loc,
                 f"{pin} parameter {pname!r} looks like a credential, and no securityScheme "
                 f"declares it: it is a Call field, so a model is asked for it"
                 + (f" ({many} operations, the first here)" if many > 1 else ""),
@@ -1395,6 +1401,14 @@ class _Reader:
             )
             self.counts["responses", "emitted"] += 1
         return output, tuple(out), tuple(errors)
+
+
+def _may_be_secret(node: SchemaNode | None) -> bool:
+    """Whether a parameter's value can be a secret: a string (or a nullable one, or a value whose
+    type is open or behind a ``$ref``); never a boolean, number, array or object."""
+    if isinstance(node, UnionNode):
+        return any(_may_be_secret(v) for v in node.variants if not isinstance(v, NullNode))
+    return node is None or isinstance(node, (StringNode, AnyNode, RefNode))
 
 
 def _is_error_status(status: str) -> bool:

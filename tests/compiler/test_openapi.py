@@ -1241,7 +1241,9 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
 ) -> None:
     """Found on Discourse's spec: no securitySchemes, and an ``Api-Key`` header parameter on 22
     operations, so a model was asked for the API key with nothing said. One warning per name
-    and place; a name an apiKey scheme declares, and a pagination ``page_token``, are not."""
+    and place; a name an apiKey scheme declares, a pagination ``page_token``, a boolean
+    (GitHub's ``hide_secret``) and a name that only begins like one (``secret_type``) are
+    not; a nullable string is."""
     spec = tmp_path / "credential_keys.yaml"
     op = (
         "      parameters:\n        - {{name: {name}, in: {where}, required: true, "
@@ -1259,6 +1261,14 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         + op.format(name="page_token", where="query")
         + "  /e:\n    get:\n      operationId: e\n"
         + op.format(name="access_token", where="query")
+        + "  /f:\n    get:\n      operationId: f\n"
+        + op.format(name="hide_secret", where="query").replace("string", "boolean")
+        + "  /g:\n    get:\n      operationId: g\n"
+        + op.format(name="secret", where="query").replace(
+            "{type: string}", "{type: [string, 'null']}"
+        )
+        + "  /h:\n    get:\n      operationId: h\n"
+        + op.format(name="secret_type", where="query")
         + "components:\n  securitySchemes:\n    k: {type: apiKey, name: x-key, in: header}\n",
         encoding="utf-8",
     )
@@ -1275,6 +1285,9 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         f"{spec}#/paths/~1e/get: warning: query parameter 'access_token' looks like a "
         "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
         "for it — an apiKey securityScheme (name: access_token, in: query): " + hint,
+        f"{spec}#/paths/~1g/get: warning: query parameter 'secret' looks like a "
+        "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
+        "for it — an apiKey securityScheme (name: secret, in: query): " + hint,
     ]
 
 

@@ -632,6 +632,25 @@ def test_ref_outside_the_spec_directory_is_refused(command: str, outside: Path) 
     assert sorted(p.name for p in outside.iterdir()) == ["shared", "specs"]
 
 
+def test_many_refs_into_one_refused_file_are_one_error(outside: Path) -> None:
+    """A split spec refers into a refused directory from a hundred places: one fix, so one
+    error (at the first $ref), and a note at each other $ref that ``-v`` shows."""
+    address = {"$ref": "../shared/address.json"}
+    props = {"home": address, "work": address, "other": {"$ref": "../shared/address.json"}}
+    tool = {"name": "create_user", "inputSchema": {"type": "object", "properties": props}}
+    (outside / "specs" / "spec.json").write_text(json.dumps({"tools": [tool]}), encoding="utf-8")
+    result = run_cli("generate", "specs/spec.json", "-o", "out", "-v", cwd=outside)
+    assert result.returncode == 1, result.stderr
+    said = result.stderr.splitlines()
+    assert [x for x in said if ": error: " in x] == [OUTSIDE.replace("/address/$ref", "/home/$ref")]
+    refused = "leads outside the spec's directory (shared/address.json): refused as at the first"
+    assert [x.split(": note: ")[0] for x in said if refused in x] == [
+        "specs/spec.json#/tools/0/inputSchema/properties/work/$ref",
+        "specs/spec.json#/tools/0/inputSchema/properties/other/$ref",
+    ]
+    assert said[-1] == "1 error"
+
+
 @pytest.mark.parametrize("command", ["generate", "schema", "scaffold", "test"])
 def test_ref_outside_is_read_with_allow_ref(command: str, outside: Path) -> None:
     extra = {
