@@ -117,6 +117,8 @@ bfcl: llm ## BFCL with the local model: toolbind's Agent vs a hand-written instr
 	$(PY) bench/bfcl.py $(BFCL_ARGS)
 
 conformance: ## JSON-Schema-Test-Suite, drafts 4 to 2020-12: toolbind vs datamodel-codegen, jsonschema, jsonschema-rs
+	@# the reference's iri/iri-reference checker (the rest of format-nongpl comes with .[bench])
+	$(PY) -m pip install --quiet rfc3987-syntax==1.1.0
 	$(PY) bench/conformance.py
 
 ci: ## Run .ci/run's steps here, as CI runs them on a clean clone

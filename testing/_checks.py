@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, Verbosity, assume, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, assume, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure, InvalidArgument, Unsatisfiable
@@ -61,6 +61,9 @@ class RunSettings:
             kwargs["database"] = None
         return settings(
             deadline=None,
+            # not the explain phase: its notes on which parts of a counterexample matter are
+            # never shown (quiet), and it cost 10 s of a failing 2-tool run's 11
+            phases=_PHASES,
             suppress_health_check=_HEALTH_CHECKS,
             report_multiple_bugs=False,
             verbosity=Verbosity.quiet,
@@ -69,6 +72,7 @@ class RunSettings:
         )
 
 
+_PHASES = tuple(p for p in Phase if p is not Phase.explain)
 _NO_INSTANCE = "no instance satisfies the schema"
 NO_OUTPUT_SCHEMA = "the spec declares no output schema (the Output model is any JSON value)"
 # big or slow-to-generate instances are the norm for real tool schemas, not a test smell

@@ -98,6 +98,19 @@ def sampled(
     ]
 
 
+SWEEP_EXAMPLES = 10
+
+
+def sweep_settings(request: pytest.FixtureRequest) -> settings:
+    """Hypothesis settings for one item of a slow sweep over many (``sampled``'s ``slow``
+    items: 1,793 corpus tools): ``SWEEP_EXAMPLES`` instead of the ``ci`` profile's 25, so the
+    sweep is 10 instances of every tool (18,000 in all) within CI's budget; the fast suite's
+    sample keeps 25, and ``HYPOTHESIS_PROFILE=deep`` is not reduced."""
+    if request.node.get_closest_marker("slow") and settings.get_current_profile_name() == "ci":
+        return settings(max_examples=SWEEP_EXAMPLES)
+    return settings()
+
+
 def session_dir(prefix: str) -> Path:
     """A temporary directory for what a cached (session-long) compile writes: its modules stay
     imported until the process ends, so it is removed then, not left in the temp dir."""

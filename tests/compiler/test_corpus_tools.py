@@ -1,5 +1,6 @@
 """Every MCP and BFCL tool of the corpus compiles, imports, and round-trips (``make test``: one
-tool in five, the same ones each run; ``make test-slow``: the others).
+tool in five, the same ones each run, 25 examples each; ``make test-slow``: the other 1,793, 10
+examples each — ``conftest.sweep_settings``).
 
 For each tool, hypothesis-jsonschema generates instances of the tool's composed Call schema
 (meta fields + parameters, as the LLM sees it); the generated Call model must accept each one,
@@ -19,7 +20,7 @@ from hypothesis import find, given
 from hypothesis.errors import Unsatisfiable
 from pydantic import ValidationError
 
-from tests.conftest import CORPUS, NO_CORPUS, instances_of, sampled, session_dir
+from tests.conftest import CORPUS, NO_CORPUS, instances_of, sampled, session_dir, sweep_settings
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import ToolBinding, tool_schema
 from toolbind.runtime.types import json_equal
@@ -107,7 +108,7 @@ UNSATISFIABLE: dict[str, tuple[str, dict[str, Any]]] = {
     sampled(corpus_tools(), 5, keep=lambda t: t.name in UNSATISFIABLE),
     ids=lambda t: f"{Path(t.source.split('#')[0]).stem}:{t.name}",
 )
-def test_call_model_round_trips(tool: ToolBinding) -> None:
+def test_call_model_round_trips(tool: ToolBinding, request: pytest.FixtureRequest) -> None:
     schema = call_schema(tool)
     if tool.name in UNSATISFIABLE:
         _, closest = UNSATISFIABLE[tool.name]
@@ -118,6 +119,7 @@ def test_call_model_round_trips(tool: ToolBinding) -> None:
         return
 
     @given(instances_of(schema))
+    @sweep_settings(request)
     def check(instance: Any) -> None:
         model = tool.call_model.model_validate(instance)
         dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
