@@ -42,7 +42,9 @@ app = typer.Typer(
     help="Compile tool specs into typed, validated Pydantic tool bindings.",
     pretty_exceptions_enable=False,
 )
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+# emoji=False: rich replaces ``:name:`` codes even with markup off, and a diagnostic quoting
+# ``/v1/a:x:b`` or an enum value ``:ok:`` was printed with emoji in their place
+_err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def _render(diagnostics: list[Diagnostic], *, notes: bool = False) -> None:
@@ -443,7 +445,7 @@ def test_command(
             f"toolbind test needs the testing extra ({exc.name or exc}): "
             "pip install 'toolbind[testing]'"
         ) from None
-    out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    out = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
     try:
         code = run(
             specs or [Path("specs")],

@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from toolbind.runtime.errors import UsageError
 
@@ -135,7 +136,8 @@ def _report(
     sources = list(dict.fromkeys(r.source for r in reports))
     with_activities = activities is not None
     for source in sources:
-        table = Table(title=f"{source}", title_justify="left", show_lines=False)
+        # names and paths as Text: a ``[...]`` in them is no markup
+        table = Table(title=Text(source), title_justify="left", show_lines=False)
         table.add_column("tool", overflow="fold")
         table.add_column("Call valid", justify="right")
         table.add_column("Call invalid", justify="right")
@@ -145,8 +147,8 @@ def _report(
             table.add_column("Activity", justify="right")
         table.add_column("result")
         for r in (r for r in reports if r.source == source):
-            row = [
-                r.tool.name,
+            row: list[str | Text] = [
+                Text(r.tool.name),
                 _cell(r.call),
                 _cell(r.call, invalid=True),
                 _cell(r.output),

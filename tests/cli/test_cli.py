@@ -220,6 +220,29 @@ def test_a_diagnostic_repeated_at_one_place_is_printed_once_with_its_count(
     assert lines[0].endswith("[3 times: once per use]")
 
 
+def test_diagnostics_and_test_reports_print_the_specs_text_verbatim(tmp_path: Path) -> None:
+    """Found on a path like Google's ``/v1/a:x:b``: the console turned ``:x:`` into an emoji in
+    a warning, and ``toolbind test`` dropped a ``[v2]`` from a file name as markup."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "[v2]api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /v1/a:x:b:\n    get:\n"
+        "      operationId: getIt\n      parameters:\n"
+        "        - {name: zz, in: path, required: true, schema: {enum: [':ok:']}}\n"
+        "      responses: {'204': {description: none}}\n",
+        encoding="utf-8",
+    )
+    result = toolbind("generate", "specs", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "specs/[v2]api.yaml#/paths/~1v1~1a:x:b/get/parameters/0: warning: path parameter 'zz' "
+        "is not named in the path '/v1/a:x:b'"
+    ) in result.stderr
+    tested = toolbind("test", "specs", "--examples", "2", cwd=tmp_path)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert tested.stdout.splitlines()[0].strip() == "specs/[v2]api.yaml"
+
+
 @pytest.mark.parametrize(
     "argv",
     [
