@@ -862,6 +862,25 @@ class _Reader:
                         )
                         self.counts[kind, "emitted"] += 1
                         continue
+                    if pname.lower() == "cookie":
+                        # a session the API wants passed on (Ory Kratos: ``Cookie`` on 19
+                        # operations): never asked of a model, and the client cannot make it up
+                        found = (
+                            f"header parameter {pname!r} is not a Call field: calls send the "
+                            "cookies the API set earlier and those of apiKey schemes in: cookie"
+                        )
+                        hint = "HttpClient(headers={'Cookie': 'name=value'}) sends it on every call"
+                        if (as_object(p.value) or {}).get("required") is True:
+                            self.diags.warning(
+                                p.loc,
+                                found + "; the operation requires it",
+                                "a cookie the API needs from elsewhere: configuration",
+                                hint=hint,
+                            )
+                        else:
+                            self.diags.note(p.loc, found, hint=hint)
+                        self.counts[kind, "reported"] += 1
+                        continue
                     self.diags.note(
                         p.loc,
                         f"header parameter {pname!r} is not a Call field: the HTTP client sets "

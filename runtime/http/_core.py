@@ -842,7 +842,18 @@ def _build(
         f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in parts.cookies
     ]
     if cookie_list:
+        # a configured ``Cookie`` header (HttpClient(headers=...): a session the spec's
+        # ``Cookie`` header parameter asks for) is kept, but for the names the Call or a scheme
+        # sends itself
+        named = {c.split("=", 1)[0].strip() for c in cookie_list}
+        configured = [
+            pair.strip()
+            for k, v in merged
+            if k.lower() == "cookie"
+            for pair in v.split(";")
+            if pair.strip() and pair.split("=", 1)[0].strip() not in named
+        ]
         merged = [(k, v) for k, v in merged if k.lower() != "cookie"]
-        merged.append(("Cookie", "; ".join(cookie_list)))
+        merged.append(("Cookie", "; ".join([*configured, *cookie_list])))
     encoded = [(k.encode("ascii"), v.encode("utf-8")) for k, v in merged]
     return httpx.Request(method, final, headers=encoded, content=content)

@@ -1291,6 +1291,41 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
     ]
 
 
+def test_a_cookie_header_parameter_says_how_to_send_it(tmp_path: Path) -> None:
+    """Ory Kratos declares ``Cookie`` as a header parameter (a browser's session passed on): no
+    Call field, since a model never makes up a session; the diagnostic says how to configure
+    it, and is a warning where the operation requires it."""
+    spec = tmp_path / "cookie_header.yaml"
+    op = (
+        "    get:\n      operationId: {id}\n      parameters:\n"
+        "        - {{name: Cookie, in: header, required: {required}, schema: {{type: string}}}}\n"
+        "      responses: {{'204': {{description: ok}}}}\n"
+    )
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+        + "  /whoami:\n"
+        + op.format(id="whoami", required="true")
+        + "  /optional:\n"
+        + op.format(id="optional", required="false"),
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    found = (
+        "header parameter 'Cookie' is not a Call field: calls send the cookies the API set "
+        "earlier and those of apiKey schemes in: cookie"
+    )
+    hint = "(hint: HttpClient(headers={'Cookie': 'name=value'}) sends it on every call)"
+    said = [d.render() for d in tree.diagnostics if "'Cookie'" in d.found]
+    assert said == [
+        f"{spec}#/paths/~1whoami/get/parameters/0: warning: {found}; the operation requires it "
+        f"— a cookie the API needs from elsewhere: configuration {hint}",
+        f"{spec}#/paths/~1optional/get/parameters/0: note: {found} {hint}",
+    ]
+    (package,) = tree.packages
+    tools = json.loads(tree.files[f"{package}/tools.json"])["tools"]
+    assert [t["parameters"].get("properties") for t in tools] == [None, None]
+
+
 def test_a_part_of_a_split_spec_beside_it_is_not_compiled_on_its_own(tmp_path: Path) -> None:
     """``make generate`` over ``specs/`` where a spec keeps its components in a file beside it:
     that file is no spec, and compiling it on its own failed the whole run. A file that is no

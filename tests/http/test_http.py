@@ -467,6 +467,23 @@ def test_header_styles_and_cookie(client: HttpClient, mode: str) -> None:
     assert "authorization" not in echo.headers  # the model cannot set credentials
 
 
+def test_a_configured_cookie_header_is_sent_beside_the_calls_cookies(
+    base: str, foreign: str, mode: str
+) -> None:
+    """A spec's ``Cookie`` header parameter is no Call field (Ory Kratos's session): the user
+    configures it, and it reaches the API with the Call's own cookie parameters — a cookie the
+    Call names itself wins over the configured one of the same name."""
+    configured = {"Cookie": "ory_session=s3cr3t; session=configured"}
+    with HttpClient(
+        make_api(base, foreign), credentials=CREDENTIALS, retry=FAST, headers=configured
+    ) as client:
+        result = run(client, mode, "headerStyles", {"session": "s1"}, Echo)
+        assert result.success, result.error
+        assert d(result).cookies == {"ory_session": "s3cr3t", "session": "s1"}
+        result = run(client, mode, "getItem", {"item_id": "z"}, ItemOut)
+        assert result.success, result.error
+
+
 @pytest.mark.parametrize(
     ("style", "explode", "value", "expected"),
     [
