@@ -1209,15 +1209,16 @@ class SchemaLowerer:
                 continue
             values[hits[0]].append(value)
         for i, ref in enumerate(targets):
-            # OpenAPI's implicit mapping (the schema's name), for a branch that leaves the
-            # property open: one that fixes it (openai's ``role: {enum: [user]}`` in
+            # OpenAPI's implicit mapping (the schema's name), for a branch whose property
+            # allows that name: open, or an enum of every branch's name (Vonage's reports). One
+            # that fixes it to other values (openai's ``role: {enum: [user]}`` in
             # ``ChatCompletionRequestUserMessage``) is told apart by its own value already
             if values[i]:
                 continue
-            open_property = self._open_property(subs[i], name, loc, ctx)
-            if open_property is True:
+            allowed = self._property_values(subs[i], name, loc, ctx)
+            if allowed == "open" or (isinstance(allowed, tuple) and last(ref) in allowed):
                 values[i].append(last(ref))
-            elif open_property is None:
+            elif allowed is None:
                 self.diags.note(
                     loc.child(combinator, i),
                     f"no discriminator value is known for this branch ({ref}): no mapping names "
@@ -1248,12 +1249,13 @@ class SchemaLowerer:
             out.append(AllOfNode(meta=Meta(loc=loc.child(combinator, i)), parts=(variant, tag)))
         return tuple(out)
 
-    def _open_property(
+    def _property_values(
         self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0
-    ) -> bool | None:
-        """Whether the raw ``schema`` (a branch) lets property ``name`` be any value: True
-        when it declares it without ``enum``/``const``, False when it fixes it, None when
-        unsure (read before the branch's definition is lowered: definitions are lowered later)."""
+    ) -> tuple[Any, ...] | Literal["open"] | None:
+        """What the raw ``schema`` (a branch) lets property ``name`` be: ``"open"`` when it
+        declares it without ``enum``/``const``, the values when it lists them (through
+        ``allOf`` parts and ``$ref``s, its own or its property's), None when it does not say
+        (read before the branch's definition is lowered: definitions are lowered later)."""
         s = as_object(schema)
         if s is None or depth > 16:
             return None
@@ -1262,14 +1264,34 @@ class SchemaLowerer:
             if resolved is None:
                 return None
             _, _, target, target_ctx, target_loc = resolved
-            return self._open_property(target, name, target_loc, target_ctx, depth + 1)
-        found: list[bool | None] = []
-        prop = as_object((as_object(s.get("properties")) or {}).get(name))
+            return self._property_values(target, name, target_loc, target_ctx, depth + 1)
+        found: list[tuple[Any, ...] | Literal["open"] | None] = []
+        prop = (as_object(s.get("properties")) or {}).get(name)
         if prop is not None:
-            found.append(None if "$ref" in prop else not ("enum" in prop or "const" in prop))
+            found.append(self._listed_values(prop, loc.child("properties", name), ctx, depth))
         for i, part in enumerate(as_array(s.get("allOf")) or []):
-            found.append(self._open_property(part, name, loc.child("allOf", i), ctx, depth + 1))
-        return False if False in found else True if True in found else None
+            found.append(self._property_values(part, name, loc.child("allOf", i), ctx, depth + 1))
+        listed = [f for f in found if isinstance(f, tuple)]
+        return listed[0] if listed else "open" if "open" in found else None
+
+    def _listed_values(
+        self, prop: Any, loc: SourceLocation, ctx: _Context, depth: int
+    ) -> tuple[Any, ...] | Literal["open"] | None:
+        """A property schema's ``enum``/``const`` values (behind a ``$ref`` too), ``"open"``
+        when it lists none."""
+        p = as_object(prop)
+        if p is None or depth > 16:
+            return None
+        if "$ref" in p:
+            resolved = self.resolver.resolve(p["$ref"], loc, ctx)
+            if resolved is None:
+                return None
+            _, _, target, target_ctx, target_loc = resolved
+            return self._listed_values(target, target_loc, target_ctx, depth + 1)
+        if "const" in p:
+            return (p["const"],)
+        enum = as_array(p.get("enum"))
+        return tuple(enum) if enum is not None else "open"
 
     def _all_of(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int

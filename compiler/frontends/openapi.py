@@ -95,9 +95,11 @@ _NO_CONTENT = frozenset({"204", "205", "304"})
 # ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
 _PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 # A parameter name that says it carries a secret (``_credential_parameters``).
+# Its last word names a secret (``X-Api-Key``, ``client_secret``, ``refreshToken``); a session id
+# only as the whole name (``login_session_id`` is an admin's filter in Ory Hydra).
 _CREDENTIAL_NAME = re.compile(
-    r"(?:^|[-_])(?:api[-_]?key|apikey|access[-_]?token|auth[-_]?token|secret|password|"
-    r"session[-_]?id|authorization)$",
+    r"(?:(?:^|[-_])(?:api[-_]?key|apikey|access[-_]?token|auth[-_]?token|refresh[-_]?token|"
+    r"secret|password|authorization)|^(?:x-)?session[-_]?id)$",
     re.IGNORECASE,
 )
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
@@ -533,23 +535,38 @@ class _Reader:
         found: dict[tuple[str, str], list[str]] = {}
         for name, op in api.operations.items():
             fields = {f.name: f.schema for f in where[name].params.properties}
-            for p in op.parameters:
+            places = [(p.name, p.location, fields.get(p.field)) for p in op.parameters]
+            body = op.body
+            # Vonage's SMS API takes api_key/api_secret in its form body
+            if body is not None and body.wrapped is None:
+                places += [(prop, "body", fields.get(field)) for field, prop in body.fields]
+            elif body is not None and body.wrapped is not None:
+                wrapped = fields.get(body.wrapped)
+                if isinstance(wrapped, UnionNode):  # an optional body: ``body | None``
+                    wrapped = next((v for v in wrapped.variants if isinstance(v, ObjectNode)), None)
+                if isinstance(wrapped, ObjectNode):
+                    places += [(f.name, "body", f.schema) for f in wrapped.properties]
+            for pname, pin, schema in places:
                 if (
-                    _CREDENTIAL_NAME.search(p.name)
-                    and (p.name.lower(), p.location) not in declared
+                    _CREDENTIAL_NAME.search(pname)
+                    and (pname.lower(), pin) not in declared
                     # a flag or number (GitHub's ``hide_secret: boolean``) carries no secret
-                    and _may_be_secret(fields.get(p.field))
+                    and _may_be_secret(schema)
                 ):
-                    found.setdefault((p.name, p.location), []).append(name)
+                    found.setdefault((pname, pin), []).append(name)
         for (pname, pin), tool_names in found.items():
             many = len(tool_names)
             self.diags.warning(
                 where[tool_names[0]].loc,
-                f"{pin} parameter {pname!r} looks like a credential, and no securityScheme "
-                f"declares it: it is a Call field, so a model is asked for it"
+                f"{'request body property' if pin == 'body' else pin + ' parameter'} {pname!r} "
+                "looks like a credential, and no securityScheme declares it: it is a Call field, "
+                "so a model is asked for it"
                 + (f" ({many} operations, the first here)" if many > 1 else ""),
                 f"an apiKey securityScheme (name: {pname}, in: {pin}): its value then comes "
-                "from configuration (credentials=, the environment), never from a model",
+                "from configuration (credentials=, the environment), never from a model"
+                if pin != "body"
+                else "a secret from configuration: OpenAPI declares one as an apiKey "
+                "securityScheme in a header, the query or a cookie, never in a body",
             )
 
     def _replay(self, select: OperationFilter | None) -> _opmemo.Replay | None:

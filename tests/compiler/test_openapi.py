@@ -1154,6 +1154,44 @@ def test_a_discriminator_picks_the_branch_its_value_names(tmp_path: Path) -> Non
         assert validator.is_valid({"body": body}) is accepted, body
 
 
+def test_a_discriminator_whose_property_lists_every_branchs_name_picks_by_name(
+    tmp_path: Path,
+) -> None:
+    """Found on Vonage's reports API: ``product`` is an enum of every branch's schema name in
+    each branch (directly, through an ``allOf`` part, behind a ``$ref``), there is no mapping,
+    and every body matched all the branches of the ``oneOf``. The implicit mapping (the schema's
+    name) applies where the branch allows that name; openai's branches that fix other values are
+    told apart by them (``test_corpus_spec_compiles_and_imports``)."""
+    spec = tmp_path / "reports.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: r, version: '1'}\npaths:\n  /reports:\n    post:\n"
+        "      operationId: createReport\n      requestBody:\n        required: true\n"
+        "        content:\n          application/json:\n            schema:\n"
+        "              oneOf: [{$ref: '#/components/schemas/SMS'}, "
+        "{$ref: '#/components/schemas/VOICE-CALL'}, {$ref: '#/components/schemas/ASR'}]\n"
+        "              discriminator: {propertyName: product}\n"
+        "      responses: {'204': {description: none}}\n"
+        "components:\n  schemas:\n"
+        "    Product: {type: string, enum: [SMS, VOICE-CALL, ASR]}\n"
+        "    SMS:\n      type: object\n      required: [product]\n      properties:\n"
+        "        product: {type: string, enum: [SMS, VOICE-CALL, ASR]}\n"
+        "        direction: {type: string}\n"
+        "    VOICE-CALL:\n      allOf:\n        - {$ref: '#/components/schemas/Base'}\n"
+        "        - {type: object, properties: {product: {$ref: '#/components/schemas/Product'}}}\n"
+        "    ASR:\n      type: object\n      properties: {product: {const: ASR}}\n"
+        "    Base: {type: object, required: [product], properties: {id: {type: string}}}\n",
+        encoding="utf-8",
+    )
+    tree, pkg = _compiled(spec, tmp_path / "out")
+    call = pkg.CreateReportCall
+    for body in ({"product": "SMS"}, {"product": "VOICE-CALL", "id": "1"}, {"product": "ASR"}):
+        got = call.model_validate({"body": body})
+        assert got.model_dump(mode="json", by_alias=True, exclude_none=True)["body"] == body
+    with pytest.raises(ValidationError):
+        call.model_validate({"body": {"product": "FAX"}})
+    assert not [d for d in tree.diagnostics if "discriminator" in d.found]
+
+
 def test_a_discriminator_over_inline_branches_is_said_and_left_an_annotation(
     tmp_path: Path,
 ) -> None:
@@ -1242,8 +1280,9 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
     """Found on Discourse's spec: no securitySchemes, and an ``Api-Key`` header parameter on 22
     operations, so a model was asked for the API key with nothing said. One warning per name
     and place; a name an apiKey scheme declares, a pagination ``page_token``, a boolean
-    (GitHub's ``hide_secret``) and a name that only begins like one (``secret_type``) are
-    not; a nullable string is."""
+    (GitHub's ``hide_secret``), a name that only begins like one (``secret_type``) and Ory
+    Hydra's ``login_session_id`` are not; a nullable string, a ``refreshToken`` and a form
+    body's ``api_secret`` (Vonage's SMS API) are."""
     spec = tmp_path / "credential_keys.yaml"
     op = (
         "      parameters:\n        - {{name: {name}, in: {where}, required: true, "
@@ -1269,6 +1308,15 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         )
         + "  /h:\n    get:\n      operationId: h\n"
         + op.format(name="secret_type", where="query")
+        + "  /i:\n    get:\n      operationId: i\n"
+        + op.format(name="login_session_id", where="query")
+        + "  /j:\n    get:\n      operationId: j\n"
+        + op.format(name="refreshToken", where="query")
+        + "  /sms:\n    post:\n      operationId: sms\n      requestBody:\n        content:\n"
+        + "          application/x-www-form-urlencoded:\n            schema:\n"
+        + "              type: object\n              required: [api_secret, to]\n"
+        + "              properties: {api_secret: {type: string}, to: {type: string}}\n"
+        + "      responses:\n        '204': {description: ok}\n"
         + "components:\n  securitySchemes:\n    k: {type: apiKey, name: x-key, in: header}\n",
         encoding="utf-8",
     )
@@ -1288,6 +1336,13 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         f"{spec}#/paths/~1g/get: warning: query parameter 'secret' looks like a "
         "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
         "for it — an apiKey securityScheme (name: secret, in: query): " + hint,
+        f"{spec}#/paths/~1j/get: warning: query parameter 'refreshToken' looks like a "
+        "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
+        "for it — an apiKey securityScheme (name: refreshToken, in: query): " + hint,
+        f"{spec}#/paths/~1sms/post: warning: request body property 'api_secret' looks like a "
+        "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
+        "for it — a secret from configuration: OpenAPI declares one as an apiKey securityScheme "
+        "in a header, the query or a cookie, never in a body",
     ]
 
 
