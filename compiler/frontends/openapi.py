@@ -94,6 +94,8 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _NO_CONTENT = frozenset({"204", "205", "304"})
 # ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
 _PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
+# A whole path segment ``:name``: an Express/Rails route parameter, which OpenAPI does not read.
+_EXPRESS_SEGMENT = re.compile(r"(?<=/):([A-Za-z_][A-Za-z0-9_]*)(?=/|$)")
 # A parameter name that says it carries a secret (``_credential_parameters``).
 # Its last word names a secret (``X-Api-Key``, ``client_secret``, ``refreshToken``); a session id
 # only as the whole name (``login_session_id`` is an admin's filter in Ory Hydra).
@@ -437,6 +439,16 @@ class _Reader:
                 )
                 continue
             self.fields(item_obj, item.loc, "path item", _ITEM_FIELDS)
+            express = [f":{m}" for m in _EXPRESS_SEGMENT.findall(route)]
+            if express:
+                # Vonage's media API: ``/:id/info`` is sent as written, and asks for no id
+                self.diags.warning(
+                    iloc,
+                    f"the path {route!r} has {', '.join(map(repr, express))}, a parameter as "
+                    "Express writes it; OpenAPI's are {name}, so it is sent as written",
+                    "a path template: " + _EXPRESS_SEGMENT.sub(r"{\1}", route),
+                    hint="write the path with {name} and declare the path parameter",
+                )
             for method, raw_op in item_obj.items():
                 if method not in METHODS:
                     continue

@@ -1381,6 +1381,28 @@ def test_a_cookie_header_parameter_says_how_to_send_it(tmp_path: Path) -> None:
     assert [t["parameters"].get("properties") for t in tools] == [None, None]
 
 
+def test_an_express_style_path_segment_is_said(tmp_path: Path) -> None:
+    """Vonage's media API has ``/:id/info``: OpenAPI reads no parameter there, so the tool asks
+    for no id and sends ``:id`` as written — said, with the template it meant; a ``:verb``
+    after a template (Google's ``/v1/{name}:cancel``) is no segment of its own."""
+    spec = tmp_path / "media.yaml"
+    spec.write_text(
+        "openapi: 3.0.0\ninfo: {title: m, version: '1'}\npaths:\n"
+        "  /:id/info:\n    get:\n      operationId: info\n"
+        "      responses: {'204': {description: ok}}\n"
+        "  /v1/{name}:cancel:\n    post:\n      operationId: cancel\n"
+        "      parameters: [{name: name, in: path, required: true, schema: {type: string}}]\n"
+        "      responses: {'204': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/paths/~1:id~1info: warning: the path '/:id/info' has ':id', a parameter as "
+        "Express writes it; OpenAPI's are {name}, so it is sent as written — a path template: "
+        "/{id}/info (hint: write the path with {name} and declare the path parameter)"
+    ]
+
+
 def test_a_part_of_a_split_spec_beside_it_is_not_compiled_on_its_own(tmp_path: Path) -> None:
     """``make generate`` over ``specs/`` where a spec keeps its components in a file beside it:
     that file is no spec, and compiling it on its own failed the whole run. A file that is no
