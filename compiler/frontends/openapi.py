@@ -94,6 +94,8 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _NO_CONTENT = frozenset({"204", "205", "304"})
 # ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
 _PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
+# A property name every model provider takes (Anthropic's and Bedrock's rule, the strictest).
+_PROPERTY_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # A whole path segment ``:name``: an Express/Rails route parameter, which OpenAPI does not read.
 _EXPRESS_SEGMENT = re.compile(r"(?<=/):([A-Za-z_][A-Za-z0-9_]*)(?=/|$)")
 # A parameter name that says it carries a secret (``_credential_parameters``).
@@ -296,6 +298,8 @@ class _Reader:
         self.named_schemes: dict[str, SourceLocation] = {}
         # The operations taken from the previous run's records where nothing they read changed.
         self.replay: _opmemo.Replay | None = None
+        # the wire names of the parameters of the operation being read (``_field``)
+        self.wire_names: set[str] = set()
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
@@ -949,6 +953,7 @@ class _Reader:
                 raw_params[(template, "path")] = _Where(declared, loc, item.root, item.path)
         props: list[Property] = []
         taken: set[str] = set(META_FIELDS)
+        self.wire_names = {pname for pname, _ in raw_params}
         params: list[HttpParameter] = []
         for location in _LOCATIONS:
             for (pname, pin), p in raw_params.items():
@@ -1022,11 +1027,21 @@ class _Reader:
         return None
 
     def _field(
-        self, wanted: str, location: str, taken: set[str], tool: str, loc: SourceLocation
+        self, original: str, location: str, taken: set[str], tool: str, loc: SourceLocation
     ) -> str:
-        """A Call field (JSON name) for ``wanted``; a taken one gets its location as suffix."""
-        chosen = wanted
-        if chosen in taken:
+        """A Call field (JSON name) for ``wanted``; a taken one gets its location as suffix.
+
+        A name a provider refuses as a property key (Anthropic and Bedrock take
+        ``[a-zA-Z0-9_.-]{1,64}``; Lago's query has ``statuses[]`` and ``metadata[key]``, and one
+        such key fails the whole request) is a field named without the rest; the wire keeps
+        the spec's name (``HttpParameter.field``, ``HttpBody.fields``)."""
+        wanted = chosen = original
+        renamed = not _PROPERTY_KEY.fullmatch(wanted)
+        if renamed:
+            chosen = wanted = _property_key(wanted) or location
+        # (a renamed one never takes the name another parameter has: Twilio's ``StartTime<``
+        # beside ``StartTime``)
+        if chosen in taken or (renamed and chosen in self.wire_names):
             chosen = f"{wanted}_{location}"
             n = 2
             while chosen in taken:
@@ -1036,6 +1051,13 @@ class _Reader:
                 loc,
                 f"{location} {wanted!r} of tool {tool!r} is the Call field {chosen!r} "
                 f"({wanted!r} was taken)",
+            )
+        if renamed:
+            self.diags.note(
+                loc,
+                f"{location} {original!r} of tool {tool!r} is the Call field {chosen!r}: a model "
+                "provider refuses such a property name (Anthropic takes [a-zA-Z0-9_.-]{1,64}); "
+                "it is sent as the spec names it",
             )
         taken.add(chosen)
         return chosen
@@ -1449,6 +1471,15 @@ class _Reader:
             )
             self.counts["responses", "emitted"] += 1
         return output, tuple(out), tuple(errors)
+
+
+def _property_key(name: str) -> str:
+    """``name`` as a property name every provider takes: ``statuses[]`` → ``statuses``,
+    ``metadata[key]`` → ``metadata_key``, ``StartTime<`` → ``StartTime_lt``; "" if nothing is
+    left."""
+    for mark, word in (("[]", ""), ("<=", "_lte"), (">=", "_gte"), ("<", "_lt"), (">", "_gt")):
+        name = name.replace(mark, word)
+    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_.-]", "_", name)).strip("_")[:64]
 
 
 def _may_be_secret(node: SchemaNode | None) -> bool:
