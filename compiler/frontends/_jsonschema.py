@@ -1115,9 +1115,26 @@ class SchemaLowerer:
                 # whose mapping names the spec's components, which the schemas written don't have)
                 variants = read
                 meta = self._meta({k: v for k, v in s.items() if k != "discriminator"}, loc)
-        union = UnionNode(
-            meta=meta, variants=variants, form="oneOf" if combinator == "oneOf" else "anyOf"
-        )
+        form: Literal["oneOf", "anyOf"] = "oneOf" if combinator == "oneOf" else "anyOf"
+        if self.lenient and form == "oneOf" and "discriminator" not in s:
+            open_branches = [
+                i for i, sub in enumerate(subs) if self._accepts_empty_object(sub, ctx)
+            ]
+            if len(open_branches) > 1:
+                # Vonage's SMS response is oneOf [SMS, Error], two objects that require nothing:
+                # every response matched both, so every call "failed" on the API's own answer
+                form = "anyOf"
+                self.diags.warning(
+                    loc.child(combinator),
+                    f"oneOf branches {', '.join(map(str, open_branches))} require nothing: an "
+                    "object they all accept ({} and every object with none of their properties) "
+                    "matches more than one, and oneOf refuses it; read as anyOf (the first "
+                    "branch that matches)",
+                    "branches that exclude each other (a required property, a const/enum, a "
+                    "discriminator)",
+                    hint="write anyOf, or make the branches exclusive",
+                )
+        union = UnionNode(meta=meta, variants=variants, form=form)
         rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != combinator}
         if not rest:
             return union
@@ -1248,6 +1265,37 @@ class SchemaLowerer:
             )
             out.append(AllOfNode(meta=Meta(loc=loc.child(combinator, i)), parts=(variant, tag)))
         return tuple(out)
+
+    def _accepts_empty_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
+        """Whether the raw ``schema`` surely accepts ``{}``: an object schema (or one without
+        ``type``) that requires nothing, through ``$ref``s and ``allOf``; False when unsure. A
+        ``$ref`` that does not resolve is False here and said where the branch is lowered."""
+        if schema is True:
+            return True
+        s = as_object(schema)
+        if s is None or depth > 16:
+            return False
+        if "$ref" in s:
+            said, self.resolver.diags = self.resolver.diags, Diagnostics()
+            try:
+                resolved = self.resolver.resolve(s["$ref"], SourceLocation(file=ctx.file), ctx)
+            finally:
+                self.resolver.diags = said
+            if resolved is None:
+                return False
+            _, _, target, target_ctx, _ = resolved
+            return self._accepts_empty_object(target, target_ctx, depth + 1)
+        types = s.get("type", "object")
+        if types != "object" and not (isinstance(types, list) and "object" in types):
+            return False
+        if s.get("required") or s.get("minProperties"):
+            return False
+        if any(k in s for k in ("enum", "const", "not", "anyOf", "oneOf", "if")):
+            return False  # (unsure: they may exclude {})
+        return all(
+            self._accepts_empty_object(part, ctx, depth + 1)
+            for part in as_array(s.get("allOf")) or []
+        )
 
     def _property_values(
         self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0

@@ -1031,6 +1031,50 @@ def _compiled(spec: Path, out: Path) -> tuple[GeneratedTree, ModuleType]:
     return tree, load_package(out, name)
 
 
+def test_a_oneof_of_branches_that_require_nothing_is_read_as_anyof(tmp_path: Path) -> None:
+    """Vonage's SMS response is ``oneOf [SMS, Error]`` and ReadMe's 401 is ``oneOf`` of two error
+    objects: both branches require nothing, so every answer matched both and the call "failed"
+    on the API's own answer. Read as anyOf with a warning (in the models and in the schema a
+    model sees); a oneOf whose branches exclude each other stays exact."""
+    spec = tmp_path / "sms.yaml"
+    spec.write_text(
+        "openapi: 3.0.0\ninfo: {title: sms, version: '1'}\npaths:\n  /sms:\n    post:\n"
+        "      operationId: sendSms\n      requestBody:\n        required: true\n"
+        "        content:\n          application/json:\n            schema:\n"
+        "              oneOf: [{$ref: '#/components/schemas/ByNumber'}, "
+        "{$ref: '#/components/schemas/ByName'}]\n"
+        "      responses:\n        '200':\n          description: ok\n"
+        "          content:\n            application/json:\n              schema:\n"
+        "                oneOf: [{$ref: '#/components/schemas/SMS'}, "
+        "{$ref: '#/components/schemas/Error'}]\n"
+        "components:\n  schemas:\n"
+        "    SMS: {type: object, properties: {message-count: {type: string}}}\n"
+        "    Error:\n      allOf:\n        - {type: object, properties: {error-text: {type: string}}}\n"
+        "    ByNumber: {type: object, required: [to], properties: {to: {type: string}}}\n"
+        "    ByName: {type: object, required: [name], properties: {name: {type: string}}}\n",
+        encoding="utf-8",
+    )
+    tree, pkg = _compiled(spec, tmp_path / "out")
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/paths/~1sms/post/responses/200/content/application~1json/schema/oneOf: "
+        "warning: oneOf branches 0, 1 require nothing: an object they all accept ({} and every "
+        "object with none of their properties) matches more than one, and oneOf refuses it; "
+        "read as anyOf (the first branch that matches) — branches that exclude each other (a "
+        "required property, a const/enum, a discriminator) (hint: write anyOf, or make the "
+        "branches exclusive)"
+    ]
+    (tool,) = pkg.TOOLS
+    answer = tool.output_model.model_validate_json('{"message-count": "1"}')
+    assert answer.model_dump(mode="json", by_alias=True, exclude_unset=True) == {
+        "message-count": "1"
+    }
+    (name,) = tree.packages
+    entry = json.loads((tmp_path / "out" / name / "tools.json").read_text(encoding="utf-8"))
+    assert "anyOf" in json.dumps(entry["tools"][0]["output_schema"])
+    with pytest.raises(ValidationError):  # the request's branches exclude each other: exact
+        pkg.SendSmsCall.model_validate({"body": {"to": "1", "name": "n"}})
+
+
 def test_a_31_type_listing_null_beside_a_ref_allows_null_and_says_so(tmp_path: Path) -> None:
     """The defect: OpenAPI 3.1's spelling of 3.0's ``nullable`` beside a $ref (``{$ref: Vis,
     type: [string, 'null']}``, as in Mastodon's converted spec) was read as JSON Schema's "all of
