@@ -1266,6 +1266,28 @@ class SchemaLowerer:
             out.append(AllOfNode(meta=Meta(loc=loc.child(combinator, i)), parts=(variant, tag)))
         return tuple(out)
 
+    def _says_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
+        """Whether the raw ``schema`` (through ``$ref``s, quietly: a bad one is said where it is
+        lowered) declares ``type: object``."""
+        s = as_object(schema)
+        if s is None or depth > 16:
+            return False
+        if "$ref" in s:
+            resolved = self._quiet_resolve(s["$ref"], ctx)
+            return resolved is not None and self._says_object(resolved[0], resolved[1], depth + 1)
+        return s.get("type") == "object"
+
+    def _quiet_resolve(self, ref: Any, ctx: _Context) -> tuple[Any, _Context] | None:
+        """A ``$ref``'s target and context, or None; nothing said (a look ahead of lowering)."""
+        if not isinstance(ref, str):
+            return None
+        said, self.resolver.diags = self.resolver.diags, Diagnostics()
+        try:
+            resolved = self.resolver.resolve(ref, SourceLocation(file=ctx.file), ctx)
+        finally:
+            self.resolver.diags = said
+        return None if resolved is None else (resolved[2], resolved[3])
+
     def _accepts_empty_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
         """Whether the raw ``schema`` surely accepts ``{}``: an object schema (or one without
         ``type``) that requires nothing, through ``$ref``s and ``allOf``; False when unsure. A
@@ -1276,15 +1298,10 @@ class SchemaLowerer:
         if s is None or depth > 16:
             return False
         if "$ref" in s:
-            said, self.resolver.diags = self.resolver.diags, Diagnostics()
-            try:
-                resolved = self.resolver.resolve(s["$ref"], SourceLocation(file=ctx.file), ctx)
-            finally:
-                self.resolver.diags = said
-            if resolved is None:
-                return False
-            _, _, target, target_ctx, _ = resolved
-            return self._accepts_empty_object(target, target_ctx, depth + 1)
+            resolved = self._quiet_resolve(s["$ref"], ctx)
+            return resolved is not None and self._accepts_empty_object(
+                resolved[0], resolved[1], depth + 1
+            )
         types = s.get("type", "object")
         if types != "object" and not (isinstance(types, list) and "object" in types):
             return False
@@ -1352,6 +1369,12 @@ class SchemaLowerer:
                 loc.child("allOf"), f"allOf is {describe(raw)}", "a non-empty array of schemas"
             )
             return AnyNode(meta=meta)
+        if self.lenient and (
+            s.get("type") == "object" or any(self._says_object(sub, ctx) for sub in subs)
+        ):
+            # a part with ``properties`` and no ``type`` beside one that says object (Lago's
+            # ``allOf: [{$ref: Base}, {properties: ...}]``) is an object already: not said
+            subs = [_typed_object(sub) for sub in subs]
         parts: list[SchemaNode] = [
             self._lower(sub, loc.child("allOf", i), ctx, depth + 1) for i, sub in enumerate(subs)
         ]
@@ -1589,6 +1612,14 @@ def _json_type_matches(value: Any, types: list[str]) -> bool:
         ):
             return True
     return False
+
+
+def _typed_object(schema: Any) -> Any:
+    """``schema`` with ``type: object`` when it has ``properties`` and no ``type``."""
+    s = as_object(schema)
+    if s is None or "type" in s or "properties" not in s or "$ref" in s:
+        return schema
+    return {"type": "object", **s}
 
 
 def _with_meta(node: SchemaNode, meta: Meta) -> SchemaNode:

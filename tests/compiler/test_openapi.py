@@ -1260,7 +1260,9 @@ def test_a_discriminator_over_inline_branches_is_said_and_left_an_annotation(
 def test_properties_without_type_are_an_object_and_said(tmp_path: Path) -> None:
     """The defect (Discourse: 30 of 44 bodies): ``properties`` without ``type`` was read as JSON
     Schema reads it, so a required body accepted "hello", 42 or null and was not spread into
-    fields. OpenAPI means an object there: read so, with a located warning."""
+    fields. OpenAPI means an object there: read so, with a located warning — but not beside an
+    allOf part that says object (Lago's ``allOf: [{$ref: Base}, {properties: ...}]``), which
+    is an object already."""
     spec = tmp_path / "untyped_posts.yaml"
     spec.write_text(
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /posts:\n    post:\n"
@@ -1268,7 +1270,11 @@ def test_properties_without_type_are_an_object_and_said(tmp_path: Path) -> None:
         "        content:\n          application/json:\n            schema:\n"
         "              properties: {title: {type: string}, raw: {type: string}}\n"
         "              required: [raw]\n"
-        "      responses:\n        '200': {description: ok}\n",
+        "      responses:\n        '200':\n          description: ok\n          content:\n"
+        "            application/json:\n              schema:\n                allOf:\n"
+        "                  - {$ref: '#/components/schemas/Base'}\n"
+        "                  - {properties: {id: {type: integer}}}\n"
+        "components:\n  schemas:\n    Base: {type: object, properties: {raw: {type: string}}}\n",
         encoding="utf-8",
     )
     tree, pkg = _compiled(spec, tmp_path / "out")
