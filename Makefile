@@ -35,7 +35,7 @@ install: $(PY) ## Create .venv with toolbind (editable) and everything the tests
 	$(PY) -m compileall -q "$$($(PY) -c 'import importlib.util as u, os; print(os.path.dirname(os.path.dirname(u.find_spec("toolbind.compiler").origin)))')"
 	@# the third-party MCP servers and the MCP Inspector the tests run (pinned in package-lock.json)
 	@if ! command -v npm >/dev/null 2>&1; then \
-	  echo "npm not found: the MCP tests against server-everything and the Inspector will skip" >&2; \
+	  echo "npm not found: the MCP tests against the npm servers and the Inspector will skip" >&2; \
 	elif [ ! -f tests/mcp/npm/node_modules/.package-lock.json ] || \
 	     [ tests/mcp/npm/package-lock.json -nt tests/mcp/npm/node_modules/.package-lock.json ]; then \
 	  npm ci --prefix tests/mcp/npm --no-audit --no-fund --loglevel=error; fi

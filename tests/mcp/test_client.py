@@ -36,6 +36,8 @@ pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make inst
 REPO = Path(__file__).resolve().parents[2]
 NPM = REPO / "tests" / "mcp" / "npm" / "node_modules"
 EVERYTHING = NPM / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+MEMORY = NPM / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+FILESYSTEM = NPM / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
 
 
@@ -245,6 +247,62 @@ def test_build_time_server_everything_over_stdio_compiles_and_calls(
             await acts.aclose()
 
     asyncio.run(main())
+
+
+def test_build_time_the_memory_and_filesystem_servers_compile_into_one_typed_package(
+    tmp_path: Path,
+) -> None:
+    """Two more real servers in one configuration (the official memory and filesystem servers,
+    pinned in tests/mcp/npm): their 22 tools compile into one package, structured results are
+    typed Outputs, and a path outside the filesystem server's root is its refusal, a failed
+    ``ToolResult`` naming the server."""
+    for path, what in ((MEMORY, "server-memory"), (FILESYSTEM, "server-filesystem")):
+        _need(path, f"@modelcontextprotocol/{what}")
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH")
+    root = tmp_path / "files"
+    root.mkdir()
+    (root / "note.txt").write_text("hello", encoding="utf-8")
+    memory = {
+        "name": "memory",
+        "command": "node",
+        "args": [str(MEMORY)],
+        "env": {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")},
+    }
+    files = {"name": "files", "command": "node", "args": [str(FILESYSTEM), str(root)]}
+    spec = tmp_path / "servers.json"
+    spec.write_text(json.dumps({"mcp": {"servers": [memory, files]}}), encoding="utf-8")
+    done = _toolbind(
+        "generate", "--mcp-config", str(spec), "--package", "two", "-o", "out", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    pkg = load_package(tmp_path / "out", "two")
+    assert {pkg.TOOL_SERVERS[t] for t in ("create_entities", "read_graph")} == {"memory"}
+    assert {pkg.TOOL_SERVERS[t] for t in ("read_text_file", "list_directory")} == {"files"}
+    assert len(pkg.TOOLS) >= 20
+
+    async def main() -> None:
+        acts = pkg.McpActivities()
+        try:
+            made = await acts.create_entities(
+                pkg.CreateEntitiesCall.model_validate(
+                    {"entities": [{"name": "Ada", "entityType": "person", "observations": ["m"]}]}
+                )
+            )
+            assert made.success, made.error
+            graph = await acts.read_graph(pkg.ReadGraphCall())
+            assert isinstance(graph.data, pkg.ReadGraphOutput)  # typed structured content
+            assert [e.name for e in graph.data.entities] == ["Ada"]
+            text = await acts.read_text_file(pkg.ReadTextFileCall(path=str(root / "note.txt")))
+            assert text.success and text.data.content == "hello"
+            outside = await acts.list_directory(pkg.ListDirectoryCall(path=str(tmp_path)))
+            assert not outside.success
+            assert outside.error is not None and "MCP server 'files'" in outside.error
+        finally:
+            await acts.aclose()
+
+    asyncio.run(main())
+    assert "Ada" in (tmp_path / "memory.jsonl").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow
