@@ -106,6 +106,13 @@ _CREDENTIAL_NAME = re.compile(
     r"secret|password|authorization)|^(?:x-)?session[-_]?id)$",
     re.IGNORECASE,
 )
+# In a request body a password or secret is more often a value being set (a new user's) than the
+# caller's own credential: there only names that say they authenticate the call.
+_BODY_CREDENTIAL_NAME = re.compile(
+    r"(?:^|[-_])(?:api[-_]?key|apikey|api[-_]?secret|access[-_]?token|auth[-_]?token|"
+    r"refresh[-_]?token|client[-_]?secret)$",
+    re.IGNORECASE,
+)
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
 
 # The fields each object may hold, per version; anything else (but ``x-`` extensions) is a field
@@ -564,7 +571,7 @@ class _Reader:
                     places += [(f.name, "body", f.schema) for f in wrapped.properties]
             for pname, pin, schema in places:
                 if (
-                    _CREDENTIAL_NAME.search(pname)
+                    (_BODY_CREDENTIAL_NAME if pin == "body" else _CREDENTIAL_NAME).search(pname)
                     and (pname.lower(), pin) not in declared
                     # a flag or number (GitHub's ``hide_secret: boolean``) carries no secret
                     and _may_be_secret(schema)

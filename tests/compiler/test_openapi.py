@@ -1332,7 +1332,8 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
     and place; a name an apiKey scheme declares, a pagination ``page_token``, a boolean
     (GitHub's ``hide_secret``), a name that only begins like one (``secret_type``) and Ory
     Hydra's ``login_session_id`` are not; a nullable string, a ``refreshToken`` and a form
-    body's ``api_secret`` (Vonage's SMS API) are."""
+    body's ``api_secret`` (Vonage's SMS API) are — but not a body's ``password``, more often a
+    value being set than the caller's own."""
     spec = tmp_path / "credential_keys.yaml"
     op = (
         "      parameters:\n        - {{name: {name}, in: {where}, required: true, "
@@ -1365,7 +1366,8 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         + "  /sms:\n    post:\n      operationId: sms\n      requestBody:\n        content:\n"
         + "          application/x-www-form-urlencoded:\n            schema:\n"
         + "              type: object\n              required: [api_secret, to]\n"
-        + "              properties: {api_secret: {type: string}, to: {type: string}}\n"
+        + "              properties: {api_secret: {type: string}, to: {type: string}, "
+        + "password: {type: string}}\n"
         + "      responses:\n        '204': {description: ok}\n"
         + "components:\n  securitySchemes:\n    k: {type: apiKey, name: x-key, in: header}\n",
         encoding="utf-8",
