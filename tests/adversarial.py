@@ -811,7 +811,8 @@ for out, package in jobs:
         if "http" in sub:
             http = {
                 tool: [[p.name, p.location, p.field] for p in op.parameters]
-                + [[j, "body", f] for j, f in (op.body.fields if op.body is not None else ())]
+                # (HttpBody.fields: (Call field, body property) pairs)
+                + [[prop, "body", f] for f, prop in (op.body.fields if op.body is not None else ())]
                 for tool, op in sub["http"].API.operations.items()
             }
         results.append({"ok": True, "models": models, "tools": tools, "http": http,
