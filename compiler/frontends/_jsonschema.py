@@ -1277,16 +1277,16 @@ class SchemaLowerer:
             return resolved is not None and self._says_object(resolved[0], resolved[1], depth + 1)
         return s.get("type") == "object"
 
-    def _quiet_resolve(self, ref: Any, ctx: _Context) -> tuple[Any, _Context] | None:
-        """A ``$ref``'s target and context, or None; nothing said (a look ahead of lowering)."""
+    def _quiet_resolve(
+        self, ref: Any, ctx: _Context
+    ) -> tuple[Any, _Context, SourceLocation] | None:
+        """A ``$ref``'s target, its context and place, or None; nothing said (a look ahead of
+        lowering: a bad ``$ref`` is said once, where the schema holding it is lowered)."""
         if not isinstance(ref, str):
             return None
-        said, self.resolver.diags = self.resolver.diags, Diagnostics()
-        try:
+        with self.resolver.quietly():
             resolved = self.resolver.resolve(ref, SourceLocation(file=ctx.file), ctx)
-        finally:
-            self.resolver.diags = said
-        return None if resolved is None else (resolved[2], resolved[3])
+        return None if resolved is None else (resolved[2], resolved[3], resolved[4])
 
     def _accepts_empty_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
         """Whether the raw ``schema`` surely accepts ``{}``: an object schema (or one without
@@ -1325,10 +1325,10 @@ class SchemaLowerer:
         if s is None or depth > 16:
             return None
         if "$ref" in s:
-            resolved = self.resolver.resolve(s["$ref"], loc, ctx)
+            resolved = self._quiet_resolve(s["$ref"], ctx)
             if resolved is None:
                 return None
-            _, _, target, target_ctx, target_loc = resolved
+            target, target_ctx, target_loc = resolved
             return self._property_values(target, name, target_loc, target_ctx, depth + 1)
         found: list[tuple[Any, ...] | Literal["open"] | None] = []
         prop = (as_object(s.get("properties")) or {}).get(name)
@@ -1348,10 +1348,10 @@ class SchemaLowerer:
         if p is None or depth > 16:
             return None
         if "$ref" in p:
-            resolved = self.resolver.resolve(p["$ref"], loc, ctx)
+            resolved = self._quiet_resolve(p["$ref"], ctx)
             if resolved is None:
                 return None
-            _, _, target, target_ctx, target_loc = resolved
+            target, target_ctx, target_loc = resolved
             return self._listed_values(target, target_loc, target_ctx, depth + 1)
         if "const" in p:
             return (p["const"],)

@@ -11,8 +11,9 @@ offline; a URL is downloaded only when the policy allows it, at most ``MAX_URL_D
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -504,6 +505,17 @@ class RefResolver:
         hint = _name_hint(full, target_ctx.file)
         target_loc = SourceLocation(file=target_ctx.file, pointer=full)
         return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
+
+    @contextlib.contextmanager
+    def quietly(self) -> Iterator[None]:
+        """Resolve without saying anything (a look ahead of lowering): what a $ref here would
+        say is said when the schema holding it is lowered, as if never looked at."""
+        said, refused = self.diags, set(self._refused)
+        self.diags = Diagnostics()
+        try:
+            yield
+        finally:
+            self.diags, self._refused = said, refused
 
     def _refuse(
         self, target: str, loc: SourceLocation, found: str, expected: str, hint: str | None = None

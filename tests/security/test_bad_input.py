@@ -673,6 +673,31 @@ def test_symlink_out_of_the_spec_directory_is_refused(outside: Path) -> None:
     assert "leads outside the spec's directory (shared/address.json)" in result.stderr
 
 
+def test_a_refused_ref_looked_at_ahead_of_lowering_is_still_an_error(tmp_path: Path) -> None:
+    """The compiler looks through an allOf's, a oneOf's and a discriminator's $refs before it
+    lowers them (is a part an object? does a branch require nothing?); that look is silent, and
+    must not count a refused file as said: the error comes when the $ref is lowered."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "shared.yaml").write_text("Base: {type: object}\n", encoding="utf-8")
+    (tmp_path / "specs" / "api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /pets:\n    post:\n"
+        "      operationId: makePet\n      requestBody:\n        content:\n"
+        "          application/json:\n            schema:\n              allOf:\n"
+        "                - {$ref: '../shared.yaml#/Base'}\n"
+        "                - {properties: {name: {type: string}}}\n"
+        "      responses: {'204': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    result = run_cli("generate", "specs/api.yaml", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert (
+        "specs/api.yaml#/paths/~1pets/post/requestBody/content/application~1json/schema/allOf/0"
+        "/$ref: error: $ref '../shared.yaml#/Base' leads outside the spec's directory "
+        "(shared.yaml)"
+    ) in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_openapi_parameter_ref_outside_is_refused(tmp_path: Path) -> None:
     (tmp_path / "specs").mkdir()
     (tmp_path / "params.yaml").write_text(
