@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -507,7 +507,7 @@ class RefResolver:
         return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
 
     @contextlib.contextmanager
-    def quietly(self) -> Iterator[None]:
+    def quietly(self) -> Generator[None]:
         """Resolve without saying anything (a look ahead of lowering): what a $ref here would
         say is said when the schema holding it is lowered, as if never looked at."""
         said, refused = self.diags, set(self._refused)
