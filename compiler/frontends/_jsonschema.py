@@ -1369,12 +1369,15 @@ class SchemaLowerer:
                 loc.child("allOf"), f"allOf is {describe(raw)}", "a non-empty array of schemas"
             )
             return AnyNode(meta=meta)
-        if self.lenient and (
-            s.get("type") == "object" or any(self._says_object(sub, ctx) for sub in subs)
-        ):
+        if self.lenient:
             # a part with ``properties`` and no ``type`` beside one that says object (Lago's
-            # ``allOf: [{$ref: Base}, {properties: ...}]``) is an object already: not said
-            subs = [_typed_object(sub) for sub in subs]
+            # ``allOf: [{$ref: Base}, {properties: ...}]``) is an object already: not said.
+            # (The parts' $refs are looked through only when a part lacks its type.)
+            typed = [_typed_object(sub) for sub in subs]
+            if any(t is not sub for t, sub in zip(typed, subs, strict=True)) and (
+                s.get("type") == "object" or any(self._says_object(sub, ctx) for sub in subs)
+            ):
+                subs = typed
         parts: list[SchemaNode] = [
             self._lower(sub, loc.child("allOf", i), ctx, depth + 1) for i, sub in enumerate(subs)
         ]

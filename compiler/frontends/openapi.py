@@ -1036,7 +1036,8 @@ class _Reader:
     def _field(
         self, original: str, location: str, taken: set[str], tool: str, loc: SourceLocation
     ) -> str:
-        """A Call field (JSON name) for ``wanted``; a taken one gets its location as suffix.
+        """A Call field (JSON name) for the spec's name ``original``; a taken one gets its
+        location as suffix.
 
         A name a provider refuses as a property key (Anthropic and Bedrock take
         ``[a-zA-Z0-9_.-]{1,64}``; Lago's query has ``statuses[]`` and ``metadata[key]``, and one
