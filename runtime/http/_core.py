@@ -713,18 +713,79 @@ class Exchange:
             try:
                 value = output_model.model_validate(value)
             except ValidationError as exc:
+                lenient = _without_undeclared_nulls(value, exc)
+                if lenient is not None:
+                    kept, dropped = lenient
+                    log.warning(
+                        "%s%s: the response has null where %s does not allow it: %s",
+                        prefix,
+                        _where(out, url),
+                        output_model.__name__,
+                        ", ".join(dropped),
+                    )
+                    meta["nulls"] = dropped
+                    try:  # read as absent, typed
+                        return ToolResult[Any].ok(output_model.model_validate(kept), **meta)
+                    except ValidationError:  # (a required member: the data as the API sent it)
+                        return ToolResult[Any].ok(value, **meta)
                 meta["error_type"] = "invalid_output"
                 problems = "; ".join(
                     f"{'/'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
                     for err in exc.errors()[:5]
                 )
+                # (said first: the call went through, and whoever reads this must not repeat it)
+                status = meta.get("status")
                 return ToolResult[Any].fail(
-                    f"{prefix}response of {_where(out, url)} does not match "
-                    f"{output_model.__name__}: {problems}",
+                    f"{prefix}{_where(out, url)} answered HTTP {status} (the call went "
+                    f"through), but its response does not match {output_model.__name__}: "
+                    f"{problems}; the data is as the API sent it",
                     data=value,
                     **meta,
                 )
         return ToolResult[Any].ok(value, **meta)
+
+
+def _without_undeclared_nulls(value: Any, exc: ValidationError) -> tuple[Any, list[str]] | None:
+    """``value`` without the object members whose ``null`` the Output model refused, and their
+    paths; None when some refusal is of anything else (or of a null that is no member).
+
+    Servers send ``null`` for members that their spec types as a plain string, as pydantic 1
+    (older FastAPI) writes ``Optional[str]`` and as Swagger 2.0 has no ``nullable``: LNbits and
+    Jupyter Server answer so on most calls (Jupyter's spec requires ``content`` and says in
+    words that it may be null). Such a call went through, and saying it failed invites a model
+    to repeat it: ``_typed`` reads the optional members as absent (the typed Output), or, where
+    a required member is null, gives the data as the API sent it — either way a success whose
+    ``metadata["nulls"]`` lists the paths, with a warning logged. Any other mismatch is still a
+    failed output check. The raw value is left as it is (a copy is made).
+    """
+    copy = json.loads(json.dumps(value))  # (JSON values: from a JSON body)
+    targets: dict[str, tuple[dict[str, Any], str]] = {}  # path → (object, member)
+    for err in exc.errors():
+        if err.get("input", ...) is not None:
+            return None
+        # the loc names union branches beside keys and indexes: follow what the value has
+        node: Any = copy
+        owner: dict[str, Any] | None = None
+        member = ""
+        path: list[str] = []
+        for part in err["loc"]:
+            if isinstance(node, dict) and isinstance(part, str) and part in node:
+                owner, member = cast("dict[str, Any]", node), part
+                node = owner[part]
+            elif isinstance(node, list) and isinstance(part, int):
+                items = cast("list[Any]", node)
+                if not 0 <= part < len(items):
+                    return None
+                owner, node = None, items[part]
+            else:
+                continue
+            path.append(str(part))
+        if owner is None or node is not None:
+            return None  # (a null that is no object member: an item, the whole value)
+        targets["/".join(path)] = (owner, member)
+    for owner, member in targets.values():
+        del owner[member]
+    return (copy, sorted(targets)) if targets else None
 
 
 _STREAM_MEDIA = frozenset(
