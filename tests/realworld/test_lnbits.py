@@ -15,7 +15,7 @@ each may do: an invoice key may not pay or rename), a wrong key (404), the beare
 parameters, JSON bodies; a cookie parameter and the session cookie ``login`` sets (checked on the
 wire: LNbits reads the ``Authorization`` header before the cookie), a redirect to another host
 (refused). LNbits answers ``null`` where its spec says ``string`` (pydantic 1's ``Optional[str]``
-schema): those answers are failed output checks with the data as sent (like Kinto's). The
+schema): those calls went through, and are successes naming the nulls (``metadata["nulls"]``). The
 configured keys and tokens never appear in a client's repr, a result's error or a log record.
 """
 
