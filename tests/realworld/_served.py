@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import time
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from types import ModuleType
 
 import httpx
+import pytest
 
 from toolbind.compiler import compile_to_directory, load_package
 
@@ -27,3 +33,72 @@ def compile_served(
     note = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)
     warnings = [d.found for d in tree.diagnostics if d.severity == "warning"]
     return load_package(root / "out", package), note, warnings
+
+
+def require_venv(venv: Path, requirements: Path, program: str, name: str) -> None:
+    """Skip (fail under ``CI=true``) unless ``make install`` put ``name`` into ``venv`` with
+    exactly ``requirements`` (it copies them there as the stamp) and ``venv/bin/program`` is
+    there."""
+    stamp = venv / "requirements.txt"
+    if (
+        (venv / "bin" / program).exists()
+        and stamp.is_file()
+        and stamp.read_bytes() == requirements.read_bytes()
+    ):
+        return
+    missing = (
+        f"{name} is not installed in {venv.name} (or not at {requirements.name}) — "
+        "`make install` installs it"
+    )
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true: the {name} test must run, but {missing}")
+    pytest.skip(missing)
+
+
+@contextlib.contextmanager
+def running(
+    name: str,
+    command: list[str],
+    health: str,
+    log: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> Generator[None]:
+    """``command`` running (its output in ``log``, the environment without this venv's
+    ``PYTHONPATH``/``VIRTUAL_ENV``, plus ``env``) until ``health`` answers 200; stopped after."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=environment | dict(env or {}),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                tail = log.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"{name} exited with {process.returncode}:\n{tail}")
+            try:
+                if httpx.get(health, timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"{name} did not answer in {timeout:g} s:\n{tail}")
+            time.sleep(0.25)
+        yield
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)

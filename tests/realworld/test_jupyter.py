@@ -17,9 +17,6 @@ failed output check that says the call went through, with the listing as sent.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -32,85 +29,38 @@ from tests._servers import free_port
 from tests.conftest import REPO, unload
 from toolbind.runtime.http import HttpClient
 
-from ._served import compile_served
+from ._served import compile_served, require_venv, running
 
 # ~10 s (the server starts in ~2 s): `make test-slow` (CI) runs it
 pytestmark = pytest.mark.slow
 
 VENV = REPO / ".venv-jupyter"
 REQUIREMENTS = REPO / "tests" / "realworld" / "jupyter-requirements.txt"
-MISSING = (
-    "Jupyter Server is not installed in .venv-jupyter (or not at "
-    "tests/realworld/jupyter-requirements.txt) — `make install` installs it"
-)
 TOKEN = "jupyter-test-token-5b0c"
-
-
-def _installed() -> bool:
-    stamp = VENV / "requirements.txt"  # `make install` copies the requirements there on success
-    return (
-        (VENV / "bin" / "jupyter-server").exists()
-        and stamp.is_file()
-        and stamp.read_bytes() == REQUIREMENTS.read_bytes()
-    )
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    if not _installed():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true: the Jupyter Server test must run, but {MISSING}")
-        pytest.skip(MISSING)
+    require_venv(VENV, REQUIREMENTS, "jupyter-server", "Jupyter Server")
     tmp = tmp_path_factory.mktemp("jupyter")
     root = tmp / "root"
     root.mkdir()
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     # its config, data and runtime files in the temporary directory, not the user's home
-    env |= {f"JUPYTER_{d}_DIR": str(tmp / d.lower()) for d in ("CONFIG", "DATA", "RUNTIME")}
-    log = tmp / "jupyter.log"
+    env = {f"JUPYTER_{d}_DIR": str(tmp / d.lower()) for d in ("CONFIG", "DATA", "RUNTIME")}
     base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                str(VENV / "bin" / "jupyter-server"),
-                "--ServerApp.ip=127.0.0.1",
-                f"--ServerApp.port={port}",
-                "--ServerApp.port_retries=0",
-                f"--IdentityProvider.token={TOKEN}",
-                f"--ServerApp.root_dir={root}",
-                "--ServerApp.open_browser=False",
-                "--allow-root",
-            ],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"Jupyter Server exited with {process.returncode}:\n{tail}")
-            try:
-                if httpx.get(f"{base}/api", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"Jupyter Server did not answer in 60 s:\n{tail}")
-            time.sleep(0.2)
+    command = [
+        str(VENV / "bin" / "jupyter-server"),
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.open_browser=False",
+        "--allow-root",
+    ]
+    with running("Jupyter Server", command, f"{base}/api", tmp / "jupyter.log", env=env):
         yield base, root
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

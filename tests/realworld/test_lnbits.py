@@ -22,9 +22,6 @@ configured keys and tokens never appear in a client's repr, a result's error or 
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import time
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -36,17 +33,13 @@ from tests._servers import free_port
 from tests.conftest import REPO, unload
 from toolbind.runtime.http import HttpClient
 
-from ._served import compile_served
+from ._served import compile_served, require_venv, running
 
 # ~35 s on 2 cores (LNbits starts in ~10 s): `make test-slow` (CI) runs it
 pytestmark = pytest.mark.slow
 
 VENV = REPO / ".venv-lnbits"
 REQUIREMENTS = REPO / "tests" / "realworld" / "lnbits-requirements.txt"
-MISSING = (
-    "LNbits is not installed in .venv-lnbits (or not at tests/realworld/lnbits-requirements.txt)"
-    " — `make install` installs it"
-)
 # offline: no extension manifests, no price aggregator or exchange-rate providers
 OFFLINE = {
     "LNBITS_EXTENSIONS_MANIFESTS": "[]",
@@ -62,72 +55,30 @@ OFFLINE = {
 }
 
 
-def _installed() -> bool:
-    stamp = VENV / "requirements.txt"  # `make install` copies the requirements there on success
-    return (
-        (VENV / "bin" / "python").exists()
-        and stamp.is_file()
-        and stamp.read_bytes() == REQUIREMENTS.read_bytes()
-    )
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not _installed():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true: the LNbits test must run, but {MISSING}")
-        pytest.skip(MISSING)
+    require_venv(VENV, REQUIREMENTS, "python", "LNbits")
     # LNbits mounts lnbits/static by a relative path: it runs from its site-packages
     site = next(VENV.glob("lib/python3*/site-packages/lnbits")).parent
     tmp = tmp_path_factory.mktemp("lnbits")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env |= OFFLINE | {
+    env = OFFLINE | {
         "LNBITS_DATA_FOLDER": str(tmp / "data"),
         "LNBITS_EXTENSIONS_PATH": str(tmp / "extensions"),
         "HOST": "127.0.0.1",
         "PORT": str(port),
     }
     command = [str(VENV / "bin" / "python"), "-m", "uvicorn", "lnbits.__main__:app"]
-    log = tmp / "lnbits.log"
     base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-            cwd=site,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"LNbits exited with {process.returncode}:\n{tail}")
-            try:
-                if httpx.get(f"{base}/api/v1/health", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                tail = log.read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"LNbits did not answer in 120 s:\n{tail}")
-            time.sleep(0.25)
+    with running(
+        "LNbits",
+        [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        f"{base}/api/v1/health",
+        tmp / "lnbits.log",
+        env=env,
+        cwd=site,
+    ):
         yield base
-    finally:
-        _stop(process)
 
 
 @pytest.fixture(scope="module")
