@@ -1158,6 +1158,7 @@ class _Reader:
         if raw_schema is None:
             raw_schema = {"type": "string", "format": "binary"} if kind == "binary" else {}
         node = self.schema(_Where(raw_schema, mloc.child("schema"), found.root, found.path))
+        kind = self._base64_text(kind, node, raw_schema, media_type, mloc.child("schema"))
         encoding = as_object(media.get("encoding")) or {}
         return self._place_body(
             node, media_type, kind, rb.get("required") is True, encoding, taken, props, tool, mloc
@@ -1206,7 +1207,13 @@ class _Reader:
             return self._place_body(
                 node,
                 media_type,
-                _body_kind(media_type),
+                self._base64_text(
+                    _body_kind(media_type),
+                    node,
+                    pobj.get("schema"),
+                    media_type,
+                    p.loc.child("schema"),
+                ),
                 pobj.get("required") is True,
                 {},
                 taken,
@@ -1367,6 +1374,30 @@ class _Reader:
             )
             explode = None
         return cast("ParameterStyle | None", style), explode
+
+    def _base64_text(
+        self, kind: BodyKind, node: SchemaNode, raw: object, media_type: str, loc: SourceLocation
+    ) -> BodyKind:
+        """``kind``, or ``text`` for a binary media type whose schema is a base64 string
+        (``format: base64`` or ``byte``, ``contentEncoding: base64``): OpenAPI's file uploads
+        say such content is transferred base64-encoded, so the Call's string is the body as it
+        is (Spotify's cover upload: ``image/jpeg`` of base64 text). It was decoded and the raw
+        bytes sent, which the API refused."""
+        if kind != "binary":
+            return kind
+        target = self._resolved(node)
+        raw_object = as_object(raw) or {}
+        if not (
+            (isinstance(target, StringNode) and target.format in ("base64", "byte"))
+            or raw_object.get("contentEncoding") == "base64"
+        ):
+            return kind
+        self.diags.note(
+            loc,
+            f"the {media_type} body is a base64 string: sent as that text, not decoded "
+            "(format: binary is what sends raw bytes)",
+        )
+        return "text"
 
     def _resolved(self, node: SchemaNode) -> SchemaNode:
         """``node``, or the schema its ``$ref``s lead to."""

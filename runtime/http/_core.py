@@ -241,6 +241,14 @@ def _is_text(media: str) -> bool:
     )
 
 
+def _utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _text(response: httpx.Response, body: bytes) -> str:
     encoding = response.charset_encoding or "utf-8"
     try:
@@ -475,9 +483,17 @@ class Exchange:
             }
 
         def fail(
-            message: str, kind: str, status: int | None = None, **extra: Any
+            message: str,
+            kind: str,
+            status: int | None = None,
+            response: httpx.Response | None = None,
+            **extra: Any,
         ) -> ToolResult[Any]:
-            meta = described(status, None) | {"error_type": kind} | extra
+            meta = (
+                described(status, None if response is None else response.headers)
+                | {"error_type": kind}
+                | extra
+            )
             text = self.redact(f"{out.label}: {message}" if out.label else message)
             log.info("%s", text)
             return ToolResult[Any].fail(text, **meta)
@@ -539,11 +555,15 @@ class Exchange:
                         f"redirect to an invalid URL ({status})", "redirect_refused", status=status
                     )
                 if not is_under(target, allowed):
+                    # (the response's headers kept: a download an API hands to another host,
+                    # Box's dl.boxcloud.com or a presigned store URL, is the Location in full)
                     return fail(
                         f"redirect ({status}) to {origin(target)}{target.path} refused: outside "
-                        "the configured servers",
+                        "the configured servers (the whole Location is in "
+                        "metadata['headers']['location'])",
                         "redirect_refused",
                         status=status,
+                        response=response,
                     )
                 if redirects >= self.max_redirects:
                     return fail(
@@ -657,6 +677,15 @@ class Exchange:
             meta["error_type"] = "http_status"
             log.info("%s", message)
             return ToolResult[Any].fail(message, data=data, **meta)
+        if body and not media:
+            # no Content-Type (a store that keeps none, a bare ``send_file``): the media type
+            # the operation declares; else text when the bytes are UTF-8, else binary (base64)
+            # — never a lossy decode, which turned every image into U+FFFDs and said success
+            declared = out.output_media
+            if declared and "*" not in declared:
+                media = declared
+            elif not _utf8(body):
+                media = "application/octet-stream"
         if not body:
             value: Any = None
         elif media in _STREAM_MEDIA:

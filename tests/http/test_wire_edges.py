@@ -1,0 +1,174 @@
+"""What real APIs send and take at the edges of the wire, found on specs nobody here had used
+(Box, Qdrant, Spotify), each checked on a real server (a raw ASGI app, uvicorn on 127.0.0.1):
+
+- a response without ``Content-Type`` (a store that keeps none, a bare ``send_file``): read as
+  the media type the operation declares, else text when the bytes are UTF-8, else base64 — it was
+  decoded as UTF-8 with replacement characters, every image corrupted and reported a success;
+- a redirect off the configured servers (Box's download: ``302`` to dl.boxcloud.com, a presigned
+  URL): still refused, but the whole ``Location`` is in the result's headers — it was lost;
+- a ``format: base64`` body of a binary media type (Spotify's cover upload, ``image/jpeg`` of
+  base64 text): sent as that text — it was decoded and the raw bytes sent.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests._servers import serve_asgi
+from tests.conftest import unload
+from toolbind.compiler import compile_to_directory, load_package
+from toolbind.runtime.http import HttpClient
+
+SPEC = """\
+openapi: 3.1.0
+info: {title: wire edges, version: '1'}
+paths:
+  /png:
+    get:
+      operationId: getPng
+      responses:
+        '200': {description: an image, content: {image/png: {schema: {type: string, format: binary}}}}
+  /json:
+    get:
+      operationId: getJson
+      responses:
+        '200':
+          description: an object
+          content: {application/json: {schema: {type: object, properties: {n: {type: integer}}}}}
+  /bytes/{kind}:
+    get:
+      operationId: getBytes
+      parameters: [{name: kind, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200': {description: whatever the server has}
+  /download:
+    get:
+      operationId: download
+      responses:
+        '200': {description: the file, content: {application/octet-stream: {}}}
+        '302':
+          description: the file on another host
+          headers: {Location: {schema: {type: string}}}
+  /cover:
+    put:
+      operationId: uploadCover
+      requestBody:
+        required: true
+        content: {image/jpeg: {schema: {type: string, format: base64}}}
+      responses:
+        '202': {description: accepted}
+  /raw:
+    put:
+      operationId: uploadRaw
+      requestBody:
+        required: true
+        content: {image/jpeg: {schema: {type: string, format: binary}}}
+      responses:
+        '202': {description: accepted}
+"""
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF"
+PRESIGNED = "https://dl.example.net/d/1/abc?sig=SIGNATURE&exp=123"
+SEEN: list[tuple[str, dict[str, str], bytes]] = []
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    path: str = scope["path"]
+    SEEN.append((path, {k.decode(): v.decode() for k, v in scope["headers"]}, body))
+    status, headers, out = 200, list[tuple[bytes, bytes]](), b""  # no Content-Type unless said
+    if path == "/png":
+        out = PNG
+    elif path == "/json":
+        out = b'{"n": 3}'
+    elif path == "/bytes/binary":
+        out = JPEG
+    elif path == "/bytes/text":
+        out = "naïve text".encode()
+    elif path == "/download":
+        status, headers = 302, [(b"location", PRESIGNED.encode())]
+    else:
+        status = 202
+    headers.append((b"content-length", str(len(out)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": out})
+
+
+@pytest.fixture(scope="module")
+def pkg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    root = tmp_path_factory.mktemp("wire_edges")
+    spec = root / "wire_edges.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    compile_to_directory([spec], root / "out")
+    yield load_package(Path(root / "out"), "wire_edges")
+    unload("wire_edges")
+
+
+def _call(pkg: ModuleType, tool: str, **args: Any) -> Any:
+    with serve_asgi(app) as url, HttpClient(pkg.API, base_url=url) as client:
+        call = pkg.CallAdapter.validate_python({"_tool": tool, **args})
+        return pkg.HttpActivities(client).activities()[tool](call)
+
+
+def test_a_response_without_content_type_is_read_as_declared(pkg: ModuleType) -> None:
+    png = _call(pkg, "getPng")
+    assert png.success and base64.b64decode(png.data.root, validate=True) == PNG
+    assert "content-type" not in png.metadata["headers"]
+    as_json = _call(pkg, "getJson")
+    assert as_json.success and as_json.data.n == 3
+
+
+def test_an_undeclared_response_without_content_type_is_never_decoded_lossily(
+    pkg: ModuleType,
+) -> None:
+    binary = _call(pkg, "getBytes", kind="binary")
+    assert binary.success and base64.b64decode(binary.data.root, validate=True) == JPEG
+    text = _call(pkg, "getBytes", kind="text")
+    assert text.success and text.data.root == "naïve text"
+
+
+def test_a_refused_redirect_keeps_the_whole_location(pkg: ModuleType) -> None:
+    result = _call(pkg, "download")
+    assert not result.success and result.metadata["error_type"] == "redirect_refused"
+    assert result.metadata["status"] == 302
+    assert result.metadata["headers"]["location"] == PRESIGNED
+    assert "metadata['headers']['location']" in (result.error or "")
+    assert len([s for s in SEEN if s[0].startswith("/d/")]) == 0  # never followed
+
+
+def test_a_base64_body_goes_out_as_its_text_and_a_binary_one_decoded(pkg: ModuleType) -> None:
+    text = base64.b64encode(JPEG).decode()
+    assert _call(pkg, "uploadCover", body=text).success
+    path, headers, sent = SEEN[-1]
+    assert (path, headers["content-type"], sent) == ("/cover", "image/jpeg", text.encode())
+    assert _call(pkg, "uploadRaw", body=text).success
+    path, headers, sent = SEEN[-1]
+    assert (path, headers["content-type"], sent) == ("/raw", "image/jpeg", JPEG)
+
+
+def test_the_base64_body_is_noted_where_it_is_read(tmp_path: Path) -> None:
+    spec = tmp_path / "wire_edges.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    tree = compile_to_directory([spec], tmp_path / "out")
+    notes = [f"{d.loc.pointer}: {d.found}" for d in tree.diagnostics if "base64 string" in d.found]
+    assert notes == [
+        "/paths/~1cover/put/requestBody/content/image~1jpeg/schema: the image/jpeg body is a "
+        "base64 string: sent as that text, not decoded (format: binary is what sends raw bytes)"
+    ]
