@@ -136,6 +136,12 @@ def render_path(template: str, params: Sequence[tuple[HttpParameter, Any]]) -> s
         if value is None:
             raise ParameterError(f"path parameter {param.name!r} is required and cannot be null")
         rendered = path_value(param, value)
+        if not rendered:
+            # ``DELETE /events/{id}`` with an empty id is ``DELETE /events/``: another resource
+            raise ParameterError(
+                f"path parameter {param.name!r} is empty: the path would name another resource; "
+                "refused"
+            )
         if has_dot_segment(rendered):
             raise ParameterError(
                 f"path parameter {param.name!r}: a value with '.' or '..' segments would change "

@@ -154,6 +154,16 @@ def test_dot_segments_with_parameters_or_compatibility_dots_were_sent(
     assert http_app.STATE["echo_hits"] == 0 and http_app.STATE["admin_hits"] == 0
 
 
+def test_an_empty_path_value_is_refused_not_sent_to_the_collection(
+    client: HttpClient, mode: str
+) -> None:
+    # ``DELETE /events/{id}`` with an empty id would be ``DELETE /events/``: another resource
+    result = run(client, mode, "getFile", {"name": ""})
+    assert not result.success and result.metadata["error_type"] == "invalid_input"
+    assert "path parameter 'name' is empty" in (result.error or "")
+    assert http_app.STATE["echo_hits"] == 0 and http_app.STATE["admin_hits"] == 0
+
+
 def test_gateway_templates_cannot_change_the_host(base: str, foreign: str, mode: str) -> None:
     port = foreign.rsplit(":", 1)[1]
     ex = HttpExecution({"url": base + "/raw/{{input.name}}", "method": "GET"}, tool="file")
