@@ -1,7 +1,7 @@
 """Compiler layer: the ``toolbind`` command. Thin: parse, call the library, render, exit code.
 
-Exit codes: 0 success, 1 spec errors (or a stale tree with ``--check``, or a broken contract
-with ``test``), 2 usage errors.
+Exit codes: 0 success, 1 spec errors (or a stale tree with ``--check``, or a broken or unchecked
+contract with ``test``), 2 usage errors.
 Diagnostics go to stderr, results to stdout. A user's mistake never shows a traceback.
 """
 
@@ -438,10 +438,20 @@ def test_command(
         list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Hypothesis seed (same seed, same run).")] = 0,
+    allow_unchecked: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unchecked",
+            help="Exit 0 when every contract checked holds even if a part could not be checked "
+            "(no instance could be generated); without it such a run exits 1.",
+        ),
+    ] = False,
     allow_ref: AllowRef = None,
 ) -> None:
     """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
-    invalid ones; with --activities, every Activity takes every Call and returns a valid Output."""
+    invalid ones; with --activities, every Activity takes every Call and returns a valid Output.
+    Exit 1 when a contract is broken or a part of one could not be checked (see
+    --allow-unchecked)."""
     allowed = _allowed_refs(allow_ref)
     try:
         from toolbind.testing._cli import CommandLineError, run
@@ -461,6 +471,7 @@ def test_command(
             out=out,
             err=_err,
             allow_refs=allowed,
+            allow_unchecked=allow_unchecked,
         )
     except SpecError as exc:
         _render(exc.diagnostics)

@@ -9,7 +9,8 @@ must be rejected by the model too — so the costly valid generation is shared.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from ._activities import ActivityCheck
 from ._contract import Contract, contracts_of, with_defs
 from ._errors import ContractViolation, from_pydantic_error, from_schema_error, schema_error, show
 from ._strategies import Mutator, describe, json_instances
+from ._unroll import recursive_defs
 
 
 @dataclass(slots=True)
@@ -43,6 +45,15 @@ class PartResult:
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+    @property
+    def unchecked(self) -> bool:
+        """Some of this part could not be checked (``skipped`` says why): never a pass.
+
+        A tool without an output schema has nothing tool-specific to check in its Output: that
+        part is complete as it is.
+        """
+        return self.skipped is not None and self.skipped != NO_OUTPUT_SCHEMA
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +95,12 @@ _HEALTH_CHECKS = [
 ]
 
 
-def _run(body: Callable[[st.DataObject], None], how: RunSettings, result: PartResult) -> None:
+def _run(
+    body: Callable[[st.DataObject], None],
+    how: RunSettings,
+    result: PartResult,
+    schema: Mapping[str, Any] | bool,
+) -> None:
     test = given(st.data())(how.settings()(body))
     if how.seed is not None:
         test = hypothesis_seed(how.seed)(test)
@@ -98,13 +114,54 @@ def _run(body: Callable[[st.DataObject], None], how: RunSettings, result: PartRe
             raise
         result.failure, result.flaky = found, True
     except Unsatisfiable:
-        result.skipped = _NO_INSTANCE
+        result.skipped = _no_instance(schema)
     except (InvalidArgument, RecursionError) as exc:
-        result.skipped = f"cannot generate instances: {exc}"
+        result.skipped = _cannot_generate(exc, schema)
     except Exception as exc:
         if type(exc).__name__ != "HypothesisRefResolutionError":
             raise
-        result.skipped = f"cannot generate instances: {exc}"
+        result.skipped = _cannot_generate(exc, schema)
+
+
+def _no_instance(schema: Mapping[str, Any] | bool) -> str:
+    recursive = recursive_defs(schema)
+    if recursive:
+        return (
+            f"no instance found: the schema is recursive ({_names(recursive)}), with none "
+            "within a few levels of nesting"
+        )
+    return _NO_INSTANCE
+
+
+MAX_REASON = 200
+"""The longest reason a part was not checked (hypothesis-jsonschema's errors embed the schema)."""
+
+
+def _cannot_generate(exc: BaseException, schema: Mapping[str, Any] | bool) -> str:
+    """One short line: why no instance of ``schema`` could be generated."""
+    recursive = recursive_defs(schema)
+    if recursive and (
+        isinstance(exc, RecursionError) or type(exc).__name__ == "HypothesisRefResolutionError"
+    ):
+        return f"cannot generate instances: the schema is recursive ({_names(recursive)})"
+    if isinstance(exc, RecursionError):
+        return "cannot generate instances: the schema nests too deeply (RecursionError)"
+    return f"cannot generate instances: {brief(str(exc), MAX_REASON - 28)}"
+
+
+def brief(text: str, limit: int = MAX_REASON) -> str:
+    """The first line of ``text`` without an embedded ``schema=...``, at most ``limit`` chars."""
+    lines = text.strip().splitlines()
+    line = _EMBEDDED_SCHEMA.sub("", lines[0] if lines else "").strip() or "no reason given"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+_EMBEDDED_SCHEMA = re.compile(r"\s*\b(?:in )?schema=.*$")
+
+
+def _names(defs: list[str], most: int = 3) -> str:
+    shown = ", ".join(defs[:most])
+    return shown if len(defs) <= most else f"{shown} and {len(defs) - most} more"
 
 
 def _first_violation(exc: BaseException) -> ContractViolation | None:
@@ -228,8 +285,8 @@ def run_model(
             failed[0] = True
             raise
 
-    _run(body, how, result)
-    if result.skipped == _NO_INSTANCE and counts[0]:
+    _run(body, how, result, contract.schema)
+    if result.skipped == _no_instance(contract.schema) and counts[0]:
         result.skipped = "no mutation of a valid instance is invalid"
     result.examples = counts[0] if valid else 0
     result.invalid = counts[1]
@@ -265,7 +322,8 @@ def run_activity(binding: ToolBinding, fn: Callable[..., Any], how: RunSettings)
     if problem is not None:
         result.failure = problem
         return result
-    strategy = json_instances(activity_contract(binding).schema)
+    schema = activity_contract(binding).schema
+    strategy = json_instances(schema)
     count = [0]
     failed = [False]
 
@@ -279,7 +337,7 @@ def run_activity(binding: ToolBinding, fn: Callable[..., Any], how: RunSettings)
         count[0] += not failed[0]
 
     try:
-        _run(body, how, result)
+        _run(body, how, result, schema)
     finally:
         check.close()
     result.examples = count[0]

@@ -3,7 +3,10 @@
 Imports ``_runner`` and rich. ``compiler/cli.py`` parses the command line and calls ``run``.
 Results (a table per spec file, then a block per failure) go to ``out``; progress and usage
 errors to ``err``. Exit codes: 0 every contract holds, 1 a contract is broken (or a spec has
-errors), 2 usage errors (unknown ``--tool``, an ``--activities`` module that can't be imported).
+errors, or a part of a contract could not be checked — no instance could be generated — unless
+``--allow-unchecked``), 2 usage errors (unknown ``--tool``, an ``--activities`` module that
+can't be imported). A part not checked is never a pass: its cells say ``not checked``, the tool's
+result ``UNCHECKED``, a ``NOT CHECKED`` line says why, and the summary counts such tools.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def run(
     out: Console,
     err: Console,
     allow_refs: Sequence[str] = (),
+    allow_unchecked: bool = False,
 ) -> int:
     """Run the contract tests; the exit code. Raises ``SpecError`` and ``CommandLineError``."""
     compiled = compile_specs(specs, allow_refs)
@@ -73,7 +77,9 @@ def run(
         reports = _check_all(selected, found, how, err)
     finally:
         compiled.close()
-    return _report(reports, specs, examples, seed, activities, unknown_activities, out)
+    return _report(
+        reports, specs, examples, seed, activities, unknown_activities, out, allow_unchecked
+    )
 
 
 def _check_all(
@@ -116,12 +122,21 @@ def _cell(part: PartResult | None, invalid: bool = False) -> str:
             return "[bold red]✗ FAIL[/bold red]"
     if part.skipped == NO_OUTPUT_SCHEMA:
         return "[dim]any JSON[/dim]"
-    if part.skipped:
-        return "[yellow]skipped[/yellow]"
     count = part.invalid if invalid else part.examples
+    if part.unchecked and (invalid or not count):
+        # valid instances checked before no invalid mutation was found still count
+        return "[bold yellow]not checked[/bold yellow]"
     if invalid and count == 0:
         return "[dim]none[/dim]"
     return f"[green]✓[/green] {count}"
+
+
+def _result(report: ToolReport) -> str:
+    if not report.ok:
+        return "[bold red]FAIL[/bold red]"
+    if any(p.unchecked for p in report.parts):
+        return "[bold yellow]UNCHECKED[/bold yellow]"
+    return "[green]pass[/green]"
 
 
 def _report(
@@ -132,6 +147,7 @@ def _report(
     activities: str | None,
     unknown_activities: list[str],
     out: Console,
+    allow_unchecked: bool = False,
 ) -> int:
     sources = list(dict.fromkeys(r.source for r in reports))
     with_activities = activities is not None
@@ -156,7 +172,7 @@ def _report(
             ]
             if with_activities:
                 row.append(_cell(r.activity) if r.activity else "[dim]no Activity[/dim]")
-            row.append("[green]pass[/green]" if r.ok else "[bold red]FAIL[/bold red]")
+            row.append(_result(r))
             table.add_row(*row)
         out.print(table)
     failures = [(r, p) for r in reports for p in r.parts if p.failure is not None]
@@ -167,13 +183,15 @@ def _report(
         out.print(
             f"FAIL {r.source} · {part.failure.render()}{flaky}", markup=False, highlight=False
         )
-    skipped = [
-        (r, p) for r in reports for p in r.parts if p.skipped not in (None, NO_OUTPUT_SCHEMA)
-    ]
-    for r, part in skipped:
-        out.print(
-            f"skipped {r.tool.name} {part.part}: {part.skipped}", style="yellow", markup=False
-        )
+    for r in reports:
+        for part in (p for p in r.parts if p.unchecked):
+            out.print(
+                f"NOT CHECKED {r.source} · {r.tool.name} {part.part}: {part.skipped}",
+                style="yellow",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,  # one line each, whole, for a CI log's grep
+            )
     for name in unknown_activities:
         out.print(
             f"FAIL ACTIVITIES[{name!r}] in {activities}: no tool of that name",
@@ -181,14 +199,42 @@ def _report(
             style="red",
         )
     failed_tools = sum(not r.ok for r in reports)
+    unchecked_tools = sum(r.ok and any(p.unchecked for p in r.parts) for r in reports)
+    passed = len(reports) - failed_tools - unchecked_tools
     checked = sum(p.examples + p.invalid for r in reports for p in r.parts)
     summary = (
-        f"{len(reports)} tool(s) from {len(sources)} spec(s): {checked} instances checked "
-        f"({examples} examples per property, seed {seed})"
+        f"{len(reports)} tool(s) from {len(sources)} spec(s): {passed} passed, "
+        f"{failed_tools} failed, {unchecked_tools} not fully checked; {checked} instances "
+        f"checked ({examples} examples per property, seed {seed})"
     )
     out.print()
     if failed_tools or unknown_activities:
-        out.print(f"{summary} — {failed_tools} tool(s) FAILED", style="bold red", markup=False)
+        out.print(
+            f"{summary} — {failed_tools} tool(s) FAILED",
+            style="bold red",
+            markup=False,
+            soft_wrap=True,
+        )
         return 1
-    out.print(f"{summary} — every contract holds", style="green", markup=False)
+    if unchecked_tools:
+        verdict = (
+            f"{summary} — every contract checked holds, but {unchecked_tools} tool(s) not "
+            "fully checked"
+        )
+        if allow_unchecked:
+            out.print(
+                f"{verdict}; accepted with --allow-unchecked",
+                style="yellow",
+                markup=False,
+                soft_wrap=True,
+            )
+            return 0
+        out.print(
+            f"{verdict}; exit 1 (--allow-unchecked accepts this)",
+            style="bold yellow",
+            markup=False,
+            soft_wrap=True,
+        )
+        return 1
+    out.print(f"{summary} — every contract holds", style="green", markup=False, soft_wrap=True)
     return 0

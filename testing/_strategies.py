@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from toolbind.runtime._ecma import translate
 
 from ._contract import Contract
+from ._unroll import recursive_defs, unrolled
 
 _DIALECTS_2019_ON = ("2019-09", "2020-12")
 _NUMERIC_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
@@ -75,12 +76,27 @@ def json_instances(schema: Mapping[str, Any] | bool) -> st.SearchStrategy[Any]:
     from hypothesis_jsonschema import from_schema  # pyright: ignore[reportUnknownVariableType]
 
     value: Any = dict(schema) if isinstance(schema, Mapping) else schema
+    reference: jsonschema.protocols.Validator | None = None
+    if isinstance(value, dict) and recursive_defs(cast("dict[str, Any]", value)):
+        # hypothesis-jsonschema gives up on a recursive $ref: generate from a bounded unrolling
+        # (a subset of the schema's instances, nearly always), and keep what the schema accepts
+        found = unrolled(cast("dict[str, Any]", value))
+        if found is not None:
+            reference = _reference_validator(cast("dict[str, Any]", value))
+            value = found
     if isinstance(value, dict):
         dialect = str(cast("dict[str, Any]", value).get("$schema", "2020-12"))
         if any(d in dialect for d in _DIALECTS_2019_ON):
             value = to_draft7(value)
         cast("dict[str, Any]", value).pop("$schema", None)
-    return cast("st.SearchStrategy[Any]", from_schema(value))
+    strategy = cast("st.SearchStrategy[Any]", from_schema(value))
+    if reference is not None:
+        strategy = strategy.filter(reference.is_valid)
+    return strategy
+
+
+def _reference_validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    return Contract("Model", None, schema).validator()
 
 
 class Mutator:
