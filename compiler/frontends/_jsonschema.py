@@ -1050,7 +1050,7 @@ class SchemaLowerer:
         # ``type`` narrows an enum: ``{type: string, enum: ["a", 1]}`` allows only "a".
         types = self._types(s, loc) if "type" in s else None
         if self.lenient and types is not None and "string" in types:
-            values = self._numbers_as_text(values, types, loc)
+            values = self._scalars_as_text(values, types, loc)
         kept: list[str] = []
         for v in values:
             if types is None or _json_type_matches(v, types):
@@ -1058,38 +1058,48 @@ class SchemaLowerer:
                 if text not in kept:
                     kept.append(text)
         if not kept:
+            declared = " or ".join(types or ())
             self.diags.warning(
                 loc.child("enum"),
-                "no enum value has the declared type",
-                "enum values of the schema's type",
+                f"no enum value has the declared type ({declared}), so no {declared} value is "
+                "allowed",
+                f"enum values of type {declared}",
+                hint="list values of the declared type, or change the type",
             )
             return NeverNode(meta=meta)
         return LiteralNode(meta=meta, values=tuple(kept), form="enum")
 
-    def _numbers_as_text(
+    def _scalars_as_text(
         self, values: list[Any], types: list[str], loc: SourceLocation
     ) -> list[Any]:
-        """``{type: string, enum: [4.1, 4, 3]}``: YAML reads an unquoted ``4.1`` as a number, and
-        a number is no string, so the enum allowed nothing (a real fintech API's version field:
-        every response carrying it failed). Read as their text, with a warning."""
+        """``{type: string, enum: [4.1, 4, 3]}`` or ``enum: [true, false]``: YAML reads an
+        unquoted ``4.1`` as a number and ``true`` as a boolean, and neither is a string, so the
+        enum allowed nothing (a real fintech API's version and indicator fields: every response
+        carrying them failed). Each is read as its JSON text (``'4.1'``, ``'true'``), unless the
+        type allows it as it is, with a warning naming what was read."""
 
         def text(v: Any) -> Any:
-            if isinstance(v, bool) or not isinstance(v, int | float):
+            if not isinstance(v, bool | int | float) or _json_type_matches(v, types):
                 return v
-            if _json_type_matches(v, types):
-                return v
+            if isinstance(v, bool):
+                return "true" if v else "false"
             return repr(v) if isinstance(v, float) else str(v)
 
         read = [text(v) for v in values]
-        changed = [t for v, t in zip(values, read, strict=True) if t is not v]
+        changed = [(v, t) for v, t in zip(values, read, strict=True) if t is not v]
         if not changed:
             return values
+        kinds = sorted({"booleans" if isinstance(v, bool) else "numbers" for v, _ in changed})
+        first, first_text = changed[0]
+        kind = "a boolean" if isinstance(first, bool) else "a number"
+        language = "JSON" if loc.file.lower().endswith((".json", ".jsonl")) else "YAML"
         self.diags.warning(
             loc.child("enum"),
-            f"enum value(s) {', '.join(changed)} are numbers under type: string; read as "
-            "their text",
+            f"enum value(s) {', '.join(t for _, t in changed)} are {' and '.join(kinds)} "
+            f"under type: string; read as the string(s) "
+            f"{', '.join(repr(t) for _, t in changed)}",
             "strings",
-            hint="quote them: an unquoted 4.1 in YAML is a number",
+            hint=f"quote them: an unquoted {first_text} in {language} is {kind}, not a string",
         )
         return read
 

@@ -98,12 +98,24 @@ _PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 _PROPERTY_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 # A whole path segment ``:name``: an Express/Rails route parameter, which OpenAPI does not read.
 _EXPRESS_SEGMENT = re.compile(r"(?<=/):([A-Za-z_][A-Za-z0-9_]*)(?=/|$)")
-# A parameter name that says it carries a secret (``_credential_parameters``).
-# Its last word names a secret (``X-Api-Key``, ``client_secret``, ``refreshToken``); a session id
-# only as the whole name (``login_session_id`` is an admin's filter in Ory Hydra).
+# A query, header or cookie parameter name that says it carries a secret
+# (``_looks_like_credential``). Its last word names a secret (``X-Api-Key``, ``client_secret``,
+# ``refreshToken``, Ory Kratos's ``X-Session-Token``); a session id only as the whole name
+# (``login_session_id`` is an admin's filter in Ory Hydra). A bare ``token`` is not one: in the
+# query it is as often an invitation's or a page's (``page_token``, ``next_token``).
 _CREDENTIAL_NAME = re.compile(
-    r"(?:(?:^|[-_])(?:api[-_]?key|apikey|access[-_]?token|auth[-_]?token|refresh[-_]?token|"
+    r"(?:(?:^|[-_])(?:api[-_]?key|apikey|"
+    r"(?:access|api|auth|bearer|private|refresh|security|session)[-_]?token|"
     r"secret|password|authorization)|^(?:x-)?session[-_]?id)$",
+    re.IGNORECASE,
+)
+# In a header, a token is the caller's credential whatever names it (``X-Vault-Token``, GitLab's
+# ``Private-Token``, ``X-Amz-Security-Token``), but for a page's or a retry's (``X-Next-Token``,
+# ``X-Continuation-Token``, ``X-Idempotency-Token``).
+_HEADER_TOKEN = re.compile(r"(?:^|[-_])token$", re.IGNORECASE)
+_CURSOR_TOKEN = re.compile(
+    r"(?:^|[-_])(?:page|next|prev|previous|continuation|sync|cursor|resume|pagination|delta|"
+    r"idempotency)[-_]?token$",
     re.IGNORECASE,
 )
 # In a request body a password or secret is more often a value being set (a new user's) than the
@@ -548,7 +560,9 @@ class _Reader:
         """A parameter named like a credential (``Api-Key``, ``X-Auth-Token``) that no apiKey
         scheme declares is a Call field: a model is asked for the secret (Discourse's spec
         declares no securitySchemes and an ``Api-Key`` header on 22 operations). Said once per
-        name and place, at its first operation; it stays a field (it may be no secret)."""
+        name and place, at its first operation; it stays a field (it may be no secret). A path
+        parameter is never one: it names a resource (PagerDuty's ``session_id`` of a session an
+        admin revokes), and no apiKey scheme can be ``in: path``."""
         declared = {
             (s.name.lower(), s.location)
             for s in api.security_schemes.values()
@@ -571,7 +585,7 @@ class _Reader:
                     places += [(f.name, "body", f.schema) for f in wrapped.properties]
             for pname, pin, schema in places:
                 if (
-                    (_BODY_CREDENTIAL_NAME if pin == "body" else _CREDENTIAL_NAME).search(pname)
+                    _looks_like_credential(pname, pin)
                     and (pname.lower(), pin) not in declared
                     # a flag or number (GitHub's ``hide_secret: boolean``) carries no secret
                     and _may_be_secret(schema)
@@ -1519,6 +1533,23 @@ def _property_key(name: str) -> str:
     for mark, word in (("[]", ""), ("<=", "_lte"), (">=", "_gte"), ("<", "_lt"), (">", "_gt")):
         name = name.replace(mark, word)
     return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_.-]", "_", name)).strip("_")[:64]
+
+
+def _looks_like_credential(name: str, where: str) -> bool:
+    """Whether a parameter (or, ``where == "body"``, a request body property) is named like the
+    caller's own credential (``_CREDENTIAL_NAME``, ``_BODY_CREDENTIAL_NAME``); a path parameter
+    never is."""
+    if where == "path":
+        return False
+    if where == "body":
+        return _BODY_CREDENTIAL_NAME.search(name) is not None
+    if _CREDENTIAL_NAME.search(name):
+        return True
+    return (
+        where == "header"
+        and _HEADER_TOKEN.search(name) is not None
+        and _CURSOR_TOKEN.search(name) is None
+    )
 
 
 def _may_be_secret(node: SchemaNode | None) -> bool:

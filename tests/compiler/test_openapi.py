@@ -24,6 +24,9 @@ from pydantic import TypeAdapter, ValidationError
 from tests.conftest import CORPUS, NO_CORPUS, CompileSpec, session_dir
 from toolbind.compiler import SpecError, generate_tree, load_package
 from toolbind.compiler._driver import GeneratedTree, build, write_tree
+from toolbind.compiler.frontends.openapi import (
+    _looks_like_credential,  # pyright: ignore[reportPrivateUsage]
+)
 from toolbind.compiler.naming import class_name
 from toolbind.runtime.contract import HttpApi
 
@@ -1329,11 +1332,13 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
 ) -> None:
     """Found on Discourse's spec: no securitySchemes, and an ``Api-Key`` header parameter on 22
     operations, so a model was asked for the API key with nothing said. One warning per name
-    and place; a name an apiKey scheme declares, a pagination ``page_token``, a boolean
-    (GitHub's ``hide_secret``), a name that only begins like one (``secret_type``) and Ory
-    Hydra's ``login_session_id`` are not; a nullable string, a ``refreshToken`` and a form
-    body's ``api_secret`` (Vonage's SMS API) are — but not a body's ``password``, more often a
-    value being set than the caller's own."""
+    and place; a name an apiKey scheme declares, a pagination ``page_token`` (in a header too:
+    ``X-Next-Token``), an ``X-Request-Id``, a boolean (GitHub's ``hide_secret``), a name that
+    only begins like one (``secret_type``), Ory Hydra's ``login_session_id`` and a path
+    parameter (PagerDuty's ``session_id`` of a session an admin revokes: it names a resource,
+    and no apiKey scheme can be ``in: path``) are not; a nullable string, a ``refreshToken``,
+    Ory Kratos's ``X-Session-Token`` header and a form body's ``api_secret`` (Vonage's SMS API)
+    are — but not a body's ``password``, more often a value being set than the caller's own."""
     spec = tmp_path / "credential_keys.yaml"
     op = (
         "      parameters:\n        - {{name: {name}, in: {where}, required: true, "
@@ -1363,6 +1368,16 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         + op.format(name="login_session_id", where="query")
         + "  /j:\n    get:\n      operationId: j\n"
         + op.format(name="refreshToken", where="query")
+        + "  /k/{session_id}:\n    delete:\n      operationId: k\n"
+        + op.format(name="session_id", where="path")
+        + "  /l:\n    get:\n      operationId: l\n"
+        + op.format(name="X-Session-Token", where="header")
+        + "  /m:\n    get:\n      operationId: m\n"
+        + op.format(name="X-Next-Token", where="header")
+        + "  /n:\n    get:\n      operationId: n\n"
+        + op.format(name="X-Request-Id", where="header")
+        + "  /o:\n    get:\n      operationId: o\n"
+        + op.format(name="continuation_token", where="query")
         + "  /sms:\n    post:\n      operationId: sms\n      requestBody:\n        content:\n"
         + "          application/x-www-form-urlencoded:\n            schema:\n"
         + "              type: object\n              required: [api_secret, to]\n"
@@ -1391,11 +1406,42 @@ def test_a_parameter_named_like_a_credential_that_no_scheme_declares_is_said(
         f"{spec}#/paths/~1j/get: warning: query parameter 'refreshToken' looks like a "
         "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
         "for it — an apiKey securityScheme (name: refreshToken, in: query): " + hint,
+        f"{spec}#/paths/~1l/get: warning: header parameter 'X-Session-Token' looks like a "
+        "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
+        "for it — an apiKey securityScheme (name: X-Session-Token, in: header): " + hint,
         f"{spec}#/paths/~1sms/post: warning: request body property 'api_secret' looks like a "
         "credential, and no securityScheme declares it: it is a Call field, so a model is asked "
         "for it — a secret from configuration: OpenAPI declares one as an apiKey securityScheme "
         "in a header, the query or a cookie, never in a body",
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "where", "flagged"),
+    [
+        ("X-Session-Token", "header", True),  # Ory Kratos: the caller's own session
+        ("X-Auth-Token", "header", True),
+        ("X-API-Key", "header", True),
+        ("Api-Key", "header", True),
+        ("X-Vault-Token", "header", True),  # any header token but a page's
+        ("Private-Token", "header", True),  # GitLab's
+        ("session_token", "query", True),
+        ("api_token", "query", True),
+        ("X-Session-Id", "header", True),
+        ("X-Request-Id", "header", False),
+        ("X-Next-Token", "header", False),
+        ("X-Continuation-Token", "header", False),
+        ("page_token", "query", False),
+        ("next_token", "query", False),
+        ("continuation_token", "query", False),
+        ("sync_token", "query", False),
+        ("token", "query", False),  # an invitation's as often as the caller's
+        ("session_id", "path", False),  # a resource: no apiKey scheme is in: path
+        ("api_key", "path", False),
+    ],
+)
+def test_credential_names(name: str, where: str, flagged: bool) -> None:
+    assert _looks_like_credential(name, where) is flagged
 
 
 def test_a_cookie_header_parameter_says_how_to_send_it(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ spec says is dropped in silence.
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from tests._servers import serve_asgi
 from tests.conftest import unload
@@ -243,8 +245,8 @@ def test_unquoted_numbers_in_a_string_enum_are_read_as_their_text(
     warnings = _warnings("enum_numbers_as_text.yaml")
     assert len(warnings) == 1 and warnings[0].endswith(
         "enum_numbers_as_text.yaml#/components/schemas/PrismVersion/enum: warning: enum "
-        "value(s) 4.1, 4, 3 are numbers under type: string; read as their text — strings "
-        "(hint: quote them: an unquoted 4.1 in YAML is a number)"
+        "value(s) 4.1, 4, 3 are numbers under type: string; read as the string(s) '4.1', '4', "
+        "'3' — strings (hint: quote them: an unquoted 4.1 in YAML is a number, not a string)"
     ), warnings
     pkg = packages["enum_numbers_as_text"]
     for version in ("4.1", "3", None):
@@ -253,6 +255,92 @@ def test_unquoted_numbers_in_a_string_enum_are_read_as_their_text(
         assert report.data.model_dump(mode="json") == {"version": version}
     with pytest.raises(ValueError, match="version"):
         pkg.CallAdapter.validate_python({"_tool": "getPrismReport", "version": 4.1})
+
+
+def test_unquoted_booleans_in_a_string_enum_are_read_as_their_text(
+    packages: dict[str, ModuleType], server: str
+) -> None:
+    """The defect (Plaid's ``AssetRetirementIndicator``: ``type: string``, ``nullable: true``,
+    ``enum: [true, false]``): YAML reads an unquoted ``true`` as a boolean, so no value had the
+    declared type, the field took nothing but null, and every response carrying it failed; the
+    warning said neither. Read as the strings 'true' and 'false', as numbers are."""
+    warnings = _warnings("enum_booleans_as_text.yaml")
+    assert len(warnings) == 1 and warnings[0].endswith(
+        "enum_booleans_as_text.yaml#/components/schemas/AssetDetail/properties/"
+        "AssetRetirementIndicator/enum: warning: enum value(s) true, false are booleans under "
+        "type: string; read as the string(s) 'true', 'false' — strings (hint: quote them: an "
+        "unquoted true in YAML is a boolean, not a string)"
+    ), warnings
+    pkg = packages["enum_booleans_as_text"]
+    for indicator in ("true", "false", None):
+        call = {"_tool": "describeAsset", "AssetRetirementIndicator": indicator}
+        asset = _call(pkg, server, call)
+        assert asset.success, asset.error
+        assert asset.data.model_dump(mode="json", by_alias=True) == {
+            "AssetRetirementIndicator": indicator
+        }
+    tool = next(t for t in pkg.TOOLS if t.name == "describeAsset")
+    assert tool.parameters["properties"]["AssetRetirementIndicator"] == {
+        "anyOf": [{"enum": ["true", "false"]}, {"type": "null"}]
+    }
+    schema: Any = Draft202012Validator({**tool.output_schema, "$defs": dict(tool.defs)})
+    for value in ("true", "false", None, True, False, "True", "yes", 1):
+        instance = {"AssetRetirementIndicator": value}
+        try:
+            tool.output_model.model_validate(instance)
+        except ValueError:
+            accepted = False
+        else:
+            accepted = True
+        assert accepted is schema.is_valid(instance) is (value in ("true", "false", None))
+    for wrong in (True, "yes"):  # the declared type is string
+        with pytest.raises(ValueError, match="AssetRetirementIndicator"):
+            pkg.CallAdapter.validate_python(
+                {"_tool": "describeAsset", "AssetRetirementIndicator": wrong}
+            )
+
+
+def test_a_scalar_read_as_text_is_named_in_the_hint(tmp_path: Path) -> None:
+    """The hint names the value read (an enum of ``[3]`` was told about "an unquoted 4.1"), and
+    the language the spec is written in: a JSON boolean under ``type: string`` is the same
+    slip, read the same way. An enum with no value of another declared type says what is left."""
+    spec = tmp_path / "flags.json"
+    parameters = [
+        {"name": "v", "in": "query", "schema": {"type": "string", "enum": [3, "x", False]}},
+        {
+            "name": "n",
+            "in": "query",
+            "schema": {"type": "integer", "nullable": True, "enum": ["a"]},
+        },
+    ]
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "t", "version": "1"},
+                "paths": {
+                    "/a": {
+                        "get": {
+                            "operationId": "a",
+                            "parameters": parameters,
+                            "responses": {"204": {"description": "ok"}},
+                        }
+                    }
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    tree = generate_tree([spec])
+    warnings = [d.render() for d in tree.diagnostics if d.severity == "warning"]
+    assert warnings == [
+        f"{spec}#/paths/~1a/get/parameters/0/schema/enum: warning: enum value(s) 3, false are "
+        "booleans and numbers under type: string; read as the string(s) '3', 'false' — strings "
+        "(hint: quote them: an unquoted 3 in JSON is a number, not a string)",
+        f"{spec}#/paths/~1a/get/parameters/1/schema/enum: warning: no enum value has the "
+        "declared type (integer), so no integer value is allowed — enum values of type integer "
+        "(hint: list values of the declared type, or change the type)",
+    ]
 
 
 # -- security schemes ------------------------------------------------------------------------------
