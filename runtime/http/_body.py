@@ -21,6 +21,7 @@ import binascii
 import json
 import mimetypes
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -163,6 +164,11 @@ def encode_body(
                 files.append((prop, (None, primitive(one).encode("utf-8"), None)))
         else:
             files.append((prop, (None, primitive(item).encode("utf-8"), _content_type(part, None))))
+    if not files:
+        # every part optional and none given: an empty multipart body (httpx writes none, and
+        # names no Content-Type, for no files)
+        boundary = secrets.token_hex(16)
+        return f"--{boundary}--\r\n".encode("ascii"), f"multipart/form-data; boundary={boundary}"
     # httpx writes the multipart framing (boundary, quoting of names and filenames).
     request = httpx.Request("POST", "http://multipart.invalid/", files=files)
     content = request.read()

@@ -6,6 +6,8 @@
   decoded as UTF-8 with replacement characters, every image corrupted and reported a success;
 - a redirect off the configured servers (Box's download: ``302`` to dl.boxcloud.com, a presigned
   URL): still refused, but the whole ``Location`` is in the result's headers — it was lost;
+- a multipart body whose every part is optional, called with none: an empty multipart body — it
+  was a ``KeyError`` from inside the client (found by calling every operation against Prism);
 - a ``format: base64`` body of a binary media type (Spotify's cover upload, ``image/jpeg`` of
   base64 text): sent as that text — it was decoded and the raw bytes sent.
 """
@@ -61,6 +63,16 @@ paths:
       requestBody:
         required: true
         content: {image/jpeg: {schema: {type: string, format: base64}}}
+      responses:
+        '202': {description: accepted}
+  /form:
+    post:
+      operationId: postForm
+      requestBody:
+        required: true
+        content:
+          multipart/form-data:
+            schema: {type: object, properties: {note: {type: string}, tags: {type: array, items: {type: string}}}}
       responses:
         '202': {description: accepted}
   /raw:
@@ -172,3 +184,13 @@ def test_the_base64_body_is_noted_where_it_is_read(tmp_path: Path) -> None:
         "/paths/~1cover/put/requestBody/content/image~1jpeg/schema: the image/jpeg body is a "
         "base64 string: sent as that text, not decoded (format: binary is what sends raw bytes)"
     ]
+
+
+def test_a_multipart_body_with_no_parts_is_an_empty_multipart_body(pkg: ModuleType) -> None:
+    assert _call(pkg, "postForm").success
+    path, headers, sent = SEEN[-1]
+    media, _, boundary = headers["content-type"].partition("; boundary=")
+    assert (path, media) == ("/form", "multipart/form-data") and boundary
+    assert sent == f"--{boundary}--\r\n".encode()
+    assert _call(pkg, "postForm", note="n").success
+    assert b'name="note"' in SEEN[-1][2]
