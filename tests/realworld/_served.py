@@ -65,9 +65,11 @@ def running(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 120,
+    ok: tuple[int, ...] = (200,),
 ) -> Generator[None]:
     """``command`` running (its output in ``log``, the environment without this venv's
-    ``PYTHONPATH``/``VIRTUAL_ENV``, plus ``env``) until ``health`` answers 200; stopped after."""
+    ``PYTHONPATH``/``VIRTUAL_ENV``, plus ``env``) until ``health`` answers a status of ``ok``;
+    stopped after."""
     environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -85,7 +87,7 @@ def running(
                 tail = log.read_text(errors="replace")[-3000:]
                 raise RuntimeError(f"{name} exited with {process.returncode}:\n{tail}")
             try:
-                if httpx.get(health, timeout=5).status_code == 200:
+                if httpx.get(health, timeout=5).status_code in ok:
                     break
             except httpx.TransportError:
                 pass
