@@ -136,8 +136,10 @@ def render_path(template: str, params: Sequence[tuple[HttpParameter, Any]]) -> s
         if value is None:
             raise ParameterError(f"path parameter {param.name!r} is required and cannot be null")
         rendered = path_value(param, value)
-        if not rendered:
-            # ``DELETE /events/{id}`` with an empty id is ``DELETE /events/``: another resource
+        if not rendered and not template.endswith("{" + param.name + "}"):
+            # ``/users/{id}/keys`` with an empty id is ``/users//keys``, which servers read as
+            # ``/users/keys``: another resource. (An empty last one is a real API's own root:
+            # GitHub's and Jupyter's ``/contents/{path}`` with an empty path.)
             raise ParameterError(
                 f"path parameter {param.name!r} is empty: the path would name another resource; "
                 "refused"

@@ -8,7 +8,8 @@ with every field; values follow the field's schema (its enum or const, its forma
 date-time —, its bounds). Prism must find nothing wrong with any request: path, query, header
 and cookie parameters in their styles, bodies in their media types, credentials where the
 security schemes say. Calling every corpus operation this way found a multipart body with no
-parts crashing inside the client, and an empty path parameter sent as the collection's URL.
+parts crashing inside the client, and an empty path parameter inside a path (``/users//keys``)
+sent as it was.
 
 Left out: specs whose Calls this simple filler cannot make valid (Discord's patterns, OpenAI's
 nested oneOfs, ReadMe's nullable titles), and one whose only refusal is Prism's own (a multipart

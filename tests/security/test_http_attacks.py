@@ -37,6 +37,10 @@ from toolbind.runtime.http import (
     RetryPolicy,
     SecurityRequirement,
 )
+from toolbind.runtime.http._params import (  # pyright: ignore[reportPrivateUsage]
+    ParameterError,
+    render_path,
+)
 
 
 @pytest.fixture
@@ -154,14 +158,18 @@ def test_dot_segments_with_parameters_or_compatibility_dots_were_sent(
     assert http_app.STATE["echo_hits"] == 0 and http_app.STATE["admin_hits"] == 0
 
 
-def test_an_empty_path_value_is_refused_not_sent_to_the_collection(
-    client: HttpClient, mode: str
-) -> None:
-    # ``DELETE /events/{id}`` with an empty id would be ``DELETE /events/``: another resource
-    result = run(client, mode, "getFile", {"name": ""})
-    assert not result.success and result.metadata["error_type"] == "invalid_input"
-    assert "path parameter 'name' is empty" in (result.error or "")
-    assert http_app.STATE["echo_hits"] == 0 and http_app.STATE["admin_hits"] == 0
+def test_an_empty_path_value_inside_the_path_is_refused_but_a_last_one_is_a_root() -> None:
+    # ``/users/{id}/keys`` with an empty id would be ``/users//keys``: another resource
+    user = HttpParameter(
+        name="id", field="id", location="path", style="simple", explode=False, required=True
+    )
+    with pytest.raises(ParameterError, match="path parameter 'id' is empty"):
+        render_path("/users/{id}/keys", [(user, "")])
+    # GitHub's and Jupyter's ``/contents/{path}``: an empty path is the root's contents
+    path = HttpParameter(
+        name="path", field="path", location="path", style="simple", explode=False, required=True
+    )
+    assert render_path("/api/contents/{path}", [(path, "")]) == "/api/contents/"
 
 
 def test_gateway_templates_cannot_change_the_host(base: str, foreign: str, mode: str) -> None:
