@@ -286,7 +286,7 @@ def run_model(
             raise
 
     _run(body, how, result, contract.schema)
-    if result.skipped == _no_instance(contract.schema) and counts[0]:
+    if counts[0] and result.skipped is not None and result.skipped == _no_instance(contract.schema):
         result.skipped = "no mutation of a valid instance is invalid"
     result.examples = counts[0] if valid else 0
     result.invalid = counts[1]

@@ -67,3 +67,13 @@ def serve_wsgi(app: Any, *, name: str = "wsgi") -> Generator[str]:
     finally:
         srv.shutdown()
         thread.join(timeout=10)
+
+
+async def read_body(receive: Any) -> bytes:
+    """The whole request body a raw ASGI app receives (its ``http.request`` messages joined)."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body

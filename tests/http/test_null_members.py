@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from tests._servers import serve_asgi
-from tests.conftest import unload
-from toolbind.compiler import compile_to_directory, load_package
+from tests.conftest import CompileSpec
 from toolbind.runtime.http import HttpClient
 
 SPEC = """\
@@ -69,14 +67,9 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-@pytest.fixture(scope="module")
-def pkg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    root = tmp_path_factory.mktemp("nulls")
-    spec = root / "nulls.yaml"
-    spec.write_text(SPEC, encoding="utf-8")
-    compile_to_directory([spec], root / "out")
-    yield load_package(Path(root / "out"), "nulls")
-    unload("nulls")
+@pytest.fixture
+def pkg(compile_spec: CompileSpec) -> ModuleType:
+    return compile_spec(SPEC, suffix=".yaml")
 
 
 def _answer(pkg: ModuleType, case: str) -> Any:

@@ -15,16 +15,16 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._servers import serve_asgi
-from tests.conftest import unload
-from toolbind.compiler import compile_to_directory, load_package
+from tests._servers import read_body, serve_asgi
+from tests.conftest import CompileSpec
+from toolbind.compiler import compile_to_directory
 from toolbind.runtime.http import HttpClient
 
 SPEC = """\
@@ -97,12 +97,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
+    body = await read_body(receive)
     path: str = scope["path"]
     SEEN.append((path, {k.decode(): v.decode() for k, v in scope["headers"]}, body))
     status, headers, out = 200, list[tuple[bytes, bytes]](), b""  # no Content-Type unless said
@@ -123,14 +118,9 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": out})
 
 
-@pytest.fixture(scope="module")
-def pkg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
-    root = tmp_path_factory.mktemp("wire_edges")
-    spec = root / "wire_edges.yaml"
-    spec.write_text(SPEC, encoding="utf-8")
-    compile_to_directory([spec], root / "out")
-    yield load_package(Path(root / "out"), "wire_edges")
-    unload("wire_edges")
+@pytest.fixture
+def pkg(compile_spec: CompileSpec) -> ModuleType:
+    return compile_spec(SPEC, suffix=".yaml")
 
 
 def _call(pkg: ModuleType, tool: str, **args: Any) -> Any:

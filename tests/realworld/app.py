@@ -9,6 +9,8 @@ from email.parser import BytesParser
 from typing import Any, cast
 from urllib.parse import parse_qsl
 
+from tests._servers import read_body
+
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
@@ -18,12 +20,7 @@ LOGO = bytes(range(256))
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     assert scope["type"] == "http"
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
+    body = await read_body(receive)
     path: str = scope["path"]
     method: str = scope["method"]
     status, media, content = 404, "application/json", b'{"error": "not found"}'
