@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urldefrag, urljoin
 
-import regex
-
 from toolbind.runtime.contract import compile_pattern
 
 from .._load import (
@@ -1467,6 +1465,8 @@ class SchemaLowerer:
 
     def _valid_regex(self, pattern: str, loc: SourceLocation, what: str) -> bool:
         """Whether ``pattern`` is an ECMA-262 regex the runtime can use; reports it if not."""
+        import regex  # (here, not at the top: the ``regex`` module costs a tenth of toolbind's import)
+
         try:
             compile_pattern(pattern)  # ECMA-262's reading (``[]``, ``\\k<n>``; not ``(?P<n>)``)
         except regex.error as ecma:
