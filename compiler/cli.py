@@ -447,6 +447,17 @@ def test_command(
         ),
     ] = False,
     allow_ref: AllowRef = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Tools checked at once, each in its own process (default: one per CPU; 1 for "
+            "Activities that must not run concurrently).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output.
@@ -472,6 +483,7 @@ def test_command(
             err=_err,
             allow_refs=allowed,
             allow_unchecked=allow_unchecked,
+            jobs=jobs,
         )
     except SpecError as exc:
         _render(exc.diagnostics)

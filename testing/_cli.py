@@ -11,8 +11,13 @@ result ``UNCHECKED``, a ``NOT CHECKED`` line says why, and the summary counts su
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +49,11 @@ def run(
     err: Console,
     allow_refs: Sequence[str] = (),
     allow_unchecked: bool = False,
+    jobs: int | None = None,
 ) -> int:
-    """Run the contract tests; the exit code. Raises ``SpecError`` and ``CommandLineError``."""
+    """Run the contract tests; the exit code. Raises ``SpecError`` and ``CommandLineError``.
+
+    ``jobs``: tools checked at once, each in a process of its own (None: one per CPU)."""
     compiled = compile_specs(specs, allow_refs)
     try:
         selected = compiled.tools
@@ -74,7 +82,7 @@ def run(
                     "like the tools"
                 )
         how = RunSettings(max_examples=examples, seed=seed, database=False)
-        reports = _check_all(selected, found, how, err)
+        reports = _check_all(selected, found, how, err, jobs)
     finally:
         compiled.close()
     return _report(
@@ -87,30 +95,91 @@ def _check_all(
     found: dict[str, Callable[..., Any]],
     how: RunSettings,
     err: Console,
+    jobs: int | None = None,
 ) -> list[ToolReport]:
-    reports: list[ToolReport] = []
-    progress: Progress | None = None
-    task: Any = None
+    """Every selected tool's report, in order: checked here one after another, or — ``jobs``
+    above 1 (None: one per CPU), more than one tool, and ``fork`` available — in forked
+    processes that inherit the imported packages and Activities, each tool's run the same as
+    here (its own seeded hypothesis run). A worker that dies (an Activity exiting the process)
+    leaves the tools not reported yet to be checked here, as without ``--jobs``."""
+    reports: list[ToolReport | None] = [None] * len(selected)
+    workers = min(jobs or os.cpu_count() or 1, len(selected))
+    start = time.monotonic()
+    with _progress(err, len(selected)) as advance:
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            _checked_in_workers(selected, found, how, workers, reports, advance)
+        for i, (source, tool) in enumerate(selected):
+            if reports[i] is None:
+                advance(f"checking {tool.name}", time.monotonic() - start)
+                reports[i] = check_tool(source, tool, how, found.get(tool.name))
+    return [r for r in reports if r is not None]
+
+
+# what the forked workers check (set before they are forked: they inherit it)
+_work: list[tuple[list[tuple[str, Any]], dict[str, Callable[..., Any]], RunSettings]] = []
+
+
+def _check_in_worker(i: int) -> tuple[PartResult, PartResult, PartResult | None, str | None]:
+    selected, found, how = _work[0]
+    source, tool = selected[i]
+    r = check_tool(source, tool, how, found.get(tool.name))
+    return r.call, r.output, r.activity, r.activity_name
+
+
+def _checked_in_workers(
+    selected: list[tuple[str, Any]],
+    found: dict[str, Callable[..., Any]],
+    how: RunSettings,
+    workers: int,
+    reports: list[ToolReport | None],
+    advance: Callable[[str, float], None],
+) -> None:
+    _work[:] = [(selected, found, how)]
     start = time.monotonic()
     try:
-        for i, (source, tool) in enumerate(selected):
-            if progress is None and err.is_terminal and time.monotonic() - start > 1.0:
-                progress = Progress(
-                    SpinnerColumn(),
-                    TextColumn("{task.description}"),
-                    TimeElapsedColumn(),
-                    console=err,
-                    transient=True,
-                )
-                progress.start()
-                task = progress.add_task("", total=len(selected))
-            if progress is not None:
-                progress.update(task, completed=i, description=f"checking {tool.name}")
-            reports.append(check_tool(source, tool, how, found.get(tool.name)))
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            pending = {pool.submit(_check_in_worker, i): i for i in range(len(selected))}
+            for done in as_completed(pending):
+                i = pending[done]
+                source, tool = selected[i]
+                call, output, activity, name = done.result()
+                reports[i] = ToolReport(source, tool, call, output, activity, name)
+                advance(f"checked {tool.name}", time.monotonic() - start)
+    except BrokenProcessPool:
+        pass  # (the tools not reported are checked in this process)
+    finally:
+        _work.clear()
+
+
+@contextlib.contextmanager
+def _progress(err: Console, total: int) -> Generator[Callable[[str, float], None]]:
+    """``advance(what, elapsed)``: one more tool is being checked, or was (``what`` says
+    which); a progress line on a terminal once the run has taken more than a second."""
+    progress: Progress | None = None
+    task: Any = None
+    count = 0
+
+    def advance(name: str, elapsed: float) -> None:
+        nonlocal progress, task, count
+        if progress is None and err.is_terminal and elapsed > 1.0:
+            progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            )
+            progress.start()
+            task = progress.add_task("", total=total)
+        if progress is not None:
+            progress.update(task, completed=count, description=name)
+        count += 1
+
+    try:
+        yield advance
     finally:
         if progress is not None:
             progress.stop()
-    return reports
 
 
 def _cell(part: PartResult | None, invalid: bool = False) -> str:

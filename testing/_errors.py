@@ -64,6 +64,25 @@ class ContractViolation(ToolbindError, AssertionError):
         self.schema_path = schema_path
         super().__init__(self.render())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (keyword-only arguments: the default pickling would call the class with ``args``);
+        # a check run in another process (``toolbind test --jobs``) sends its failure back
+        return (_rebuild_violation, (self.subject, self.problem, self._fields()))
+
+    def _fields(self) -> dict[str, Any]:
+        fields = {
+            "pointer": self.pointer,
+            "keyword": self.keyword,
+            "detail": self.detail,
+            "schema_path": self.schema_path,
+            "check": self.check,
+        }
+        if self.has_instance:
+            fields["instance"] = self.instance
+        if self.has_returned:
+            fields["returned"] = self.returned
+        return fields
+
     @property
     def has_instance(self) -> bool:
         return self.instance is not _ABSENT
@@ -87,6 +106,10 @@ class ContractViolation(ToolbindError, AssertionError):
         if self.detail:
             lines.append(f"  {self.detail}")
         return "\n".join(lines)
+
+
+def _rebuild_violation(subject: str, problem: str, fields: dict[str, Any]) -> ContractViolation:
+    return ContractViolation(subject, problem, **fields)
 
 
 def show(value: Any, limit: int = 2000) -> str:

@@ -137,6 +137,44 @@ def test_an_activity_returning_what_the_output_schema_forbids_fails_readably(
     assert "Traceback" not in out + result.stderr
 
 
+def test_tools_checked_in_parallel_report_what_one_process_reports(tmp_path: Path) -> None:
+    """``--jobs 2`` checks the tools in two forked processes: the same tables, the same
+    shrunk counterexample (the failure comes back from its worker whole), the same exit code."""
+    root = project(
+        tmp_path,
+        GOOD_ACTIVITIES.replace(
+            "ScoreTextOutput(score=min(len(call.text), 10))",
+            "ScoreTextOutput.model_construct(score=len(call.text))",
+        ),
+    )
+    args = ("test", "specs", "--activities", "acts.py", "--examples", "30")
+    one = toolbind(*args, "--jobs", "1", cwd=root)
+    two = toolbind(*args, "--jobs", "2", cwd=root)
+    assert one.returncode == two.returncode == 1, two.stdout + two.stderr
+    assert two.stdout == one.stdout
+    assert 'counterexample: {"_tool": "scoreText", "text": "00000000000"}' in two.stdout
+    assert "Traceback" not in two.stdout + two.stderr
+
+
+def test_a_worker_that_dies_leaves_its_tools_to_the_main_process(tmp_path: Path) -> None:
+    """An Activity that ends the process it runs in (``os._exit``) only in a worker: the pool
+    breaks, and the tools not reported yet are checked in the main process instead."""
+    root = project(
+        tmp_path,
+        "import os\n\nMAIN = os.getpid()\n"
+        + GOOD_ACTIVITIES.replace(
+            "    return EchoOutput(call.words)",
+            "    if os.getpid() != MAIN:\n        os._exit(3)\n    return EchoOutput(call.words)",
+        ),
+    )
+    result = toolbind(
+        "test", "specs", "--activities", "acts.py", "--examples", "10", "--jobs", "2", cwd=root
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 tool(s) from 1 spec(s): 2 passed" in result.stdout
+    assert "every contract holds" in result.stdout
+
+
 def test_an_activity_typed_with_a_stale_package_is_told_to_regenerate(tmp_path: Path) -> None:
     root = project(tmp_path, GOOD_ACTIVITIES)
     spec = root / "specs" / "scoring.yaml"
