@@ -103,7 +103,7 @@ def _check_all(
     here (its own seeded hypothesis run). A worker that dies (an Activity exiting the process)
     leaves the tools not reported yet to be checked here, as without ``--jobs``."""
     reports: list[ToolReport | None] = [None] * len(selected)
-    workers = min(jobs or os.cpu_count() or 1, len(selected))
+    workers = min(jobs or _cpus(), len(selected))
     start = time.monotonic()
     with _progress(err, len(selected)) as advance:
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
@@ -113,6 +113,13 @@ def _check_all(
                 advance(f"checking {tool.name}", time.monotonic() - start)
                 reports[i] = check_tool(source, tool, how, found.get(tool.name))
     return [r for r in reports if r is not None]
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system says; a container's
+    machine may have many more than it is given)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 # what the forked workers check (set before they are forked: they inherit it)
