@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import itertools
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from toolbind.runtime.errors import UsageError
+
+_counter = itertools.count()
 
 
 def prepare(
@@ -100,8 +104,12 @@ def collect(
     try:
         loaded = list(packages)
         if specs:
-            tree = compile_to_directory(list(specs), root, allow_refs=allow_refs)
-            loaded[:0] = [load_package(root, name) for name in tree.packages]
+            # under a parent package of its own: a package is named after its spec file, and
+            # `mcp.json` (or `json.yaml`, `test.yaml`) would otherwise import the module of that name
+            parent = f"toolbind_serve_{os.getpid()}_{next(_counter)}"
+            tree = compile_to_directory(list(specs), root / parent, allow_refs=allow_refs)
+            (root / parent / "__init__.py").write_text("", encoding="utf-8")
+            loaded[:0] = [load_package(root, f"{parent}.{name}") for name in tree.packages]
         tools: list[ToolBinding] = []
         fns: dict[str, Callable[..., Any]] = {}
         given = dict(credentials or {})

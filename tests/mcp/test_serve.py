@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -421,3 +422,28 @@ def test_a_stdio_server_stopped_with_sigterm_leaves_nothing_in_the_temp_dir(tmp_
         proc.kill()
     assert proc.returncode == 128 + 15
     assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("stem", ["mcp", "httpx"])
+def test_a_spec_named_like_an_imported_module_is_served(stem: str, tmp_path: Path) -> None:
+    """The defect (found serving an MCP configuration saved as ``mcp.json``, as the README names
+    it): a package is named after its spec file, and serve imported it by that bare name — the
+    ``mcp`` SDK (or any module imported before, ``httpx``) came back, a traceback
+    (``module 'mcp' has no attribute 'TOOLS'``)."""
+    from toolbind.compiler._serve import prepare
+
+    spec = tmp_path / f"{stem}.json"
+    echo = {"_tool": {"const": "echo"}, "text": {"type": "string"}, "_output": {"type": "object"}}
+    spec.write_text(json.dumps({"echo": {"type": "object", "properties": echo}}), encoding="utf-8")
+    server, served, _, root = prepare([spec], latent=True)
+    try:
+        assert served == ["echo"]
+
+        async def main() -> None:
+            async with Client(server) as client:
+                done = await client.call_tool("echo", {"text": "hi", "_output": {"said": "hi"}})
+                assert done.structured_content == {"said": "hi"}
+
+        asyncio.run(main())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
