@@ -7,6 +7,7 @@ authenticated operations (tests/http_app.py)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import shutil
@@ -447,3 +448,38 @@ def test_a_spec_named_like_an_imported_module_is_served(stem: str, tmp_path: Pat
         asyncio.run(main())
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_serving_another_mcp_servers_tools_keeps_its_text_and_images(tmp_path: Path) -> None:
+    """The defects (found serving ``@wonderwhy-er/desktop-commander``'s tools through a generated
+    ``McpActivities``): a string result was sent as a JSON string literal (quoted, ``\\n``
+    escaped — a toolbind client read the quotes back as part of the value), and the server's
+    image came back as the JSON text of its content blocks instead of an image."""
+    from toolbind.compiler import compile_to_directory, load_package
+
+    from .shapes_server import PNG
+
+    server_cmd = [str(REPO / "tests" / "mcp" / "shapes_server.py")]
+    config = tmp_path / "servers.json"
+    entry = {"name": "shapes", "command": sys.executable, "args": server_cmd}
+    config.write_text(json.dumps({"mcp": {"servers": [entry]}}), encoding="utf-8")
+    compile_to_directory([config], tmp_path / "out", package_names={str(config): "shapes_tools"})
+    pkg = load_package(tmp_path / "out", "shapes_tools")
+
+    async def main() -> None:
+        activities = pkg.McpActivities()
+        try:
+            async with Client(mcp_server(pkg.TOOLS, activities.async_activities())) as client:
+                text = await client.call_tool("read_text", {"path": "a.txt"})
+                assert not text.is_error
+                assert _text(text) == "[Reading 2 lines from a.txt]\n\nhello\nthere"
+                image = await client.call_tool("read_file", {"path": "red.png"})
+                assert not image.is_error
+                assert [b.type for b in image.content] == ["text", "image"]
+                assert _text(image) == "Image file: red.png (image/png)"
+                block: Any = image.content[1]
+                assert (block.mime_type, base64.b64decode(block.data)) == ("image/png", PNG)
+        finally:
+            await activities.aclose()
+
+    asyncio.run(main())

@@ -1,0 +1,37 @@
+"""A small MCP server (the ``mcp`` SDK's ``MCPServer``, stdio) whose tools answer in the shapes
+real third-party servers were seen to answer in, for tests that need a live server but not the
+third-party one: ``python tests/mcp/shapes_server.py``.
+
+- ``read_file``: a text block and an image (``@wonderwhy-er/desktop-commander``'s ``read_file`` of
+  a PNG);
+- ``read_text``: text with line breaks and no ``outputSchema`` (its ``read_file`` of a text file).
+"""
+
+from __future__ import annotations
+
+import base64
+
+from mcp.server.mcpserver import Image, MCPServer
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAAEElEQVR4nGP4z8AARwzEcQCukw/x0F8jngAAAABJRU5ErkJggg=="
+)
+"""A 4×4 red PNG."""
+
+server = MCPServer("shapes")
+
+
+@server.tool(structured_output=False)
+def read_file(path: str) -> list[str | Image]:
+    """A file: a line of text about it, then the image."""
+    return [f"Image file: {path} (image/png)", Image(data=PNG, format="png")]
+
+
+@server.tool(structured_output=False)
+def read_text(path: str) -> str:
+    """A text file's lines, after a header."""
+    return f"[Reading 2 lines from {path}]\n\nhello\nthere"
+
+
+if __name__ == "__main__":
+    server.run()
