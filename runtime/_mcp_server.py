@@ -3,8 +3,8 @@
 Each tool with a way to run (an Activity: a user function, a generated HTTP Activity) is an MCP
 tool: ``inputSchema`` is exactly what ``toolbind schema --format mcp`` exports (``mcp_tools``), and
 ``outputSchema``, ``title``, ``annotations`` and the description come along. A call is validated
-by the tool's generated Call model — a validation error is an MCP tool error naming each field —
-then routed to the Activity; the result comes back as ``structuredContent`` (the Output's JSON)
+by the tool's generated Call model — a validation error is an MCP tool error naming the tool and
+each field — then routed to the Activity; the result comes back as ``structuredContent`` (the Output's JSON)
 plus the same JSON as text (a string: as the text itself), and a failed ``ToolResult`` as
 ``isError``; the content blocks another MCP server answered (a generated ``McpActivities``
 method's image, audio, resource...) come back as those blocks. Every configured secret
@@ -39,7 +39,7 @@ from ._binding import ToolBinding
 from ._compose import resolve_activity
 from ._executor import to_result as _to_result
 from ._exports import mcp_tools
-from ._response import explain_errors
+from ._response import feedback_for
 from ._result import ToolResult
 from ._secrets import scrub_everywhere
 
@@ -150,7 +150,7 @@ def mcp_server(
         try:
             call = binding.call_model.model_validate(arguments)
         except ValidationError as exc:
-            return _error(explain_errors(exc.errors(), arguments))
+            return _error(_invalid(binding.name, exc, arguments))
         try:
             if fn is None:  # latent: the caller's _output is the result
                 if "_output" not in arguments:
@@ -222,6 +222,15 @@ def _json_of(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return to_jsonable_python(value, by_alias=True)
+
+
+def _invalid(tool: str, exc: ValidationError, arguments: Mapping[str, Any]) -> str:
+    """The tool error for arguments its Call model refused: the tool, then one line per field."""
+    feedback = feedback_for(exc.errors(), arguments)
+    lines = list(feedback.lines)
+    if feedback.total > len(lines):
+        lines.append(f"- … and {feedback.total - len(lines)} more errors")
+    return f"invalid arguments for tool {tool!r} (fix each and call again):\n" + "\n".join(lines)
 
 
 def _content_blocks(data: Any) -> list[Any] | None:

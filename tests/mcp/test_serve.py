@@ -483,3 +483,20 @@ def test_serving_another_mcp_servers_tools_keeps_its_text_and_images(tmp_path: P
             await activities.aclose()
 
     asyncio.run(main())
+
+
+def test_invalid_arguments_name_the_tool_and_each_field() -> None:
+    """The defect (found calling desktop-commander's tools served by ``toolbind serve`` with a
+    wrong argument): the tool error began ``Invalid response (fix each and answer again)`` — the
+    words the Agent sends a model about its answer — and named no tool."""
+
+    async def main() -> None:
+        async with Client(mcp_server(TOOLS, ACTIVITIES)) as client:
+            bad = await client.call_tool("greetUser", {"userName": 3})
+            assert bad.is_error
+            assert _text(bad).splitlines() == [
+                "invalid arguments for tool 'greetUser' (fix each and call again):",
+                "- field userName: Input should be a valid string (keyword: type)",
+            ]
+
+    asyncio.run(main())
