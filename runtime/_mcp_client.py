@@ -20,7 +20,9 @@ call (a call that takes longer is cancelled on the server: the SDK sends
 connects again. ``McpToolbox`` is what ``Agent(mcp_servers=...)`` runs on: ``tools/list`` at
 start and again after the server sends ``notifications/tools/list_changed``, each tool a
 ``ToolBinding`` (execution type ``gateway``, not visible, never latent) whose models are compiled
-from its ``inputSchema``/``outputSchema`` on first use, and whose Activity calls the server.
+from its ``inputSchema``/``outputSchema`` on first use, and whose Activity calls the server — but
+for a tool the server's own UI calls (MCP Apps: ``_meta.ui.visibility`` without ``"model"``),
+which a host never offers to a model.
 
 A call's result (``result_value``): ``isError`` → a failed ``ToolResult`` with the content's
 text; ``structuredContent`` → the Output (checked against the tool's ``outputSchema``); else
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ._aio import drain
 from ._binding import ToolBinding
 from ._result import ToolResult
-from .contract import META_FIELDS
+from .contract import META_FIELDS, mcp_app_only
 from .errors import RunFailure, UsageError
 
 if TYPE_CHECKING:
@@ -830,7 +832,8 @@ class McpToolbox:
 
     ``refresh()`` lists each server's tools the first time, and again after the server announced
     ``notifications/tools/list_changed`` (or reconnected); ``bindings`` are the tools, in server
-    order; ``activity(binding)`` is the Activity that calls the tool's server. ``aclose()`` ends
+    order (without those only the server's UI calls: MCP Apps' ``_meta.ui.visibility: ["app"]``);
+    ``activity(binding)`` is the Activity that calls the tool's server. ``aclose()`` ends
     the sessions.
     """
 
@@ -889,6 +892,8 @@ class McpToolbox:
             self._connects[server.name] = conn.connects
             bindings: list[ToolBinding] = []
             for tool in listed:
+                if mcp_app_only(tool) is not None:  # for the server's UI (MCP Apps), not a model
+                    continue
                 key = (server.name, json.dumps(tool, sort_keys=True))
                 binding = self._by_key.get(key)
                 if binding is None:

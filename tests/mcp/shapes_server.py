@@ -4,7 +4,9 @@ third-party one: ``python tests/mcp/shapes_server.py``.
 
 - ``read_file``: a text block and an image (``@wonderwhy-er/desktop-commander``'s ``read_file`` of
   a PNG);
-- ``read_text``: text with line breaks and no ``outputSchema`` (its ``read_file`` of a text file).
+- ``read_text``: text with line breaks and no ``outputSchema`` (its ``read_file`` of a text file);
+- ``submit_page_data``: a tool only the server's own UI calls, ``_meta.ui.visibility: ["app"]``
+  (MCP Apps; ``@modelcontextprotocol/server-pdf`` lists six such tools beside three for the model).
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ def read_file(path: str) -> list[str | Image]:
 def read_text(path: str) -> str:
     """A text file's lines, after a header."""
     return f"[Reading 2 lines from {path}]\n\nhello\nthere"
+
+
+@server.tool(meta={"ui": {"visibility": ["app"]}})
+def submit_page_data(request_id: str, text: str) -> str:
+    """Submit rendered page data (used by the viewer). The model should NOT call this tool."""
+    return f"stored {request_id}"
 
 
 if __name__ == "__main__":
