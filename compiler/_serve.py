@@ -4,8 +4,9 @@ The tools of every spec are offered through ``toolbind.runtime``'s MCP server; t
 are the generated HTTP Activities of OpenAPI specs (calling the API, at ``--base-url`` or the
 spec's first server, with the credentials of ``--credentials FILE``/``--credential
 SCHEME=VALUE``: the shapes ``HttpClient(credentials=...)`` takes, keyed by the specs'
-``securitySchemes``, ``${env.NAME}`` read at startup) and the functions of an ``--activities``
-module (its ``ACTIVITIES`` dict, else functions named like the tools), which win. A tool with no
+``securitySchemes``, ``${env.NAME}`` read at startup), the generated MCP Activities of an MCP
+configuration (calling each tool on the server that listed it) and the functions of an
+``--activities`` module (its ``ACTIVITIES`` dict, else functions named like the tools), which win. A tool with no
 Activity is not served (said on standard error) unless ``--latent``. Standard output belongs to
 the protocol under stdio.
 """
@@ -67,7 +68,8 @@ def prepare(
         if not served:
             raise UsageError(
                 "no tool has an Activity to run it: give --activities MODULE (or an OpenAPI spec, "
-                "whose operations are called over HTTP, or --latent)"
+                "whose operations are called over HTTP, an MCP configuration, whose tools are "
+                "called on their servers, or --latent)"
             )
         server = mcp_server(tools, fns, name="toolbind", latent=latent)
         return server, sorted(served), skipped, root
@@ -87,8 +89,8 @@ def collect(
 ) -> tuple[list[Any], dict[str, Callable[..., Any]], Path]:
     """The tools of ``specs`` compiled in a temporary directory (the caller removes it) and of the
     imported generated ``packages``, and their Activities: the generated HTTP Activities of OpenAPI
-    specs (each package's client given the ``credentials`` of its own security schemes), then the
-    ``activities`` module's functions (which win).
+    specs (each package's client given the ``credentials`` of its own security schemes) and MCP
+    Activities of MCP configurations, then the ``activities`` module's functions (which win).
 
     Raises:
         SpecError: a spec has errors.
@@ -122,6 +124,8 @@ def collect(
                 used.update(mine)
                 client = HttpClient(pkg.API, base_url=base_url, credentials=mine)
                 fns.update(pkg.HttpActivities(client).async_activities())
+            if hasattr(pkg, "McpActivities"):  # an MCP configuration's: called on their servers
+                fns.update(pkg.McpActivities().async_activities())
         if unknown := sorted(set(given) - used):
             raise UsageError(
                 f"credentials for {', '.join(unknown)}: no security scheme of these specs has "

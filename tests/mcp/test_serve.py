@@ -500,3 +500,31 @@ def test_invalid_arguments_name_the_tool_and_each_field() -> None:
             ]
 
     asyncio.run(main())
+
+
+def test_an_mcp_configuration_is_served_through_its_servers(tmp_path: Path) -> None:
+    """The defect (found serving desktop-commander's configuration): its generated package has
+    an Activity per tool (``McpActivities``), yet ``toolbind serve servers.json`` served nothing —
+    "no tool has an Activity to run it" — unless an ``--activities`` module wired them by hand.
+    An OpenAPI spec's HTTP Activities were always used."""
+    from toolbind.compiler._serve import prepare
+
+    config = tmp_path / "servers.json"
+    entry = {
+        "name": "shapes",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "mcp" / "shapes_server.py")],
+    }
+    config.write_text(json.dumps({"mcp": {"servers": [entry]}}), encoding="utf-8")
+    server, served, skipped, root = prepare([config])
+    try:
+        assert (served, skipped) == (["read_file", "read_text"], [])
+
+        async def main() -> None:
+            async with Client(server) as client:
+                text = await client.call_tool("read_text", {"path": "b.txt"})
+                assert _text(text) == "[Reading 2 lines from b.txt]\n\nhello\nthere"
+
+        asyncio.run(main())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
