@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import sys
@@ -423,6 +424,32 @@ def result_value(
 # -- one server's session ------------------------------------------------------------------------
 
 
+class _StdoutNoise(logging.Filter):
+    """The SDK logs a whole traceback (an error) for each line a stdio server writes to its
+    standard output that is not JSON-RPC — a banner, ``Loading configuration from .env file...``
+    — and goes on; a user of ``toolbind generate`` read it as toolbind failing. Here it is one
+    warning line naming what was written."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or not str(record.msg).startswith("Failed to parse JSONRPC message"):
+            return True
+        from pydantic import ValidationError
+
+        found: Any = None
+        if isinstance(exc, ValidationError) and exc.errors():  # its input is the line
+            found = exc.errors()[0].get("input")
+        line = found if isinstance(found, str) else str(exc)
+        record.msg = "an MCP server wrote a line that is not JSON-RPC to its stdout (ignored): %r"
+        record.args = (line if len(line) <= 200 else line[:199] + "…",)
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_STDOUT_NOISE = _StdoutNoise()
+
+
 class McpConnection:
     """One MCP server's session, through the official SDK's ``mcp.Client``.
 
@@ -463,6 +490,7 @@ class McpConnection:
         cfg = self.config
         if cfg.transport == "stdio":
             assert cfg.command is not None
+            logging.getLogger("mcp.client.stdio").addFilter(_STDOUT_NOISE)  # once: same filter
             params = StdioServerParameters(
                 command=cfg.command,
                 args=list(cfg.args),

@@ -7,11 +7,15 @@ third-party one: ``python tests/mcp/shapes_server.py``.
 - ``read_text``: text with line breaks and no ``outputSchema`` (its ``read_file`` of a text file);
 - ``submit_page_data``: a tool only the server's own UI calls, ``_meta.ui.visibility: ["app"]``
   (MCP Apps; ``@modelcontextprotocol/server-pdf`` lists six such tools beside three for the model).
+
+``--banner`` first writes a line that is not JSON-RPC to standard output, as
+``office-word-mcp-server`` does (``Loading configuration from .env file...``).
 """
 
 from __future__ import annotations
 
 import base64
+import sys
 
 from mcp.server.mcpserver import Image, MCPServer
 
@@ -42,4 +46,6 @@ def submit_page_data(request_id: str, text: str) -> str:
 
 
 if __name__ == "__main__":
+    if "--banner" in sys.argv:
+        print("Loading configuration from .env file...", flush=True)
     server.run()

@@ -718,3 +718,32 @@ def test_app_only_tools_are_never_offered_to_a_model(tmp_path: Path) -> None:
             await toolbox.aclose()
 
     assert asyncio.run(listed()) == ["read_file", "read_text"]
+
+
+def test_a_line_that_is_not_json_rpc_on_a_servers_stdout_is_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The defect (found on ``office-word-mcp-server``, which prints ``Loading configuration from
+    .env file...`` and a FastMCP banner line to its stdout): the SDK logged a whole traceback for
+    each such line, which ``toolbind generate`` showed as if it had failed; the tools compiled."""
+    from toolbind.compiler import compile_to_directory
+
+    server = {
+        "name": "shapes",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "mcp" / "shapes_server.py"), "--banner"],
+    }
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcp": {"servers": [server]}}), encoding="utf-8")
+    with caplog.at_level("WARNING", logger="mcp.client.stdio"):
+        compile_to_directory([config], tmp_path / "out", package_names={str(config): "banner"})
+    (record,) = [r for r in caplog.records if r.name == "mcp.client.stdio"]
+    assert (record.levelname, record.exc_info) == ("WARNING", None)
+    assert record.getMessage() == (
+        "an MCP server wrote a line that is not JSON-RPC to its stdout (ignored): "
+        "'Loading configuration from .env file...'"
+    )
+    assert [t.name for t in load_package(tmp_path / "out", "banner").TOOLS] == [
+        "read_file",
+        "read_text",
+    ]
