@@ -17,6 +17,7 @@ What it holds:
 - ``compose_schema`` (the seeds' composition over plain dicts), ``FORMATS`` and
   ``compile_pattern`` (ECMA-262 patterns), which the compiler uses to write the same schemas and
   checks the runtime applies;
+- ``never_latent``: a tool composition never asks an ``_output`` of (it runs elsewhere);
 - ``mcp_app_only``: an MCP tool that only its server's own UI calls (MCP Apps), which the MCP
   frontend and the run-time MCP client both leave out;
 - how one OpenAPI operation is called over HTTP, as plain frozen data (below).
@@ -93,6 +94,7 @@ __all__ = [
     "explicit_fields",
     "load_api",
     "mcp_app_only",
+    "never_latent",
     "parse_expression",
     "parse_reference",
     "reachable_defs",
@@ -396,6 +398,21 @@ class HttpApi:
 
 API_FILE = "http.json"
 """Where a large generated package keeps its ``HttpApi`` (``load_api``)."""
+
+
+def never_latent(entry: Mapping[str, Any]) -> bool:
+    """Whether the tool of a ``tools.json`` entry never runs latently, so composition with no
+    registered Activities (``schema.json``, ``toolbind schema``) asks the model for no ``_output``
+    — the Agent's rule: it names an Activity, carries an ``execution`` config, runs elsewhere
+    (``gateway``/``internal``: an MCP tool runs on its server) or answers pending
+    (``space``/``external``). Composed as if its Activity were registered, as an Agent offers it."""
+    kind = entry.get("execution_type")
+    return bool(entry.get("activity") or entry.get("execution")) or kind in (
+        "gateway",
+        "internal",
+        "space",
+        "external",
+    )
 
 
 def mcp_app_only(tool: Any) -> list[Any] | None:
