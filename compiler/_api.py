@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolbind.runtime.contract import ToolSchema, compose_schema
+from toolbind.runtime.contract import ToolSchema, compose_schema, never_latent
 
 from ._driver import GeneratedTree, build, write_into
 from ._load import RefPolicy
@@ -149,4 +149,4 @@ def composed_schema(
     """
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [ToolSchema.from_entry(t, defs) for t in entries]
-    return compose_schema(tools, output)
+    return compose_schema(tools, output, activities={t["name"] for t in entries if never_latent(t)})

@@ -74,13 +74,14 @@ def provider_export(
 
     # (imported here: the ``toolbind`` command imports this module for its formats' names, and
     # a ``generate`` that reuses every package needs neither a frontend nor a backend)
-    from toolbind.runtime.contract import ToolSchema
+    from toolbind.runtime.contract import ToolSchema, never_latent
 
     from ._api import spec_tool_entries
 
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [ToolSchema.from_entry(t, defs) for t in entries]
-    activities = {t.name for t in tools} if explicit else set[str]()
+    # a tool that never runs latently (an MCP tool runs on its server) is explicit anyway
+    activities = {t["name"] for t in entries if explicit or never_latent(t)}
     by_name = {t.name: t for t in tools}
     if fmt == "openai":
         return openai_tools(tools, activities), []

@@ -4,8 +4,9 @@ The tools of every spec are offered through ``toolbind.runtime``'s MCP server; t
 are the generated HTTP Activities of OpenAPI specs (calling the API, at ``--base-url`` or the
 spec's first server, with the credentials of ``--credentials FILE``/``--credential
 SCHEME=VALUE``: the shapes ``HttpClient(credentials=...)`` takes, keyed by the specs'
-``securitySchemes``, ``${env.NAME}`` read at startup) and the functions of an ``--activities``
-module (its ``ACTIVITIES`` dict, else functions named like the tools), which win. A tool with no
+``securitySchemes``, ``${env.NAME}`` read at startup), the generated MCP Activities of an MCP
+configuration (calling each tool on the server that listed it) and the functions of an
+``--activities`` module (its ``ACTIVITIES`` dict, else functions named like the tools), which win. A tool with no
 Activity is not served (said on standard error) unless ``--latent``. Standard output belongs to
 the protocol under stdio.
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import itertools
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +24,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from toolbind.runtime.errors import UsageError
+
+_counter = itertools.count()
 
 
 def prepare(
@@ -63,7 +68,8 @@ def prepare(
         if not served:
             raise UsageError(
                 "no tool has an Activity to run it: give --activities MODULE (or an OpenAPI spec, "
-                "whose operations are called over HTTP, or --latent)"
+                "whose operations are called over HTTP, an MCP configuration, whose tools are "
+                "called on their servers, or --latent)"
             )
         server = mcp_server(tools, fns, name="toolbind", latent=latent)
         return server, sorted(served), skipped, root
@@ -83,8 +89,8 @@ def collect(
 ) -> tuple[list[Any], dict[str, Callable[..., Any]], Path]:
     """The tools of ``specs`` compiled in a temporary directory (the caller removes it) and of the
     imported generated ``packages``, and their Activities: the generated HTTP Activities of OpenAPI
-    specs (each package's client given the ``credentials`` of its own security schemes), then the
-    ``activities`` module's functions (which win).
+    specs (each package's client given the ``credentials`` of its own security schemes) and MCP
+    Activities of MCP configurations, then the ``activities`` module's functions (which win).
 
     Raises:
         SpecError: a spec has errors.
@@ -100,8 +106,12 @@ def collect(
     try:
         loaded = list(packages)
         if specs:
-            tree = compile_to_directory(list(specs), root, allow_refs=allow_refs)
-            loaded[:0] = [load_package(root, name) for name in tree.packages]
+            # under a parent package of its own: a package is named after its spec file, and
+            # `mcp.json` (or `json.yaml`, `test.yaml`) would otherwise import the module of that name
+            parent = f"toolbind_serve_{os.getpid()}_{next(_counter)}"
+            tree = compile_to_directory(list(specs), root / parent, allow_refs=allow_refs)
+            (root / parent / "__init__.py").write_text("", encoding="utf-8")
+            loaded[:0] = [load_package(root, f"{parent}.{name}") for name in tree.packages]
         tools: list[ToolBinding] = []
         fns: dict[str, Callable[..., Any]] = {}
         given = dict(credentials or {})
@@ -114,6 +124,8 @@ def collect(
                 used.update(mine)
                 client = HttpClient(pkg.API, base_url=base_url, credentials=mine)
                 fns.update(pkg.HttpActivities(client).async_activities())
+            if hasattr(pkg, "McpActivities"):  # an MCP configuration's: called on their servers
+                fns.update(pkg.McpActivities().async_activities())
         if unknown := sorted(set(given) - used):
             raise UsageError(
                 f"credentials for {', '.join(unknown)}: no security scheme of these specs has "

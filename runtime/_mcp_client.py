@@ -20,7 +20,9 @@ call (a call that takes longer is cancelled on the server: the SDK sends
 connects again. ``McpToolbox`` is what ``Agent(mcp_servers=...)`` runs on: ``tools/list`` at
 start and again after the server sends ``notifications/tools/list_changed``, each tool a
 ``ToolBinding`` (execution type ``gateway``, not visible, never latent) whose models are compiled
-from its ``inputSchema``/``outputSchema`` on first use, and whose Activity calls the server.
+from its ``inputSchema``/``outputSchema`` on first use, and whose Activity calls the server — but
+for a tool the server's own UI calls (MCP Apps: ``_meta.ui.visibility`` without ``"model"``),
+which a host never offers to a model.
 
 A call's result (``result_value``): ``isError`` → a failed ``ToolResult`` with the content's
 text; ``structuredContent`` → the Output (checked against the tool's ``outputSchema``); else
@@ -35,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import sys
@@ -46,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ._aio import drain
 from ._binding import ToolBinding
 from ._result import ToolResult
-from .contract import META_FIELDS
+from .contract import META_FIELDS, mcp_app_only
 from .errors import RunFailure, UsageError
 
 if TYPE_CHECKING:
@@ -421,6 +424,32 @@ def result_value(
 # -- one server's session ------------------------------------------------------------------------
 
 
+class _StdoutNoise(logging.Filter):
+    """The SDK logs a whole traceback (an error) for each line a stdio server writes to its
+    standard output that is not JSON-RPC — a banner, ``Loading configuration from .env file...``
+    — and goes on; a user of ``toolbind generate`` read it as toolbind failing. Here it is one
+    warning line naming what was written."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or not str(record.msg).startswith("Failed to parse JSONRPC message"):
+            return True
+        from pydantic import ValidationError
+
+        found: Any = None
+        if isinstance(exc, ValidationError) and exc.errors():  # its input is the line
+            found = exc.errors()[0].get("input")
+        line = found if isinstance(found, str) else str(exc)
+        record.msg = "an MCP server wrote a line that is not JSON-RPC to its stdout (ignored): %r"
+        record.args = (line if len(line) <= 200 else line[:199] + "…",)
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_STDOUT_NOISE = _StdoutNoise()
+
+
 class McpConnection:
     """One MCP server's session, through the official SDK's ``mcp.Client``.
 
@@ -461,6 +490,7 @@ class McpConnection:
         cfg = self.config
         if cfg.transport == "stdio":
             assert cfg.command is not None
+            logging.getLogger("mcp.client.stdio").addFilter(_STDOUT_NOISE)  # once: same filter
             params = StdioServerParameters(
                 command=cfg.command,
                 args=list(cfg.args),
@@ -830,7 +860,8 @@ class McpToolbox:
 
     ``refresh()`` lists each server's tools the first time, and again after the server announced
     ``notifications/tools/list_changed`` (or reconnected); ``bindings`` are the tools, in server
-    order; ``activity(binding)`` is the Activity that calls the tool's server. ``aclose()`` ends
+    order (without those only the server's UI calls: MCP Apps' ``_meta.ui.visibility: ["app"]``);
+    ``activity(binding)`` is the Activity that calls the tool's server. ``aclose()`` ends
     the sessions.
     """
 
@@ -889,6 +920,8 @@ class McpToolbox:
             self._connects[server.name] = conn.connects
             bindings: list[ToolBinding] = []
             for tool in listed:
+                if mcp_app_only(tool) is not None:  # for the server's UI (MCP Apps), not a model
+                    continue
                 key = (server.name, json.dumps(tool, sort_keys=True))
                 binding = self._by_key.get(key)
                 if binding is None:

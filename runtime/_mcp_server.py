@@ -3,9 +3,11 @@
 Each tool with a way to run (an Activity: a user function, a generated HTTP Activity) is an MCP
 tool: ``inputSchema`` is exactly what ``toolbind schema --format mcp`` exports (``mcp_tools``), and
 ``outputSchema``, ``title``, ``annotations`` and the description come along. A call is validated
-by the tool's generated Call model — a validation error is an MCP tool error naming each field —
-then routed to the Activity; the result comes back as ``structuredContent`` (the Output's JSON)
-plus the same JSON as text, and a failed ``ToolResult`` as ``isError``. Every configured secret
+by the tool's generated Call model — a validation error is an MCP tool error naming the tool and
+each field — then routed to the Activity; the result comes back as ``structuredContent`` (the Output's JSON)
+plus the same JSON as text (a string: as the text itself), and a failed ``ToolResult`` as
+``isError``; the content blocks another MCP server answered (a generated ``McpActivities``
+method's image, audio, resource...) come back as those blocks. Every configured secret
 (credentials, ``${env.X}`` values) is scrubbed from what goes back, as from an Agent's tool
 messages. A tool with no Activity is not served — unless ``latent=True``: then it is offered
 with its ``_output`` field (as ``toolbind schema --format mcp`` exports it), nothing runs, and a
@@ -37,7 +39,7 @@ from ._binding import ToolBinding
 from ._compose import resolve_activity
 from ._executor import to_result as _to_result
 from ._exports import mcp_tools
-from ._response import explain_errors
+from ._response import feedback_for
 from ._result import ToolResult
 from ._secrets import scrub_everywhere
 
@@ -148,7 +150,7 @@ def mcp_server(
         try:
             call = binding.call_model.model_validate(arguments)
         except ValidationError as exc:
-            return _error(explain_errors(exc.errors(), arguments))
+            return _error(_invalid(binding.name, exc, arguments))
         try:
             if fn is None:  # latent: the caller's _output is the result
                 if "_output" not in arguments:
@@ -179,10 +181,13 @@ def mcp_server(
             else _to_result(value, binding)
         )
         data = _json_of(result.data)
-        raw = json.dumps(data, ensure_ascii=False)
+        # a string is the text itself: a JSON string literal would come back quoted and escaped
+        raw = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
         text = scrub_everywhere(raw)
         if not result.success:
             return _error(result.error or "the tool failed", None if data is None else text)
+        if "mcp_server" in result.metadata and (blocks := _content_blocks(data)) is not None:
+            return types.CallToolResult(content=blocks)  # another MCP server's image, resource...
         structured: dict[str, Any] | None = None
         if isinstance(data, dict):  # a secret scrubbed from the text is scrubbed here too
             structured = cast("dict[str, Any]", data if text == raw else json.loads(text))
@@ -217,6 +222,31 @@ def _json_of(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
     return to_jsonable_python(value, by_alias=True)
+
+
+def _invalid(tool: str, exc: ValidationError, arguments: Mapping[str, Any]) -> str:
+    """The tool error for arguments its Call model refused: the tool, then one line per field."""
+    feedback = feedback_for(exc.errors(), arguments)
+    lines = list(feedback.lines)
+    if feedback.total > len(lines):
+        lines.append(f"- … and {feedback.total - len(lines)} more errors")
+    return f"invalid arguments for tool {tool!r} (fix each and call again):\n" + "\n".join(lines)
+
+
+def _content_blocks(data: Any) -> list[Any] | None:
+    """The content blocks of a result from another MCP server (a generated ``McpActivities``
+    method's, whose data is the list of blocks as MCP's JSON when it is not one text block),
+    scrubbed of secrets; None when ``data`` is not such a list."""
+    import mcp_types as types
+    from pydantic import TypeAdapter
+
+    if not isinstance(data, list) or not data:
+        return None
+    try:
+        scrubbed = json.loads(scrub_everywhere(json.dumps(data, ensure_ascii=False)))
+        return TypeAdapter(list[types.ContentBlock]).validate_python(scrubbed)
+    except ValidationError:
+        return None
 
 
 def _error(message: str, text: str | None = None) -> Any:

@@ -17,6 +17,9 @@ What it holds:
 - ``compose_schema`` (the seeds' composition over plain dicts), ``FORMATS`` and
   ``compile_pattern`` (ECMA-262 patterns), which the compiler uses to write the same schemas and
   checks the runtime applies;
+- ``never_latent``: a tool composition never asks an ``_output`` of (it runs elsewhere);
+- ``mcp_app_only``: an MCP tool that only its server's own UI calls (MCP Apps), which the MCP
+  frontend and the run-time MCP client both leave out;
 - how one OpenAPI operation is called over HTTP, as plain frozen data (below).
 
 The OpenAPI frontend reads Swagger 2.0 / OpenAPI 3.0 / 3.1 and the backend writes these values into
@@ -90,6 +93,8 @@ __all__ = [
     "compose_schema",
     "explicit_fields",
     "load_api",
+    "mcp_app_only",
+    "never_latent",
     "parse_expression",
     "parse_reference",
     "reachable_defs",
@@ -393,6 +398,36 @@ class HttpApi:
 
 API_FILE = "http.json"
 """Where a large generated package keeps its ``HttpApi`` (``load_api``)."""
+
+
+def never_latent(entry: Mapping[str, Any]) -> bool:
+    """Whether the tool of a ``tools.json`` entry never runs latently, so composition with no
+    registered Activities (``schema.json``, ``toolbind schema``) asks the model for no ``_output``
+    — the Agent's rule: it names an Activity, carries an ``execution`` config, runs elsewhere
+    (``gateway``/``internal``: an MCP tool runs on its server) or answers pending
+    (``space``/``external``). Composed as if its Activity were registered, as an Agent offers it."""
+    kind = entry.get("execution_type")
+    return bool(entry.get("activity") or entry.get("execution")) or kind in (
+        "gateway",
+        "internal",
+        "space",
+        "external",
+    )
+
+
+def mcp_app_only(tool: Any) -> list[Any] | None:
+    """The MCP Apps visibility (``_meta.ui.visibility``) of a ``tools/list`` entry that a model
+    must not see — a list without ``"model"``, e.g. ``["app"]``: a tool the server's UI calls,
+    which an MCP Apps host keeps from the model — else None (no visibility means both)."""
+    value: Any = tool
+    for key in ("_meta", "ui", "visibility"):
+        if not isinstance(value, dict):
+            return None
+        value = _cast("dict[str, Any]", value).get(key)
+    if not isinstance(value, list):
+        return None
+    seen = _cast("list[Any]", value)
+    return seen if seen and "model" not in seen else None
 
 
 def explicit_fields(value: Any) -> list[tuple[str, Any]]:

@@ -36,6 +36,7 @@ from toolbind.runtime.contract import (
     api_to_json,
     compose_schema,
     explicit_fields,
+    never_latent,
     reachable_defs,
 )
 
@@ -1277,11 +1278,13 @@ class PythonBackend:
     def _schema_json(self, tool_data: dict[str, Any]) -> str:
         """The composed LLM-facing schema of every tool (tool-system.md "Schema Composition").
 
-        Composed with no registered Activities: a tool is explicit only when its spec names an
-        Activity (or carries an execution config), latent otherwise; output is free text.
+        Composed with no registered Activities: a tool is explicit when its spec names an
+        Activity, carries an execution config or runs elsewhere (``never_latent``: an MCP tool runs
+        on its server), latent otherwise; output is free text.
         """
         tools = [ToolSchema.from_entry(t, tool_data["$defs"]) for t in tool_data["tools"]]
-        return self._json_file(compose_schema(tools))
+        explicit = {t["name"] for t in tool_data["tools"] if never_latent(t)}
+        return self._json_file(compose_schema(tools, activities=explicit))
 
     # -- definitions and tools ---------------------------------------------------------------
 

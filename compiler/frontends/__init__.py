@@ -282,7 +282,7 @@ def _package(
 ) -> SpecPackage | None:
     tools = check_duplicates(tools, diags)
     reader.lowerer.report_extensions(TOOLBIND_EXTENSIONS)
-    if not tools and not diags.has_errors:
+    if not tools and not diags.has_errors and not reader.left_out:
         diags.error(SourceLocation(file=doc.path), _NO_TOOLS, "at least one tool")
     return SpecPackage(
         source=doc.path,

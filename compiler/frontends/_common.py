@@ -8,7 +8,7 @@ build an identifier from, an object parameter root, and a schema-valued output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ class ToolReader:
     lowerer: SchemaLowerer
     root: Any
     path: Path | None
+    left_out: list[str] = field(default_factory=lambda: [])
+    """Tools read and deliberately left out, each said in a note (an MCP tool only its server's UI
+    calls): a document of only such tools holds no tools, and that is no error."""
 
     def name(self, value: Any, loc: SourceLocation) -> str | None:
         if not isinstance(value, str) or not value:

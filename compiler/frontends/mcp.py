@@ -14,10 +14,11 @@ the backend turns into ``mcp.py`` (typed Activities calling each tool's server).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, cast
 
-from toolbind.runtime.contract import META_FIELDS
+from toolbind.runtime.contract import META_FIELDS, mcp_app_only
 
 from .._load import as_object
 from ..diagnostics import Diagnostics
@@ -33,6 +34,14 @@ def is_tool(value: Any) -> bool:
 def read_tool(reader: ToolReader, value: dict[str, Any], loc: SourceLocation) -> ToolSpec | None:
     name = reader.name(value.get("name"), loc.child("name"))
     if name is None:
+        return None
+    if (visibility := mcp_app_only(value)) is not None:
+        reader.diags.note(
+            loc.child("_meta", "ui", "visibility"),
+            f"MCP tool {name!r} is left out: its visibility is {json.dumps(visibility)}, a tool "
+            "the server's own UI calls (MCP Apps), which a host never offers to a model",
+        )
+        reader.left_out.append(name)
         return None
     annotations = as_object(value.get("annotations"))
     title = value.get("title")

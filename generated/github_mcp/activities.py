@@ -217,8 +217,6 @@ from .models import (
     SubIssueWriteOutput,
     SubmitPendingPullRequestReviewCall,
     SubmitPendingPullRequestReviewOutput,
-    UiGetCall,
-    UiGetOutput,
     UnresolveReviewThreadCall,
     UnresolveReviewThreadOutput,
     UnstarRepositoryCall,
@@ -455,8 +453,6 @@ __all__ = [
     "SubIssueWriteActivityWithContext",
     "SubmitPendingPullRequestReviewActivity",
     "SubmitPendingPullRequestReviewActivityWithContext",
-    "UiGetActivity",
-    "UiGetActivityWithContext",
     "UnresolveReviewThreadActivity",
     "UnresolveReviewThreadActivityWithContext",
     "UnstarRepositoryActivity",
@@ -2092,20 +2088,6 @@ class SubmitPendingPullRequestReviewActivityWithContext(Protocol):
     ) -> SubmitPendingPullRequestReviewOutput | Awaitable[SubmitPendingPullRequestReviewOutput]: ...
 
 
-class UiGetActivity(Protocol):
-    """An Activity for this tool: ``def ui_get(call: UiGetCall) -> UiGetOutput``."""
-
-    def __call__(self, call: UiGetCall, /) -> UiGetOutput | Awaitable[UiGetOutput]: ...
-
-
-class UiGetActivityWithContext(Protocol):
-    """An Activity for this tool that takes the run's context: ``def ui_get(call: UiGetCall, ctx: ActivityContext[Deps]) -> UiGetOutput``."""
-
-    def __call__(
-        self, call: UiGetCall, context: ActivityContext[Any], /
-    ) -> UiGetOutput | Awaitable[UiGetOutput]: ...
-
-
 class UnresolveReviewThreadActivity(Protocol):
     """An Activity for this tool: ``def unresolve_review_thread(call: UnresolveReviewThreadCall) -> UnresolveReviewThreadOutput``."""
 
@@ -2463,7 +2445,6 @@ ACTIVITY_PROTOCOLS: dict[str, type[object]] = {
     "star_repository": StarRepositoryActivity,
     "sub_issue_write": SubIssueWriteActivity,
     "submit_pending_pull_request_review": SubmitPendingPullRequestReviewActivity,
-    "ui_get": UiGetActivity,
     "unresolve_review_thread": UnresolveReviewThreadActivity,
     "unstar_repository": UnstarRepositoryActivity,
     "update_gist": UpdateGistActivity,

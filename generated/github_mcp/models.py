@@ -451,8 +451,6 @@ if TYPE_CHECKING:
     from ._models.m_submit_pending_pull_request_review_outpu import (
         SubmitPendingPullRequestReviewOutput as SubmitPendingPullRequestReviewOutput,
     )
-    from ._models.m_ui_get_output import UiGetCall as UiGetCall
-    from ._models.m_ui_get_output import UiGetOutput as UiGetOutput
     from ._models.m_unresolve_review_thread_output import (
         UnresolveReviewThreadCall as UnresolveReviewThreadCall,
     )
@@ -752,8 +750,6 @@ __all__ = [
     "SubIssueWriteOutput",
     "SubmitPendingPullRequestReviewCall",
     "SubmitPendingPullRequestReviewOutput",
-    "UiGetCall",
-    "UiGetOutput",
     "UnresolveReviewThreadCall",
     "UnresolveReviewThreadOutput",
     "UnstarRepositoryCall",
@@ -1010,8 +1006,6 @@ _WHERE: dict[str, str] = {
     "SubIssueWriteOutput": "m_sub_issue_write_output",
     "SubmitPendingPullRequestReviewCall": "m_submit_pending_pull_request_review_outpu",
     "SubmitPendingPullRequestReviewOutput": "m_submit_pending_pull_request_review_outpu",
-    "UiGetCall": "m_ui_get_output",
-    "UiGetOutput": "m_ui_get_output",
     "UnresolveReviewThreadCall": "m_unresolve_review_thread_output",
     "UnresolveReviewThreadOutput": "m_unresolve_review_thread_output",
     "UnstarRepositoryCall": "m_unstar_repository_output",

@@ -144,7 +144,6 @@ NAME_MAP: dict[str, str] = {
     "star_repository": "star_repository",
     "sub_issue_write": "sub_issue_write",
     "submit_pending_pull_request_review": "submit_pending_pull_request_review",
-    "ui_get": "ui_get",
     "unresolve_review_thread": "unresolve_review_thread",
     "unstar_repository": "unstar_repository",
     "update_gist": "update_gist",
@@ -552,7 +551,6 @@ TOOLS: tuple[ToolBinding, ...] = load_bindings(
             "_models.m_submit_pending_pull_request_review_outpu:SubmitPendingPullRequestReviewCall",
             "_models.m_submit_pending_pull_request_review_outpu:SubmitPendingPullRequestReviewOutput",
         ),
-        ("_models.m_ui_get_output:UiGetCall", "_models.m_ui_get_output:UiGetOutput"),
         (
             "_models.m_unresolve_review_thread_output:UnresolveReviewThreadCall",
             "_models.m_unresolve_review_thread_output:UnresolveReviewThreadOutput",

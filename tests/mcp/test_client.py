@@ -683,3 +683,67 @@ def test_the_mcp_module_surface() -> None:
             "toolbind.runtime._mcp_client",
             "toolbind.runtime._mcp_server",
         )
+
+
+def test_app_only_tools_are_never_offered_to_a_model(tmp_path: Path) -> None:
+    """The defect (found on ``@modelcontextprotocol/server-pdf``, whose ``tools/list`` has six
+    tools its viewer calls — ``_meta.ui.visibility: ["app"]``, "The model should NOT call this
+    tool directly" — beside three for the model): toolbind compiled and offered all nine, where
+    MCP Apps has a host keep app-only tools from the model. Now they are left out at build time
+    (with a located note) and at run time."""
+    from toolbind.compiler import compile_to_directory
+    from toolbind.runtime.mcp import McpToolbox
+
+    server = {
+        "name": "shapes",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "mcp" / "shapes_server.py")],
+    }
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcp": {"servers": [server]}}), encoding="utf-8")
+    tree = compile_to_directory([config], tmp_path / "out", package_names={str(config): "shapes"})
+    pkg = load_package(tmp_path / "out", "shapes")
+    assert [t.name for t in pkg.TOOLS] == ["read_file", "read_text"]
+    assert pkg.TOOL_SERVERS == {"read_file": "shapes", "read_text": "shapes"}
+    (note,) = [d for d in tree.diagnostics if "submit_page_data" in d.found]
+    assert note.severity == "note"
+    assert str(note.loc).endswith("servers.json#/mcp/servers/0/tools/2/_meta/ui/visibility")
+
+    async def listed() -> list[str]:
+        toolbox = McpToolbox([server])
+        try:
+            await toolbox.refresh()
+            return [b.name for b in toolbox.bindings]
+        finally:
+            await toolbox.aclose()
+
+    assert asyncio.run(listed()) == ["read_file", "read_text"]
+
+
+def test_a_line_that_is_not_json_rpc_on_a_servers_stdout_is_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The defect (found on ``office-word-mcp-server``, which prints ``Loading configuration from
+    .env file...`` and a FastMCP banner line to its stdout): the SDK logged a whole traceback for
+    each such line, which ``toolbind generate`` showed as if it had failed; the tools compiled."""
+    from toolbind.compiler import compile_to_directory
+
+    server = {
+        "name": "shapes",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "mcp" / "shapes_server.py"), "--banner"],
+    }
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcp": {"servers": [server]}}), encoding="utf-8")
+    with caplog.at_level("WARNING", logger="mcp.client.stdio"):
+        compile_to_directory([config], tmp_path / "out", package_names={str(config): "banner"})
+    (record,) = [r for r in caplog.records if r.name == "mcp.client.stdio"]
+    assert (record.levelname, record.exc_info) == ("WARNING", None)
+    assert record.getMessage() == (
+        "an MCP server wrote a line that is not JSON-RPC to its stdout (ignored): "
+        "'Loading configuration from .env file...'"
+    )
+    assert [t.name for t in load_package(tmp_path / "out", "banner").TOOLS] == [
+        "read_file",
+        "read_text",
+    ]

@@ -7,8 +7,10 @@ authenticated operations (tests/http_app.py)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -421,3 +423,108 @@ def test_a_stdio_server_stopped_with_sigterm_leaves_nothing_in_the_temp_dir(tmp_
         proc.kill()
     assert proc.returncode == 128 + 15
     assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("stem", ["mcp", "httpx"])
+def test_a_spec_named_like_an_imported_module_is_served(stem: str, tmp_path: Path) -> None:
+    """The defect (found serving an MCP configuration saved as ``mcp.json``, as the README names
+    it): a package is named after its spec file, and serve imported it by that bare name — the
+    ``mcp`` SDK (or any module imported before, ``httpx``) came back, a traceback
+    (``module 'mcp' has no attribute 'TOOLS'``)."""
+    from toolbind.compiler._serve import prepare
+
+    spec = tmp_path / f"{stem}.json"
+    echo = {"_tool": {"const": "echo"}, "text": {"type": "string"}, "_output": {"type": "object"}}
+    spec.write_text(json.dumps({"echo": {"type": "object", "properties": echo}}), encoding="utf-8")
+    server, served, _, root = prepare([spec], latent=True)
+    try:
+        assert served == ["echo"]
+
+        async def main() -> None:
+            async with Client(server) as client:
+                done = await client.call_tool("echo", {"text": "hi", "_output": {"said": "hi"}})
+                assert done.structured_content == {"said": "hi"}
+
+        asyncio.run(main())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_serving_another_mcp_servers_tools_keeps_its_text_and_images(tmp_path: Path) -> None:
+    """The defects (found serving ``@wonderwhy-er/desktop-commander``'s tools through a generated
+    ``McpActivities``): a string result was sent as a JSON string literal (quoted, ``\\n``
+    escaped — a toolbind client read the quotes back as part of the value), and the server's
+    image came back as the JSON text of its content blocks instead of an image."""
+    from toolbind.compiler import compile_to_directory, load_package
+
+    from .shapes_server import PNG
+
+    server_cmd = [str(REPO / "tests" / "mcp" / "shapes_server.py")]
+    config = tmp_path / "servers.json"
+    entry = {"name": "shapes", "command": sys.executable, "args": server_cmd}
+    config.write_text(json.dumps({"mcp": {"servers": [entry]}}), encoding="utf-8")
+    compile_to_directory([config], tmp_path / "out", package_names={str(config): "shapes_tools"})
+    pkg = load_package(tmp_path / "out", "shapes_tools")
+
+    async def main() -> None:
+        activities = pkg.McpActivities()
+        try:
+            async with Client(mcp_server(pkg.TOOLS, activities.async_activities())) as client:
+                text = await client.call_tool("read_text", {"path": "a.txt"})
+                assert not text.is_error
+                assert _text(text) == "[Reading 2 lines from a.txt]\n\nhello\nthere"
+                image = await client.call_tool("read_file", {"path": "red.png"})
+                assert not image.is_error
+                assert [b.type for b in image.content] == ["text", "image"]
+                assert _text(image) == "Image file: red.png (image/png)"
+                block: Any = image.content[1]
+                assert (block.mime_type, base64.b64decode(block.data)) == ("image/png", PNG)
+        finally:
+            await activities.aclose()
+
+    asyncio.run(main())
+
+
+def test_invalid_arguments_name_the_tool_and_each_field() -> None:
+    """The defect (found calling desktop-commander's tools served by ``toolbind serve`` with a
+    wrong argument): the tool error began ``Invalid response (fix each and answer again)`` — the
+    words the Agent sends a model about its answer — and named no tool."""
+
+    async def main() -> None:
+        async with Client(mcp_server(TOOLS, ACTIVITIES)) as client:
+            bad = await client.call_tool("greetUser", {"userName": 3})
+            assert bad.is_error
+            assert _text(bad).splitlines() == [
+                "invalid arguments for tool 'greetUser' (fix each and call again):",
+                "- field userName: Input should be a valid string (keyword: type)",
+            ]
+
+    asyncio.run(main())
+
+
+def test_an_mcp_configuration_is_served_through_its_servers(tmp_path: Path) -> None:
+    """The defect (found serving desktop-commander's configuration): its generated package has
+    an Activity per tool (``McpActivities``), yet ``toolbind serve servers.json`` served nothing —
+    "no tool has an Activity to run it" — unless an ``--activities`` module wired them by hand.
+    An OpenAPI spec's HTTP Activities were always used."""
+    from toolbind.compiler._serve import prepare
+
+    config = tmp_path / "servers.json"
+    entry = {
+        "name": "shapes",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "mcp" / "shapes_server.py")],
+    }
+    config.write_text(json.dumps({"mcp": {"servers": [entry]}}), encoding="utf-8")
+    server, served, skipped, root = prepare([config])
+    try:
+        assert (served, skipped) == (["read_file", "read_text"], [])
+
+        async def main() -> None:
+            async with Client(server) as client:
+                text = await client.call_tool("read_text", {"path": "b.txt"})
+                assert _text(text) == "[Reading 2 lines from b.txt]\n\nhello\nthere"
+
+        asyncio.run(main())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
@@ -630,6 +631,32 @@ def test_schema_command_prints_each_format() -> None:
     assert gemini["properties"]["location"]["type"] == "STRING"
     (mcp,) = printed["mcp"]["tools"]
     assert mcp["name"] == "weatherCheck" and mcp["outputSchema"]["type"] == "object"
+
+
+def test_mcp_tools_are_exported_as_they_run_never_asking_the_model_for_their_output(
+    tmp_path: Path,
+) -> None:
+    """The defect (found exporting ``excel-mcp-server``'s 46 tools with ``toolbind schema
+    --format openai-strict``): an MCP tool runs on its server and is never latent, yet the exports,
+    ``toolbind schema`` and a package's ``schema.json`` composed it latent — ``_activity: ""`` and
+    an ``_output`` for the model to invent (for which most "cannot be made strict")."""
+    from toolbind.compiler import composed_schema
+    from toolbind.compiler._export import provider_export
+
+    spec = tmp_path / "tools.json"
+    tool = {
+        "name": "read_range",
+        "inputSchema": {"type": "object", "properties": {"sheet": {"type": "string"}}},
+        "outputSchema": {"type": "object", "properties": {"range": {"type": "string"}}},
+    }
+    spec.write_text(json.dumps({"tools": [tool]}), encoding="utf-8")
+    (openai,), _ = provider_export(spec, "openai")
+    params = openai["function"]["parameters"]["properties"]
+    assert "_output" not in params and params["_activity"] == {"const": "read_range"}
+    (strict,), refused = provider_export(spec, "openai-strict")
+    assert refused == [] and "_output" not in strict["function"]["parameters"]["properties"]
+    composed = composed_schema(spec)["properties"]["calls"]["items"]["properties"]
+    assert "_output" not in composed and composed["_activity"] == {"const": "read_range"}
 
 
 def test_schema_command_usage_errors() -> None:
