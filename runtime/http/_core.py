@@ -64,7 +64,9 @@ class RetryPolicy:
             this long).
         statuses: response statuses that are retried.
         retry_non_idempotent: also retry POST/PATCH after a retryable status or a failure after
-            the request was sent (connection failures before sending are always retried).
+            the request was sent — a timeout, a connection that broke before the answer —
+            (connection failures before sending are always retried; those after it, for
+            idempotent methods and operations that take an ``Idempotency-Key``).
     """
 
     max_attempts: int = 3
@@ -540,6 +542,24 @@ class Exchange:
                     yield Action("sleep", delay)
                     continue
                 return fail(f"{_where(out, url)} timed out after {self.timeout:g} s", "timeout")
+            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                # The connection broke once the request was sent, before any answer: most often
+                # a kept-alive one the server closed as it was reused (uvicorn closes it after a
+                # Starlette app's 500, with no ``Connection: close``: Phoenix's, any FastAPI
+                # server's unhandled error). A request a repeat is safe for goes out again on a
+                # new connection; a POST may have been done, and is not (retry_non_idempotent)
+                delay = self._backoff(attempts)
+                if idempotent and attempts < retry.max_attempts and in_time(delay):
+                    retries.append({"error": type(exc).__name__, "delay": delay})
+                    yield Action("sleep", delay)
+                    continue
+                message = f"{_where(out, url)} failed: {type(exc).__name__}"
+                if not idempotent:
+                    message += (
+                        " (no answer came: not sent again, it may have been done; "
+                        "RetryPolicy(retry_non_idempotent=True) sends it again)"
+                    )
+                return fail(message, "connection")
             except httpx.HTTPError as exc:
                 return fail(f"{_where(out, url)} failed: {type(exc).__name__}", "connection")
 
