@@ -5,14 +5,15 @@ for validation: it cannot compile ``\\p{…}`` property escapes, its ``\\d``/``\
 Unicode digit/word character (ECMA-262: ASCII only), and its ``$`` also matches before a final
 newline. The ``regex`` package supplies the missing syntax (``\\p{Letter}``, ``(?<name>…)``);
 ``translate`` rewrites the classes and anchors whose meaning differs (and ``\\k<name>``,
-``\\cX``), and refuses Python's syntax that is not ECMA-262's (``(?P<n>…)``, ``(?#…)``, inline
-flags ``(?i)``, letter escapes such as ``\\a`` or ``\\Z``): the ``format: regex`` assertion and
-``pattern`` decide by this one reading. Not covered (and rare in specs): ``\\D``/``\\W`` inside a
-character class keep Python's Unicode meaning.
+``\\cX``, ES2025's modifier groups ``(?i:…)``, ``(?m-s:…)``), and refuses Python's syntax that is
+not ECMA-262's (``(?P<n>…)``, ``(?#…)``, inline flags ``(?i)``, letter escapes such as ``\\a`` or
+``\\Z``): the ``format: regex`` assertion and ``pattern`` decide by this one reading. Not covered
+(and rare in specs): ``\\D``/``\\W`` inside a character class keep Python's Unicode meaning.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,11 @@ _CLASS_ESCAPES = frozenset("dDwWsS")
 _ECMA_LETTER_ESCAPES = frozenset("bBcdDfknpPrsStuvwWx")
 # What may follow ``(?`` in ECMA-262: a non-capturing group, lookaround, a named group.
 _GROUP_STARTS = (":", "=", "!", "<=", "<!")
+# ES2025's modifier group: ``(?ims-ims:…)`` turns flags on (and off) inside it.
+_MODIFIERS = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?:")
+# ECMA-262's line terminators: where ``^``/``$`` match under the ``m`` flag.
+_LINE_START = r"(?<![^\n\r\u2028\u2029])"
+_LINE_END = r"(?![^\n\r\u2028\u2029])"
 
 
 def _not_ecma(pattern: str, at: int, what: str) -> Exception:
@@ -49,6 +55,7 @@ def translate(pattern: str) -> str:
     i = 0
     in_class = False
     after_class_escape = False  # the previous class atom was \d, \w, \s (or negated)
+    flags = [frozenset[str]()]  # the modifiers in force: the pattern's, then each open group's
     while i < len(pattern):
         c = pattern[i]
         if c == "\\" and i + 1 < len(pattern):
@@ -73,8 +80,29 @@ def translate(pattern: str) -> str:
         if c == "(" and not in_class and pattern.startswith("(?", i):
             rest = pattern[i + 2 :]
             named = rest.startswith("<") and not rest.startswith(("<=", "<!"))
+            modifiers = None if rest.startswith(":") else _MODIFIERS.match(pattern, i)
+            if modifiers is not None:
+                on, off = modifiers.group(1), modifiers.group(2) or ""
+                if not _valid_modifiers(on, off):
+                    raise _not_ecma(pattern, i, f"the modifiers {modifiers.group(0)!r}")
+                outer = flags[-1]
+                inner = (outer | set(on)) - set(off)
+                flags.append(inner)
+                # (i: the regex package's own scoped flag; m and s: read where ^ $ . are)
+                case = "" if ("i" in inner) == ("i" in outer) else "i" if "i" in inner else "-i"
+                out.append(f"(?{case}:")
+                i = modifiers.end()
+                continue
             if not (rest.startswith(_GROUP_STARTS) or named):
                 raise _not_ecma(pattern, i, f"the group {pattern[i : i + 4]!r}")
+        if c == "(" and not in_class:
+            flags.append(flags[-1])
+        elif c == ")" and not in_class and len(flags) > 1:
+            flags.pop()
+        elif c == "^" and not in_class and "m" in flags[-1]:
+            c = _LINE_START
+        elif c == "." and not in_class and "s" in flags[-1]:
+            c = "[\\s\\S]"  # dotAll: any character, line terminators included
         if c == "[" and not in_class:
             if pattern.startswith("[]", i):
                 out.append("(?!)")  # the empty class: matches nothing
@@ -106,11 +134,19 @@ def translate(pattern: str) -> str:
         if c == "]" and in_class:
             in_class = False
         elif c == "$" and not in_class:
-            c = r"\Z"  # ECMA-262 ``$`` (no multiline flag) is the end of the input, only
+            # ECMA-262 ``$`` is the end of the input, only; with the m flag, of a line too
+            c = _LINE_END if "m" in flags[-1] else r"\Z"
         out.append(c)
         after_class_escape = False
         i += 1
     return "".join(out)
+
+
+def _valid_modifiers(on: str, off: str) -> bool:
+    """Whether ``(?on-off:`` is a modifier group ECMA-262 allows: flags among i, m and s, none
+    twice, none both turned on and off, and at least one (``(?i-:`` is one, ``(?-:`` none)."""
+    both = on + off
+    return bool(both) and set(both) <= set("ims") and len(set(both)) == len(both)
 
 
 @lru_cache(maxsize=4096)

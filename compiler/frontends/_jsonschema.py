@@ -122,6 +122,9 @@ _ANNOTATIONS = {
     "externalDocs",
     "discriminator",
 }
+# What a type-only schema may say besides annotations (``_plain_type``): ``format`` is read as an
+# annotation where it is lenient (OpenAPI's ``int64``, ``double``), ``items`` is checked apart.
+_PLAIN_KEYS = {"type", "format", "items", "nullable", "x-nullable"}
 _OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
 _ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
 _STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}
@@ -1142,6 +1145,21 @@ class SchemaLowerer:
                     "discriminator)",
                     hint="write anyOf, or make the branches exclusive",
                 )
+            elif (nested := self._nested_branches(subs, ctx)) is not None:
+                # Chroma's metadata values are oneOf [boolean, integer, number, string, ...] (a
+                # Rust enum as utoipa writes it): an integer is a number too, so every integer
+                # matched two branches and was refused, in Calls and in the API's own answers
+                inner, outer = nested
+                form = "anyOf"
+                self.diags.warning(
+                    loc.child(combinator),
+                    f"oneOf branch {inner} is within branch {outer}: every value branch {inner} "
+                    "accepts matches both, and oneOf refuses it, so no value could ever be read "
+                    f"as branch {inner}; read as anyOf (the first branch that matches)",
+                    "branches that exclude each other (an integer is also a number: type integer "
+                    "beside type number matches every integer twice)",
+                    hint="write anyOf, or drop or narrow the wider branch",
+                )
         union = UnionNode(meta=meta, variants=variants, form=form)
         rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != combinator}
         if not rest:
@@ -1321,6 +1339,53 @@ class SchemaLowerer:
             self._accepts_empty_object(part, ctx, depth + 1)
             for part in as_array(s.get("allOf")) or []
         )
+
+    def _nested_branches(self, subs: list[Any], ctx: _Context) -> tuple[int, int] | None:
+        """The first pair (i, j) of raw ``oneOf`` branches where every instance branch i accepts,
+        branch j surely accepts too (``_within``); None when no branch is surely within another.
+        Such a branch can never match alone: oneOf refuses every value of it."""
+        read = [(i, r) for i, sub in enumerate(subs) if (r := self._dereferenced(sub, ctx))]
+        outers = [(j, r) for j, r in read if _plain_type(r[0]) is not None]
+        for i, (a, a_ctx) in read:
+            for j, (b, b_ctx) in outers:
+                if i != j and self._within(a, a_ctx, b, b_ctx):
+                    return i, j
+        return None
+
+    def _dereferenced(
+        self, schema: Any, ctx: _Context, depth: int = 0
+    ) -> tuple[dict[str, Any], _Context] | None:
+        """The raw ``schema`` with its ``$ref``s followed while it is nothing but one (beside
+        annotations), and its context; None when one does not resolve or it is no object."""
+        s = as_object(schema)
+        if s is None or depth > 16:
+            return None
+        if "$ref" not in s:
+            return s, ctx
+        if set(s) - _ANNOTATIONS - {"$ref"}:
+            return None  # (unsure: nullable or a type beside it widens it, other keywords narrow)
+        resolved = self._quiet_resolve(s["$ref"], ctx)
+        return None if resolved is None else self._dereferenced(*resolved[:2], depth + 1)
+
+    def _within(
+        self, a: dict[str, Any], a_ctx: _Context, b: dict[str, Any], b_ctx: _Context, depth: int = 0
+    ) -> bool:
+        """Whether every instance the raw schema ``a`` accepts, ``b`` surely accepts too: ``b``
+        is types and nothing else (``_plain_type``; an array's ``items`` too) and ``a``'s types
+        are among them (an integer is a number) — its other keywords only narrow it; False when
+        unsure. (Lenient readings only: ``format`` is an annotation in the specs read so.)"""
+        a_types, b_types = _schema_types(a), _plain_type(b)
+        if a_types is None or b_types is None or depth > 16:
+            return False
+        if not all(t in b_types or (t == "integer" and "number" in b_types) for t in a_types):
+            return False
+        if "array" not in a_types or "items" not in b:
+            return True
+        b_items = self._dereferenced(b["items"], b_ctx)
+        a_items = None if "prefixItems" in a else self._dereferenced(a.get("items"), a_ctx)
+        if b_items is None or _plain_type(b_items[0]) is None or a_items is None:
+            return b["items"] is True
+        return self._within(*a_items, *b_items, depth + 1)
 
     def _property_values(
         self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0
@@ -1625,6 +1690,49 @@ def _json_type_matches(value: Any, types: list[str]) -> bool:
         ):
             return True
     return False
+
+
+def _schema_types(s: dict[str, Any]) -> set[str] | None:
+    """The JSON types a raw schema's instances may have — its ``type`` (``nullable`` adds
+    null), else its ``const``/``enum`` values' —; None when it does not say or names another."""
+    raw: Any = s.get("type")
+    if raw is None:
+        values = [s["const"]] if "const" in s else as_array(s.get("enum"))
+        if not values:
+            return None
+        types = {_value_type(v) for v in values}
+    else:
+        names = cast("list[Any]", raw) if isinstance(raw, list) else [raw]
+        types = {n if isinstance(n, str) else "other" for n in names}
+    if s.get("nullable") is True or s.get("x-nullable") is True:
+        types.add("null")
+    return types if types <= set(JSON_TYPES) else None
+
+
+def _value_type(value: Any) -> str:
+    """The JSON type of a JSON value (``other`` for an array or object)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "other"
+
+
+def _plain_type(s: dict[str, Any]) -> set[str] | None:
+    """The JSON types a raw schema accepts when it says nothing else (annotations, ``format``,
+    an array's ``items``, ``x-`` keys aside): every instance of them; None otherwise."""
+    if any(k not in _ANNOTATIONS and k not in _PLAIN_KEYS and not k.startswith("x-") for k in s):
+        return None
+    if s.get("nullable") not in (None, True, False):
+        return None
+    types = _schema_types(s) if "type" in s else set[str](JSON_TYPES)
+    if types is not None and "items" in s and not isinstance(s["items"], dict | bool):
+        return None  # (draft 4-2019's tuple form: unsure)
+    return types
 
 
 def _typed_object(schema: Any) -> Any:

@@ -412,6 +412,7 @@ class HttpClient(_Base):
             idempotent=keyed,
             output_media=accept,
             declared_headers=frozenset(h for r in op.responses for h in r.headers),
+            declared_media=frozenset(r.media_type for r in op.responses if r.media_type),
         )
 
 

@@ -9,12 +9,17 @@
 - a multipart body whose every part is optional, called with none: an empty multipart body — it
   was a ``KeyError`` from inside the client (found by calling every operation against Prism);
 - a ``format: base64`` body of a binary media type (Spotify's cover upload, ``image/jpeg`` of
-  base64 text): sent as that text — it was decoded and the raw bytes sent.
+  base64 text): sent as that text — it was decoded and the raw bytes sent;
+- an answer labelled with a media type the operation does not declare (Arize Phoenix's experiment
+  download, declared ``text/plain`` and served as ``application/json``): read as declared — the
+  JSON text as the string the Output model holds, text that is JSON as JSON — and said
+  (``metadata["read_as"]``, a warning); it was parsed as JSON and failed the output check.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
@@ -75,6 +80,21 @@ paths:
             schema: {type: object, properties: {note: {type: string}, tags: {type: array, items: {type: string}}}}
       responses:
         '202': {description: accepted}
+  /export/{kind}:
+    get:
+      operationId: export
+      parameters: [{name: kind, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200': {description: the runs as a JSON file, content: {text/plain: {schema: {type: string}}}}
+  /count/{kind}:
+    get:
+      operationId: count
+      parameters: [{name: kind, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200':
+          description: a count
+          content: {application/json: {schema: {type: object, properties: {n: {type: integer}}}}}
+        '404': {description: no such thing, content: {text/html: {schema: {type: string}}}}
   /raw:
     put:
       operationId: uploadRaw
@@ -109,6 +129,12 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
         out = JPEG
     elif path == "/bytes/text":
         out = "naïve text".encode()
+    elif path.startswith(("/export/", "/count/")):
+        kind = path.rsplit("/", 1)[1]  # the media type it is sent as
+        media = {"json": "application/json", "html": "text/html"}.get(kind, "text/plain")
+        headers.append((b"content-type", media.encode()))
+        out = b'[{"n": 1}]' if path.startswith("/export/") else b'{"n": 2}'
+        out = b"two" if kind == "word" else out  # (text that is no JSON)
     elif path == "/download":
         status, headers = 302, [(b"location", PRESIGNED.encode())]
     else:
@@ -184,3 +210,32 @@ def test_a_multipart_body_with_no_parts_is_an_empty_multipart_body(pkg: ModuleTy
     assert sent == f"--{boundary}--\r\n".encode()
     assert _call(pkg, "postForm", note="n").success
     assert b'name="note"' in SEEN[-1][2]
+
+
+def test_an_answer_labelled_otherwise_is_read_as_the_operation_declares(
+    pkg: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "toolbind.runtime.http")
+    exported = _call(pkg, "export", kind="json")  # declared text/plain, sent as JSON
+    assert exported.success, exported.error
+    assert exported.data.root == '[{"n": 1}]'  # the JSON text: the string the Output holds
+    assert exported.metadata["read_as"] == "text/plain"
+    assert exported.metadata["headers"]["content-type"] == "application/json"
+    assert "is application/json where the operation declares text/plain" in caplog.text
+    counted = _call(pkg, "count", kind="text")  # declared JSON, sent as text that is JSON
+    assert counted.success and counted.data.n == 2
+    assert counted.metadata["read_as"] == "application/json"
+
+
+def test_an_answer_labelled_as_declared_or_not_readable_so_is_read_as_it_is(
+    pkg: ModuleType,
+) -> None:
+    plain = _call(pkg, "export", kind="text")
+    assert plain.success and plain.data.root == '[{"n": 1}]' and "read_as" not in plain.metadata
+    # text/html is declared (the 404's): read as text, and the JSON Output refuses a string
+    html = _call(pkg, "count", kind="html")
+    assert not html.success and html.metadata["error_type"] == "invalid_output"
+    assert html.data == '{"n": 2}' and "read_as" not in html.metadata
+    word = _call(pkg, "count", kind="word")  # text that is no JSON: text, refused as before
+    assert not word.success and word.metadata["error_type"] == "invalid_output"
+    assert word.data == "two" and "read_as" not in word.metadata

@@ -25,6 +25,15 @@ CASES: list[tuple[str, list[str], list[str]]] = [
     (r"^\w+$", ["a_1"], ["é"]),
     # a plain range is still a range
     (r"^[a-c]+$", ["abc"], ["-", "d"]),
+    # ES2025's modifier groups (pydantic writes Python's, which are the same: LiteLLM's spec)
+    (r"^(?i:data:image/png|https?://\S+)$", ["DATA:Image/PNG", "HTTPS://x"], ["ftp://x"]),
+    (r"^(?i:a(?-i:b)c)$", ["AbC", "abc"], ["ABC"]),
+    (r"^(?i-:a)b$", ["Ab"], ["AB"]),
+    (r"^(a)(?i:(b))\2$", ["aBB", "abb"], ["aBb"]),  # (a backreference: its own flags)
+    (r"(?m:^b$)", ["a\nb\nc", "a\rb\u2028c", "b"], ["ab\nc", "a\nbc"]),
+    (r"^(?s:a.b)$", ["a\nb", "a\u2028b"], ["ab"]),
+    (r"^(?m-s:a.$)", ["ab"], ["a\n"]),
+    (r"^a.b$", ["axb"], ["a\nb"]),  # no s outside the group
 ]
 
 
@@ -45,7 +54,11 @@ def test_a_spec_pattern_python_would_refuse_compiles_and_validates() -> None:
 
 
 # issue 19 item 6: Python's syntax is no ECMA-262 (the format 'regex' and `pattern` agree)
-NOT_ECMA = [r"\a", r"\Z", "(?P<n>x)", "(?P<n>a)(?P=n)", "(?#comment)a", "(?i)abc", "(?ims)abc"]
+NOT_ECMA = [
+    *(r"\a", r"\Z", "(?P<n>x)", "(?P<n>a)(?P=n)", "(?#comment)a", "(?i)abc", "(?ims)abc"),
+    # modifier groups ECMA-262 refuses: a flag it has none of, twice, on and off, none at all
+    *("(?x:a)", "(?ii:a)", "(?i-i:a)", "(?-:a)", "(?I:a)", "(?u:a)"),
+]
 
 
 @pytest.mark.parametrize("pattern", NOT_ECMA)
