@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -98,7 +99,7 @@ def _check_all(
     jobs: int | None = None,
 ) -> list[ToolReport]:
     """Every selected tool's report, in order: checked here one after another, or — ``jobs``
-    above 1 (None: one per CPU), more than one tool, and ``fork`` available — in forked
+    above 1 (None: one per CPU), more than one tool, on Linux — in forked
     processes that inherit the imported packages and Activities, each tool's run the same as
     here (its own seeded hypothesis run). A worker that dies (an Activity exiting the process)
     leaves the tools not reported yet to be checked here, as without ``--jobs``."""
@@ -106,7 +107,8 @@ def _check_all(
     workers = min(jobs or _cpus(), len(selected))
     start = time.monotonic()
     with _progress(err, len(selected)) as advance:
-        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        # (fork on Linux only: macOS's system libraries are not safe to use after a fork)
+        if workers > 1 and sys.platform.startswith("linux"):
             _checked_in_workers(selected, found, how, workers, reports, advance)
         for i, (source, tool) in enumerate(selected):
             if reports[i] is None:
