@@ -489,11 +489,10 @@ def reachable_defs(schema: Any, defs: Mapping[str, Any]) -> dict[str, Any]:
                 if name is not None and name in defs and name not in found:
                     found[name] = defs[name]
                     todo.append(defs[name])
-            for key, value in items.items():
-                # data is not schema; a scalar holds no reference (pushed, it was popped again
-                # for nothing: a large package's composed schema holds ~100k of them)
-                if isinstance(value, (dict, list)) and key not in _DATA_KEYWORDS:
-                    todo.append(value)
+            # data is not schema, but a property named ``default`` or ``enum`` is one (Harbor's
+            # ``Instance.default``); a scalar holds no reference (pushed, it was popped again
+            # for nothing: a large package's composed schema holds ~100k of them)
+            todo.extend(cast("Any", v) for v in _subschemas(items) if isinstance(v, dict | list))
         elif isinstance(node, list):
             todo.extend(cast("list[Any]", node))
     return {name: found[name] for name in sorted(found)}
