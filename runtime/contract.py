@@ -218,6 +218,8 @@ class HttpParameter:
             with explode false, ssv→spaceDelimited, pipes→pipeDelimited, multi→form explode).
         explode: OpenAPI ``explode``.
         allow_reserved: OpenAPI ``allowReserved`` (query only).
+        allow_empty: OpenAPI ``allowEmptyValue`` (query only): an empty value (``?name=``) may
+            be sent; without it a required one is refused (a server reads it as absent).
         required: whether the operation requires it.
         content_type: set when the parameter uses ``content`` instead of ``schema`` (the value
             is serialised with that media type, e.g. JSON).
@@ -229,6 +231,7 @@ class HttpParameter:
     style: ParameterStyle
     explode: bool
     allow_reserved: bool = False
+    allow_empty: bool = False
     required: bool = False
     content_type: str | None = None
 

@@ -1129,6 +1129,7 @@ class _Reader:
             style=style,
             explode=explode,
             allow_reserved=pobj.get("allowReserved") is True,
+            allow_empty=pobj.get("allowEmptyValue") is True,
             required=required,
             content_type=content_type,
         )

@@ -6,6 +6,7 @@ httpx, pydantic and the package's private modules (``_core``, ``_auth``, ``_body
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import uuid
@@ -368,7 +369,23 @@ class HttpClient(_Base):
                 continue
             value = dump[param.field]
             if param.location == "query":
-                query.extend(query_pairs(param, value))
+                pairs = query_pairs(param, value)
+                if (
+                    param.required
+                    and not param.allow_empty
+                    and all(not p.partition("=")[2] for p in pairs)
+                ):
+                    # ``?code=`` is an empty-valued parameter, which OpenAPI sends only where
+                    # ``allowEmptyValue`` says so: a server reads it as absent (Gotify's OIDC
+                    # callback, listmonk's analytics, Intercom's: Prism's "must have required
+                    # property")
+                    shown = json.dumps(value, ensure_ascii=False)
+                    raise ParameterError(
+                        f"query parameter {param.name!r} is required and its value {shown} is "
+                        "empty: a server reads an empty value as none (the operation does not "
+                        "allowEmptyValue); give a value"
+                    )
+                query.extend(pairs)
             elif param.location == "header":
                 if param.name.lower() in IGNORED_HEADERS or value is None:
                     continue

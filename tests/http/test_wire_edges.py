@@ -13,7 +13,12 @@
 - an answer labelled with a media type the operation does not declare (Arize Phoenix's experiment
   download, declared ``text/plain`` and served as ``application/json``): read as declared — the
   JSON text as the string the Output model holds, text that is JSON as JSON — and said
-  (``metadata["read_as"]``, a warning); it was parsed as JSON and failed the output check.
+  (``metadata["read_as"]``, a warning); it was parsed as JSON and failed the output check;
+- a required query parameter whose value is empty (``""``, ``[]``; Gotify's OIDC callback,
+  listmonk's analytics, Intercom's): refused with a message for the model — it was sent as
+  ``?code=``, an empty-valued parameter OpenAPI allows only with ``allowEmptyValue``, which a
+  server reads as absent (Prism: "must have required property 'code'"); with
+  ``allowEmptyValue: true`` it is sent.
 """
 
 from __future__ import annotations
@@ -95,6 +100,16 @@ paths:
           description: a count
           content: {application/json: {schema: {type: object, properties: {n: {type: integer}}}}}
         '404': {description: no such thing, content: {text/html: {schema: {type: string}}}}
+  /search:
+    get:
+      operationId: search
+      parameters:
+        - {name: code, in: query, required: true, schema: {type: string}}
+        - {name: state, in: query, required: true, allowEmptyValue: true, schema: {type: string}}
+        - {name: ids, in: query, required: true, schema: {type: array, items: {type: string}}}
+        - {name: q, in: query, schema: {type: string}}
+      responses:
+        '202': {description: accepted}
   /raw:
     put:
       operationId: uploadRaw
@@ -119,7 +134,9 @@ async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
         return
     body = await read_body(receive)
     path: str = scope["path"]
-    SEEN.append((path, {k.decode(): v.decode() for k, v in scope["headers"]}, body))
+    query = scope["query_string"].decode()
+    seen = f"{path}?{query}" if query else path
+    SEEN.append((seen, {k.decode(): v.decode() for k, v in scope["headers"]}, body))
     status, headers, out = 200, list[tuple[bytes, bytes]](), b""  # no Content-Type unless said
     if path == "/png":
         out = PNG
@@ -239,3 +256,21 @@ def test_an_answer_labelled_as_declared_or_not_readable_so_is_read_as_it_is(
     word = _call(pkg, "count", kind="word")  # text that is no JSON: text, refused as before
     assert not word.success and word.metadata["error_type"] == "invalid_output"
     assert word.data == "two" and "read_as" not in word.metadata
+
+
+def test_a_required_query_parameter_is_not_sent_empty(pkg: ModuleType) -> None:
+    before = len(SEEN)
+    cases: list[dict[str, Any]] = [
+        {"code": "", "state": "s", "ids": ["1"]},
+        {"code": "c", "state": "s", "ids": []},
+        {"code": "c", "state": "s", "ids": [""]},
+    ]
+    for args in cases:
+        result = _call(pkg, "search", **args)
+        assert result.metadata["error_type"] == "invalid_input", (args, result)
+        name = "code" if args["code"] == "" else "ids"
+        assert f"query parameter {name!r} is required and its value" in str(result.error)
+        assert "allowEmptyValue" in str(result.error)
+    assert len(SEEN) == before  # nothing was sent
+    assert _call(pkg, "search", code="c", state="", ids=["1"], q="").success
+    assert SEEN[-1][0] == "/search?code=c&state=&ids=1&q="
