@@ -59,15 +59,18 @@ from ..ir import (
     AllOfNode,
     AnyNode,
     ArrayNode,
+    BooleanNode,
     CheckedNode,
     ConditionalCheck,
     ContainsCheck,
     Definition,
     DependentSchemasCheck,
+    IntegerNode,
     Meta,
     NeverNode,
     NotCheck,
     NullNode,
+    NumberNode,
     ObjectNode,
     PatternPropertiesCheck,
     Property,
@@ -1298,6 +1301,25 @@ class _Reader:
             )
             media_type = sent
         obj = self._object_of(node)
+        target = self._resolved(node)
+        if kind in ("form", "multipart") and isinstance(
+            target, NullNode | BooleanNode | IntegerNode | NumberNode | StringNode | ArrayNode
+        ):
+            # listmonk's media upload: multipart/form-data of {type: string, format: binary}.
+            # The Call took the value and every call was refused, and generate said nothing.
+            what = "parts" if kind == "multipart" else "fields"
+            file = isinstance(target, StringNode) and target.format == "binary"
+            self.diags.warning(
+                loc.child("schema"),
+                f"the {media_type} body's schema is {'a file' if file else 'of type ' + target.kind}, not an "
+                f"object: such a body is an object whose properties are its {what}, so this "
+                "one names none and a call is refused",
+                "an object schema (type: object, properties: {<name>: ...})",
+                hint="name the part the API reads: {type: object, properties: {file: "
+                "{type: string, format: binary}}}"
+                if file
+                else None,
+            )
         parts: list[BodyPart] = []
         if obj is not None and kind in ("form", "multipart"):
             for prop in obj.properties:

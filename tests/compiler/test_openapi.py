@@ -1501,6 +1501,41 @@ def test_an_express_style_path_segment_is_said(tmp_path: Path) -> None:
     ]
 
 
+def test_a_form_body_whose_schema_is_no_object_is_said(tmp_path: Path) -> None:
+    """listmonk's media upload is multipart/form-data of ``{type: string, format: binary}``: a
+    multipart body is an object whose properties are its parts, so this one names no part and
+    every call was refused at run time — compiled without a word."""
+    spec = tmp_path / "media.yaml"
+    spec.write_text(
+        "openapi: 3.0.0\ninfo: {title: m, version: '1'}\npaths:\n"
+        "  /media:\n    post:\n      operationId: upload\n"
+        "      requestBody:\n        content:\n          multipart/form-data:\n"
+        "            schema: {type: string, format: binary}\n"
+        "      responses: {'204': {description: ok}}\n"
+        "  /tags:\n    post:\n      operationId: tag\n"
+        "      requestBody:\n        content:\n          application/x-www-form-urlencoded:\n"
+        "            schema: {type: array, items: {type: string}}\n"
+        "      responses: {'204': {description: ok}}\n"
+        "  /notes:\n    post:\n      operationId: note\n"
+        "      requestBody:\n        content:\n          multipart/form-data:\n"
+        "            schema: {type: object, properties: {file: {type: string, format: binary}}}\n"
+        "      responses: {'204': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    tree = build([spec], formatted=False)
+    assert [d.render() for d in tree.diagnostics if d.severity == "warning"] == [
+        f"{spec}#/paths/~1media/post/requestBody/content/multipart~1form-data/schema: warning: "
+        "the multipart/form-data body's schema is a file, not an object: such a body is an "
+        "object whose properties are its parts, so this one names none and a call is refused "
+        "— an object schema (type: object, properties: {<name>: ...}) (hint: name the part the "
+        "API reads: {type: object, properties: {file: {type: string, format: binary}}})",
+        f"{spec}#/paths/~1tags/post/requestBody/content/application~1x-www-form-urlencoded/"
+        "schema: warning: the application/x-www-form-urlencoded body's schema is of type array, not an "
+        "object: such a body is an object whose properties are its fields, so this one names "
+        "none and a call is refused — an object schema (type: object, properties: {<name>: ...})",
+    ]
+
+
 def test_a_part_of_a_split_spec_beside_it_is_not_compiled_on_its_own(tmp_path: Path) -> None:
     """``make generate`` over ``specs/`` where a spec keeps its components in a file beside it:
     that file is no spec, and compiling it on its own failed the whole run. A file that is no
