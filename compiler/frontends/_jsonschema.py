@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -75,6 +76,9 @@ from ._resolver import (
     id_keyword,
 )
 from ._vocabulary import NEVER_READ, READ_ONLY_IN, SPELLED, vocabulary_of
+
+_INLINE_FLAGS = re.compile(r"\(\?([ims]+)\)")
+"""Inline flags at a pattern's start (``(?i)``): Java's and Python's, not ECMA-262's."""
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
@@ -1524,9 +1528,42 @@ class SchemaLowerer:
         pattern = self._string(s, "pattern", loc)
         if pattern is None:
             return None
+        read = self._inline_flags(pattern, loc.child("pattern")) if self.lenient else None
+        if read is not None:
+            return read
         if not self._valid_regex(pattern, loc.child("pattern"), "pattern"):
             return None
         return pattern
+
+    def _inline_flags(self, pattern: str, loc: SourceLocation) -> str | None:
+        """``(?i)^(all|none)$`` (PayPal's: Java's and Python's inline flags, which ECMA-262 has
+        not) read as ES2025's modifier group over the rest, ``(?i:^(all|none)$)``, and said;
+        None when ``pattern`` does not start so or is ECMA-262 as it is. The spec failed to
+        compile on such a pattern. (OpenAPI's, ``lenient``: a JSON Schema's ``pattern`` agrees
+        with ``format: regex``, which refuses it.)"""
+        import regex  # (as in _valid_regex)
+
+        lead = _INLINE_FLAGS.match(pattern)
+        if lead is None or len(set(lead[1])) != len(lead[1]):
+            return None
+        try:
+            compile_pattern(pattern)
+            return None
+        except regex.error:
+            pass
+        read = f"(?{lead[1]}:{pattern[lead.end() :]})"
+        try:
+            compile_pattern(read)
+        except regex.error:
+            return None
+        self.diags.warning(
+            loc,
+            f"pattern {pattern!r} starts with {lead[0]!r}, an inline flag group ECMA-262 has not "
+            f"(Java's, Python's); read as {read!r}, the flags over the whole pattern",
+            "an ECMA-262 regular expression",
+            hint=f"write {read!r} (ECMA-262's modifier group)",
+        )
+        return read
 
     def _valid_regex(self, pattern: str, loc: SourceLocation, what: str) -> bool:
         """Whether ``pattern`` is an ECMA-262 regex the runtime can use; reports it if not."""

@@ -6,8 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from toolbind.compiler import SelectionError, SpecError, compile_to_directory, generate_tree
+from tests.conftest import unload
+from toolbind.compiler import (
+    SelectionError,
+    SpecError,
+    compile_to_directory,
+    generate_tree,
+    load_package,
+)
 
 TYPO = """\
 greetUser:
@@ -203,6 +211,42 @@ def test_schemas_real_specs_get_wrong_are_read_with_warnings(tmp_path: Path) -> 
     with pytest.raises(SpecError) as caught:
         generate_tree([spec], strict=True)
     assert len([d for d in caught.value.diagnostics if d.severity == "error"]) == 4
+
+
+def test_a_pattern_opening_with_inline_flags_is_read_as_a_modifier_group(
+    tmp_path: Path,
+) -> None:
+    """PayPal's invoicing spec has ``pattern: (?i)^(all|none)$`` (Java's inline flag, which
+    ECMA-262 has not): the whole spec failed to compile on it. It is read as ES2025's modifier
+    group over the rest, said, and the model matches case-insensitively; a pattern that is
+    wrong otherwise is still an error."""
+    spec = tmp_path / "flags.yaml"
+    spec.write_text(
+        "openapi: 3.0.3\ninfo: {title: flags, version: '1'}\npaths:\n  /a:\n    get:\n"
+        "      operationId: a\n      parameters:\n"
+        "        - {name: fields, in: query, schema: {type: string, pattern: '(?i)^(all|none)$'}}\n"
+        "      responses: {'204': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    tree = compile_to_directory([spec], tmp_path / "out")
+    said = [d.render() for d in tree.diagnostics if d.severity == "warning"]
+    assert said == [
+        f"{spec}#/paths/~1a/get/parameters/0/schema/pattern: warning: pattern '(?i)^(all|none)$' "
+        "starts with '(?i)', an inline flag group ECMA-262 has not (Java's, Python's); read as "
+        "'(?i:^(all|none)$)', the flags over the whole pattern — an ECMA-262 regular expression "
+        "(hint: write '(?i:^(all|none)$)' (ECMA-262's modifier group))"
+    ]
+    pkg = load_package(tmp_path / "out", "flags")
+    try:
+        call = pkg.CallAdapter.validate_python({"_tool": "a", "fields": "ALL"})
+        assert call.model_dump(mode="json", by_alias=True)["fields"] == "ALL"
+        with pytest.raises(ValidationError):
+            pkg.CallAdapter.validate_python({"_tool": "a", "fields": "some"})
+    finally:
+        unload("flags")
+    spec.write_text(spec.read_text().replace("(?i)^(all|none)$", "(?i)^(all|none$"))
+    with pytest.raises(SpecError, match="not a valid regular expression"):
+        generate_tree([spec])
 
 
 def test_a_yaml_timestamp_in_a_file_the_spec_refs_is_its_text(tmp_path: Path) -> None:
