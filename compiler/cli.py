@@ -447,6 +447,15 @@ def test_command(
         ),
     ] = False,
     allow_ref: AllowRef = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            min=0,
+            help="Seconds each part of a tool's contract (its Call model, its Output model, its "
+            "Activity) may take; a part that takes longer is reported not checked. 0: no limit.",
+        ),
+    ] = 300,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -484,6 +493,7 @@ def test_command(
             allow_refs=allowed,
             allow_unchecked=allow_unchecked,
             jobs=jobs,
+            budget=timeout or None,
         )
     except SpecError as exc:
         _render(exc.diagnostics)

@@ -8,9 +8,15 @@ must be rejected by the model too — so the costly valid generation is shared.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import re
-from collections.abc import Callable, Mapping
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +69,10 @@ class RunSettings:
     max_examples: int | None = None
     seed: int | None = None
     database: bool = False
+    budget: float | None = None
+    """Seconds one part (a model, an Activity) may take; past them it is ``not checked``
+    (None: no limit). Kept where the part runs on a process's main thread on a system with
+    interval timers (Linux, macOS); elsewhere there is no limit."""
 
     def settings(self) -> settings:
         kwargs: dict[str, Any] = {}
@@ -81,6 +91,79 @@ class RunSettings:
             print_blob=False,
             **kwargs,
         )
+
+
+class _OutOfTime(BaseException):
+    """A part's time budget ran out (a ``BaseException``, as ``KeyboardInterrupt``, so
+    hypothesis stops instead of taking it for a failure to shrink)."""
+
+
+class _Budget:
+    """A part's time budget: ``check()`` in the test body raises ``_OutOfTime`` once it is
+    spent, and a timer signal raises it wherever the part is (building a strategy from a large
+    schema, drawing an instance), so a part never runs on for long past it."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds if seconds else math.inf
+
+    @property
+    def spent(self) -> bool:
+        return time.monotonic() >= self.ends
+
+    def check(self) -> None:
+        if self.spent:
+            raise _OutOfTime
+
+
+@contextlib.contextmanager
+def _within(budget: _Budget) -> Generator[None]:
+    """Where the system has interval timers and this is a process's main thread (the CLI, its
+    forked workers), a timer signal raises ``_OutOfTime`` in the block when ``budget`` is
+    spent (the caller catches it around the block: it may come as the block ends)."""
+    seconds = budget.seconds
+    timer = getattr(signal, "setitimer", None)
+    if not seconds or timer is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise _OutOfTime
+
+    unraisable = sys.unraisablehook
+
+    def quiet(info: Any) -> None:
+        # the signal landing in a weakref callback or a ``__del__``: Python drops the exception
+        # there and prints it; the next example's ``check()`` stops the part instead
+        if not isinstance(info.exc_value, _OutOfTime):
+            unraisable(info)
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    sys.unraisablehook = quiet
+    timer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        timer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = unraisable
+
+
+def _timed_out(exc: BaseException, budget: _Budget) -> bool:
+    """Whether ``exc`` ended a part because its budget was spent: ``_OutOfTime`` itself, or what
+    hypothesis made of it when it landed inside hypothesis (a replay that stopped short reads
+    to it as a flaky strategy) — anything but an interrupt, once the budget is spent."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return False
+    return isinstance(exc, _OutOfTime) or budget.spent
+
+
+def _out_of_time(how: RunSettings, schema: Mapping[str, Any] | bool, checked: int) -> str:
+    size = len(json.dumps(schema, default=str))
+    return (
+        f"not finished within {how.budget:g} s ({checked} instance(s) checked; the schema is "
+        f"{size:,} characters of JSON); --timeout gives a part longer"
+    )
 
 
 _PHASES = tuple(p for p in Phase if p is not Phase.explain)
@@ -261,13 +344,38 @@ def run_model(
 ) -> PartResult:
     """Check a model against its schema: valid instances round-trip, mutated ones are rejected."""
     result = PartResult(contract.side)
+    counts = [0, 0]  # valid, invalid instances checked before the first failure
+    budget = _Budget(how.budget)
+    try:
+        with _within(budget):
+            _run_model(contract, how, result, counts, valid, invalid, budget)
+    except BaseException as exc:
+        if not _timed_out(exc, budget):
+            raise
+        result.skipped = _out_of_time(how, contract.schema, counts[0] + counts[1])
+    if counts[0] and result.skipped is not None and result.skipped == _no_instance(contract.schema):
+        result.skipped = "no mutation of a valid instance is invalid"
+    result.examples = counts[0] if valid else 0
+    result.invalid = counts[1]
+    return result
+
+
+def _run_model(
+    contract: Contract,
+    how: RunSettings,
+    result: PartResult,
+    counts: list[int],
+    valid: bool,
+    invalid: bool,
+    budget: _Budget,
+) -> None:
     check_invalid = invalid and not accepts_everything(contract.schema)
     mutator = Mutator(contract) if check_invalid else None
     strategy = json_instances(contract.schema)
-    counts = [0, 0]  # valid, invalid instances checked before the first failure
     failed = [False]
 
     def body(data: st.DataObject) -> None:
+        budget.check()
         instance = data.draw(strategy, label="instance")
         try:
             if valid:
@@ -286,11 +394,6 @@ def run_model(
             raise
 
     _run(body, how, result, contract.schema)
-    if counts[0] and result.skipped is not None and result.skipped == _no_instance(contract.schema):
-        result.skipped = "no mutation of a valid instance is invalid"
-    result.examples = counts[0] if valid else 0
-    result.invalid = counts[1]
-    return result
 
 
 def run_tool_models(binding: ToolBinding, how: RunSettings) -> tuple[PartResult, PartResult]:
@@ -323,11 +426,11 @@ def run_activity(binding: ToolBinding, fn: Callable[..., Any], how: RunSettings)
         result.failure = problem
         return result
     schema = activity_contract(binding).schema
-    strategy = json_instances(schema)
     count = [0]
     failed = [False]
 
     def body(data: st.DataObject) -> None:
+        budget.check()
         call = data.draw(strategy, label="call")
         try:
             check.check_call(call)
@@ -336,8 +439,15 @@ def run_activity(binding: ToolBinding, fn: Callable[..., Any], how: RunSettings)
             raise
         count[0] += not failed[0]
 
+    budget = _Budget(how.budget)
     try:
-        _run(body, how, result, schema)
+        with _within(budget):
+            strategy = json_instances(schema)
+            _run(body, how, result, schema)
+    except BaseException as exc:
+        if not _timed_out(exc, budget):
+            raise
+        result.skipped = _out_of_time(how, schema, count[0])
     finally:
         check.close()
     result.examples = count[0]

@@ -51,10 +51,12 @@ def run(
     allow_refs: Sequence[str] = (),
     allow_unchecked: bool = False,
     jobs: int | None = None,
+    budget: float | None = None,
 ) -> int:
     """Run the contract tests; the exit code. Raises ``SpecError`` and ``CommandLineError``.
 
-    ``jobs``: tools checked at once, each in a process of its own (None: one per CPU)."""
+    ``jobs``: tools checked at once, each in a process of its own (None: one per CPU).
+    ``budget``: seconds each part of a contract may take (None: no limit)."""
     compiled = compile_specs(specs, allow_refs)
     try:
         selected = compiled.tools
@@ -82,7 +84,7 @@ def run(
                     "(tool name → function, as `toolbind scaffold` writes) or functions named "
                     "like the tools"
                 )
-        how = RunSettings(max_examples=examples, seed=seed, database=False)
+        how = RunSettings(max_examples=examples, seed=seed, database=False, budget=budget)
         reports = _check_all(selected, found, how, err, jobs)
     finally:
         compiled.close()

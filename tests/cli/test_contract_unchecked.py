@@ -12,6 +12,7 @@ line saying why, counted in the summary, exit 1 unless ``--allow-unchecked``.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any, cast
 
@@ -194,6 +195,36 @@ def test_allow_unchecked_exits_0_and_still_says_what_was_not_checked(tmp_path: P
     assert "0 passed, 0 failed, 1 not fully checked" in result.stdout
     assert "accepted with --allow-unchecked" in result.stdout
     assert "every contract holds" not in result.stdout
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_part_past_its_time_budget_is_not_checked_and_says_so(tmp_path: Path, jobs: str) -> None:
+    """``--timeout``: a part still running after its budget (here: a million examples asked for,
+    one second given) stops, is ``not checked`` with what it had checked, and the run exits 1 —
+    in the main process and in the forked workers alike."""
+    spec = write(tmp_path, "tree.yaml", ENDLESS)
+    result = toolbind(
+        "test",
+        str(spec),
+        "--tool",
+        "ping",
+        "--examples",
+        "1000000",
+        "--timeout",
+        "1",
+        "--jobs",
+        jobs,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    ping = next(line for line in out.splitlines() if "│ ping" in line)
+    assert "UNCHECKED" in ping, ping
+    assert "NOT CHECKED tree.yaml · ping Call: not finished within 1 s (" in out
+    assert re.search(r"\(\d+ instance\(s\) checked; the schema is [\d,]+ characters of JSON\)", out)
+    assert "--timeout gives a part longer" in out
+    assert "0 passed, 0 failed, 1 not fully checked" in out
+    assert "Traceback" not in out + result.stderr
 
 
 def test_allow_unchecked_is_in_the_help() -> None:
