@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from typing import Any
 
@@ -67,6 +67,21 @@ def serve_wsgi(app: Any, *, name: str = "wsgi") -> Generator[str]:
     finally:
         srv.shutdown()
         thread.join(timeout=10)
+
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+"""A raw ASGI app's ``receive`` and ``send``."""
+
+
+async def echo_json(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    """A raw ASGI app answering 200 with the body it was sent, as JSON."""
+    if scope["type"] != "http":
+        return
+    body = await read_body(receive)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def read_body(receive: Any) -> bytes:

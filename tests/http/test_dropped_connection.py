@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._servers import read_body, serve_asgi
+from tests._servers import Receive, Send, read_body, serve_asgi
 from tests.conftest import CompileSpec
 from toolbind.runtime.http import HttpClient, RetryPolicy
 
@@ -51,9 +50,6 @@ paths:
 PROJECTS: list[str] = []
 DOOMED: set[tuple[str, int]] = set()  # the connections (client addresses) about to be closed
 FAST = RetryPolicy(max_attempts=3, backoff=0.01, max_backoff=0.05)
-
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:

@@ -8,7 +8,6 @@ a real server (a raw ASGI app, uvicorn on 127.0.0.1)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tests._servers import read_body, serve_asgi
+from tests._servers import echo_json, serve_asgi
 from tests.conftest import CompileSpec
 from toolbind.compiler import SpecError, generate_tree
 from toolbind.runtime.http import HttpClient
@@ -46,19 +45,6 @@ paths:
         '200': {description: what was judged, content: {application/json: {schema: {type: object}}}}
 """
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
-    """Answers the body it was sent."""
-    if scope["type"] != "http":
-        return
-    body = await read_body(receive)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
 
 @pytest.fixture
 def pkg(compile_spec: CompileSpec) -> ModuleType:
@@ -68,7 +54,7 @@ def pkg(compile_spec: CompileSpec) -> ModuleType:
 def test_a_modifier_group_compiles_and_a_call_goes_out(pkg: ModuleType) -> None:
     images = ["DATA:Image/PNG;base64,AAA=", "HTTPS://example.com/a.png"]
     call = pkg.CallAdapter.validate_python({"_tool": "judge", "images": images, "note": "x\nok"})
-    with serve_asgi(app) as url, HttpClient(pkg.API, base_url=url) as client:
+    with serve_asgi(echo_json) as url, HttpClient(pkg.API, base_url=url) as client:
         result = pkg.HttpActivities(client).judge(call)
     assert result.success, result.error
     assert result.data.model_dump(mode="json") == {"images": images, "note": "x\nok"}

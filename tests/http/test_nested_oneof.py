@@ -10,7 +10,6 @@ uvicorn on 127.0.0.1) that echoes what it is sent."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tests._servers import read_body, serve_asgi
+from tests._servers import echo_json, serve_asgi
 from toolbind.compiler import (
     SpecError,
     compile_to_directory,
@@ -78,19 +77,6 @@ components:
         key: {$ref: '#/components/schemas/Key'}
 """
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
-    """Stores nothing: answers the collection it was sent, as Chroma answers a created one."""
-    if scope["type"] != "http":
-        return
-    body = await read_body(receive)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
 
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -108,7 +94,7 @@ def pkg(spec: Path) -> ModuleType:
 
 def _create(pkg: ModuleType, **args: Any) -> Any:
     call = pkg.CallAdapter.validate_python({"_tool": "createCollection", "name": "c", **args})
-    with serve_asgi(app) as url, HttpClient(pkg.API, base_url=url) as client:
+    with serve_asgi(echo_json) as url, HttpClient(pkg.API, base_url=url) as client:
         return pkg.HttpActivities(client).activities()["createCollection"](call)
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._servers import serve_asgi
+from tests._servers import Receive, Send, serve_asgi
 from tests.conftest import CompileSpec
 from toolbind.runtime.http import HttpClient
 
@@ -53,9 +52,6 @@ ANSWERS: dict[str, Any] = {
     "mixed": {"name": "a", "content": "x", "mimetype": None, "size": "big"},
     "plain": {"name": "a", "content": "x"},
 }
-
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests._servers import read_body, serve_asgi
+from tests._servers import Receive, Send, read_body, serve_asgi
 from tests.conftest import CompileSpec
 from toolbind.compiler import compile_to_directory
 from toolbind.runtime.http import HttpClient
@@ -124,9 +123,6 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF"
 PRESIGNED = "https://dl.example.net/d/1/abc?sig=SIGNATURE&exp=123"
 SEEN: list[tuple[str, dict[str, str], bytes]] = []
-
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
