@@ -23,12 +23,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._incremental import Previous, Reused, diagnostic_to_json, options_digest
+from ._incremental import (
+    Previous,
+    Reused,
+    Signatures,
+    Texts,
+    diagnostic_to_json,
+    options_digest,
+)
 from ._load import (
     NO_EXTRA_REFS,
     SPEC_SUFFIXES,
@@ -76,7 +84,7 @@ RUFF_ARGS = (
 class GeneratedTree:
     """Every file of an output directory (relative POSIX path → text) and what made it."""
 
-    files: dict[str, str]
+    files: Texts  # (a file reused from the previous output is read when its text is asked for)
     packages: dict[str, str]  # package name → spec source
     diagnostics: list[Diagnostic]
 
@@ -451,7 +459,7 @@ def build(
         if select:
             _check_selection(select, packages)
         claimed = claim_names([u.source for u in units], package_names(names, sources))
-        files: dict[str, str] = {}
+        files = Texts()
         manifest: dict[str, str] = {}
         origin: dict[str, str] = {}  # files the previous output holds as they are now
         for u in units:
@@ -459,7 +467,7 @@ def build(
             diags.items.extend(naming)
             if u.reused is not None:
                 diags.items.extend(u.reused.rendered)
-                files.update(u.reused.files)
+                files.merge(u.reused.files)
                 u.formatted = set(u.reused.files)
                 origin.update({rel: prev.path(rel) for rel in u.reused.files})
             elif u.pkg is not None:
@@ -467,7 +475,7 @@ def build(
                 # (kept only where the parses are: beside a staged output)
                 was = prev.parses(u.source, _memo_file(u.name)) if known and stage else None
                 own = Diagnostics()
-                u.files, keys, skipped, memo = _render_keyed(
+                rendered, keys, skipped, memo = _render_keyed(
                     u.pkg,
                     u.name,
                     own,
@@ -477,11 +485,12 @@ def build(
                 )
                 # a module not rendered again is the previous output's file, bytes confirmed;
                 # one that is not as written makes the package render whole
-                kept = {rel: prev.text(rel, prev.digests(u.source, rel)) for rel in skipped}
-                if any(text is None for text in kept.values()):
+                kept = {rel: prev.kept(rel, prev.digests(u.source, rel)) for rel in skipped}
+                if any(k is None for k in kept.values()):
                     own = Diagnostics()
-                    u.files, keys, _, memo = _render_keyed(u.pkg, u.name, own, {})
+                    rendered, keys, _, memo = _render_keyed(u.pkg, u.name, own, {})
                     kept = {}
+                u.files = Texts(rendered)
                 if u.parses is not None:
                     u.files[_parses_file(u.name)] = u.parses
                 if u.operations is not None:
@@ -500,9 +509,9 @@ def build(
                 u.raw = {
                     rel: keys.get(rel) or digest(text.encode()) for rel, text in u.files.items()
                 }
-                for rel, text in kept.items():
-                    assert text is not None
-                    u.files[rel] = text
+                for rel, k in kept.items():
+                    assert k is not None
+                    u.files.keep(rel, k)
                     u.raw[rel] = keys[rel]
                     u.formatted.add(rel)
                     origin[rel] = prev.path(rel)
@@ -511,10 +520,10 @@ def build(
                         continue
                     done = prev.formatted(u.source, rel, u.raw[rel]) if formatted else None
                     if done is not None:
-                        u.files[rel] = done
+                        u.files.keep(rel, done)
                         u.formatted.add(rel)
                         origin[rel] = prev.path(rel)
-                files.update(u.files)
+                files.merge(u.files)
             manifest[u.name] = u.source
     if diags.has_errors:
         raise SpecError(diags.items)
@@ -585,13 +594,13 @@ class _Unit:
     read: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
     rendered: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
     name: str = ""
-    files: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
+    files: Texts = dataclasses.field(default_factory=Texts)
     raw: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
     formatted: set[str] = dataclasses.field(default_factory=set[str])
     parses: str | None = None  # the ParseCache's text, kept in PARSES
     operations: str | None = None  # the OperationMemo's text, kept in PARSES
 
-    def entry(self, tree: Mapping[str, str]) -> dict[str, Any] | None:
+    def entry(self, tree: Texts) -> dict[str, Any] | None:
         """What the manifest records for reusing this package next time (None: not reusable)."""
         if self.reused is not None:
             return self.reused.entry
@@ -603,13 +612,11 @@ class _Unit:
             "inputs": dict(sorted(self.reads.items())),
             "read_diagnostics": [diagnostic_to_json(d) for d in self.read],
             "render_diagnostics": [diagnostic_to_json(d) for d in self.rendered],
-            "files": {
-                rel: [self.raw[rel], digest(tree[rel].encode())] for rel in sorted(self.files)
-            },
+            "files": {rel: [self.raw[rel], tree.digest(rel)] for rel in sorted(self.files)},
         }
 
 
-def _holds(out: Path, files: Mapping[str, str], manifest: str) -> bool:
+def _holds(out: Path, files: Texts, manifest: str) -> bool:
     """Whether ``out`` holds exactly ``files`` (those of reused packages, whose digests were
     checked, and the parses' ``.gitignore``) and ``manifest``."""
     try:
@@ -695,10 +702,10 @@ def _no_cycle_collection() -> Generator[None]:
 
 def _format_in(
     root: Path,
-    files: dict[str, str],
+    files: Texts,
     todo: set[str] | None = None,
     origin: Mapping[str, str] | None = None,
-) -> dict[str, str]:
+) -> Texts:
     """Write ``files`` below ``root``, ruff-format them there (only ``todo`` when given: the
     others are formatted already) and read the formatted ones back.
 
@@ -718,7 +725,8 @@ def _format_in(
         except OSError:
             continue
         linked.add(rel)
-    _write_files(root, {rel: text for rel, text in files.items() if rel not in linked})
+    # (a file kept from the previous output is read only if it could not be linked)
+    _write_files(root, {rel: files[rel] for rel in files if rel not in linked})
     if todo is None:
         format_dir(root)
         changed = {rel for rel in files if rel.endswith(".py")}  # ruff formats Python only
@@ -726,10 +734,11 @@ def _format_in(
         changed = {rel for rel in todo if rel.endswith(".py")}
         if changed:
             format_paths(root, sorted(changed))
-    return {
-        rel: (root / rel).read_text(encoding="utf-8") if rel in changed else text
-        for rel, text in files.items()
-    }
+    formatted = Texts()
+    formatted.merge(files)
+    for rel in changed:
+        formatted[rel] = (root / rel).read_text(encoding="utf-8")
+    return formatted
 
 
 def _check_selection(select: OperationFilter, packages: list[SpecPackage]) -> None:
@@ -759,7 +768,7 @@ def file_ancestor(path: Path) -> Path | None:
     return None
 
 
-def _write_files(root: Path, files: dict[str, str]) -> None:
+def _write_files(root: Path, files: Mapping[str, str]) -> None:
     made: set[Path] = set()  # a large package writes 1,500 files into a few directories
     for rel, text in sorted(files.items()):
         target = root / rel
@@ -920,6 +929,7 @@ def write_into(
     _recover(out)
     new = _staging(out)
     new.mkdir()
+    started = time.time_ns()
     try:
         tree = build(
             inputs,
@@ -934,6 +944,8 @@ def write_into(
         check_output_dir(out, inputs)
         if any(new.iterdir()):  # an empty stage: ``out`` holds the tree already (``build``)
             _swap(new, out)
+        # (after the swap: removing the previous tree changed its linked files' ctimes)
+        Signatures.record(out, tree.files[MANIFEST], started)
         tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
     finally:

@@ -14,17 +14,30 @@ The manifest (``toolbind.json``) records, for each package, under ``incremental`
   module is rendered from (its classes and aliases, their imports, the version and options).
 
 A spec whose options and inputs are unchanged, and whose generated files are still as written
-(digests checked), is not read again: its files are taken from the previous output. A spec that
+(digests checked), is not read again: its files are taken from the previous output, linked into
+the new one and read only if their text is asked for (``Texts``). A spec that
 is compiled again still reuses each file whose rendered text is unchanged instead of formatting
 it again, and each model module whose key is unchanged instead of rendering it again (its file
 read back, digest checked; a file not as written makes the package render whole). Either way
 the tree is the one a full run writes, byte for byte.
+
+Checking a digest means reading the file: on a large tree, reading the thousands of files that
+did not change cost more than compiling the one spec that did. ``Signatures`` keeps, outside the
+output (the user's cache directory), what each file looked like when its digest was last
+confirmed — inode, size, modification and change times, as git's index and black's cache do; a
+file that still looks so is taken as confirmed without being read. Any write, rename or
+``chmod`` changes the change time, which nobody can set back, so an edited file is always read
+and checked; a missing, unreadable or stale record only means reading the file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import tempfile
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -34,6 +47,12 @@ from .diagnostics import Diagnostic
 from .ir import SourceLocation
 
 INCREMENTAL = "incremental"
+CACHE_DIR_ENV = "TOOLBIND_CACHE_DIR"
+"""Where ``Signatures`` are kept instead of the user's cache directory (tests set it)."""
+# An input modified less than this before a run began is not recorded: a file system's
+# timestamps may lag the clock by up to their granularity (2 s on FAT), so an edit made while
+# the run read the file could otherwise carry a time from before the run.
+_RACY_NS = 3_000_000_000
 
 
 def options_digest(version: str, name: str, refs: object, strict: bool) -> str:
@@ -66,10 +85,164 @@ def diagnostic_from_json(data: dict[str, Any]) -> Diagnostic:
 
 
 @dataclass(frozen=True, slots=True)
+class Kept:
+    """A file of the previous output whose digest is confirmed: its text is read when asked
+    for (``data``: its bytes, when confirming it read them already)."""
+
+    path: str
+    digest: str
+    data: bytes | None = None
+
+    def text(self) -> str:
+        if self.data is not None:
+            return self.data.decode("utf-8")
+        with open(self.path, "rb") as file:
+            return file.read().decode("utf-8")
+
+
+class Texts(MutableMapping[str, str]):
+    """A tree's files (relative path → text), where the files kept from the previous output
+    are read only when their text is asked for: a large tree's reused files are linked into
+    the new output and never read."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, str] | None = None) -> None:
+        self._items: dict[str, str | Kept] = dict(items or {})
+
+    def __getitem__(self, rel: str) -> str:
+        value = self._items[rel]
+        if isinstance(value, Kept):
+            text = self._items[rel] = value.text()
+            return text
+        return value
+
+    def __setitem__(self, rel: str, text: str) -> None:
+        self._items[rel] = text
+
+    def __delitem__(self, rel: str) -> None:
+        del self._items[rel]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._items
+
+    def __repr__(self) -> str:
+        return f"Texts({len(self._items)} files)"
+
+    def keep(self, rel: str, kept: Kept) -> None:
+        self._items[rel] = kept
+
+    def merge(self, other: Texts) -> None:
+        """``other``'s files, the kept ones still unread."""
+        self._items.update(other._items)
+
+    def kept(self, rel: str) -> Kept | None:
+        """Where ``rel``'s text is, when it is a previous file not read yet."""
+        value = self._items.get(rel)
+        return value if isinstance(value, Kept) else None
+
+    def digest(self, rel: str) -> str:
+        """The digest of ``rel``'s text (a kept file's is known: it is not read for it)."""
+        value = self._items[rel]
+        return value.digest if isinstance(value, Kept) else digest(value.encode())
+
+
+def _signatures_file(out: Path) -> Path | None:
+    root = os.environ.get(CACHE_DIR_ENV)
+    if not root:
+        try:
+            import platformdirs
+
+            root = platformdirs.user_cache_dir("toolbind")
+        except Exception:  # (no home directory: nothing is kept)
+            return None
+    name = hashlib.sha256(os.fsencode(os.path.abspath(out))).hexdigest()[:24]
+    return Path(root, "signatures", f"{name}.json")
+
+
+def _looks(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+class Signatures:
+    """How each file of an output directory, and each input of its specs, looked when its
+    digest was last confirmed (absolute path → inode, size, mtime and ctime in ns, digest)."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.file = None if out is None else _signatures_file(out)
+        self.known: dict[str, list[Any]] = {}
+        if self.file is None:
+            return
+        try:
+            data = json.loads(self.file.read_bytes())
+        except (OSError, ValueError):
+            return
+        table = (as_object(data) or {}).get("files")
+        self.known = cast("dict[str, list[Any]]", table) if isinstance(table, dict) else {}
+
+    def confirmed(self, path: str, want: str) -> bool:
+        """Whether ``path`` looks as it did when its digest was ``want``."""
+        record = self.known.get(path)
+        if not isinstance(record, list) or len(record) != 5 or record[4] != want:
+            return False
+        return record[:4] == _looks(path)
+
+    @staticmethod
+    def record(out: Path, manifest: str, started_ns: int) -> None:
+        """Keep how ``out``'s files and its specs' inputs look now, with the digests
+        ``manifest`` (the one just written) gives them. Best effort: a cache that cannot be
+        written is left as it was."""
+        target = _signatures_file(out)
+        if target is None:
+            return
+        try:
+            data = as_object(json.loads(manifest)) or {}
+        except ValueError:
+            return
+        files: dict[str, list[Any]] = {}
+        for entry in (as_object(data.get(INCREMENTAL)) or {}).values():
+            table = as_object(entry) or {}
+            for rel, digests in (as_object(table.get("files")) or {}).items():
+                if isinstance(digests, list) and len(cast("list[Any]", digests)) == 2:
+                    path = os.path.join(out, rel)
+                    looks = _looks(path)
+                    if looks is not None:
+                        files[path] = [*looks, cast("list[Any]", digests)[1]]
+            for shown, want in (as_object(table.get("inputs")) or {}).items():
+                path = os.path.abspath(shown)
+                looks = _looks(path)
+                # (an input changed during the run, or just before it: read next time)
+                if isinstance(want, str) and looks is not None and looks[2] < started_ns - _RACY_NS:
+                    files[path] = [*looks, want]
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"format": 1, "out": str(out), "files": files}, handle)
+            os.replace(tmp, target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+@dataclass(frozen=True, slots=True)
 class Reused:
     """A package taken from the previous output."""
 
-    files: dict[str, str]  # relative path → text
+    files: Texts  # relative path → text (kept files, read when asked for)
     read: list[Diagnostic]
     rendered: list[Diagnostic]
     entry: dict[str, Any]
@@ -81,6 +254,7 @@ class Previous:
     def __init__(self, out: Path | None) -> None:
         self.out = out
         self.by_source: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.signatures = Signatures(out)
         if out is None:
             return
         try:
@@ -109,17 +283,19 @@ class Previous:
         for shown, want in inputs.items():
             if not isinstance(want, str):
                 return None
+            if self.signatures.confirmed(os.path.abspath(shown), want):
+                continue
             try:
                 if digest(Path(shown).read_bytes()) != want:
                     return None
             except OSError:
                 return None
-        files: dict[str, str] = {}
+        files = Texts()
         for rel, digests in (as_object(entry.get("files")) or {}).items():
-            text = self.text(rel, digests)
-            if text is None:
+            kept = self.kept(rel, digests)
+            if kept is None:
                 return None
-            files[rel] = text
+            files.keep(rel, kept)
         try:
             read = [diagnostic_from_json(d) for d in entry.get("read_diagnostics", [])]
             rendered = [diagnostic_from_json(d) for d in entry.get("render_diagnostics", [])]
@@ -162,28 +338,38 @@ class Previous:
         assert self.out is not None
         return os.path.join(self.out, rel)  # str paths: a large tree has thousands of files
 
-    def text(self, rel: str, digests: object) -> str | None:
-        """The previous formatted text of ``rel`` if it is still as written."""
+    def kept(self, rel: str, digests: object) -> Kept | None:
+        """The previous file ``rel`` if it is still as written (``digests``: what the manifest
+        records of it); it is read only when its signature does not confirm it."""
         if self.out is None or not isinstance(digests, list):
             return None
         pair = cast("list[Any]", digests)
-        if len(pair) != 2:
+        if len(pair) != 2 or not isinstance(pair[1], str):
             return None
+        path = os.path.join(self.out, rel)
+        if self.signatures.confirmed(path, pair[1]):
+            return Kept(path, pair[1])
         try:
-            with open(os.path.join(self.out, rel), "rb") as file:
+            with open(path, "rb") as file:
                 data = file.read()
         except OSError:
             return None
-        if digest(data) != pair[1]:
-            return None
-        return data.decode("utf-8")
+        return Kept(path, pair[1], data) if digest(data) == pair[1] else None
 
-    def formatted(self, source: str, rel: str, raw_digest: str) -> str | None:
-        """The previous formatted text of ``rel`` when it was rendered to the same raw text."""
+    def text(self, rel: str, digests: object) -> str | None:
+        """The previous formatted text of ``rel`` if it is still as written."""
+        kept = self.kept(rel, digests)
+        try:
+            return None if kept is None else kept.text()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def formatted(self, source: str, rel: str, raw_digest: str) -> Kept | None:
+        """The previous formatted file ``rel`` when it was rendered to the same raw text."""
         found = self.by_source.get(source)
         if found is None:
             return None
         digests = (as_object(found[1].get("files")) or {}).get(rel)
         if not isinstance(digests, list) or not digests or digests[0] != raw_digest:
             return None
-        return self.text(rel, cast("list[Any]", digests))
+        return self.kept(rel, cast("list[Any]", digests))

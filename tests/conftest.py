@@ -56,6 +56,11 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# incremental generate keeps its file signatures here, not in the user's cache directory
+_CACHE_DIR = tempfile.mkdtemp(prefix="toolbind-cache-")
+os.environ.setdefault("TOOLBIND_CACHE_DIR", _CACHE_DIR)
+atexit.register(shutil.rmtree, _CACHE_DIR, True)
+
 _counter = itertools.count()
 
 CompileSpec = Callable[..., ModuleType]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 import shutil
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import Any, cast
 import pytest
 
 from toolbind.compiler._driver import OutputError, write_into
+from toolbind.compiler._incremental import CACHE_DIR_ENV, Previous
+from toolbind.compiler._load import digest
 from toolbind.compiler.naming import module_name
 
 CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus"
@@ -156,6 +159,79 @@ def test_a_changed_ref_file_or_a_hand_edited_output_is_compiled_again(
     write_into([specs / "tools.json"], out, compiled.append)
     assert compiled == ["specs/tools.json"]
     assert models.read_text(encoding="utf-8") == expected
+
+
+def _signature_records(cache: Path) -> dict[str, list[Any]]:
+    (file,) = (cache / "signatures").glob("*.json")
+    return json.loads(file.read_text(encoding="utf-8"))["files"]
+
+
+def test_kept_files_are_confirmed_by_their_signatures_and_an_edit_never_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run after one that changed nothing confirms every kept file by how it looks (inode,
+    size, times) instead of reading it; a file edited to the same size, its mtime set back, is
+    read, found changed and written again."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    specs = copy_specs(tmp_path, SPECS[:2])
+    out = tmp_path / "out"
+    generate(specs, out)
+    full = tree(out)
+    assert generate(specs, out) == []
+    records = _signature_records(tmp_path / "cache")
+    prev = Previous(out)
+    files = {
+        rel: digests
+        for _, entry in prev.by_source.values()
+        for rel, digests in entry["files"].items()
+    }
+    assert len(files) > 10 and set(records) >= {str(out / rel) for rel in files}
+    for rel, digests in files.items():
+        kept = prev.kept(rel, digests)
+        assert kept is not None and kept.data is None, rel  # confirmed unread
+    rel = next(r for r in sorted(files) if r.endswith("/tools.py"))
+    target = out / rel
+    before = target.stat()
+    target.write_text(target.read_text(encoding="utf-8").replace("DO NOT", "DO NOt", 1))
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (target.stat().st_size, target.stat().st_mtime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    assert Previous(out).kept(rel, files[rel]) is None  # read, and not as written
+    (source,) = [src for src, (name, _) in prev.by_source.items() if rel.startswith(f"{name}/")]
+    assert generate(specs, out) == [source]
+    assert tree(out) == full
+
+
+def test_inputs_changed_near_a_run_are_not_recorded_and_a_bad_cache_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(CACHE_DIR_ENV, str(cache))
+    specs = copy_specs(tmp_path, SPECS[:1])
+    spec = specs / Path(SPECS[0]).name
+    out = tmp_path / "out"
+    generate(specs, out)
+    full = tree(out)
+    assert generate(specs, out) == []
+    # copied just now: an edit during the run could carry the same time, so it is read again
+    assert str(spec) not in _signature_records(cache)
+    old = spec.stat().st_mtime_ns - 60 * 10**9
+    os.utime(spec, ns=(old, old))
+    assert generate(specs, out) == []
+    record = _signature_records(cache)[str(spec)]
+    assert record[2] == old and record[4] == digest(spec.read_bytes())
+    # a cache that is not JSON, or a cache directory that cannot be made: files are read
+    (file,) = (cache / "signatures").glob("*.json")
+    file.write_text("{not json", encoding="utf-8")
+    assert generate(specs, out) == []
+    assert tree(out) == full
+    monkeypatch.setenv(CACHE_DIR_ENV, str(spec))  # a file: no directory below it
+    assert generate(specs, out) == []
+    assert tree(out) == full
 
 
 def _edit_a_line(path: Path, rng: random.Random) -> None:
