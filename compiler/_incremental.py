@@ -252,7 +252,7 @@ class Previous:
     """The previous output directory's manifest, for reuse."""
 
     def __init__(self, out: Path | None) -> None:
-        self.out = out
+        self.out = None if out is None else Path(os.path.abspath(out))  # (as signatures are)
         self.by_source: dict[str, tuple[str, dict[str, Any]]] = {}
         self.signatures = Signatures(out)
         if out is None:

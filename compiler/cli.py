@@ -7,6 +7,8 @@ Diagnostics go to stderr, results to stdout. A user's mistake never shows a trac
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import sys
@@ -14,7 +16,7 @@ import time
 import types
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any, Union, cast, get_args, get_origin
+from typing import Annotated, Any, NoReturn, Union, cast, get_args, get_origin
 
 import typer
 from rich.console import Console
@@ -826,6 +828,19 @@ def _direct_generate(argv: list[str]) -> dict[str, Any] | None:
     return values
 
 
+def _exit_now(code: int) -> NoReturn:
+    """End a ``generate`` process once its output is flushed, without the interpreter's
+    teardown (as mypy's ``hard_exit`` does): freeing a large spec's parse, IR and rendered text
+    object by object, and the collection that comes with it, took 40–70 ms, a twentieth of a
+    one-description regeneration. Everything ``generate`` writes is written and closed by
+    then; nothing it starts registers work for exit."""
+    for stream in (sys.stdout, sys.stderr):
+        # (a closed pipe: nothing more can be said on it)
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
@@ -833,12 +848,17 @@ def main() -> None:
         if direct is None:
             app()
             return
+        # no cyclic collection for the rest of a process that ends in ``_exit_now``: the one
+        # that ``build`` re-enabling it set off walked every object it had made (about 40 ms
+        # on the largest spec) to free next to nothing
+        gc.disable()
         try:
             generate(**direct)
         except KeyboardInterrupt:  # as typer has it
             raise SystemExit(130) from None
         except typer.Exit as exc:
-            raise SystemExit(exc.exit_code) from None
+            _exit_now(exc.exit_code)
+        _exit_now(0)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         _err.print("interrupted; the output directory was left as it was", markup=False)
         raise SystemExit(130) from None

@@ -42,7 +42,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -957,7 +957,7 @@ class Fuzzer:
         o.rejected += 1
 
     def _check_tools_json(
-        self, case: Case, files: dict[str, str], packages: dict[str, str]
+        self, case: Case, files: Mapping[str, str], packages: dict[str, str]
     ) -> None:
         o = self.outcome
         for package, source in packages.items():
