@@ -424,7 +424,9 @@ def build(
             if progress:
                 progress(source)
             own = Diagnostics()
-            parses = ParseCache(prev.parses(source, _parses_file(name)) if name else None)
+            parses = ParseCache(
+                ParseCache.read(prev.kept_text(source, _parses_file(name))) if name else None
+            )
             from .frontends import read_spec
             from .frontends._opmemo import OperationMemo, keeping_operations
 
@@ -502,7 +504,10 @@ def build(
                     same = same and all(memo[k] is (was or {})[k] for k in memo)
                     text = prev.text(rel, prev.digests(u.source, rel)) if same else None
                     u.files[rel] = text or (
-                        json.dumps(memo, ensure_ascii=False, separators=(",", ":")) + "\n"
+                        json.dumps(
+                            memo, ensure_ascii=False, separators=(",", ":"), check_circular=False
+                        )
+                        + "\n"
                     )
                 u.rendered = own.items
                 diags.items.extend(own.items)

@@ -304,18 +304,19 @@ class Previous:
         return Reused(files=files, read=read, rendered=rendered, entry=entry)
 
     def parses(self, source: str, rel: str) -> dict[str, Any] | None:
-        """The parses kept for ``source``'s package in ``rel`` (``ParseCache``), if that file
-        is still as written."""
-        found = self.by_source.get(source)
-        if found is None:
-            return None
-        text = self.text(rel, (as_object(found[1].get("files")) or {}).get(rel))
+        """The JSON object kept for ``source``'s package in ``rel``, if that file is still as
+        written."""
+        text = self.kept_text(source, rel)
         if text is None:
             return None
         try:
             return as_object(json.loads(text))
         except ValueError:
             return None
+
+    def kept_text(self, source: str, rel: str) -> str | None:
+        """The text of ``source``'s package's file ``rel``, if it is still as written."""
+        return self.text(rel, self.digests(source, rel))
 
     def digests(self, source: str, rel: str) -> object:
         """What the manifest records of ``rel`` in ``source``'s package (``text`` checks it)."""

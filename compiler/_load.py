@@ -218,7 +218,7 @@ class ParseCache:
 
     def __init__(self, previous: dict[str, Any] | None = None) -> None:
         self.previous = dict(previous or {})
-        self.kept: dict[str, str] = {}
+        self.kept: dict[str, tuple[str, str]] = {}  # shown path → (its entry, its text)
         self.changes: dict[str, Changes] = {}
         """Per document kept (shown path): what changed since the kept parse."""
 
@@ -256,18 +256,48 @@ class ParseCache:
         self.changes[shown] = Changes(
             before=was, after=digest(text.encode()), entries=entries if was else None
         )
+        # (a parse of YAML or JSON holds no cycle: the encoder need not look for one)
+        value = json.dumps(result.value, check_circular=False)
         self.kept[name] = (
-            f'{{"dates": {json.dumps(dates_as_text)}, "text": {json.dumps(text)}, '
-            f'"value": {json.dumps(result.value)}}}'
+            f'{{"dates": {json.dumps(dates_as_text)}, "text": {len(text)}, "value": {value}}}',
+            text,
         )
         return result
 
     def text(self) -> str | None:
-        """The parses to keep (None: none), a JSON object: shown path → entry."""
+        """The parses to keep (None: none): a first line, a JSON object of shown path → entry
+        (its ``dates`` flag, the length of its text and its value), then each entry's text as
+        it is, in the same order. (As a JSON string, escaping a large spec's text and reading
+        it back cost more than the rest of the file.)"""
         if not self.kept:
             return None
-        entries = ",\n".join(f"{json.dumps(k)}: {v}" for k, v in sorted(self.kept.items()))
-        return "{\n" + entries + "\n}\n"
+        names = sorted(self.kept)
+        head = ", ".join(f"{json.dumps(k)}: {self.kept[k][0]}" for k in names)
+        return "{" + head + "}\n" + "".join(self.kept[k][1] for k in names)
+
+    @staticmethod
+    def read(kept: str | None) -> dict[str, Any] | None:
+        """What ``text()`` wrote, as ``ParseCache`` takes it (shown path → ``{"dates", "text",
+        "value"}``); None when ``kept`` is not such a text."""
+        if kept is None:
+            return None
+        head, newline, texts = kept.partition("\n")
+        try:
+            table = as_object(json.loads(head)) if newline else None
+        except ValueError:
+            return None
+        if table is None:
+            return None
+        at = 0
+        out: dict[str, Any] = {}
+        for name in sorted(table):
+            entry = as_object(table[name])
+            size = None if entry is None else entry.get("text")
+            if entry is None or type(size) is not int or size < 0 or at + size > len(texts):
+                return None
+            out[name] = {**entry, "text": texts[at : at + size]}
+            at += size
+        return out if at == len(texts) else None
 
 
 def _accept(text: str, value: Any, depth: int) -> bool:

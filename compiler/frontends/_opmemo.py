@@ -372,7 +372,10 @@ class OperationMemo:
         """What to keep for the next run (None: nothing was recorded)."""
         if self.made is None:
             return None
-        return json.dumps(self.made, ensure_ascii=False, separators=(",", ":")) + "\n"
+        return (
+            json.dumps(self.made, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+            + "\n"
+        )
 
 
 def _names(value: Any) -> bool:

@@ -143,7 +143,7 @@ def test_unquoted_integer_keys_of_openapi_yaml_are_their_text_and_never_kept_sil
     kept = cache.text()
     assert kept is not None and "api.yaml" in kept
     # the edit's entry holds the integer key: no splice (it would lose the warning) and no keep
-    again = ParseCache(json.loads(kept))
+    again = ParseCache(ParseCache.read(kept))
     second = again.load("api.yaml", after, "api.yaml", dates_as_text=True)
     assert isinstance(second, Document)
     assert list(second.value["paths"]["/a"]["get"]["responses"]) == ["200"]
@@ -225,6 +225,26 @@ def test_a_yaml_1_1_reading_is_one_warning_for_the_file_naming_the_first_three()
     assert warning.found.endswith("and 1 more")  # the key yes
 
 
+def test_kept_parses_read_back_as_written_and_a_damaged_file_is_not_read() -> None:
+    """The kept parses hold each document's text as it is (after a JSON first line): texts
+    with newlines, CRLF, quotes and non-ASCII read back the same; any damage reads as none."""
+    cache = ParseCache()
+    texts = {
+        "b.yaml": 'a: "x"\r\nb: |\n  multi\n  line \u00e9\u6f22\n',
+        "a.yaml": "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\n",
+    }
+    for name, text in texts.items():
+        assert isinstance(cache.load(name, text, name, dates_as_text=True), Document)
+    kept = cache.text()
+    assert kept is not None
+    back = ParseCache.read(kept)
+    assert back is not None
+    assert {name: entry["text"] for name, entry in back.items()} == texts
+    assert back["a.yaml"]["value"]["openapi"] == "3.1.0"
+    for damaged in [kept[:-1], kept + "x", kept.replace("\n", " ", 1), "[]\n", "{", ""]:
+        assert ParseCache.read(damaged) is None, damaged[:40]
+
+
 def test_an_edit_adding_a_yaml_1_1_value_is_parsed_whole_with_its_warning() -> None:
     """The parse cache splices an edited entry; one that YAML 1.1 reads otherwise is parsed
     again in full, so the warning is never lost to the cache."""
@@ -235,7 +255,7 @@ def test_an_edit_adding_a_yaml_1_1_value_is_parsed_whole_with_its_warning() -> N
     kept = cache.text()
     assert kept is not None
     after = before.replace("summary: B", "summary: B\n      x-country: NO")
-    second = ParseCache(json.loads(kept)).load("api.yaml", after, "api.yaml", dates_as_text=True)
+    second = ParseCache(ParseCache.read(kept)).load("api.yaml", after, "api.yaml", dates_as_text=True)
     assert isinstance(second, Document)
     assert second.value["paths"]["/b"]["get"]["x-country"] == "NO"
     assert len(second.warnings) == 1 and "NO at line 8" in second.warnings[0].found
