@@ -42,13 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from ._cachedir import cache_dir
 from ._load import as_object, digest
 from .diagnostics import Diagnostic
 from .ir import SourceLocation
 
 INCREMENTAL = "incremental"
-CACHE_DIR_ENV = "TOOLBIND_CACHE_DIR"
-"""Where ``Signatures`` are kept instead of the user's cache directory (tests set it)."""
 # An input modified less than this before a run began is not recorded: a file system's
 # timestamps may lag the clock by up to their granularity (2 s on FAT), so an edit made while
 # the run read the file could otherwise carry a time from before the run.
@@ -154,16 +153,8 @@ class Texts(MutableMapping[str, str]):
 
 
 def _signatures_file(out: Path) -> Path | None:
-    root = os.environ.get(CACHE_DIR_ENV)
-    if not root:
-        try:
-            import platformdirs
-
-            root = platformdirs.user_cache_dir("toolbind")
-        except Exception:  # (no home directory: nothing is kept)
-            return None
     name = hashlib.sha256(os.fsencode(os.path.abspath(out))).hexdigest()[:24]
-    return Path(root, "signatures", f"{name}.json")
+    return cache_dir("signatures", f"{name}.json")
 
 
 def _looks(path: str) -> list[int] | None:

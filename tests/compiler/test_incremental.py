@@ -13,8 +13,9 @@ from typing import Any, cast
 
 import pytest
 
+from toolbind.compiler._cachedir import CACHE_DIR_ENV
 from toolbind.compiler._driver import OutputError, write_into
-from toolbind.compiler._incremental import CACHE_DIR_ENV, Previous
+from toolbind.compiler._incremental import Previous
 from toolbind.compiler._load import digest
 from toolbind.compiler.naming import module_name
 
@@ -818,3 +819,32 @@ def test_operations_are_taken_from_their_records_only_where_nothing_they_read_ch
     generate(specs, inc)
     assert len(replayed) <= total - 4
     check("damaged")
+
+
+def test_compiled_templates_are_kept_and_a_damaged_or_unwritable_cache_is_no_error(
+    tmp_path: Path,
+) -> None:
+    """Each template is compiled once and kept (jinja's bytecode); a kept entry that is
+    damaged, or a cache that cannot be written, only means compiling it again."""
+    import jinja2
+
+    from toolbind.compiler.backends.python import TEMPLATES, CompiledTemplates
+
+    def render(where: Path) -> str:
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+            undefined=jinja2.StrictUndefined,
+            bytecode_cache=CompiledTemplates(str(where)),
+        )
+        template = env.get_template("scaffold.py.jinja")
+        return template.root_render_func.__code__.co_code.hex()
+
+    where = tmp_path / "templates"
+    first = render(where)
+    (kept,) = where.glob("*.cache")
+    kept.write_bytes(b"damaged")
+    assert render(where) == first
+    assert kept.read_bytes() != b"damaged"  # written again
+    blocked = tmp_path / "a-file"
+    blocked.write_text("", encoding="utf-8")
+    assert render(blocked / "templates") == first

@@ -255,7 +255,9 @@ def test_an_edit_adding_a_yaml_1_1_value_is_parsed_whole_with_its_warning() -> N
     kept = cache.text()
     assert kept is not None
     after = before.replace("summary: B", "summary: B\n      x-country: NO")
-    second = ParseCache(ParseCache.read(kept)).load("api.yaml", after, "api.yaml", dates_as_text=True)
+    second = ParseCache(ParseCache.read(kept)).load(
+        "api.yaml", after, "api.yaml", dates_as_text=True
+    )
     assert isinstance(second, Document)
     assert second.value["paths"]["/b"]["get"]["x-country"] == "NO"
     assert len(second.warnings) == 1 and "NO at line 8" in second.warnings[0].found
