@@ -223,12 +223,13 @@ class ParseCache:
         """Per document kept (shown path): what changed since the kept parse."""
 
     def load(self, name: str, text: str, shown: str, dates_as_text: bool) -> Document | Diagnostic:
-        from ._reparse import splice
+        from ._reparse import Lines, splice
 
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
         prev = as_object(self.previous.pop(name, None))
         value: Any = None
         was: str | None = None
+        lines: Lines | None = None
         changed: list[tuple[list[str], Any]] = []
         if (
             prev is not None
@@ -237,12 +238,15 @@ class ParseCache:
             and (isinstance(prev.get("value"), (dict, list)))
         ):
             was = digest(prev["text"].encode())
+            lines = Lines.loads(prev.get("lines"), prev["text"])
             # an entry with an integer key is no plain JSON: ``_accept`` refuses it, and the
             # full parse below reads it with its warning; so is one YAML 1.1 reads otherwise
             with noting_yaml11() as read:
-                value = splice(prev["text"], prev["value"], text, loader, _accept, changed)
+                value = splice(prev["text"], prev["value"], text, loader, _accept, changed, lines)
             if read:
                 value = None
+        if value is None or lines is None:
+            lines = Lines.of(text)  # (spliced: ``splice`` made the old text's the new one's)
         if value is not None:
             result: Document | Diagnostic = Document(shown, value)
             entries: list[tuple[list[str], Any]] | None = changed
@@ -258,8 +262,10 @@ class ParseCache:
         )
         # (a parse of YAML or JSON holds no cycle: the encoder need not look for one)
         value = json.dumps(result.value, check_circular=False)
+        shape = "null" if lines is None else f'"{lines.dumps()}"'
         self.kept[name] = (
-            f'{{"dates": {json.dumps(dates_as_text)}, "text": {len(text)}, "value": {value}}}',
+            f'{{"dates": {json.dumps(dates_as_text)}, "lines": {shape}, "text": {len(text)}, '
+            f'"value": {value}}}',
             text,
         )
         return result

@@ -23,11 +23,16 @@ then reports the error with its line and column in the whole file.
 
 from __future__ import annotations
 
+import array
+import base64
 import json
+import sys
 from collections.abc import Callable
 from typing import Any, cast
 
 import yaml
+
+_MARKS = ("\n%", "\n---", "\n...", "\r", "\x85", "\u2028", "\u2029")
 
 
 def _unsupported(text: str) -> bool:
@@ -35,7 +40,55 @@ def _unsupported(text: str) -> bool:
     ``\\n`` (substring tests: a regular expression over megabytes costs more than the rest)."""
     if text.startswith(("%", "---", "...")):
         return True
-    return any(mark in text for mark in ("\n%", "\n---", "\n...", "\r", "\x85", "\u2028", "\u2029"))
+    return any(mark in text for mark in _MARKS)
+
+
+def _unsupported_near(text: str, start: int, end: int) -> bool:
+    """``_unsupported`` for a text whose characters outside ``[start, end)`` are those of a
+    text known to hold none of the marks (each is at most four characters long)."""
+    if start < 4 and text.startswith(("%", "---", "...")):
+        return True
+    window = text[max(0, start - 4) : end + 4]
+    return any(mark in window for mark in _MARKS)
+
+
+class Lines:
+    """What ``splice`` needs of a text besides the text, kept beside its parse so that a large
+    text need not be scanned for it again: each line's indentation (``_indents``; a text has
+    one only when it holds nothing ``_unsupported``)."""
+
+    __slots__ = ("indents",)
+
+    def __init__(self, indents: list[int]) -> None:
+        self.indents = indents
+
+    @staticmethod
+    def of(text: str) -> Lines | None:
+        return None if _unsupported(text) else Lines(_indents(text.split("\n")))
+
+    def dumps(self) -> str:
+        """The indentations as base64 of little-endian 32-bit integers."""
+        packed = array.array("i", self.indents)
+        if sys.byteorder == "big":
+            packed.byteswap()
+        return base64.b64encode(packed.tobytes()).decode("ascii")
+
+    @staticmethod
+    def loads(data: object, text: str) -> Lines | None:
+        """``dumps``'s text read back, if it is one line's indentation for each of ``text``'s
+        lines; else None."""
+        if not isinstance(data, str):
+            return None
+        packed = array.array("i")
+        try:
+            packed.frombytes(base64.b64decode(data.encode("ascii"), validate=True))
+        except ValueError:
+            return None
+        if sys.byteorder == "big":
+            packed.byteswap()
+        if len(packed) != text.count("\n") + 1:
+            return None
+        return Lines(packed.tolist())
 
 
 _CHUNK = 1 << 16
@@ -132,10 +185,14 @@ def splice(
     loader: type[Any],
     accept: Callable[[str, Any, int], bool],
     changed: list[tuple[list[str], Any]] | None = None,
+    lines: Lines | None = None,
 ) -> Any | None:
     """``new_text`` parsed, built from ``old_value`` (the parse of ``old_text``, which this
     changes in place) and a parse of the one entry the edit is in; None when that is not
     certain to equal a full parse.
+
+    ``lines``: ``old_text``'s (``Lines``), when known; made ``new_text``'s when this returns
+    a value.
 
     ``accept(text, value, depth)`` vets the new entry's text before it is parsed (``value`` is
     None then) and its value after (``depth``: how deep in the document it sits); a False makes
@@ -146,23 +203,29 @@ def splice(
     """
     if old_text == new_text:
         return old_value
-    if _unsupported(old_text) or _unsupported(new_text):
+    prefix = _common_prefix(old_text, new_text)
+    suffix = min(_common_suffix(old_text, new_text), min(len(old_text), len(new_text)) - prefix)
+    if lines is None:
+        if _unsupported(old_text) or _unsupported(new_text):
+            return None
+    elif _unsupported_near(new_text, prefix, len(new_text) - suffix):
         return None
     old = old_text.split("\n")
     new = new_text.split("\n")
+    if lines is not None and len(lines.indents) != len(old):
+        return None
     shortest = min(len(old), len(new))
     # the lines before the first character that differs are the same in both (counted in the
     # text, not compared line by line), and so are the lines after the last; the loops then
     # take the lines around those characters
-    first = min(old_text.count("\n", 0, _common_prefix(old_text, new_text)), shortest)
+    first = min(old_text.count("\n", 0, prefix), shortest)
     while first < shortest and old[first] == new[first]:
         first += 1
-    suffix = _common_suffix(old_text, new_text)
     tail = min(old_text.count("\n", len(old_text) - suffix), shortest - first)
     while tail < shortest - first and old[-1 - tail] == new[-1 - tail]:
         tail += 1
     old_changed_end, new_changed_end = len(old) - tail, len(new) - tail
-    old_ind = _indents(old)
+    old_ind = _indents(old) if lines is None else lines.indents
     new_ind = old_ind[:first] + _indents(new[first:new_changed_end]) + old_ind[old_changed_end:]
 
     def load(text: str) -> Any:
@@ -199,7 +262,10 @@ def splice(
         lo, old_hi, new_hi, k = start + 1, old_end, new_end, old_ind[inner]
     if chunk is None:
         return None
-    return _finish(old, new, chunk, path, old_value, load, accept, loader, changed)
+    value = _finish(old, new, chunk, path, old_value, load, accept, loader, changed)
+    if value is not None and lines is not None:
+        lines.indents = new_ind
+    return value
 
 
 def _unique(

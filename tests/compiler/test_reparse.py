@@ -21,7 +21,7 @@ from toolbind.compiler._load import (
     _accept,  # pyright: ignore[reportPrivateUsage]
     _TextDatesLoader,  # pyright: ignore[reportPrivateUsage]
 )
-from toolbind.compiler._reparse import splice
+from toolbind.compiler._reparse import Lines, splice
 
 CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus" / "openapi"
 SPECS = ["redocly__museum.yaml", "oai-examples__uspto.yaml", "oai-examples__link-example.yaml"]
@@ -102,6 +102,41 @@ def test_a_spliced_parse_is_the_full_parse_of_the_edited_text(spec: str) -> None
             assert want is not None, f"spliced a text a full parse refuses:\n{new}"
             assert json.dumps(got) == want
     assert spliced > 20, "most edits stay inside one entry: splice should take them"
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_kept_lines_splice_as_the_texts_own_and_describe_the_new_text(spec: str) -> None:
+    """Given the old text's ``Lines`` (kept beside its parse, so a large text is not scanned
+    again), ``splice`` gives what it gives without them, and leaves them describing the new
+    text (each line's indentation, as read from that text); it declines a text whose lines
+    they do not fit."""
+    old = (CORPUS / spec).read_text(encoding="utf-8")
+    rng = random.Random(f"lines {spec}")
+    before = json.dumps(parse(old))
+    kept = Lines.of(old)
+    assert kept is not None
+    back = Lines.loads(kept.dumps(), old)
+    assert back is not None and back.indents == kept.indents
+    assert Lines.loads(kept.dumps(), old + "\nx: 1") is None
+    assert Lines.loads("not base64!", old) is None
+    spliced = 0
+    for _ in range(150):
+        new = edit(old, rng)
+        lines = Lines(list(kept.indents))
+        without = splice(old, json.loads(before), new, _LOADER, _accept)
+        got = splice(old, json.loads(before), new, _LOADER, _accept, None, lines)
+        assert json.dumps(got) == json.dumps(without)
+        if got is None:
+            assert lines.indents == kept.indents  # untouched when nothing was spliced
+            continue
+        spliced += 1
+        made = Lines.of(new)
+        assert made is not None and lines.indents == made.indents
+    assert spliced > 20
+    for marked in (old.replace("\n", "\r\n", 1), old + "\n---\n", "%YAML 1.2\n" + old):
+        assert splice(old, json.loads(before), marked, _LOADER, _accept, None, kept) is None
+    short = Lines(kept.indents[:-1])
+    assert splice(old, json.loads(before), old + " ", _LOADER, _accept, None, short) is None
 
 
 @pytest.mark.parametrize("spec", SPECS)
