@@ -218,7 +218,8 @@ class ParseCache:
 
     def __init__(self, previous: dict[str, Any] | None = None) -> None:
         self.previous = dict(previous or {})
-        self.kept: dict[str, tuple[str, str]] = {}  # shown path → (its entry, its text)
+        # shown path → (its entry, its value as JSON, its text)
+        self.kept: dict[str, tuple[dict[str, Any], str, str]] = {}
         self.changes: dict[str, Changes] = {}
         """Per document kept (shown path): what changed since the kept parse."""
 
@@ -260,50 +261,102 @@ class ParseCache:
         self.changes[shown] = Changes(
             before=was, after=digest(text.encode()), entries=entries if was else None
         )
-        # (a parse of YAML or JSON holds no cycle: the encoder need not look for one)
-        value = json.dumps(result.value, check_circular=False)
-        shape = "null" if lines is None else f'"{lines.dumps()}"'
+        dumped = None
+        if value is not None and isinstance(prev, dict) and isinstance(prev.get("json"), str):
+            # (nothing changed: the same text, the same value)
+            dumped = _spliced_json(prev["json"], result.value, changed) if changed else prev["json"]
+        shape = None if lines is None else lines.dumps()
         self.kept[name] = (
-            f'{{"dates": {json.dumps(dates_as_text)}, "lines": {shape}, "text": {len(text)}, '
-            f'"value": {value}}}',
+            {"dates": dates_as_text, "lines": shape, "text": len(text)},
+            # (a parse of YAML or JSON holds no cycle: the encoder need not look for one)
+            dumped or json.dumps(result.value, check_circular=False),
             text,
         )
         return result
 
     def text(self) -> str | None:
         """The parses to keep (None: none): a first line, a JSON object of shown path → entry
-        (its ``dates`` flag, the length of its text and its value), then each entry's text as
-        it is, in the same order. (As a JSON string, escaping a large spec's text and reading
-        it back cost more than the rest of the file.)"""
+        (its ``dates`` flag, its ``Lines`` and the length of its text), then a line of each
+        entry's value as JSON, then each entry's text as it is, all in the same order. (As a
+        JSON string, escaping a large spec's text and reading it back cost more than the rest
+        of the file; on a line of its own, a value is written again by replacing the part an
+        edit changed, ``_spliced_json``.)"""
         if not self.kept:
             return None
         names = sorted(self.kept)
-        head = ", ".join(f"{json.dumps(k)}: {self.kept[k][0]}" for k in names)
-        return "{" + head + "}\n" + "".join(self.kept[k][1] for k in names)
+        head = json.dumps({k: self.kept[k][0] for k in names})
+        values = "".join(self.kept[k][1] + "\n" for k in names)
+        return head + "\n" + values + "".join(self.kept[k][2] for k in names)
 
     @staticmethod
     def read(kept: str | None) -> dict[str, Any] | None:
-        """What ``text()`` wrote, as ``ParseCache`` takes it (shown path → ``{"dates", "text",
-        "value"}``); None when ``kept`` is not such a text."""
+        """What ``text()`` wrote, as ``ParseCache`` takes it (shown path → ``{"dates", "lines",
+        "text", "value", "json"}``, ``json`` the value's line); None when ``kept`` is not such a
+        text."""
         if kept is None:
             return None
-        head, newline, texts = kept.partition("\n")
+        head, newline, rest = kept.partition("\n")
         try:
             table = as_object(json.loads(head)) if newline else None
         except ValueError:
             return None
         if table is None:
             return None
-        at = 0
+        names = sorted(table)
         out: dict[str, Any] = {}
-        for name in sorted(table):
+        for name in names:
+            line, newline, rest = rest.partition("\n")
             entry = as_object(table[name])
-            size = None if entry is None else entry.get("text")
-            if entry is None or type(size) is not int or size < 0 or at + size > len(texts):
+            try:
+                value = json.loads(line) if newline and entry is not None else None
+            except ValueError:
                 return None
-            out[name] = {**entry, "text": texts[at : at + size]}
+            if entry is None or value is None:
+                return None
+            out[name] = {**entry, "value": value, "json": line}
+        at = 0
+        for name in names:
+            size = out[name].get("text")
+            if type(size) is not int or size < 0 or at + size > len(rest):
+                return None
+            out[name]["text"] = rest[at : at + size]
             at += size
-        return out if at == len(texts) else None
+        return out if at == len(rest) else None
+
+
+def _spliced_json(old: str, value: Any, changed: list[tuple[list[str], Any]]) -> str | None:
+    """``json.dumps(value)`` made from ``old`` (the dump of the value before one entry of it
+    was replaced: ``changed`` holds its path and previous value) by replacing the text of the
+    smallest object holding that entry that ``old`` holds exactly once (an object's text
+    outside a string is always that object: a string cannot hold its unescaped quotes); None
+    when that is not so."""
+    if len(changed) != 1 or not changed[0][0]:
+        return None
+    path, before = changed[0]
+    *up, key = path
+    chain: list[dict[str, Any]] = []
+    node: Any = value
+    for token in up:
+        if not isinstance(node, dict):
+            return None
+        chain.append(cast("dict[str, Any]", node))
+        node = cast("dict[str, Any]", node).get(token)
+    if not isinstance(node, dict) or key not in node:
+        return None
+    chain.append(cast("dict[str, Any]", node))
+    holder = chain[-1]
+    after = holder[key]
+    for depth in range(len(chain) - 1, 0, -1):  # (the whole document: a plain dump)
+        part = chain[depth]
+        holder[key] = before
+        try:
+            was = json.dumps(part, check_circular=False)
+        finally:
+            holder[key] = after
+        if old.count(was) == 1:
+            at = old.index(was)
+            return old[:at] + json.dumps(part, check_circular=False) + old[at + len(was) :]
+    return None
 
 
 def _accept(text: str, value: Any, depth: int) -> bool:

@@ -18,7 +18,10 @@ import pytest
 import yaml
 
 from toolbind.compiler._load import (
+    Document,
+    ParseCache,
     _accept,  # pyright: ignore[reportPrivateUsage]
+    _spliced_json,  # pyright: ignore[reportPrivateUsage]
     _TextDatesLoader,  # pyright: ignore[reportPrivateUsage]
 )
 from toolbind.compiler._reparse import Lines, splice
@@ -210,3 +213,45 @@ def test_the_shared_start_and_end_are_found_a_chunk_at_a_time(
     new = "\n".join([*lines[:i], lines[i] + " (edited)", *lines[i + 1 :]])
     got = splice(old, parse(old), new, _LOADER, _accept)
     assert got is not None and json.dumps(got) == full(new)
+
+
+@pytest.mark.parametrize(
+    "spec", ["oai-examples__uspto.yaml", "oai-examples__link-example.yaml", "netlify__api.yaml"]
+)
+def test_a_kept_parse_after_an_edit_is_the_one_a_full_parse_keeps(spec: str) -> None:
+    """What ``ParseCache`` keeps after splicing an edit (the value's JSON written again by
+    replacing the part that changed, the lines spliced) is byte for byte what it keeps after
+    parsing the edited text whole: random edits and every description edit of real specs."""
+    old = (CORPUS / spec).read_text(encoding="utf-8")
+    first = ParseCache()
+    assert isinstance(first.load(spec, old, spec, dates_as_text=True), Document)
+    kept = first.text()
+    assert kept is not None
+    rng = random.Random(f"kept {spec}")
+    lines = old.split("\n")
+    described = [
+        i
+        for i, line in enumerate(lines)
+        if line.strip().startswith(("description: ", "summary: "))
+        and not line.rstrip().endswith(("|", ">", "-", "'", '"'))
+    ]
+    edits = [edit(old, rng) for _ in range(40)] + [
+        "\n".join([*lines[:i], lines[i] + " (edited)", *lines[i + 1 :]])
+        for i in rng.sample(described, min(len(described), 25))
+    ]
+    previous = ParseCache.read(kept)
+    assert previous is not None
+    spliced = rewritten = 0
+    for new in [old, *edits]:
+        again = ParseCache(ParseCache.read(kept))
+        got = again.load(spec, new, spec, dates_as_text=True)
+        fresh = ParseCache()
+        want = fresh.load(spec, new, spec, dates_as_text=True)
+        assert isinstance(got, Document) == isinstance(want, Document)
+        assert again.text() == fresh.text()
+        entries = again.changes[spec].entries if spec in again.changes else None
+        if entries and isinstance(got, Document):
+            spliced += 1
+            # the value's JSON was written again from the old one, not dumped whole
+            rewritten += _spliced_json(previous[spec]["json"], got.value, entries) is not None
+    assert spliced > 20 and rewritten > spliced // 2
