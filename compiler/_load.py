@@ -207,6 +207,10 @@ class Changes:
     document is as it was; None when unknown (the whole text was parsed)."""
 
 
+_PARSES_FORMAT = 2
+"""The layout of ``ParseCache.text()``: a file of another is not read."""
+
+
 class ParseCache:
     """The parses of large YAML files, kept from one run to the next (issue 18).
 
@@ -275,8 +279,9 @@ class ParseCache:
         return result
 
     def text(self) -> str | None:
-        """The parses to keep (None: none): a first line, a JSON object of shown path → entry
-        (its ``dates`` flag, its ``Lines`` and the length of its text), then a line of each
+        """The parses to keep (None: none): a first line, a JSON object with the layout's
+        ``format`` and ``parses``, shown path → entry (its ``dates`` flag, its ``Lines`` and
+        the length of its text), then a line of each
         entry's value as JSON, then each entry's text as it is, all in the same order. (As a
         JSON string, escaping a large spec's text and reading it back cost more than the rest
         of the file; on a line of its own, a value is written again by replacing the part an
@@ -284,7 +289,7 @@ class ParseCache:
         if not self.kept:
             return None
         names = sorted(self.kept)
-        head = json.dumps({k: self.kept[k][0] for k in names})
+        head = json.dumps({"format": _PARSES_FORMAT, "parses": {k: self.kept[k][0] for k in names}})
         values = "".join(self.kept[k][1] + "\n" for k in names)
         return head + "\n" + values + "".join(self.kept[k][2] for k in names)
 
@@ -297,9 +302,12 @@ class ParseCache:
             return None
         head, newline, rest = kept.partition("\n")
         try:
-            table = as_object(json.loads(head)) if newline else None
+            top = as_object(json.loads(head)) if newline else None
         except ValueError:
             return None
+        if top is None or top.get("format") != _PARSES_FORMAT:
+            return None
+        table = as_object(top.get("parses"))
         if table is None:
             return None
         names = sorted(table)

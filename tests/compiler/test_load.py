@@ -241,7 +241,15 @@ def test_kept_parses_read_back_as_written_and_a_damaged_file_is_not_read() -> No
     assert back is not None
     assert {name: entry["text"] for name, entry in back.items()} == texts
     assert back["a.yaml"]["value"]["openapi"] == "3.1.0"
-    for damaged in [kept[:-1], kept + "x", kept.replace("\n", " ", 1), "[]\n", "{", ""]:
+    for damaged in [
+        kept[:-1],
+        kept + "x",
+        kept.replace("\n", " ", 1),
+        "[]\n",
+        "{",
+        "",
+        kept.replace('"format": 2', '"format": 1', 1),
+    ]:
         assert ParseCache.read(damaged) is None, damaged[:40]
 
 
