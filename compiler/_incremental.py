@@ -23,7 +23,7 @@ the tree is the one a full run writes, byte for byte.
 
 Checking a digest means reading the file: on a large tree, reading the thousands of files that
 did not change cost more than compiling the one spec that did. ``Signatures`` keeps, outside the
-output (the user's cache directory), what each file looked like when its digest was last
+output (``_cachedir``), what each file looked like when its digest was last
 confirmed — inode, size, modification and change times, as git's index and black's cache do; a
 file that still looks so is taken as confirmed without being read. Any write, rename or
 ``chmod`` changes the change time, which nobody can set back, so an edited file is always read
@@ -141,11 +141,6 @@ class Texts(MutableMapping[str, str]):
         """``other``'s files, the kept ones still unread."""
         self._items.update(other._items)
 
-    def kept(self, rel: str) -> Kept | None:
-        """Where ``rel``'s text is, when it is a previous file not read yet."""
-        value = self._items.get(rel)
-        return value if isinstance(value, Kept) else None
-
     def digest(self, rel: str) -> str:
         """The digest of ``rel``'s text (a kept file's is known: it is not read for it)."""
         value = self._items[rel]
@@ -178,7 +173,8 @@ class Signatures:
             data = json.loads(self.file.read_bytes())
         except (OSError, ValueError):
             return
-        table = (as_object(data) or {}).get("files")
+        top = as_object(data) or {}
+        table = top.get("files") if top.get("format") == 1 else None
         self.known = cast("dict[str, list[Any]]", table) if isinstance(table, dict) else {}
 
     def confirmed(self, path: str, want: str) -> bool:
