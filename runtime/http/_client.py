@@ -428,6 +428,7 @@ class HttpClient(_Base):
             label=op.tool,
             idempotent=keyed,
             output_media=accept,
+            output_binary=any(r.is_output and r.binary for r in op.responses),
             declared_headers=frozenset(h for r in op.responses for h in r.headers),
             declared_media=frozenset(r.media_type for r in op.responses if r.media_type),
         )

@@ -101,6 +101,8 @@ class Outgoing:
     idempotent: bool = False
     # the content type the Output model describes (None: unknown, the model applies to any)
     output_media: str | None = None
+    # the Output is the content itself (a ``format: binary`` string): JSON is not parsed
+    output_binary: bool = False
     # the response headers the operation declares (lower-case): reported in the metadata
     declared_headers: frozenset[str] = frozenset()
     # the media types its responses declare (an answer of another one is read as output_media)
@@ -754,7 +756,7 @@ class Exchange:
                 # not a stream of values (an API streams when the call asks it to): the values
                 # as the API sent them, never a failed output check
                 return ToolResult[Any].ok(value, **meta)
-        elif _is_json(media):
+        elif _is_json(media) and not out.output_binary:
             text = _text(response, body)
             try:
                 value = json.loads(text)

@@ -1,0 +1,105 @@
+"""Shapes met calling Label Studio (its drf-spectacular OpenAPI 3.0 spec, 190 operations),
+Evidently's UI server (Litestar, OpenAPI 3.1, 66 operations) and Apache Airflow 2's REST API
+(connexion, OpenAPI 3.0, 89 operations) through their generated Activities, each reduced to a
+minimal spec of our own and checked on a real server (a raw ASGI app, uvicorn on 127.0.0.1):
+
+- a file download declared as a ``format: binary`` string under ``application/json`` or
+  ``application/*`` (Label Studio's export download, a JSON file served as
+  ``application/json``): the answer was parsed as JSON and failed the Output's string on every
+  call; it is the content itself, held as base64 as binary content is.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests._servers import Receive, Send, serve_asgi
+from tests.conftest import CompileSpec
+from toolbind.runtime.http import HttpClient
+
+SPEC = """\
+openapi: 3.0.3
+info: {title: downloads, version: '1'}
+paths:
+  /export/{kind}:
+    get:
+      operationId: export
+      parameters: [{name: kind, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200':
+          description: Exported data
+          content: {application/json: {schema: {type: string, format: binary}}}
+  /exports/{kind}/download:
+    get:
+      operationId: download
+      parameters: [{name: kind, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200': {description: Export file, content: {'application/*': {schema: {type: string, format: binary}}}}
+  /tasks/{kind}:
+    get:
+      operationId: tasks
+      parameters: [{name: kind, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200':
+          description: a JSON answer
+          content: {application/json: {schema: {type: array, items: {type: object}}}}
+  /search/{name}:
+    get:
+      operationId: search
+      parameters: [{name: name, in: path, required: true, schema: {type: string}}]
+      responses:
+        '200': {description: found, content: {application/json: {schema: {type: array}}}}
+        '404': {description: none}
+"""
+
+FILE = json.dumps([{"id": 1, "data": {"text": "x", "n": 1.50, "e": ""}}], indent=1).encode()
+MEDIA = {"json": b"application/json", "zip": b"application/zip", "csv": b"text/csv"}
+BODIES = {"json": FILE, "zip": b"PK\x03\x04\x00\xff", "csv": b"a,b\n1,2\n"}
+SEEN: list[bytes] = []
+
+
+async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    if scope["type"] != "http":
+        return
+    SEEN.append(scope["raw_path"])
+    if scope["path"].startswith("/search/"):
+        body, status, media = b'{"detail": "Not Found"}', 404, b"application/json"
+    else:
+        kind = scope["path"].split("/")[2]
+        body, status, media = BODIES[kind], 200, MEDIA[kind]
+    headers = [(b"content-type", media), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.fixture
+def pkg(compile_spec: CompileSpec) -> ModuleType:
+    return compile_spec(SPEC, suffix=".yaml")
+
+
+def _call(pkg: ModuleType, payload: dict[str, Any]) -> Any:
+    with serve_asgi(app) as url, HttpClient(pkg.API, base_url=url) as client:
+        call = pkg.CallAdapter.validate_python(payload)
+        return pkg.HttpActivities(client).activities()[payload["_tool"]](call)
+
+
+@pytest.mark.parametrize("tool", ["export", "download"])
+@pytest.mark.parametrize("kind", ["json", "zip"])
+def test_a_binary_output_is_the_content_as_sent_even_when_it_is_json(
+    pkg: ModuleType, tool: str, kind: str
+) -> None:
+    result = _call(pkg, {"_tool": tool, "kind": kind})
+    assert result.success, result.error
+    assert base64.b64decode(result.data.root) == BODIES[kind]  # byte for byte, not re-encoded
+    assert "read_as" not in result.metadata
+
+
+def test_a_json_output_is_still_parsed(pkg: ModuleType) -> None:
+    result = _call(pkg, {"_tool": "tasks", "kind": "json"})
+    assert result.success, result.error
+    assert result.data.model_dump(mode="json") == json.loads(FILE)
