@@ -46,7 +46,7 @@ from ._core import (
     RetryPolicy,
     base_of,
     is_under,
-    origin,
+    shown,
     unsent,
 )
 from ._params import (
@@ -561,11 +561,10 @@ class GenericHttpTool(_Base):
                 for scheme, host, port, prefix in self._exchange.bases
             )
             return unsent(
-                f"{self.name}: {origin(out.url)}{out.url.path} is outside the API's servers "
-                f"({servers}); refused",
+                f"{self.name}: {shown(out.url)} is outside the API's servers ({servers}); refused",
                 "refused_url",
                 method=out.method,
-                url=f"{origin(out.url)}{out.url.path}",
+                url=shown(out.url),
             )
         return (yield from self._exchange.steps(out, auth, None))
 

@@ -188,9 +188,18 @@ def origin(url: httpx.URL) -> str:
     return f"{url.scheme}://{url.host}{port}"
 
 
+def shown(url: httpx.URL) -> str:
+    """``scheme://host[:port]/path`` as sent — how a request is named in messages and metadata.
+
+    The path stays percent-encoded: decoded, a path parameter ``a b/c?d`` read as two segments
+    and a query (``/search/a b/c?d``) where ``/search/a%20b%2Fc%3Fd`` went out. Never the query,
+    which may carry an API key.
+    """
+    return origin(url) + url.raw_path.split(b"?", 1)[0].decode("ascii")
+
+
 def _where(out: Outgoing, url: httpx.URL) -> str:
-    # Messages name the origin and path, never the query (which may carry an API key).
-    return f"{out.method} {origin(url)}{url.path}"
+    return f"{out.method} {shown(url)}"
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -500,7 +509,7 @@ class Exchange:
             return {
                 "status": status,
                 "method": method,
-                "url": self.redact(origin(url) + url.path),
+                "url": self.redact(shown(url)),
                 "headers": (
                     {}
                     if response_headers is None
@@ -528,7 +537,7 @@ class Exchange:
             return ToolResult[Any].fail(text, **meta)
 
         if not is_under(url, allowed):
-            return fail(f"{origin(url)}{url.path} is outside the configured servers", "refused_url")
+            return fail(f"{shown(url)} is outside the configured servers", "refused_url")
 
         # ``timeout`` bounds the whole call: every attempt, wait between retries and read
         call_deadline = time.monotonic() + self.timeout
@@ -605,7 +614,7 @@ class Exchange:
                     # (the response's headers kept: a download an API hands to another host,
                     # Box's dl.boxcloud.com or a presigned store URL, is the Location in full)
                     return fail(
-                        f"redirect ({status}) to {origin(target)}{target.path} refused: outside "
+                        f"redirect ({status}) to {shown(target)} refused: outside "
                         "the configured servers (the whole Location is in "
                         "metadata['headers']['location'])",
                         "redirect_refused",

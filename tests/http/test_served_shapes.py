@@ -6,7 +6,10 @@ minimal spec of our own and checked on a real server (a raw ASGI app, uvicorn on
 - a file download declared as a ``format: binary`` string under ``application/json`` or
   ``application/*`` (Label Studio's export download, a JSON file served as
   ``application/json``): the answer was parsed as JSON and failed the Output's string on every
-  call; it is the content itself, held as base64 as binary content is.
+  call; it is the content itself, held as base64 as binary content is;
+- a path parameter holding ``/``, ``?`` or a space (Evidently's project search by name): sent
+  percent-encoded, but the result's ``metadata["url"]`` and the error named the decoded path,
+  ``/search/a b/c?d`` — read as two segments and a query, which is not what went out.
 """
 
 from __future__ import annotations
@@ -103,3 +106,13 @@ def test_a_json_output_is_still_parsed(pkg: ModuleType) -> None:
     result = _call(pkg, {"_tool": "tasks", "kind": "json"})
     assert result.success, result.error
     assert result.data.model_dump(mode="json") == json.loads(FILE)
+
+
+def test_the_url_a_result_names_is_the_one_sent(pkg: ModuleType) -> None:
+    SEEN.clear()
+    result = _call(pkg, {"_tool": "search", "name": "a b/c?d#e%f"})
+    assert SEEN == [b"/search/a%20b%2Fc%3Fd%23e%25f"]
+    assert not result.success and result.metadata["status"] == 404
+    assert result.metadata["url"].endswith("/search/a%20b%2Fc%3Fd%23e%25f")
+    assert "from GET http://127.0.0.1:" in (result.error or "")
+    assert "/search/a%20b%2Fc%3Fd%23e%25f: " in (result.error or "")
