@@ -9,7 +9,12 @@ minimal spec of our own and checked on a real server (a raw ASGI app, uvicorn on
   call; it is the content itself, held as base64 as binary content is;
 - a path parameter holding ``/``, ``?`` or a space (Evidently's project search by name): sent
   percent-encoded, but the result's ``metadata["url"]`` and the error named the decoded path,
-  ``/search/a b/c?d`` — read as two segments and a query, which is not what went out.
+  ``/search/a b/c?d`` — read as two segments and a query, which is not what went out;
+- a ``type`` beside a ``oneOf`` whose branches declare types it excludes (Label Studio's filter
+  value: ``type: object`` beside ``oneOf [string, integer, number, boolean, object, object]``;
+  Litestar's optional array query parameter: ``type: array`` beside ``oneOf [array, null]``):
+  every branch but the objects could never match, so a number filter's Call (``value: 0``) was
+  refused, and nothing said why; read as the branches' own types, with a located warning.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from typing import Any
 
 import pytest
 
-from tests._servers import Receive, Send, serve_asgi
+from tests._servers import Receive, Send, echo_json, serve_asgi
 from tests.conftest import CompileSpec
+from toolbind.compiler import generate_tree
 from toolbind.runtime.http import HttpClient
 
 SPEC = """\
@@ -116,3 +122,80 @@ def test_the_url_a_result_names_is_the_one_sent(pkg: ModuleType) -> None:
     assert result.metadata["url"].endswith("/search/a%20b%2Fc%3Fd%23e%25f")
     assert "from GET http://127.0.0.1:" in (result.error or "")
     assert "/search/a%20b%2Fc%3Fd%23e%25f: " in (result.error or "")
+
+
+FILTER_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "filters", "version": "1"},
+    "paths": {
+        "/views": {
+            "post": {
+                "operationId": "createView",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "value": {
+                                        "type": "object",
+                                        "oneOf": [
+                                            {"type": "string"},
+                                            {"type": "integer"},
+                                            {"type": "number", "format": "float"},
+                                            {"type": "boolean"},
+                                            {"type": "object", "title": "Dictionary"},
+                                        ],
+                                    },
+                                    "ids": {
+                                        "type": "array",
+                                        "oneOf": [
+                                            {"type": "array", "items": {"type": "integer"}},
+                                            {"type": "null"},
+                                        ],
+                                    },
+                                    "kept": {
+                                        "type": "object",
+                                        "oneOf": [
+                                            {"type": "object", "required": ["a"]},
+                                            {"type": "object", "required": ["b"]},
+                                        ],
+                                    },
+                                },
+                            }
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "echo", "content": {"application/json": {}}}},
+            }
+        }
+    },
+}
+
+
+def test_a_type_beside_oneof_that_excludes_its_branches_is_read_as_the_branches(
+    compile_spec: CompileSpec, tmp_path: Any
+) -> None:
+    spec = tmp_path / "filters.json"
+    spec.write_text(json.dumps(FILTER_SPEC), encoding="utf-8")
+    said = [d.render() for d in generate_tree([spec]).diagnostics if "beside" in d.found]
+    base = (
+        "filters.json#/paths/~1views/post/requestBody/content/application~1json/schema/properties"
+    )
+    assert len(said) == 2, said
+    assert f"{base}/value/type: warning: type object beside oneOf excludes branch(es) 0 " in said[0]
+    assert "0 (string), 1 (integer), 2 (number), 3 (boolean): no value could match" in said[0]
+    assert (
+        f"{base}/ids/type: warning: type array beside oneOf excludes branch(es) 1 (null)"
+        in (said[1])
+    )
+    pkg = compile_spec(FILTER_SPEC)
+    with serve_asgi(echo_json) as url, HttpClient(pkg.API, base_url=url) as client:
+        run = pkg.HttpActivities(client).activities()["createView"]
+        for value in (0, 1.5, "x", True, {"min": 0}):
+            call = pkg.CallAdapter.validate_python({"_tool": "createView", "value": value})
+            result = run(call)
+            assert result.success, result.error
+            assert result.data.root == {"value": value}  # sent as given
+    with pytest.raises(ValueError, match="kept"):  # a type the branches agree with still holds
+        pkg.CallAdapter.validate_python({"_tool": "createView", "kept": 1})
