@@ -14,7 +14,12 @@ minimal spec of our own and checked on a real server (a raw ASGI app, uvicorn on
   value: ``type: object`` beside ``oneOf [string, integer, number, boolean, object, object]``;
   Litestar's optional array query parameter: ``type: array`` beside ``oneOf [array, null]``):
   every branch but the objects could never match, so a number filter's Call (``value: 0``) was
-  refused, and nothing said why; read as the branches' own types, with a located warning.
+  refused, and nothing said why; read as the branches' own types, with a located warning;
+- an API that declares security schemes but requires none anywhere (Airflow's served spec says
+  ``security: []``; its auth backend wants basic auth on every call): the configured
+  ``credentials={"Basic": ...}`` were never sent, and every call came back 401; they are sent on
+  every operation — while an API that requires a scheme on some operations still sends nothing
+  on those that say ``security: []``.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from tests._servers import Receive, Send, echo_json, serve_asgi
+from tests._servers import Receive, Send, echo_json, read_body, serve_asgi
 from tests.conftest import CompileSpec
 from toolbind.compiler import generate_tree
 from toolbind.runtime.http import HttpClient
@@ -199,3 +204,75 @@ def test_a_type_beside_oneof_that_excludes_its_branches_is_read_as_the_branches(
             assert result.data.root == {"value": value}  # sent as given
     with pytest.raises(ValueError, match="kept"):  # a type the branches agree with still holds
         pkg.CallAdapter.validate_python({"_tool": "createView", "kept": 1})
+
+
+def _secured(security: list[Any], open_op_security: list[Any] | None) -> dict[str, Any]:
+    listed: dict[str, Any] = {
+        "operationId": "listDags",
+        "responses": {"200": {"description": "ok"}},
+    }
+    health: dict[str, Any] = {"operationId": "health", "responses": {"200": {"description": "ok"}}}
+    if open_op_security is not None:
+        health["security"] = open_op_security
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "secured", "version": "1"},
+        "security": security,
+        "components": {
+            "securitySchemes": {
+                "Basic": {"type": "http", "scheme": "basic"},
+                "Kerberos": {"type": "http", "scheme": "negotiate"},
+            }
+        },
+        "paths": {"/dags": {"get": listed}, "/health": {"get": health}},
+    }
+
+
+authorizations: list[str | None] = []
+
+
+async def basic_only(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    """401 unless the request carries ann's basic credentials (as Airflow's auth backend)."""
+    if scope["type"] != "http":
+        return
+    await read_body(receive)
+    given = dict(scope["headers"]).get(b"authorization")
+    authorizations.append(given.decode() if given else None)
+    ok = given == b"Basic " + base64.b64encode(b"ann:pw-secret-1")
+    body = b'{"dags": []}' if ok else b'{"status": 401, "title": "Unauthorized"}'
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200 if ok else 401, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _run_both(pkg: ModuleType) -> list[Any]:
+    authorizations.clear()
+    with (
+        serve_asgi(basic_only) as url,
+        HttpClient(pkg.API, base_url=url, credentials={"Basic": ("ann", "pw-secret-1")}) as client,
+    ):
+        acts = pkg.HttpActivities(client).activities()
+        return [
+            acts[t](pkg.CallAdapter.validate_python({"_tool": t})) for t in ("listDags", "health")
+        ]
+
+
+def test_credentials_are_sent_where_the_api_requires_no_scheme_anywhere(
+    compile_spec: CompileSpec,
+) -> None:
+    pkg = compile_spec(_secured([], None))
+    results = _run_both(pkg)
+    assert [r.metadata["status"] for r in results] == [200, 200], [r.error for r in results]
+    assert all(r.success for r in results)
+    sent = "Basic " + base64.b64encode(b"ann:pw-secret-1").decode()
+    assert authorizations == [sent, sent]
+
+
+def test_an_operation_that_opts_out_of_a_required_scheme_is_sent_without_it(
+    compile_spec: CompileSpec,
+) -> None:
+    pkg = compile_spec(_secured([{"Basic": []}], []))
+    dags, health = _run_both(pkg)
+    assert dags.success, dags.error
+    assert not health.success and health.metadata["status"] == 401  # as its spec says: no auth
+    assert authorizations[1] is None
