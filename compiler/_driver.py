@@ -19,6 +19,7 @@ import importlib.util
 import json
 import keyword
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,6 +82,12 @@ class GeneratedTree:
     diagnostics: list[Diagnostic]
 
 
+def _as_url(item: Path) -> str | None:
+    """``item`` as the http(s) URL it was written as, or None when it names no URL."""
+    match = re.fullmatch(r"(https?):/+(.+)", str(item), flags=re.IGNORECASE)
+    return f"{match[1]}://{match[2]}" if match else None
+
+
 def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
     """Spec files named directly, or lying at the top of a named directory (sorted)."""
     found: list[Path] = []
@@ -110,6 +117,15 @@ def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
             found.extend(files)
         elif present:
             found.append(item)
+        elif (url := _as_url(item)) is not None:
+            # (a Path has already folded ``http://`` into ``http:/``: named as it was given)
+            diags.error(
+                SourceLocation(file=url),
+                "a URL, which generate does not download",
+                "a spec file or a directory of specs",
+                hint=f"save it first (curl -o spec.json {url}) and pass the file; "
+                "$refs to URLs are followed with --allow-ref",
+            )
         else:
             diags.error(
                 SourceLocation(file=display_path(item)),

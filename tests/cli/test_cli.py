@@ -133,6 +133,17 @@ def test_missing_spec_is_a_located_error(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+def test_a_url_given_as_a_spec_is_named_as_written_with_a_hint(tmp_path: Path) -> None:
+    # It read "http:/127.0.0.1:18082/schema/openapi.json#: error: no such file or directory":
+    # the URL folded into a path, and no word of how to compile a spec an API serves.
+    url = "http://127.0.0.1:9/schema/openapi.json"
+    result = toolbind("generate", url, "-o", str(tmp_path / "o"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"{url}#: error: a URL, which generate does not download" in result.stderr
+    assert f"(hint: save it first (curl -o spec.json {url}) and pass the file" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_interrupted_swap_is_repaired(tmp_path: Path) -> None:
     """A run killed between its two renames leaves `.out.old-*`; the next run restores it first."""
     out = tmp_path / "out"
