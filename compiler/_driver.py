@@ -860,13 +860,20 @@ def _swap(new: Path, out: Path) -> None:
 
 def _manifest_packages(manifest: Path) -> list[str] | None:
     """The package names a toolbind manifest lists, or None when the file is not one."""
+    sources = manifest_sources(manifest)
+    return None if sources is None else list(sources)
+
+
+def manifest_sources(manifest: Path) -> dict[str, str] | None:
+    """A toolbind manifest's packages (name → the spec it was made from), or None when the
+    file is missing or is not one."""
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     top = as_object(data)
     packages = as_object(top.get("packages")) if top is not None else None
-    return None if packages is None else list(packages)
+    return None if packages is None else {k: str(v) for k, v in packages.items()}
 
 
 def write_tree(tree: GeneratedTree, out: Path, inputs: Iterable[Path] = ()) -> None:
