@@ -19,7 +19,11 @@ minimal spec of our own and checked on a real server (a raw ASGI app, uvicorn on
   ``security: []``; its auth backend wants basic auth on every call): the configured
   ``credentials={"Basic": ...}`` were never sent, and every call came back 401; they are sent on
   every operation — while an API that requires a scheme on some operations still sends nothing
-  on those that say ``security: []``.
+  on those that say ``security: []``;
+- a multipart file a server takes only under a name with its extension (Evidently's dataset
+  upload: "Extension not allowed"): the part was always named after the property (``file``),
+  so no upload could succeed; a data URL (``data:text/csv;name=ds.csv;base64,...``, how
+  OpenAI's file inputs hand a file over) names it, or its media type gives the extension.
 """
 
 from __future__ import annotations
@@ -276,3 +280,81 @@ def test_an_operation_that_opts_out_of_a_required_scheme_is_sent_without_it(
     assert dags.success, dags.error
     assert not health.success and health.metadata["status"] == 401  # as its spec says: no auth
     assert authorizations[1] is None
+
+
+UPLOAD_SPEC: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "uploads", "version": "1"},
+    "paths": {
+        "/upload": {
+            "post": {
+                "operationId": "upload",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "multipart/form-data": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["name", "file"],
+                                "properties": {
+                                    "name": {"type": "string"},
+                                    "file": {
+                                        "type": "string",
+                                        "format": "binary",
+                                        "contentMediaType": "application/octet-stream",
+                                    },
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"201": {"description": "made", "content": {"application/json": {}}}},
+            }
+        }
+    },
+}
+
+
+async def file_echo(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    """The file part as a multipart parser reads it: filename, content type, content."""
+    from starlette.datastructures import UploadFile
+    from starlette.requests import Request
+
+    form = await Request(scope, receive).form()
+    upload = form["file"]
+    assert isinstance(upload, UploadFile)
+    seen = {
+        "filename": upload.filename,
+        "type": upload.content_type,
+        "content": (await upload.read()).decode(),
+        "name": form["name"],
+    }
+    body = json.dumps(seen).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 201, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+@pytest.mark.parametrize(
+    ("given", "filename", "media"),
+    [
+        ("data:text/csv;name=sweep%20ds.csv;base64,", "sweep ds.csv", "text/csv"),
+        ("data:text/csv;base64,", "file.csv", "text/csv"),
+        ("data:;name=../../etc/ds.csv;base64,", "ds.csv", "text/csv"),  # a name, not a path
+        ("data:application/x-ndjson;name=d.csv;base64,", "d.csv", "application/x-ndjson"),
+        ("", "file", "application/octet-stream"),  # plain base64, as before
+    ],
+)
+def test_a_data_url_names_the_file_it_uploads(
+    compile_spec: CompileSpec, given: str, filename: str, media: str
+) -> None:
+    pkg = compile_spec(UPLOAD_SPEC)
+    csv = "a,b\n1,x\n"
+    value = given + base64.b64encode(csv.encode()).decode()
+    with serve_asgi(file_echo) as url, HttpClient(pkg.API, base_url=url) as client:
+        call = pkg.CallAdapter.validate_python({"_tool": "upload", "name": "ds1", "file": value})
+        result = pkg.HttpActivities(client).activities()["upload"](call)
+    assert result.success, result.error
+    seen = result.data.root
+    assert (seen["filename"], seen["type"]) == (filename, media)
+    assert (seen["content"], seen["name"]) == (csv, "ds1")
