@@ -826,6 +826,21 @@ class Exchange:
                         return ToolResult[Any].ok(output_model.model_validate(kept), **meta)
                     except ValidationError:  # (a required member: the data as the API sent it)
                         return ToolResult[Any].ok(value, **meta)
+                undeclared = _undeclared_members(value, exc)
+                if undeclared is not None:
+                    extras, nulls = undeclared
+                    log.warning(
+                        "%s%s: the response has members %s does not declare: %s; the data is as "
+                        "the API sent it",
+                        prefix,
+                        _where(out, url),
+                        output_model.__name__,
+                        ", ".join(extras),
+                    )
+                    meta["extras"] = extras
+                    if nulls:
+                        meta["nulls"] = nulls
+                    return ToolResult[Any].ok(value, **meta)
                 meta["error_type"] = "invalid_output"
                 problems = "; ".join(
                     f"{'/'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
@@ -884,6 +899,40 @@ def _without_undeclared_nulls(value: Any, exc: ValidationError) -> tuple[Any, li
     for owner, member in targets.values():
         del owner[member]
     return (copy, sorted(targets)) if targets else None
+
+
+def _undeclared_members(value: Any, exc: ValidationError) -> tuple[list[str], list[str]] | None:
+    """The paths of the members a closed object of the Output model does not declare, and of
+    the nulls it refused; None when any refusal is of something else.
+
+    A server adds members to what it sends where its spec closed the object
+    (``additionalProperties: false``; Superset's Flask-AppBuilder writes one component for a
+    request body and the answer, which carries more): the call went through, and its answer
+    holds everything the Output describes — so a success, with the data as the API sent it
+    (no member dropped), ``metadata["extras"]`` listing the paths and a warning logged, as a
+    required ``null`` is. Any other mismatch is still a failed output check.
+    """
+    extras: list[str] = []
+    nulls: list[str] = []
+    for err in exc.errors():
+        if err["type"] == "extra_forbidden":
+            where = extras
+        elif err.get("input", ...) is None:
+            where = nulls
+        else:
+            return None
+        node: Any = value
+        path: list[str] = []
+        for part in err["loc"]:  # (the loc names union branches too: follow what the value has)
+            if isinstance(node, dict) and isinstance(part, str) and part in node:
+                node = cast("dict[str, Any]", node)[part]
+            elif isinstance(node, list) and isinstance(part, int):
+                node = cast("list[Any]", node)[part]
+            else:
+                continue
+            path.append(str(part))
+        where.append("/".join(path))
+    return (sorted(set(extras)), sorted(set(nulls))) if extras else None
 
 
 _STREAM_MEDIA = frozenset(

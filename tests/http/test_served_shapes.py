@@ -1,7 +1,8 @@
 """Shapes met calling Label Studio (its drf-spectacular OpenAPI 3.0 spec, 190 operations),
-Evidently's UI server (Litestar, OpenAPI 3.1, 66 operations) and Apache Airflow 2's REST API
-(connexion, OpenAPI 3.0, 89 operations) through their generated Activities, each reduced to a
-minimal spec of our own and checked on a real server (a raw ASGI app, uvicorn on 127.0.0.1):
+Evidently's UI server (Litestar, OpenAPI 3.1, 66 operations), Apache Airflow 2's REST API
+(connexion, OpenAPI 3.0, 89 operations) and Apache Superset's (Flask-AppBuilder's apispec,
+OpenAPI 3.0, 276 operations) through their generated Activities, each reduced to a minimal spec
+of our own and checked on a real server (a raw ASGI app, uvicorn on 127.0.0.1):
 
 - a file download declared as a ``format: binary`` string under ``application/json`` or
   ``application/*`` (Label Studio's export download, a JSON file served as
@@ -23,13 +24,19 @@ minimal spec of our own and checked on a real server (a raw ASGI app, uvicorn on
 - a multipart file a server takes only under a name with its extension (Evidently's dataset
   upload: "Extension not allowed"): the part was always named after the property (``file``),
   so no upload could succeed; a data URL (``data:text/csv;name=ds.csv;base64,...``, how
-  OpenAI's file inputs hand a file over) names it, or its media type gives the extension.
+  OpenAI's file inputs hand a file over) names it, or its media type gives the extension;
+- an answer with members its closed Output object does not declare (Superset writes one
+  ``additionalProperties: false`` component for a request body and the answer, which carries
+  more: an annotation's ``layer``, the user's ``firstName``...): every such call was a failed
+  output check though it went through; a success with the data as sent and
+  ``metadata["extras"]`` naming the members — any other mismatch still fails.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 from types import ModuleType
 from typing import Any
 
@@ -358,3 +365,92 @@ def test_a_data_url_names_the_file_it_uploads(
     seen = result.data.root
     assert (seen["filename"], seen["type"]) == (filename, media)
     assert (seen["content"], seen["name"]) == (csv, "ds1")
+
+
+CLOSED_SPEC: dict[str, Any] = {
+    "openapi": "3.0.2",
+    "info": {"title": "closed", "version": "1"},
+    "paths": {
+        "/annotation/{case}": {
+            "put": {
+                "operationId": "putAnnotation",
+                "parameters": [
+                    {"name": "case", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                    "200": {
+                        "description": "changed",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "id": {"type": "number"},
+                                        "result": {"$ref": "#/components/schemas/Annotation"},
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        }
+    },
+    "components": {
+        "schemas": {
+            "Annotation": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"short_descr": {"type": "string"}, "long_descr": {"type": "string"}},
+            }
+        }
+    },
+}
+
+CLOSED_ANSWERS: dict[str, Any] = {
+    "extra": {"id": 2, "result": {"short_descr": "a", "layer": 2, "json_metadata": ""}},
+    "extra_and_null": {"id": 2, "result": {"short_descr": "a", "long_descr": None, "layer": 2}},
+    "extra_and_wrong": {"id": "2", "result": {"short_descr": "a", "layer": 2}},
+    "as_declared": {"id": 2, "result": {"short_descr": "a"}},
+}
+
+
+async def closed_app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    if scope["type"] != "http":
+        return
+    await read_body(receive)
+    body = json.dumps(CLOSED_ANSWERS[scope["path"].rsplit("/", 1)[1]]).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_members_a_closed_output_does_not_declare_are_a_success_said_in_metadata(
+    compile_spec: CompileSpec, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "toolbind.runtime.http")
+    pkg = compile_spec(CLOSED_SPEC)
+    results: dict[str, Any] = {}
+    with serve_asgi(closed_app) as url, HttpClient(pkg.API, base_url=url) as client:
+        run = pkg.HttpActivities(client).activities()["putAnnotation"]
+        for case in CLOSED_ANSWERS:
+            results[case] = run(
+                pkg.CallAdapter.validate_python({"_tool": "putAnnotation", "case": case})
+            )
+    extra = results["extra"]
+    assert extra.success, extra.error
+    assert extra.data == CLOSED_ANSWERS["extra"]  # as sent: nothing dropped
+    assert extra.metadata["extras"] == ["result/json_metadata", "result/layer"]
+    assert "does not declare: result/json_metadata, result/layer" in caplog.text
+    mixed = results["extra_and_null"]
+    assert mixed.success and mixed.data == CLOSED_ANSWERS["extra_and_null"]
+    assert (mixed.metadata["extras"], mixed.metadata["nulls"]) == (
+        ["result/layer"],
+        ["result/long_descr"],
+    )
+    wrong = results["extra_and_wrong"]
+    assert not wrong.success and wrong.metadata["error_type"] == "invalid_output"
+    assert "extras" not in wrong.metadata
+    plain = results["as_declared"]
+    assert plain.success and "extras" not in plain.metadata
+    assert plain.data.model_dump(mode="json", exclude_unset=True) == CLOSED_ANSWERS["as_declared"]
