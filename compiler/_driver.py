@@ -19,6 +19,7 @@ import importlib.util
 import json
 import keyword
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,6 +90,12 @@ class GeneratedTree:
     diagnostics: list[Diagnostic]
 
 
+def _as_url(item: Path) -> str | None:
+    """``item`` as the http(s) URL it was written as, or None when it names no URL."""
+    match = re.fullmatch(r"(https?):/+(.+)", str(item), flags=re.IGNORECASE)
+    return f"{match[1]}://{match[2]}" if match else None
+
+
 def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
     """Spec files named directly, or lying at the top of a named directory (sorted)."""
     found: list[Path] = []
@@ -118,6 +125,15 @@ def find_specs(inputs: Iterable[Path], diags: Diagnostics) -> list[Path]:
             found.extend(files)
         elif present:
             found.append(item)
+        elif (url := _as_url(item)) is not None:
+            # (a Path has already folded ``http://`` into ``http:/``: named as it was given)
+            diags.error(
+                SourceLocation(file=url),
+                "a URL, which generate does not download",
+                "a spec file or a directory of specs",
+                hint=f"save it first (curl -o spec.json {url}) and pass the file; "
+                "$refs to URLs are followed with --allow-ref",
+            )
         else:
             diags.error(
                 SourceLocation(file=display_path(item)),
@@ -858,13 +874,20 @@ def _swap(new: Path, out: Path) -> None:
 
 def _manifest_packages(manifest: Path) -> list[str] | None:
     """The package names a toolbind manifest lists, or None when the file is not one."""
+    sources = manifest_sources(manifest)
+    return None if sources is None else list(sources)
+
+
+def manifest_sources(manifest: Path) -> dict[str, str] | None:
+    """A toolbind manifest's packages (name → the spec it was made from), or None when the
+    file is missing or is not one."""
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     top = as_object(data)
     packages = as_object(top.get("packages")) if top is not None else None
-    return None if packages is None else list(packages)
+    return None if packages is None else {k: str(v) for k, v in packages.items()}
 
 
 def write_tree(tree: GeneratedTree, out: Path, inputs: Iterable[Path] = ()) -> None:

@@ -25,12 +25,14 @@ from typer.models import OptionInfo, ParameterInfo
 from typer.utils import get_params_from_function
 
 from ._driver import (
+    MANIFEST,
     OutputError,
     SelectionError,
     build,
     check_output_dir,
     diff_tree,
     file_ancestor,
+    manifest_sources,
     scaffold,
     write_into,
 )
@@ -245,6 +247,7 @@ def generate(
             tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
         )
     refs = RefPolicy.allowing(allowed)
+    before = {} if check else manifest_sources(out / MANIFEST) or {}
     try:
         if check:
             tree = build(
@@ -292,6 +295,16 @@ def generate(
         return
     for name, source in sorted(tree.packages.items()):
         _err.print(f"{source} → {out}/{name}/", markup=False)
+    for name, source in sorted(before.items()):
+        if name not in tree.packages:
+            # the output holds exactly this run's packages: one a previous run made from
+            # another spec is gone, which a user writing several specs' packages into one
+            # directory, one run each, did not expect — said, never in silence
+            _err.print(
+                f"{out}/{name}/: removed — its spec, {source}, is not among this run's "
+                f"(hint: pass every spec the directory should hold, or choose another -o)",
+                markup=False,
+            )
 
 
 @app.command()

@@ -290,6 +290,10 @@ class HttpResponse:
         status: ``"200"``, ``"2XX"`` or ``"default"``.
         media_type: the content type the Output model describes, or None (no content).
         is_output: this is the response the tool's Output model was made from.
+        binary: the Output is the content itself, a ``format: binary`` string (a file download
+            declared ``application/json`` or ``application/*``): a JSON answer is not parsed but
+            held as base64, as binary content is — parsed, a JSON file failed the Output's
+            string on every call.
         headers: the response headers it declares (lower-case names): a result carries their
             values in ``metadata["headers"]`` (``Set-Cookie`` excepted: cookies stay with the
             client).
@@ -298,6 +302,7 @@ class HttpResponse:
     status: str
     media_type: str | None = None
     is_output: bool = False
+    binary: bool = False
     headers: tuple[str, ...] = ()
 
 

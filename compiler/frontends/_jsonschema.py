@@ -1165,6 +1165,8 @@ class SchemaLowerer:
                     hint="write anyOf, or drop or narrow the wider branch",
                 )
         union = UnionNode(meta=meta, variants=variants, form=form)
+        if self.lenient and "type" in s:
+            s = self._type_beside_branches(s, subs, combinator, loc, ctx)
         rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != combinator}
         if not rest:
             return union
@@ -1172,6 +1174,47 @@ class SchemaLowerer:
         if isinstance(base, AnyNode):
             return union
         return AllOfNode(meta=Meta(loc=loc), parts=(base, union))
+
+    def _type_beside_branches(
+        self,
+        s: dict[str, Any],
+        subs: list[Any],
+        combinator: str,
+        loc: SourceLocation,
+        ctx: _Context,
+    ) -> dict[str, Any]:
+        """``s`` without its ``type`` when that type excludes branches of its ``oneOf``/``anyOf``
+        which declare their own: Label Studio's filter value is ``type: object`` beside
+        ``oneOf [string, integer, number, boolean, object, object]`` (drf-spectacular writes the
+        serializer field's type beside the union), so every number was refused — in the Calls
+        of a number filter, which the API needs — while no author writes branches that can
+        never match. Read as the branches say, with a warning; ``s`` as it is otherwise."""
+        outer = _schema_types({"type": s["type"]})
+        if outer is None:
+            return s
+        excluded: list[str] = []
+        for i, sub in enumerate(subs):
+            read = self._dereferenced(sub, ctx)
+            types = _schema_types(read[0]) if read is not None else None
+            if types is not None and not any(
+                t in outer
+                or (t == "integer" and "number" in outer)
+                or (t == "number" and "integer" in outer)
+                for t in types
+            ):
+                excluded.append(f"{i} ({' or '.join(sorted(types))})")
+        if not excluded:
+            return s
+        declared = " or ".join(sorted(outer))
+        self.diags.warning(
+            loc.child("type"),
+            f"type {declared} beside {combinator} excludes branch(es) {', '.join(excluded)}: "
+            "no value could match them; read as the branches' own types (the type beside them "
+            "left out)",
+            f"a type that allows every branch of {combinator}",
+            hint=f"drop the type beside {combinator}, or widen it to the branches' types",
+        )
+        return {k: v for k, v in s.items() if k != "type"}
 
     def _discriminated(
         self,

@@ -1537,11 +1537,13 @@ class _Reader:
             if declared:  # (a kind is listed by generate -v only where a spec has it)
                 self.counts["response headers", "read"] += len(declared)
                 self.counts["response headers", "emitted"] += len(declared)
+            resolved = self._resolved(output) if is_output and output is not None else None
             out.append(
                 HttpResponse(
                     status=status,
                     media_type=media_type,
                     is_output=is_output,
+                    binary=isinstance(resolved, StringNode) and resolved.format == "binary",
                     headers=tuple(sorted({str(h).lower() for h in declared})),
                 )
             )

@@ -111,7 +111,59 @@ def _strict_nullable(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _strict_node(node: Any, pointer: str, issues: list[ExportIssue]) -> dict[str, Any]:
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "object" if isinstance(value, dict) else "array"
+
+
+def _exclusive(branches: list[Any], defs: Mapping[str, Any]) -> bool:
+    """Whether no value matches two of a ``oneOf``'s ``branches``: each names its JSON types
+    (``type``, through ``$ref``s into ``defs``) or one value (``const``), and no two share a
+    type (an integer is a number) — except two consts, which must differ."""
+    read: list[tuple[set[str], str | None]] = []  # (types, the const's JSON text)
+    for branch in branches:
+        b = _dereferenced(branch, defs)
+        if b is None:
+            return False
+        if "const" in b:
+            read.append(({_json_type(b["const"])}, json.dumps(b["const"], sort_keys=True)))
+        elif types_of(b):
+            read.append((set(types_of(b)), None))
+        else:
+            return False  # (a $ref, an untyped schema: not known here)
+    for i, (a, a_const) in enumerate(read):
+        for b, b_const in read[i + 1 :]:
+            widened = {*a, *(("number",) if "integer" in a else ())}
+            shared = widened & b or ("integer" in b and "number" in a)
+            if shared and (a_const is None or b_const is None or a_const == b_const):
+                return False
+    return True
+
+
+def _dereferenced(node: Any, defs: Mapping[str, Any], depth: int = 0) -> dict[str, Any] | None:
+    """``node``, or the definition its lone ``$ref`` names (followed); None when unknown."""
+    if not isinstance(node, dict) or depth > 16:
+        return None
+    n = cast("dict[str, Any]", node)
+    ref = n.get("$ref")
+    if ref is None:
+        return n
+    name = def_name(ref) if isinstance(ref, str) else None
+    if name is None or name not in defs or set(n) - {"$ref", "description", "title"}:
+        return None
+    return _dereferenced(defs[name], defs, depth + 1)
+
+
+def _strict_node(
+    node: Any, pointer: str, issues: list[ExportIssue], defs: Mapping[str, Any]
+) -> dict[str, Any]:
     if isinstance(node, bool):
         return _refuse(
             issues,
@@ -128,10 +180,20 @@ def _strict_node(node: Any, pointer: str, issues: list[ExportIssue]) -> dict[str
         rest = {k: v for k, v in source.items() if k != "allOf"}
         if set(rest) <= {"description", "title", *ANNOTATIONS}:
             inner = cast("list[Any]", all_of)[0]
-            merged = _strict_node(inner, f"{pointer}/allOf/0", issues)
+            merged = _strict_node(inner, f"{pointer}/allOf/0", issues, defs)
             if "description" in rest and "$ref" not in merged:
                 merged["description"] = rest["description"]
             return merged
+    branches_at = "anyOf"
+    one_of: Any = source.get("oneOf")
+    exclusive = isinstance(one_of, list) and _exclusive(cast("list[Any]", one_of), defs)
+    if exclusive and "anyOf" not in source:
+        # A oneOf no value can match twice (branches of distinct types or consts; Litestar
+        # writes every Optional[X] as oneOf [X, {type: null}]: 28 of Evidently's 66 tools
+        # were left out) accepts what its anyOf accepts, which strict mode takes.
+        rest: dict[str, Any] = {k: v for k, v in source.items() if k != "oneOf"}
+        source = {**rest, "anyOf": cast("list[Any]", one_of)}
+        branches_at = "oneOf"  # (where a branch's issues are, in the composed schema)
     out: dict[str, Any] = {}
     for key, value in source.items():
         if key in _UNSUPPORTED:
@@ -190,7 +252,7 @@ def _strict_node(node: Any, pointer: str, issues: list[ExportIssue]) -> dict[str
         if not isinstance(branches, list) or not branches:
             return _refuse(issues, pointer, "anyOf", "anyOf must be a non-empty array")
         out["anyOf"] = [
-            _strict_node(b, f"{pointer}/anyOf/{i}", issues)
+            _strict_node(b, f"{pointer}/{branches_at}/{i}", issues, defs)
             for i, b in enumerate(cast("list[Any]", branches))
         ]
     if "object" in types:
@@ -218,7 +280,9 @@ def _strict_node(node: Any, pointer: str, issues: list[ExportIssue]) -> dict[str
             )
         new_props: dict[str, Any] = {}
         for name, sub in props.items():
-            strict_sub = _strict_node(sub, f"{pointer}/properties/{escape_token(name)}", issues)
+            strict_sub = _strict_node(
+                sub, f"{pointer}/properties/{escape_token(name)}", issues, defs
+            )
             new_props[name] = strict_sub if name in required else _strict_nullable(strict_sub)
         out["properties"] = new_props
         out["required"] = list(new_props)
@@ -239,7 +303,7 @@ def _strict_node(node: Any, pointer: str, issues: list[ExportIssue]) -> dict[str
             return _refuse(
                 issues, pointer, "keyword items", "tuple-form `items` has no strict-mode equivalent"
             )
-        out["items"] = _strict_node(items, f"{pointer}/items", issues)
+        out["items"] = _strict_node(items, f"{pointer}/items", issues, defs)
     else:
         for key in ("items", "minItems", "maxItems"):
             out.pop(key, None)
@@ -255,10 +319,10 @@ def openai_strict_schema(tool: ExportableTool, activities: Collection[str] = ())
     composed = call_schema(tool, activities)
     defs = cast("dict[str, Any]", composed.pop("$defs", {}))
     issues: list[ExportIssue] = []
-    strict = _strict_node(composed, "", issues)
+    strict = _strict_node(composed, "", issues, defs)
     if defs:
         strict["$defs"] = {
-            name: _strict_node(sub, f"/$defs/{escape_token(name)}", issues)
+            name: _strict_node(sub, f"/$defs/{escape_token(name)}", issues, defs)
             for name, sub in defs.items()
         }
     if not issues:  # the limits are counted on the finished schema

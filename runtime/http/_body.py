@@ -4,14 +4,19 @@ File content (``BodyPart.is_file`` and ``binary`` bodies) is taken as:
 
 - ``bytes`` (what a Call model holds in Python), sent as is;
 - a string: base64 of the content (what ``bytes`` look like in JSON, so what an LLM writes);
+- a data URL (RFC 2397, ``data:text/csv;name=ds.csv;base64,...``: how OpenAI's file inputs and
+  react-jsonschema-form's ``data-url`` hand a model's file over): its content, named by its
+  ``name`` parameter, else by the property with its media type's extension (``file.csv``) —
+  a server that checks the extension (Evidently's dataset upload: "Extension not allowed")
+  took no file the model could name otherwise;
 - a local path — only when the client was configured with ``file_root``: then a string (or
   ``os.PathLike``) value is a path resolved inside ``file_root`` (symlinks resolved; ``..``,
   absolute paths and links leading outside are refused). Without ``file_root`` no value ever
   reads a local file: an LLM must not be able to upload ``/etc/passwd`` or ``~/.ssh/id_rsa``.
 
-A file part's filename is the path's base name, else the property name; its content type is the
-part's ``encoding.contentType`` (first listed), else guessed from the filename, else
-``application/octet-stream``.
+A file part's filename is the path's base name, else the data URL's, else the property name; its
+content type is the part's ``encoding.contentType`` (first listed), else the data URL's media
+type, else guessed from the filename, else ``application/octet-stream``.
 """
 
 from __future__ import annotations
@@ -23,9 +28,9 @@ import mimetypes
 import os
 import secrets
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, cast
-from urllib.parse import unquote, urlencode
+from urllib.parse import unquote, unquote_to_bytes, urlencode
 
 import httpx
 
@@ -49,8 +54,38 @@ def body_value(body: HttpBody, dump: Mapping[str, Any]) -> Any:
     return value
 
 
-def _file(value: Any, prop: str, file_root: Path | None) -> tuple[str, bytes]:
-    """(filename, content) of a file value; see the module docstring for the accepted forms."""
+def _file(value: Any, prop: str, file_root: Path | None) -> tuple[str, bytes, str | None]:
+    """(filename, content, media type if the value says one) of a file value; see the module
+    docstring for the accepted forms."""
+    if isinstance(value, str) and value[:5].lower() == "data:":
+        return _data_url(value, prop)
+    named, content = _named_file(value, prop, file_root)
+    return named, content, None
+
+
+def _data_url(value: str, prop: str) -> tuple[str, bytes, str | None]:
+    """A data URL's (filename, content, media type); see the module docstring."""
+    header, comma, data = value[5:].partition(",")
+    if not comma:
+        raise ParameterError(f"{prop!r}: a data URL without ',' before its data")
+    media, *params = (p.strip() for p in header.split(";"))
+    flags = [p.lower() for p in params]
+    name = next((unquote(p[5:]) for p in params if p.lower().startswith("name=")), None)
+    try:
+        content = (
+            base64.b64decode(data, validate=True) if "base64" in flags else unquote_to_bytes(data)
+        )
+    except (binascii.Error, ValueError):
+        raise ParameterError(f"{prop!r}: the data URL's data is not base64") from None
+    media = media.lower() or None
+    # the name's last segment only: a filename, never a path on the server's side
+    filename = PurePosixPath(name.replace("\\", "/")).name if name else ""
+    if not filename:
+        filename = prop + ((mimetypes.guess_extension(media) or "") if media else "")
+    return filename, content, media
+
+
+def _named_file(value: Any, prop: str, file_root: Path | None) -> tuple[str, bytes]:
     if isinstance(value, bytes | bytearray):
         return prop, bytes(cast("bytes", value))
     if file_root is not None and isinstance(value, str | os.PathLike):
@@ -72,9 +107,13 @@ def _file(value: Any, prop: str, file_root: Path | None) -> tuple[str, bytes]:
     raise ParameterError(f"{prop!r}: expected file content (base64), got {type(value).__name__}")
 
 
-def _content_type(part: BodyPart | None, filename: str | None) -> str | None:
+def _content_type(
+    part: BodyPart | None, filename: str | None, given: str | None = None
+) -> str | None:
     if part is not None and part.content_type:
         return part.content_type.split(",")[0].strip()
+    if given is not None:
+        return given
     if filename is not None:
         return mimetypes.guess_type(filename)[0] or "application/octet-stream"
     return None
@@ -106,7 +145,7 @@ def encode_body(
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         return text.encode("utf-8"), body.media_type
     if body.kind == "binary":
-        _, content = _file(raw_value, body.wrapped or "body", file_root)
+        _, content, _ = _file(raw_value, body.wrapped or "body", file_root)
         return content, body.media_type
     if not isinstance(value, dict):
         raise ParameterError(f"a {body.media_type} body must be an object")
@@ -145,8 +184,8 @@ def encode_body(
                 cast("list[Any]", raw_item) if isinstance(raw_item, list | tuple) else [raw_item]
             )
             for one in items:
-                filename, content = _file(one, prop, file_root)
-                files.append((prop, (filename, content, _content_type(part, filename))))
+                filename, content, given = _file(one, prop, file_root)
+                files.append((prop, (filename, content, _content_type(part, filename, given))))
         elif isinstance(item, dict) or (
             isinstance(item, list) and part is not None and part.content_type
         ):

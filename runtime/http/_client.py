@@ -46,7 +46,7 @@ from ._core import (
     RetryPolicy,
     base_of,
     is_under,
-    origin,
+    shown,
     unsent,
 )
 from ._params import (
@@ -176,6 +176,7 @@ class _Base:
             except ParameterError as exc:
                 raise HttpConfigurationError(f"headers: {exc}") from None
         self._tokens = TokenCache(self._redact)
+        self._no_requirement: bool | None = None  # see _requires_none
         self._file_root = Path(file_root) if file_root is not None else None
         self._exchange = Exchange(
             bases=[base_of(u) for u in allowed],
@@ -189,6 +190,15 @@ class _Base:
             keep_cookies=keep_cookies,
         )
 
+    def _requires_none(self) -> bool:
+        """Whether no operation (nor the API's default) has a security requirement; computed
+        once, on the first call that has none, since a large package loads operations lazily."""
+        if self._no_requirement is None:
+            self._no_requirement = not self.api.security and not any(
+                op.security for op in self.api.operations.values()
+            )
+        return self._no_requirement
+
     @property
     def token_fetches(self) -> int:
         """How many OAuth2 token responses were received (for diagnostics and tests)."""
@@ -197,6 +207,16 @@ class _Base:
     def _auth(
         self, alternatives: tuple[tuple[SecurityRequirement, ...], ...], tool: str
     ) -> Authenticator | None:
+        if not alternatives and self._credentials and self._requires_none():
+            # An API that declares schemes but requires none anywhere (Airflow 2's served spec
+            # says ``security: []``, its auth backend wants basic auth on every call) does not
+            # say which operations need them: a configured credential is sent on each, the
+            # first of the API's schemes that has one. It was never sent: every call was a 401.
+            alternatives = tuple(
+                (SecurityRequirement(scheme=key),)
+                for key in self.api.security_schemes
+                if key in self._credentials
+            )
         requirement = choose_requirement(alternatives, self._credentials, tool=tool)
         if not requirement:
             return None
@@ -428,6 +448,7 @@ class HttpClient(_Base):
             label=op.tool,
             idempotent=keyed,
             output_media=accept,
+            output_binary=any(r.is_output and r.binary for r in op.responses),
             declared_headers=frozenset(h for r in op.responses for h in r.headers),
             declared_media=frozenset(r.media_type for r in op.responses if r.media_type),
         )
@@ -560,11 +581,10 @@ class GenericHttpTool(_Base):
                 for scheme, host, port, prefix in self._exchange.bases
             )
             return unsent(
-                f"{self.name}: {origin(out.url)}{out.url.path} is outside the API's servers "
-                f"({servers}); refused",
+                f"{self.name}: {shown(out.url)} is outside the API's servers ({servers}); refused",
                 "refused_url",
                 method=out.method,
-                url=f"{origin(out.url)}{out.url.path}",
+                url=shown(out.url),
             )
         return (yield from self._exchange.steps(out, auth, None))
 

@@ -101,6 +101,8 @@ class Outgoing:
     idempotent: bool = False
     # the content type the Output model describes (None: unknown, the model applies to any)
     output_media: str | None = None
+    # the Output is the content itself (a ``format: binary`` string): JSON is not parsed
+    output_binary: bool = False
     # the response headers the operation declares (lower-case): reported in the metadata
     declared_headers: frozenset[str] = frozenset()
     # the media types its responses declare (an answer of another one is read as output_media)
@@ -186,9 +188,18 @@ def origin(url: httpx.URL) -> str:
     return f"{url.scheme}://{url.host}{port}"
 
 
+def shown(url: httpx.URL) -> str:
+    """``scheme://host[:port]/path`` as sent — how a request is named in messages and metadata.
+
+    The path stays percent-encoded: decoded, a path parameter ``a b/c?d`` read as two segments
+    and a query (``/search/a b/c?d``) where ``/search/a%20b%2Fc%3Fd`` went out. Never the query,
+    which may carry an API key.
+    """
+    return origin(url) + url.raw_path.split(b"?", 1)[0].decode("ascii")
+
+
 def _where(out: Outgoing, url: httpx.URL) -> str:
-    # Messages name the origin and path, never the query (which may carry an API key).
-    return f"{out.method} {origin(url)}{url.path}"
+    return f"{out.method} {shown(url)}"
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -498,7 +509,7 @@ class Exchange:
             return {
                 "status": status,
                 "method": method,
-                "url": self.redact(origin(url) + url.path),
+                "url": self.redact(shown(url)),
                 "headers": (
                     {}
                     if response_headers is None
@@ -526,7 +537,7 @@ class Exchange:
             return ToolResult[Any].fail(text, **meta)
 
         if not is_under(url, allowed):
-            return fail(f"{origin(url)}{url.path} is outside the configured servers", "refused_url")
+            return fail(f"{shown(url)} is outside the configured servers", "refused_url")
 
         # ``timeout`` bounds the whole call: every attempt, wait between retries and read
         call_deadline = time.monotonic() + self.timeout
@@ -603,7 +614,7 @@ class Exchange:
                     # (the response's headers kept: a download an API hands to another host,
                     # Box's dl.boxcloud.com or a presigned store URL, is the Location in full)
                     return fail(
-                        f"redirect ({status}) to {origin(target)}{target.path} refused: outside "
+                        f"redirect ({status}) to {shown(target)} refused: outside "
                         "the configured servers (the whole Location is in "
                         "metadata['headers']['location'])",
                         "redirect_refused",
@@ -754,7 +765,7 @@ class Exchange:
                 # not a stream of values (an API streams when the call asks it to): the values
                 # as the API sent them, never a failed output check
                 return ToolResult[Any].ok(value, **meta)
-        elif _is_json(media):
+        elif _is_json(media) and not out.output_binary:
             text = _text(response, body)
             try:
                 value = json.loads(text)
@@ -815,6 +826,21 @@ class Exchange:
                         return ToolResult[Any].ok(output_model.model_validate(kept), **meta)
                     except ValidationError:  # (a required member: the data as the API sent it)
                         return ToolResult[Any].ok(value, **meta)
+                undeclared = _undeclared_members(value, exc)
+                if undeclared is not None:
+                    extras, nulls = undeclared
+                    log.warning(
+                        "%s%s: the response has members %s does not declare: %s; the data is as "
+                        "the API sent it",
+                        prefix,
+                        _where(out, url),
+                        output_model.__name__,
+                        ", ".join(extras),
+                    )
+                    meta["extras"] = extras
+                    if nulls:
+                        meta["nulls"] = nulls
+                    return ToolResult[Any].ok(value, **meta)
                 meta["error_type"] = "invalid_output"
                 problems = "; ".join(
                     f"{'/'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
@@ -873,6 +899,40 @@ def _without_undeclared_nulls(value: Any, exc: ValidationError) -> tuple[Any, li
     for owner, member in targets.values():
         del owner[member]
     return (copy, sorted(targets)) if targets else None
+
+
+def _undeclared_members(value: Any, exc: ValidationError) -> tuple[list[str], list[str]] | None:
+    """The paths of the members a closed object of the Output model does not declare, and of
+    the nulls it refused; None when any refusal is of something else.
+
+    A server adds members to what it sends where its spec closed the object
+    (``additionalProperties: false``; Superset's Flask-AppBuilder writes one component for a
+    request body and the answer, which carries more): the call went through, and its answer
+    holds everything the Output describes — so a success, with the data as the API sent it
+    (no member dropped), ``metadata["extras"]`` listing the paths and a warning logged, as a
+    required ``null`` is. Any other mismatch is still a failed output check.
+    """
+    extras: list[str] = []
+    nulls: list[str] = []
+    for err in exc.errors():
+        if err["type"] == "extra_forbidden":
+            where = extras
+        elif err.get("input", ...) is None:
+            where = nulls
+        else:
+            return None
+        node: Any = value
+        path: list[str] = []
+        for part in err["loc"]:  # (the loc names union branches too: follow what the value has)
+            if isinstance(node, dict) and isinstance(part, str) and part in node:
+                node = cast("dict[str, Any]", node)[part]
+            elif isinstance(node, list) and isinstance(part, int):
+                node = cast("list[Any]", node)[part]
+            else:
+                continue
+            path.append(str(part))
+        where.append("/".join(path))
+    return (sorted(set(extras)), sorted(set(nulls))) if extras else None
 
 
 _STREAM_MEDIA = frozenset(

@@ -133,6 +133,34 @@ def test_missing_spec_is_a_located_error(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+def test_a_url_given_as_a_spec_is_named_as_written_with_a_hint(tmp_path: Path) -> None:
+    # It read "http:/127.0.0.1:18082/schema/openapi.json#: error: no such file or directory":
+    # the URL folded into a path, and no word of how to compile a spec an API serves.
+    url = "http://127.0.0.1:9/schema/openapi.json"
+    result = toolbind("generate", url, "-o", str(tmp_path / "o"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"{url}#: error: a URL, which generate does not download" in result.stderr
+    assert f"(hint: save it first (curl -o spec.json {url}) and pass the file" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_package_a_previous_run_made_from_another_spec_is_said_to_be_removed(
+    tmp_path: Path,
+) -> None:
+    # One run per spec into one directory (Label Studio's, then Evidently's): the first
+    # package was gone without a word, and its imports failed later.
+    out = tmp_path / "out"
+    assert toolbind("generate", str(SEEDS), "-o", str(out)).returncode == 0
+    petstore = REPO / "specs" / "petstore.yaml"
+    result = toolbind("generate", str(petstore), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["petstore", "toolbind.json"]
+    assert f"{out}/seeds/: removed — its spec, " in result.stderr
+    assert "seeds.yaml, is not among this run's (hint: pass every spec" in result.stderr
+    again = toolbind("generate", str(petstore), "-o", str(out))
+    assert "removed" not in again.stderr
+
+
 def test_interrupted_swap_is_repaired(tmp_path: Path) -> None:
     """A run killed between its two renames leaves `.out.old-*`; the next run restores it first."""
     out = tmp_path / "out"

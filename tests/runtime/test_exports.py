@@ -668,3 +668,65 @@ def test_schema_command_usage_errors() -> None:
     assert mixed.returncode == 2
     missing = toolbind("schema", "specs/seeds.yaml", "--format", "mcp", "--tool", "nope")
     assert missing.returncode == 1 and "no tool named 'nope'" in missing.stderr
+
+
+def test_a_oneof_no_value_matches_twice_is_strict_as_anyof(compile_spec: CompileSpec) -> None:
+    # Litestar writes every Optional[X] as oneOf [X, {type: null}]: 28 of Evidently's 66 tools
+    # were refused ("'oneOf' has no strict-mode equivalent"), 5 are now (free-form maps)
+    nullable_uuid = {"oneOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]}
+    body = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "author": {"oneOf": [{"$ref": "#/components/schemas/Id"}, {"type": "null"}]},
+            "kind": {"oneOf": [{"type": "string", "const": "a"}, {"type": "string", "const": "b"}]},
+        },
+    }
+    overlapping = {
+        "oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "pattern": "^a"}]
+    }
+
+    def op(op_id: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "operationId": op_id,
+            "parameters": [{"name": "team_id", "in": "query", "schema": nullable_uuid}],
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": schema}},
+            },
+            "responses": {"201": {"description": "made"}},
+        }
+
+    pkg = compile_spec(
+        {
+            "openapi": "3.1.0",
+            "info": {"title": "litestar", "version": "1"},
+            "paths": {
+                "/projects": {"post": op("addProject", body)},
+                "/other": {
+                    "post": op("addOther", {"type": "object", "properties": {"tag": overlapping}})
+                },
+            },
+            "components": {"schemas": {"Id": {"type": "string", "format": "uuid"}}},
+        }
+    )
+    add, other = sorted(pkg.TOOLS, key=lambda t: t.name != "addProject")
+    schema = openai_strict_schema(add, {"addProject"})
+    assert strict_violations(schema) == []
+    assert "oneOf" not in json.dumps(schema)
+    call = call_from_strict(
+        add,
+        {"_tool": "addProject", "_activity": "addProject", "_reasoningForCall": None,
+         "team_id": None, "name": "p", "author": None, "kind": "b"},
+        {"addProject"},
+    )  # fmt: skip
+    assert call.model_dump(mode="json", by_alias=True, exclude_unset=True) == {
+        "_tool": "addProject", "_activity": "addProject", "team_id": None, "name": "p",
+        "author": None, "kind": "b",
+    }  # fmt: skip
+    with pytest.raises(NotStrictable) as caught:  # two strings: a value may match both
+        openai_strict_schema(other, {"addOther"})
+    assert [(i.pointer, i.kind) for i in caught.value.issues] == [
+        ("/properties/tag/oneOf", "keyword oneOf")
+    ]
