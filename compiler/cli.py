@@ -7,39 +7,34 @@ Diagnostics go to stderr, results to stdout. A user's mistake never shows a trac
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import os
 import sys
-import time
 import types
-from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, Union, cast, get_args, get_origin
+from typing import Annotated, Any, Union, cast, get_args, get_origin
 
 import typer
 from rich.console import Console
-from rich.text import Text
-from typer.models import OptionInfo, ParameterInfo
-from typer.utils import get_params_from_function
 
 from ._driver import (
-    MANIFEST,
-    OutputError,
     SelectionError,
-    build,
-    check_output_dir,
-    diff_tree,
     file_ancestor,
-    manifest_sources,
     scaffold,
-    write_into,
 )
 from ._export import EXPORT_FORMATS, provider_export
+from ._generate import (
+    Param,
+    allowed_refs_error,
+    render,
+    run,
+    stderr_console,
+    usage,
+)
+from ._generate import main as _generate_main
 from ._load import Document, RefPolicy, display_path, load_document
 from ._version import VERSION
-from .diagnostics import Diagnostic, SpecError
+from .diagnostics import SpecError
 
 app = typer.Typer(
     add_completion=False,
@@ -47,31 +42,8 @@ app = typer.Typer(
     help="Compile tool specs into typed, validated Pydantic tool bindings.",
     pretty_exceptions_enable=False,
 )
-# emoji=False: rich replaces ``:name:`` codes even with markup off, and a diagnostic quoting
-# ``/v1/a:x:b`` or an enum value ``:ok:`` was printed with emoji in their place
-_err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-
-
-def _render(diagnostics: list[Diagnostic], *, notes: bool = False) -> None:
-    # The same diagnostic at the same place is printed once with its count: a component that
-    # hundreds of operations $ref would otherwise repeat one line hundreds of times.
-    texts = [d.render() for d in diagnostics]
-    times = Counter(texts)
-    printed: set[str] = set()
-    # one Text, printed once: a print per line cost 50 ms on a spec with 200 warnings
-    lines: list[Text] = []
-    for d, text in zip(diagnostics, texts, strict=True):
-        if (d.severity == "note" and not notes) or text in printed:
-            continue
-        printed.add(text)
-        style = {"error": "red", "warning": "yellow", "note": "dim"}[d.severity]
-        suffix = f" [{times[text]} times: once per use]" if times[text] > 1 else ""
-        lines.append(Text(text + suffix, style=style))
-    errors = sum(d.severity == "error" for d in diagnostics)
-    if errors:
-        lines.append(Text(f"{errors} error{'s' if errors != 1 else ''}", style="red"))
-    if lines:
-        _err.print(Text("\n").join(lines))
+_err = stderr_console()
+_render = render
 
 
 AllowRef = Annotated[
@@ -87,46 +59,14 @@ AllowRef = Annotated[
 
 def _allowed_refs(allowed: list[str] | None) -> list[str]:
     """``--allow-ref`` values, checked (a usage error names the bad one)."""
-    try:
-        RefPolicy.allowing(allowed or [])
-    except ValueError as exc:
-        raise _usage(f"--allow-ref {exc}") from None
+    wrong = allowed_refs_error(allowed)
+    if wrong is not None:
+        raise _usage(wrong)
     return allowed or []
 
 
 def _usage(message: str) -> typer.Exit:
-    _err.print(f"toolbind: error: {message}", style="red", markup=False)
-    return typer.Exit(2)
-
-
-class _LateProgress:
-    """A progress line that appears only once a run has taken more than a second."""
-
-    def __init__(self) -> None:
-        self.start = time.monotonic()
-        self.progress: Any = None  # a rich Progress, imported when first shown
-        self.task: Any = None
-
-    def __call__(self, item: str) -> None:
-        if self.progress is None and time.monotonic() - self.start > 1.0 and _err.is_terminal:
-            # (imported here: most runs never show it, and every run paid for the import)
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            self.progress = Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                TimeElapsedColumn(),
-                console=_err,
-                transient=True,
-            )
-            self.progress.start()
-            self.task = self.progress.add_task("")
-        if self.progress is not None:
-            self.progress.update(self.task, description=f"compiling {item}")
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+    return typer.Exit(usage(message))
 
 
 def _version(value: bool) -> None:
@@ -145,22 +85,6 @@ def _root(
     ] = False,
 ) -> None:
     """Compile tool specs into typed, validated Pydantic tool bindings."""
-
-
-def _package_names(given: list[str], inputs: list[Path]) -> dict[str, str]:
-    """``--package`` values as spec → name; a bare NAME needs exactly one spec file."""
-    names: dict[str, str] = {}
-    for item in given:
-        spec, sep, name = item.rpartition("=")
-        if not sep:
-            if len(inputs) != 1 or inputs[0].is_dir():
-                raise _usage(
-                    f"--package {item}: with several specs (or a directory) say which spec: "
-                    "--package SPEC=NAME"
-                )
-            spec, name = str(inputs[0]), item
-        names[spec] = name
-    return names
 
 
 @app.command()
@@ -230,81 +154,22 @@ def generate(
     ] = None,
 ) -> None:
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
-    inputs = [*(specs or ([] if mcp_config else [Path("specs")])), *(mcp_config or [])]
-    names = _package_names(package or [], inputs)
-    allowed = _allowed_refs(allow_ref)
-    if not check:
-        try:  # refuse an output path before spending a compilation on it (checked again later)
-            check_output_dir(out, inputs)
-        except OutputError as exc:
-            raise _usage(str(exc)) from None
-    progress = _LateProgress()
-    select = None
-    if tag or path or operation:  # (imported only then: a run reusing every package reads no spec)
-        from .frontends.openapi import OperationFilter
-
-        select = OperationFilter(
-            tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
-        )
-    refs = RefPolicy.allowing(allowed)
-    before = {} if check else manifest_sources(out / MANIFEST) or {}
-    try:
-        if check:
-            tree = build(
-                inputs, progress, select=select or None, refs=refs, strict=strict, names=names
-            )
-        else:
-            tree = write_into(
-                inputs,
-                out,
-                progress,
-                select=select or None,
-                refs=refs,
-                strict=strict,
-                names=names,
-                reuse=not full,
-            )
-    except SpecError as exc:
-        progress.stop()
-        _render(exc.diagnostics, notes=verbose)
-        raise typer.Exit(1) from None
-    except (OutputError, SelectionError) as exc:
-        progress.stop()
-        raise _usage(str(exc)) from None
-    except OSError as exc:
-        progress.stop()
-        raise _usage(f"{out}: cannot write the output ({exc.strerror or exc})") from None
-    progress.stop()
-    _render(tree.diagnostics, notes=verbose)
-    if check:
-        if not out.is_dir():  # --check only reads: any directory can be compared
-            try:
-                check_output_dir(out)
-            except OutputError as exc:
-                raise _usage(str(exc)) from None
-        diffs = diff_tree(tree, out)
-        if diffs:
-            sys.stdout.write("".join(diffs))
-            _err.print(
-                f"{out}: {len(diffs)} file(s) are stale — run `toolbind generate`",
-                style="red",
-                markup=False,
-            )
-            raise typer.Exit(1)
-        _err.print(f"{out}: up to date ({len(tree.packages)} package(s))", markup=False)
-        return
-    for name, source in sorted(tree.packages.items()):
-        _err.print(f"{source} → {out}/{name}/", markup=False)
-    for name, source in sorted(before.items()):
-        if name not in tree.packages:
-            # the output holds exactly this run's packages: one a previous run made from
-            # another spec is gone, which a user writing several specs' packages into one
-            # directory, one run each, did not expect — said, never in silence
-            _err.print(
-                f"{out}/{name}/: removed — its spec, {source}, is not among this run's "
-                f"(hint: pass every spec the directory should hold, or choose another -o)",
-                markup=False,
-            )
+    code = run(
+        specs=specs,
+        out=out,
+        check=check,
+        verbose=verbose,
+        tag=tag,
+        path=path,
+        operation=operation,
+        allow_ref=allow_ref,
+        strict=strict,
+        package=package,
+        full=full,
+        mcp_config=mcp_config,
+    )
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -581,7 +446,6 @@ def serve_command(
     """Serve SPEC's tools as an MCP server: each tool with an Activity (an OpenAPI operation over
     HTTP, or a function of --activities) is an MCP tool; calls are validated by the generated Call
     models. stdio by default; --http HOST:PORT for streamable HTTP."""
-    import os
 
     from toolbind.runtime.errors import UsageError
 
@@ -755,127 +619,41 @@ def worker_command(
         raise _usage(str(exc)) from None
 
 
-def _direct_generate(argv: list[str]) -> dict[str, Any] | None:
-    """``generate``'s keyword arguments from ``argv`` (the words after ``generate``), as typer
-    would pass them, when every word is in a plain form; None for anything else, which typer
-    then parses (and reports).
+def plain_parameters() -> tuple[Param, ...]:
+    """``generate``'s parameters as typer reads its declaration (``_generate.GENERATE`` must be
+    these: a test compares them)."""
+    from typer.models import OptionInfo, ParameterInfo
+    from typer.utils import get_params_from_function
 
-    Typer coerces each parameter through a pydantic ``TypeAdapter``, so parsing a ``generate``
-    command line imported pydantic and built ten adapters: a fifth of a run that reuses every
-    package (and a twentieth of one that compiles the largest spec again), where nothing else
-    imports pydantic. Read here from ``generate``'s own declaration (its names, types and
-    defaults), so the two cannot disagree: an option spelled as declared (``--out``, ``-o``)
-    with its value in the next word, a flag without a value, a list option repeated, the rest
-    spec paths. Anything else — ``--help``, ``--opt=value``, ``-oDIR``, ``--``, an unknown or
-    repeated scalar option, a value that starts with ``-`` or is empty, a path that exists
-    unreadable — goes to typer."""
-    params = get_params_from_function(generate)  # typer's own reading of the declaration
-    by_decl: dict[str, str] = {}
-    positional = ""
-    kinds: dict[str, tuple[bool, bool, Any, bool]] = {}  # name → flag, list, element, readable
-    values: dict[str, Any] = {}
-    for name, meta in params.items():
+    found: list[Param] = []
+    for name, meta in get_params_from_function(generate).items():
         info = meta.default
-        if not isinstance(info, ParameterInfo) or callable(info.default):
-            return None
-        if info.envvar or info.callback or info.parser or info.is_eager or not info.expose_value:
-            return None
-        if info.exists or info.resolve_path or info.writable or info.allow_dash:
-            return None
-        if not (info.file_okay and info.dir_okay):
-            return None
+        assert isinstance(info, ParameterInfo)
         base = meta.annotation
         union = get_origin(base) in (types.UnionType, Union)
-        arms = [a for a in get_args(base) if a is not type(None)] if union else [base]
-        if len(arms) != 1:
-            return None
-        element: Any = arms[0]
+        (element,) = [a for a in get_args(base) if a is not type(None)] if union else [base]
         many = get_origin(element) is list
         if many:
             (element,) = get_args(element)
-        if element not in (bool, str, Path) or (element is bool and (many or union)):
-            return None
-        kinds[name] = (element is bool, many, element, info.readable)
-        values[name] = info.default
-        if isinstance(info, OptionInfo):
-            if not info.param_decls or any("/" in d for d in info.param_decls):
-                return None
-            for decl in info.param_decls:
-                by_decl[decl] = name
-        elif positional or not many:
-            return None
-        else:
-            positional = name
-    given: set[str] = set()
-    words = iter(argv)
-    for word in words:
-        if word.startswith("-"):
-            name = by_decl.get(word)
-            if name is None:
-                return None
-            flag, many, element, readable = kinds[name]
-            if name in given and not many:
-                return None
-            given.add(name)
-            if flag:
-                values[name] = True
-                continue
-            value = next(words, None)
-            if value is None or not value or value.startswith("-"):
-                return None
-        elif positional and word:
-            name, value = positional, word
-            _, many, element, readable = kinds[name]
-        else:
-            return None
-        if element is Path:
-            value = Path(value)
-            if readable and os.path.exists(value) and not os.access(value, os.R_OK):
-                return None
-        if many:
-            values[name] = [*(values[name] or ()), value]
-        else:
-            values[name] = value
-    if any(value is ... for value in values.values()):  # a required parameter not given
-        return None
-    return values
+        decls = tuple(info.param_decls or ()) if isinstance(info, OptionInfo) else ()
+        found.append(
+            Param(name, decls, element is bool, many, element, bool(info.readable), info.default)
+        )
+    return tuple(found)
 
 
-def _exit_now(code: int) -> NoReturn:
-    """End a ``generate`` process once its output is flushed, without the interpreter's
-    teardown (as mypy's ``hard_exit`` does): freeing a large spec's parse, IR and rendered text
-    object by object, and the collection that comes with it, took 40–70 ms, a twentieth of a
-    one-description regeneration. Everything ``generate`` writes is written and closed by
-    then; nothing it starts registers work for exit."""
-    for stream in (sys.stdout, sys.stderr):
-        # (a closed pipe: nothing more can be said on it)
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code)
-
-
-def main() -> None:
-    """Console-script entry point."""
+def app_main() -> None:
+    """The typer app (every command line ``_generate.main`` does not run itself)."""
     try:
-        direct = _direct_generate(sys.argv[2:]) if sys.argv[1:2] == ["generate"] else None
-        if direct is None:
-            app()
-            return
-        # no cyclic collection for the rest of a process that ends in ``_exit_now``: the one
-        # that ``build`` re-enabling it set off walked every object it had made (about 40 ms
-        # on the largest spec) to free next to nothing
-        gc.disable()
-        try:
-            generate(**direct)
-        except KeyboardInterrupt:  # as typer has it
-            raise SystemExit(130) from None
-        except typer.Exit as exc:
-            _exit_now(exc.exit_code)
-        _exit_now(0)
+        app()
     except KeyboardInterrupt:  # pragma: no cover - interactive
         _err.print("interrupted; the output directory was left as it was", markup=False)
         raise SystemExit(130) from None
 
 
+main = _generate_main
+"""The console script's entry point (``_generate.main``), by its former name."""
+
+
 if __name__ == "__main__":
-    main()
+    _generate_main()

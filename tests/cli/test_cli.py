@@ -13,6 +13,7 @@ from typing import cast
 import pytest
 
 from tests.conftest import REPO
+from toolbind.compiler._generate import GENERATE, plain_arguments, say
 
 SEEDS = REPO / "specs" / "seeds.yaml"
 
@@ -300,7 +301,7 @@ def test_generate_fast_path_parses_as_typer_does(argv: list[str]) -> None:
 
     from toolbind.compiler import cli
 
-    direct = cli._direct_generate(argv)  # pyright: ignore[reportPrivateUsage]
+    direct = plain_arguments(argv)
     assert direct is not None
     command = typer.main.get_command(cli.app)
     assert isinstance(command, TyperGroup)
@@ -321,6 +322,43 @@ def test_generate_fast_path_parses_as_typer_does(argv: list[str]) -> None:
     ],
 )
 def test_generate_fast_path_leaves_the_rest_to_typer(argv: list[str]) -> None:
+    assert plain_arguments(argv) is None
+
+
+def test_generate_fast_path_knows_generates_parameters_as_typer_reads_them() -> None:
+    """``toolbind generate`` runs without typer for plain command lines: the parameters it
+    knows are those typer reads from ``cli.generate``'s declaration (names, options, flags,
+    lists, types, defaults), so a new or changed option cannot be parsed otherwise."""
     from toolbind.compiler import cli
 
-    assert cli._direct_generate(argv) is None  # pyright: ignore[reportPrivateUsage]
+    assert cli.plain_parameters() == GENERATE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "specs/a.yaml → out/a/",
+        "specs/a.yaml#/paths/~1x/get: warning: 漢字 é — expected [red]x[/red] :ok: ",
+        "x" * 500,
+        "  spaces kept  ",
+        "tab\there",
+        "bell\x07 cr\r ff\x0c vt\x0b bs\x08 esc\x1b[31m",
+        "nbsp\xa0 zwj\u200d ls\u2028",
+    ],
+)
+def test_generate_says_off_a_terminal_exactly_what_rich_prints(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``generate`` prints without importing rich when stderr is no terminal: what it writes is
+    byte for byte what rich writes there (text rich would change goes through rich)."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    Console(file=buffer, highlight=False, soft_wrap=True, emoji=False).print(
+        Text("\n").join([Text(text, style="red"), Text(text)])
+    )
+    say([(text, "red"), (text, None)])
+    assert capsys.readouterr().err == buffer.getvalue()
