@@ -111,6 +111,17 @@ def _strict_nullable(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _same_number(value: Any) -> Any:
+    """``value`` with each float that is an integer written as that integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_same_number(v) for v in cast("list[Any]", value)]
+    if isinstance(value, dict):
+        return {k: _same_number(v) for k, v in cast("dict[str, Any]", value).items()}
+    return value
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -133,7 +144,8 @@ def _exclusive(branches: list[Any], defs: Mapping[str, Any]) -> bool:
         if b is None:
             return False
         if "const" in b:
-            read.append(({_json_type(b["const"])}, json.dumps(b["const"], sort_keys=True)))
+            const = _same_number(b["const"])  # (1 and 1.0 are one value to JSON Schema)
+            read.append(({_json_type(b["const"])}, json.dumps(const, sort_keys=True)))
         elif types_of(b):
             read.append((set(types_of(b)), None))
         else:

@@ -730,3 +730,15 @@ def test_a_oneof_no_value_matches_twice_is_strict_as_anyof(compile_spec: Compile
     assert [(i.pointer, i.kind) for i in caught.value.issues] == [
         ("/properties/tag/oneOf", "keyword oneOf")
     ]
+
+
+def test_two_consts_json_schema_takes_for_one_value_are_not_told_apart() -> None:
+    """A ``oneOf`` of ``const: 1`` and ``const: 1.0`` rejects 1 (it matches both): it is no
+    ``anyOf``, whatever the JSON texts say; ``1`` and ``2.5`` are told apart."""
+    from toolbind.runtime._exports.openai_strict import (
+        _exclusive,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    assert not _exclusive([{"const": 1}, {"const": 1.0}], {})
+    assert not _exclusive([{"const": [1, {"a": 2}]}, {"const": [1.0, {"a": 2.0}]}], {})
+    assert _exclusive([{"const": 1}, {"const": 2.5}], {})
