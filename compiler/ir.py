@@ -14,7 +14,7 @@ are stored as canonical JSON text (``JsonText``) so the IR stays immutable and h
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
 from toolbind.runtime.contract import ExecutionType, HttpApi
@@ -397,3 +397,21 @@ class McpSource:
 
     servers: tuple[JsonText, ...]
     tool_servers: tuple[tuple[str, str], ...]
+
+
+def _plain_repr(cls: type[Any]) -> None:
+    """Give ``cls`` the ``repr`` dataclasses write, less their guard against a value that holds
+    itself (``reprlib.recursive_repr``): no IR value does (frozen, a ``RefNode`` names its
+    definition by key), and the guard took two fifths of the ``repr`` that incremental
+    generation keys a large spec's definitions on (30 → 18 ms on the openai spec)."""
+    body = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in fields(cls) if f.repr)
+    scope: dict[str, Any] = {}
+    exec(f"def __repr__(self):\n    return f'{cls.__qualname__}({body})'", scope)
+    made = scope["__repr__"]
+    made.__qualname__ = f"{cls.__qualname__}.__repr__"
+    cls.__repr__ = made
+
+
+for _kind in [v for v in list(globals().values()) if isinstance(v, type) and is_dataclass(v)]:
+    if _kind.__module__ == __name__:
+        _plain_repr(_kind)
