@@ -26,6 +26,8 @@ Uses the official ``mcp`` SDK's low-level ``Server``; the protocol is the SDK's,
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -180,6 +182,8 @@ def mcp_server(
             if isinstance(value, ToolResult)
             else _to_result(value, binding)
         )
+        if result.success and (block := _binary_block(result)) is not None:
+            return types.CallToolResult(content=[block])  # an API's image, audio, file
         data = _json_of(result.data)
         # a string is the text itself: a JSON string literal would come back quoted and escaped
         raw = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
@@ -247,6 +251,38 @@ def _content_blocks(data: Any) -> list[Any] | None:
         return TypeAdapter(list[types.ContentBlock]).validate_python(scrubbed)
     except ValidationError:
         return None
+
+
+def _binary_block(result: ToolResult[Any]) -> Any:
+    """A binary answer (an HTTP Activity's, whose ``metadata["media_type"]`` says what it is) as
+    the MCP content block of its kind — an image, audio, else an embedded resource — carrying
+    its base64, as a client shows or passes it on; None when the result is not binary content."""
+    import mcp_types as types
+
+    media = result.metadata.get("media_type")
+    if not isinstance(media, str) or not media:
+        return None
+    value = result.data
+    if isinstance(value, bytes | bytearray):
+        data = base64.b64encode(value).decode("ascii")
+    else:
+        data = _json_of(value)
+        if not isinstance(data, str):
+            return None
+        try:  # a generated Output holds binary content as JSON does: a base64 string
+            base64.b64decode(data, validate=True)
+        except binascii.Error:
+            return None
+    kind = media.split("/", 1)[0]
+    if kind == "image":
+        return types.ImageContent(type="image", data=data, mime_type=media)
+    if kind == "audio":
+        return types.AudioContent(type="audio", data=data, mime_type=media)
+    uri = result.metadata.get("url")
+    resource = types.BlobResourceContents(
+        uri=uri if isinstance(uri, str) and uri else "toolbind:binary", mime_type=media, blob=data
+    )
+    return types.EmbeddedResource(type="resource", resource=resource)
 
 
 def _error(message: str, text: str | None = None) -> Any:

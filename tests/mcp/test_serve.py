@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -528,3 +528,89 @@ def test_an_mcp_configuration_is_served_through_its_servers(tmp_path: Path) -> N
         asyncio.run(main())
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+BINARY_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "tickets", "version": "1"},
+    "paths": {
+        f"/tickets/{{ticketId}}/{suffix}": {
+            "get": {
+                "operationId": op,
+                "parameters": [
+                    {
+                        "name": "ticketId",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {"200": {"description": op, "content": content}},
+            }
+        }
+        for op, suffix, content in [
+            # as Redocly's museum spec declares its ticket's QR code
+            (
+                "getTicketCode",
+                "qr",
+                {"image/png": {"schema": {"type": "string", "format": "binary"}}},
+            ),
+            ("getTicketSound", "sound", {"audio/wav": cast("dict[str, Any]", {})}),
+            ("getTicketPdf", "pdf", {"application/pdf": {"schema": {"type": "string"}}}),
+        ]
+    },
+}
+
+
+async def _binary_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    from .shapes_server import PNG
+
+    media = {"qr": "image/png", "sound": "audio/wav", "pdf": "application/pdf"}
+    kind = str(scope["path"]).rsplit("/", 1)[-1]
+    body = PNG if kind == "qr" else b"\x00\xff" + kind.encode()
+    headers = [(b"content-type", media[kind].encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_an_apis_binary_answer_is_served_as_an_image_audio_or_resource_block(
+    tmp_path: Path,
+) -> None:
+    """The defect (found serving Redocly's museum spec, ``getTicketCode`` answering
+    ``image/png``, to the SDK's client): the image reached the MCP client as a text block of its
+    base64 — a host showed the model a string of letters, not the ticket's QR code."""
+    from toolbind.compiler import compile_to_directory, load_package
+    from toolbind.runtime.http import HttpClient
+
+    from .shapes_server import PNG
+
+    spec = tmp_path / "tickets.json"
+    spec.write_text(json.dumps(BINARY_SPEC), encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out", package_names={str(spec): "tickets"})
+    pkg = load_package(tmp_path / "out", "tickets")
+
+    async def main(url: str) -> None:
+        async with HttpClient(pkg.API, base_url=url) as http:
+            server = mcp_server(pkg.TOOLS, pkg.HttpActivities(http).async_activities())
+            async with Client(server) as client:
+                qr = await client.call_tool("getTicketCode", {"ticketId": "t1"})
+                assert not qr.is_error and qr.structured_content is None
+                block: Any = qr.content[0]
+                assert [b.type for b in qr.content] == ["image"]
+                assert (block.mime_type, base64.b64decode(block.data)) == ("image/png", PNG)
+                sound = await client.call_tool("getTicketSound", {"ticketId": "t1"})
+                block = sound.content[0]
+                assert [b.type for b in sound.content] == ["audio"]
+                assert (block.mime_type, base64.b64decode(block.data)) == (
+                    "audio/wav",
+                    b"\x00\xffsound",
+                )
+                pdf = await client.call_tool("getTicketPdf", {"ticketId": "t1"})
+                block = pdf.content[0]
+                assert [b.type for b in pdf.content] == ["resource"]
+                assert block.resource.mime_type == "application/pdf"
+                assert base64.b64decode(block.resource.blob) == b"\x00\xffpdf"
+                assert block.resource.uri == f"{url}/tickets/t1/pdf"
+
+    with serve_asgi(_binary_app) as url:
+        asyncio.run(main(url))
