@@ -138,6 +138,9 @@ def mcp_server(
         for entry in listed
     ]
     listing = types.ListToolsResult(tools=tool_list)
+    # a client checks these tools' structuredContent against the outputSchema listed (the SDK's
+    # client raises on a result that does not fit, or that has none: the result is lost)
+    typed = {entry["name"] for entry in listed if "outputSchema" in entry}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return listing
@@ -192,6 +195,13 @@ def mcp_server(
             return _error(result.error or "the tool failed", None if data is None else text)
         if "mcp_server" in result.metadata and (blocks := _content_blocks(data)) is not None:
             return types.CallToolResult(content=blocks)  # another MCP server's image, resource...
+        if binding.name in typed and (unlike := _unlike_output(binding, result.data, data)):
+            return _error(
+                f"{binding.name}: the call went through, but {unlike}, so it cannot be the "
+                "structured result its outputSchema describes"
+                + ("" if data is None else "; the result as sent:"),
+                None if data is None else text,
+            )
         structured: dict[str, Any] | None = None
         if isinstance(data, dict):  # a secret scrubbed from the text is scrubbed here too
             structured = cast("dict[str, Any]", data if text == raw else json.loads(text))
@@ -251,6 +261,27 @@ def _content_blocks(data: Any) -> list[Any] | None:
         return TypeAdapter(list[types.ContentBlock]).validate_python(scrubbed)
     except ValidationError:
         return None
+
+
+def _unlike_output(binding: ToolBinding, value: Any, data: Any) -> str | None:
+    """Why a successful result (``value``; ``data``, its JSON) does not fit the tool's Output
+    model, whose schema is the listed ``outputSchema`` — an API's answer kept as sent (a
+    ``null`` for a required member, a member a closed object does not declare: the
+    ``metadata["nulls"]``/``["extras"]`` successes), no content at all (a 204 beside a 200 that
+    has a schema) — or None when it fits."""
+    model = binding.output_model
+    if isinstance(value, model):
+        return None
+    if data is None:
+        return "it answered no content"
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        fields = [
+            f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]
+        ]
+        return f"its result does not match {model.__name__} ({'; '.join(fields)})"
+    return None
 
 
 def _binary_block(result: ToolResult[Any]) -> Any:
