@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -747,3 +748,39 @@ def test_a_line_that_is_not_json_rpc_on_a_servers_stdout_is_one_warning(
         "read_file",
         "read_text",
     ]
+
+
+def test_tools_the_server_runs_only_as_tasks_are_left_out(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
+    """The defect (found compiling ``@modelcontextprotocol/server-everything``): its
+    ``simulate-research-query`` lists ``execution.taskSupport: "required"`` — it may only be
+    called as an MCP task — and toolbind compiled and offered it (and ``toolbind serve`` served
+    it), though its client makes plain ``tools/call``s only: every call failed with ``MCP error
+    -32601: Tool simulate-research-query requires task augmentation``. Now it is left out at
+    build time (with a located note) and at run time, as app-only tools are."""
+    from toolbind.compiler import compile_to_directory
+    from toolbind.runtime.mcp import McpToolbox
+
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcp": {"servers": [everything]}}), encoding="utf-8")
+    tree = compile_to_directory([config], tmp_path / "out", package_names={str(config): "ev"})
+    pkg = load_package(tmp_path / "out", "ev")
+    names = [t.name for t in pkg.TOOLS]
+    assert "simulate-research-query" not in names
+    assert {"echo", "get-sum", "trigger-long-running-operation"} <= set(names)
+    (note,) = [d for d in tree.diagnostics if "simulate-research-query" in d.found]
+    assert note.severity == "note"
+    assert re.search(
+        r"servers\.json#/mcp/servers/0/tools/\d+/execution/taskSupport$", str(note.loc)
+    )
+
+    async def listed() -> list[str]:
+        toolbox = McpToolbox([everything])
+        try:
+            await toolbox.refresh()
+            return [b.name for b in toolbox.bindings]
+        finally:
+            await toolbox.aclose()
+
+    assert asyncio.run(listed()) == names
