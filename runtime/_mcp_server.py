@@ -176,6 +176,8 @@ def mcp_server(
                 value = None
                 done = 0
                 async for value in fn(call):
+                    if isinstance(value, ToolResult):  # the result, not progress (as an Agent)
+                        continue
                     done += 1
                     await _progress(ctx, done, value)
         except Exception as exc:  # the Activity's own failure: a tool error the model can read
@@ -323,9 +325,25 @@ def _error(message: str, text: str | None = None) -> Any:
     return types.CallToolResult(content=[types.TextContent(type="text", text=body)], is_error=True)
 
 
+_PROGRESS_KEYS = frozenset({"progress", "total", "message"})
+
+
 async def _progress(ctx: Any, done: int, item: Any) -> None:
     """An MCP progress notification for one item an async-generator Activity yields, when the
-    client asked for progress: the count so far, and the item (JSON) as its message. The SDK's
-    session sends it against the caller's token (a no-op when there is none)."""
+    client asked for progress: the count so far, and the item (JSON) as its message — or, for
+    another MCP server's notification passed on (``{"progress", "total", "message"}``, what a
+    generated ``McpActivities``' Activities yield), its own progress, total and message. The
+    SDK's session sends it against the caller's token (a no-op when there is none)."""
+    sent = cast("dict[str, Any]", item) if isinstance(item, dict) else {}
+    if (
+        sent
+        and sent.keys() <= _PROGRESS_KEYS
+        and isinstance(progress := sent.get("progress"), int | float)
+        and isinstance(total := sent.get("total"), int | float | None)
+        and isinstance(message := sent.get("message"), str | None)
+    ):
+        shown = None if message is None else scrub_everywhere(message)
+        await ctx.session.report_progress(progress, total, shown)
+        return
     text = json.dumps(to_jsonable_python(item, by_alias=True), ensure_ascii=False)[:500]
     await ctx.session.report_progress(done, None, scrub_everywhere(text))

@@ -784,3 +784,46 @@ def test_tools_the_server_runs_only_as_tasks_are_left_out(
             await toolbox.aclose()
 
     assert asyncio.run(listed()) == names
+
+
+def test_serving_a_servers_tool_passes_its_progress_on_as_it_was(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
+    """The defect (found serving ``@modelcontextprotocol/server-everything``'s
+    ``trigger-long-running-operation`` with ``toolbind serve`` of its MCP configuration, called
+    by the SDK's client with a progress callback): each of the server's notifications reached the
+    client as progress N with no total and its JSON as the message
+    (``'{"progress": 1.0, "total": 2.0, "message": null}'``), and the result came as one more
+    progress step (its ``ToolResult`` JSON, metadata and all). Now the server's progress, total
+    and message go on as they were, and the result is only the result."""
+    from mcp import Client
+
+    from toolbind.compiler import compile_to_directory
+    from toolbind.runtime import mcp_server
+
+    server = {**everything, "allowedTools": ["trigger-long-running-operation"]}
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcp": {"servers": [server]}}), encoding="utf-8")
+    compile_to_directory([config], tmp_path / "out", package_names={str(config): "ev"})
+    pkg = load_package(tmp_path / "out", "ev")
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def main() -> Any:
+        activities = pkg.McpActivities()
+        try:
+            async with Client(mcp_server(pkg.TOOLS, activities.async_activities())) as client:
+                return await client.call_tool(
+                    "trigger-long-running-operation",
+                    {"duration": 1, "steps": 2},
+                    progress_callback=on_progress,
+                )
+        finally:
+            await activities.aclose()
+
+    result = asyncio.run(main())
+    assert not result.is_error
+    assert result.content[0].text.startswith("Long running operation completed")
+    assert seen == [(1.0, 2.0, None), (2.0, 2.0, None)]
