@@ -256,8 +256,8 @@ def _content_blocks(data: Any) -> list[Any] | None:
     import mcp_types as types
     from pydantic import TypeAdapter
 
-    if not isinstance(data, list) or not data:
-        return None
+    if not isinstance(data, list):
+        return None  # (an empty list: the server answered no content, and neither does this)
     try:
         scrubbed = json.loads(scrub_everywhere(json.dumps(data, ensure_ascii=False)))
         return TypeAdapter(list[types.ContentBlock]).validate_python(scrubbed)

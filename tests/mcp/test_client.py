@@ -704,11 +704,11 @@ def test_app_only_tools_are_never_offered_to_a_model(tmp_path: Path) -> None:
     config.write_text(json.dumps({"mcp": {"servers": [server]}}), encoding="utf-8")
     tree = compile_to_directory([config], tmp_path / "out", package_names={str(config): "shapes"})
     pkg = load_package(tmp_path / "out", "shapes")
-    assert [t.name for t in pkg.TOOLS] == ["read_file", "read_text"]
-    assert pkg.TOOL_SERVERS == {"read_file": "shapes", "read_text": "shapes"}
+    assert [t.name for t in pkg.TOOLS] == ["read_file", "read_text", "clear"]
+    assert pkg.TOOL_SERVERS == {"clear": "shapes", "read_file": "shapes", "read_text": "shapes"}
     (note,) = [d for d in tree.diagnostics if "submit_page_data" in d.found]
     assert note.severity == "note"
-    assert str(note.loc).endswith("servers.json#/mcp/servers/0/tools/2/_meta/ui/visibility")
+    assert str(note.loc).endswith("servers.json#/mcp/servers/0/tools/3/_meta/ui/visibility")
 
     async def listed() -> list[str]:
         toolbox = McpToolbox([server])
@@ -718,7 +718,7 @@ def test_app_only_tools_are_never_offered_to_a_model(tmp_path: Path) -> None:
         finally:
             await toolbox.aclose()
 
-    assert asyncio.run(listed()) == ["read_file", "read_text"]
+    assert asyncio.run(listed()) == ["read_file", "read_text", "clear"]
 
 
 def test_a_line_that_is_not_json_rpc_on_a_servers_stdout_is_one_warning(
@@ -747,6 +747,7 @@ def test_a_line_that_is_not_json_rpc_on_a_servers_stdout_is_one_warning(
     assert [t.name for t in load_package(tmp_path / "out", "banner").TOOLS] == [
         "read_file",
         "read_text",
+        "clear",
     ]
 
 

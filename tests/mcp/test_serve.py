@@ -479,6 +479,10 @@ def test_serving_another_mcp_servers_tools_keeps_its_text_and_images(tmp_path: P
                 assert _text(image) == "Image file: red.png (image/png)"
                 block: Any = image.content[1]
                 assert (block.mime_type, base64.b64decode(block.data)) == ("image/png", PNG)
+                # no content (found re-serving a FastMCP tool that returns None): no content,
+                # not a text block '[]'
+                cleared = await client.call_tool("clear", {"path": "a.txt"})
+                assert not cleared.is_error and cleared.content == []
         finally:
             await activities.aclose()
 
@@ -518,7 +522,7 @@ def test_an_mcp_configuration_is_served_through_its_servers(tmp_path: Path) -> N
     config.write_text(json.dumps({"mcp": {"servers": [entry]}}), encoding="utf-8")
     server, served, skipped, root = prepare([config])
     try:
-        assert (served, skipped) == (["read_file", "read_text"], [])
+        assert (served, skipped) == (["clear", "read_file", "read_text"], [])
 
         async def main() -> None:
             async with Client(server) as client:
