@@ -828,3 +828,48 @@ def test_serving_a_servers_tool_passes_its_progress_on_as_it_was(
     assert not result.is_error
     assert result.content[0].text.startswith("Long running operation completed")
     assert seen == [(1.0, 2.0, None), (2.0, 2.0, None)]
+
+
+_SERVER_SCRIPT = """
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("evolving")
+
+@server.tool()
+def first(x: int) -> int:
+    return x
+{more}
+server.run()
+"""
+
+
+def test_generate_lists_the_servers_again_when_the_configuration_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    """The defect (found regenerating a FastMCP server's package after the server gained a
+    tool): ``toolbind generate --mcp-config`` said ``mcp.json → out/...`` and kept the old
+    package — the configuration's bytes were unchanged, so incremental regeneration reused it
+    without listing the servers; ``--check`` said up to date. Now a package listed from live
+    servers is never reused: each run lists them again."""
+    script = tmp_path / "server.py"
+    script.write_text(_SERVER_SCRIPT.format(more=""), encoding="utf-8")
+    server = {"name": "evolving", "command": sys.executable, "args": [str(script)]}
+    first = _generate(tmp_path, server, "evolving")
+    assert [t.name for t in first.TOOLS] == ["first"]
+    more = "@server.tool()\ndef second(y: str) -> str:\n    return y\n"
+    script.write_text(_SERVER_SCRIPT.format(more=more), encoding="utf-8")
+    check = _toolbind(
+        "generate",
+        "--mcp-config",
+        "servers.json",
+        "--package",
+        "evolving",
+        "-o",
+        "out",
+        "--check",
+        cwd=tmp_path,
+    )
+    assert check.returncode == 1 and "stale" in check.stdout + check.stderr
+    _generate(tmp_path, server, "evolving")  # (the package module is already imported)
+    listed = json.loads((tmp_path / "out" / "evolving" / "tools.json").read_text("utf-8"))
+    assert [t["name"] for t in listed["tools"]] == ["first", "second"]
