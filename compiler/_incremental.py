@@ -7,7 +7,8 @@ The manifest (``toolbind.json``) records, for each package, under ``incremental`
 * ``source``, ``options``: the spec as shown and a digest of everything else its output depends
   on (toolbind's version, the ``$ref`` policy, ``--strict``, the package name);
 * ``inputs``: every file the spec's compilation read (the spec and each file it ``$ref``s, shown
-  path → digest of the bytes); a spec that read a URL is never reused;
+  path → digest of the bytes); a spec that read a URL, or an MCP configuration (its live
+  servers' tools, listed at build time), is never reused;
 * ``diagnostics``: what reading and rendering it reported (said again when it is reused);
 * ``files``: per generated file, the digest of the text as rendered and as formatted; for a
   module of a large package's ``_models/``, instead of the first, its key: a digest of what the

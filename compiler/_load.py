@@ -421,6 +421,13 @@ def _record(name: str, raw: bytes | None) -> None:
         reads[name] = None if raw is None else digest(raw)
 
 
+def record_live(name: str) -> None:
+    """Record that the compilation read ``name``, something live whose content can change
+    without a trace (an MCP configuration's servers, listed at build time): as for a URL, the
+    package is never reused by the next run, which lists them again."""
+    _record(name, None)
+
+
 def load_document(
     path: Path, shown: str | None = None, *, dates_as_text: bool = False
 ) -> Document | Diagnostic:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ._aio import drain
 from ._binding import ToolBinding
 from ._result import ToolResult
-from .contract import META_FIELDS, mcp_app_only
+from .contract import META_FIELDS, mcp_app_only, mcp_task_only
 from .errors import RunFailure, UsageError
 
 if TYPE_CHECKING:
@@ -921,6 +921,8 @@ class McpToolbox:
             bindings: list[ToolBinding] = []
             for tool in listed:
                 if mcp_app_only(tool) is not None:  # for the server's UI (MCP Apps), not a model
+                    continue
+                if mcp_task_only(tool):  # only callable as a task, which this client never makes
                     continue
                 key = (server.name, json.dumps(tool, sort_keys=True))
                 binding = self._by_key.get(key)

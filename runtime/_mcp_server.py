@@ -26,6 +26,8 @@ Uses the official ``mcp`` SDK's low-level ``Server``; the protocol is the SDK's,
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -136,6 +138,9 @@ def mcp_server(
         for entry in listed
     ]
     listing = types.ListToolsResult(tools=tool_list)
+    # a client checks these tools' structuredContent against the outputSchema listed (the SDK's
+    # client raises on a result that does not fit, or that has none: the result is lost)
+    typed = {entry["name"] for entry in listed if "outputSchema" in entry}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return listing
@@ -171,6 +176,8 @@ def mcp_server(
                 value = None
                 done = 0
                 async for value in fn(call):
+                    if isinstance(value, ToolResult):  # the result, not progress (as an Agent)
+                        continue
                     done += 1
                     await _progress(ctx, done, value)
         except Exception as exc:  # the Activity's own failure: a tool error the model can read
@@ -180,6 +187,8 @@ def mcp_server(
             if isinstance(value, ToolResult)
             else _to_result(value, binding)
         )
+        if result.success and (block := _binary_block(result)) is not None:
+            return types.CallToolResult(content=[block])  # an API's image, audio, file
         data = _json_of(result.data)
         # a string is the text itself: a JSON string literal would come back quoted and escaped
         raw = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
@@ -188,6 +197,13 @@ def mcp_server(
             return _error(result.error or "the tool failed", None if data is None else text)
         if "mcp_server" in result.metadata and (blocks := _content_blocks(data)) is not None:
             return types.CallToolResult(content=blocks)  # another MCP server's image, resource...
+        if binding.name in typed and (unlike := _unlike_output(binding, result.data, data)):
+            return _error(
+                f"{binding.name}: the call went through, but {unlike}, so it cannot be the "
+                "structured result its outputSchema describes"
+                + ("" if data is None else "; the result as sent:"),
+                None if data is None else text,
+            )
         structured: dict[str, Any] | None = None
         if isinstance(data, dict):  # a secret scrubbed from the text is scrubbed here too
             structured = cast("dict[str, Any]", data if text == raw else json.loads(text))
@@ -240,13 +256,66 @@ def _content_blocks(data: Any) -> list[Any] | None:
     import mcp_types as types
     from pydantic import TypeAdapter
 
-    if not isinstance(data, list) or not data:
-        return None
+    if not isinstance(data, list):
+        return None  # (an empty list: the server answered no content, and neither does this)
     try:
         scrubbed = json.loads(scrub_everywhere(json.dumps(data, ensure_ascii=False)))
         return TypeAdapter(list[types.ContentBlock]).validate_python(scrubbed)
     except ValidationError:
         return None
+
+
+def _unlike_output(binding: ToolBinding, value: Any, data: Any) -> str | None:
+    """Why a successful result (``value``; ``data``, its JSON) does not fit the tool's Output
+    model, whose schema is the listed ``outputSchema`` — an API's answer kept as sent (a
+    ``null`` for a required member, a member a closed object does not declare: the
+    ``metadata["nulls"]``/``["extras"]`` successes), no content at all (a 204 beside a 200 that
+    has a schema) — or None when it fits."""
+    model = binding.output_model
+    if isinstance(value, model):
+        return None
+    if data is None:
+        return "it answered no content"
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        fields = [
+            f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]
+        ]
+        return f"its result does not match {model.__name__} ({'; '.join(fields)})"
+    return None
+
+
+def _binary_block(result: ToolResult[Any]) -> Any:
+    """A binary answer (an HTTP Activity's, whose ``metadata["media_type"]`` says what it is) as
+    the MCP content block of its kind — an image, audio, else an embedded resource — carrying
+    its base64, as a client shows or passes it on; None when the result is not binary content."""
+    import mcp_types as types
+
+    media = result.metadata.get("media_type")
+    if not isinstance(media, str) or not media:
+        return None
+    value = result.data
+    if isinstance(value, bytes | bytearray):
+        data = base64.b64encode(value).decode("ascii")
+    else:
+        data = _json_of(value)
+        if not isinstance(data, str):
+            return None
+        try:  # a generated Output holds binary content as JSON does: a base64 string
+            base64.b64decode(data, validate=True)
+        except binascii.Error:
+            return None
+    kind = media.split("/", 1)[0]
+    if kind == "image":
+        return types.ImageContent(type="image", data=data, mime_type=media)
+    if kind == "audio":
+        return types.AudioContent(type="audio", data=data, mime_type=media)
+    uri = result.metadata.get("url")
+    resource = types.BlobResourceContents(
+        uri=uri if isinstance(uri, str) and uri else "toolbind:binary", mime_type=media, blob=data
+    )
+    return types.EmbeddedResource(type="resource", resource=resource)
 
 
 def _error(message: str, text: str | None = None) -> Any:
@@ -256,9 +325,25 @@ def _error(message: str, text: str | None = None) -> Any:
     return types.CallToolResult(content=[types.TextContent(type="text", text=body)], is_error=True)
 
 
+_PROGRESS_KEYS = frozenset({"progress", "total", "message"})
+
+
 async def _progress(ctx: Any, done: int, item: Any) -> None:
     """An MCP progress notification for one item an async-generator Activity yields, when the
-    client asked for progress: the count so far, and the item (JSON) as its message. The SDK's
-    session sends it against the caller's token (a no-op when there is none)."""
+    client asked for progress: the count so far, and the item (JSON) as its message — or, for
+    another MCP server's notification passed on (``{"progress", "total", "message"}``, what a
+    generated ``McpActivities``' Activities yield), its own progress, total and message. The
+    SDK's session sends it against the caller's token (a no-op when there is none)."""
+    sent = cast("dict[str, Any]", item) if isinstance(item, dict) else {}
+    if (
+        sent
+        and sent.keys() <= _PROGRESS_KEYS
+        and isinstance(progress := sent.get("progress"), int | float)
+        and isinstance(total := sent.get("total"), int | float | None)
+        and isinstance(message := sent.get("message"), str | None)
+    ):
+        shown = None if message is None else scrub_everywhere(message)
+        await ctx.session.report_progress(progress, total, shown)
+        return
     text = json.dumps(to_jsonable_python(item, by_alias=True), ensure_ascii=False)[:500]
     await ctx.session.report_progress(done, None, scrub_everywhere(text))

@@ -20,6 +20,8 @@ What it holds:
 - ``never_latent``: a tool composition never asks an ``_output`` of (it runs elsewhere);
 - ``mcp_app_only``: an MCP tool that only its server's own UI calls (MCP Apps), which the MCP
   frontend and the run-time MCP client both leave out;
+- ``mcp_task_only``: an MCP tool its server runs only as a task (``execution.taskSupport:
+  "required"``), which toolbind's MCP client cannot call: left out the same way;
 - how one OpenAPI operation is called over HTTP, as plain frozen data (below).
 
 The OpenAPI frontend reads Swagger 2.0 / OpenAPI 3.0 / 3.1 and the backend writes these values into
@@ -94,6 +96,7 @@ __all__ = [
     "explicit_fields",
     "load_api",
     "mcp_app_only",
+    "mcp_task_only",
     "never_latent",
     "parse_expression",
     "parse_reference",
@@ -436,6 +439,19 @@ def mcp_app_only(tool: Any) -> list[Any] | None:
         return None
     seen = _cast("list[Any]", value)
     return seen if seen and "model" not in seen else None
+
+
+def mcp_task_only(tool: Any) -> bool:
+    """Whether a ``tools/list`` entry may only be called as a task (MCP tasks:
+    ``execution.taskSupport: "required"``; the server refuses a plain ``tools/call`` with
+    -32601, as ``@modelcontextprotocol/server-everything``'s ``simulate-research-query`` does).
+    toolbind's MCP client makes plain calls only, so such a tool could never run."""
+    if not isinstance(tool, dict):
+        return False
+    execution: Any = _cast("dict[str, Any]", tool).get("execution")
+    if not isinstance(execution, dict):
+        return False
+    return _cast("dict[str, Any]", execution).get("taskSupport") == "required"
 
 
 def explicit_fields(value: Any) -> list[tuple[str, Any]]:

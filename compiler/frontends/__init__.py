@@ -25,6 +25,7 @@ from .._load import (
     collecting_warnings,
     load_document,
     not_a_regular_file,
+    record_live,
 )
 from ..diagnostics import Diagnostics, describe
 from ..ir import SourceLocation, SpecPackage, ToolSpec
@@ -152,6 +153,8 @@ def read_document(
     if openapi.is_document(value):
         return openapi.read(doc, path, diags, select, refs)
     if mcp.is_config(value):  # a live server's tools, listed now
+        # what they list can change with the config unchanged (a server upgraded): never reused
+        record_live(f"{doc.path}#/mcp/servers")
         readers: list[ToolReader] = []
 
         def make(root: Any) -> ToolReader:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
-from toolbind.runtime.contract import META_FIELDS, mcp_app_only
+from toolbind.runtime.contract import META_FIELDS, mcp_app_only, mcp_task_only
 
 from .._load import as_object
 from ..diagnostics import Diagnostics
@@ -40,6 +40,15 @@ def read_tool(reader: ToolReader, value: dict[str, Any], loc: SourceLocation) ->
             loc.child("_meta", "ui", "visibility"),
             f"MCP tool {name!r} is left out: its visibility is {json.dumps(visibility)}, a tool "
             "the server's own UI calls (MCP Apps), which a host never offers to a model",
+        )
+        reader.left_out.append(name)
+        return None
+    if mcp_task_only(value):
+        reader.diags.note(
+            loc.child("execution", "taskSupport"),
+            f"MCP tool {name!r} is left out: its server runs it only as a task "
+            '(execution.taskSupport: "required") and refuses a plain tools/call, the only call '
+            "toolbind's MCP client makes",
         )
         reader.left_out.append(name)
         return None

@@ -784,9 +784,12 @@ class Exchange:
                 )
         elif _is_text(media) or not media:
             value = _text(response, body)
-        elif output_model is None:
-            return ToolResult[Any].ok(body, **meta)  # binary: bytes
         else:
+            # binary: its media type goes with it, so an MCP server answers an image as an image
+            # (toolbind serve), not as the base64 text of one
+            meta["media_type"] = media
+            if output_model is None:
+                return ToolResult[Any].ok(body, **meta)  # bytes
             with contextlib.suppress(ValidationError):
                 return ToolResult[Any].ok(output_model.model_validate(body), **meta)
             # A generated Output holds binary content as JSON does: a base64 string.

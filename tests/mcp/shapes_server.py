@@ -5,6 +5,7 @@ third-party one: ``python tests/mcp/shapes_server.py``.
 - ``read_file``: a text block and an image (``@wonderwhy-er/desktop-commander``'s ``read_file`` of
   a PNG);
 - ``read_text``: text with line breaks and no ``outputSchema`` (its ``read_file`` of a text file);
+- ``clear``: a result with no content blocks (a FastMCP tool that returns None);
 - ``submit_page_data``: a tool only the server's own UI calls, ``_meta.ui.visibility: ["app"]``
   (MCP Apps; ``@modelcontextprotocol/server-pdf`` lists six such tools beside three for the model).
 
@@ -37,6 +38,11 @@ def read_file(path: str) -> list[str | Image]:
 def read_text(path: str) -> str:
     """A text file's lines, after a header."""
     return f"[Reading 2 lines from {path}]\n\nhello\nthere"
+
+
+@server.tool(structured_output=False)
+def clear(path: str) -> None:
+    """Empty a file: no content at all in the result."""
 
 
 @server.tool(meta={"ui": {"visibility": ["app"]}})

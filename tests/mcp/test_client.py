@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -703,11 +704,11 @@ def test_app_only_tools_are_never_offered_to_a_model(tmp_path: Path) -> None:
     config.write_text(json.dumps({"mcp": {"servers": [server]}}), encoding="utf-8")
     tree = compile_to_directory([config], tmp_path / "out", package_names={str(config): "shapes"})
     pkg = load_package(tmp_path / "out", "shapes")
-    assert [t.name for t in pkg.TOOLS] == ["read_file", "read_text"]
-    assert pkg.TOOL_SERVERS == {"read_file": "shapes", "read_text": "shapes"}
+    assert [t.name for t in pkg.TOOLS] == ["read_file", "read_text", "clear"]
+    assert pkg.TOOL_SERVERS == {"clear": "shapes", "read_file": "shapes", "read_text": "shapes"}
     (note,) = [d for d in tree.diagnostics if "submit_page_data" in d.found]
     assert note.severity == "note"
-    assert str(note.loc).endswith("servers.json#/mcp/servers/0/tools/2/_meta/ui/visibility")
+    assert str(note.loc).endswith("servers.json#/mcp/servers/0/tools/3/_meta/ui/visibility")
 
     async def listed() -> list[str]:
         toolbox = McpToolbox([server])
@@ -717,7 +718,7 @@ def test_app_only_tools_are_never_offered_to_a_model(tmp_path: Path) -> None:
         finally:
             await toolbox.aclose()
 
-    assert asyncio.run(listed()) == ["read_file", "read_text"]
+    assert asyncio.run(listed()) == ["read_file", "read_text", "clear"]
 
 
 def test_a_line_that_is_not_json_rpc_on_a_servers_stdout_is_one_warning(
@@ -746,4 +747,129 @@ def test_a_line_that_is_not_json_rpc_on_a_servers_stdout_is_one_warning(
     assert [t.name for t in load_package(tmp_path / "out", "banner").TOOLS] == [
         "read_file",
         "read_text",
+        "clear",
     ]
+
+
+def test_tools_the_server_runs_only_as_tasks_are_left_out(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
+    """The defect (found compiling ``@modelcontextprotocol/server-everything``): its
+    ``simulate-research-query`` lists ``execution.taskSupport: "required"`` — it may only be
+    called as an MCP task — and toolbind compiled and offered it (and ``toolbind serve`` served
+    it), though its client makes plain ``tools/call``s only: every call failed with ``MCP error
+    -32601: Tool simulate-research-query requires task augmentation``. Now it is left out at
+    build time (with a located note) and at run time, as app-only tools are."""
+    from toolbind.compiler import compile_to_directory
+    from toolbind.runtime.mcp import McpToolbox
+
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcp": {"servers": [everything]}}), encoding="utf-8")
+    tree = compile_to_directory([config], tmp_path / "out", package_names={str(config): "ev"})
+    pkg = load_package(tmp_path / "out", "ev")
+    names = [t.name for t in pkg.TOOLS]
+    assert "simulate-research-query" not in names
+    assert {"echo", "get-sum", "trigger-long-running-operation"} <= set(names)
+    (note,) = [d for d in tree.diagnostics if "simulate-research-query" in d.found]
+    assert note.severity == "note"
+    assert re.search(
+        r"servers\.json#/mcp/servers/0/tools/\d+/execution/taskSupport$", str(note.loc)
+    )
+
+    async def listed() -> list[str]:
+        toolbox = McpToolbox([everything])
+        try:
+            await toolbox.refresh()
+            return [b.name for b in toolbox.bindings]
+        finally:
+            await toolbox.aclose()
+
+    assert asyncio.run(listed()) == names
+
+
+def test_serving_a_servers_tool_passes_its_progress_on_as_it_was(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
+    """The defect (found serving ``@modelcontextprotocol/server-everything``'s
+    ``trigger-long-running-operation`` with ``toolbind serve`` of its MCP configuration, called
+    by the SDK's client with a progress callback): each of the server's notifications reached the
+    client as progress N with no total and its JSON as the message
+    (``'{"progress": 1.0, "total": 2.0, "message": null}'``), and the result came as one more
+    progress step (its ``ToolResult`` JSON, metadata and all). Now the server's progress, total
+    and message go on as they were, and the result is only the result."""
+    from mcp import Client
+
+    from toolbind.compiler import compile_to_directory
+    from toolbind.runtime import mcp_server
+
+    server = {**everything, "allowedTools": ["trigger-long-running-operation"]}
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcp": {"servers": [server]}}), encoding="utf-8")
+    compile_to_directory([config], tmp_path / "out", package_names={str(config): "ev"})
+    pkg = load_package(tmp_path / "out", "ev")
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def main() -> Any:
+        activities = pkg.McpActivities()
+        try:
+            async with Client(mcp_server(pkg.TOOLS, activities.async_activities())) as client:
+                return await client.call_tool(
+                    "trigger-long-running-operation",
+                    {"duration": 1, "steps": 2},
+                    progress_callback=on_progress,
+                )
+        finally:
+            await activities.aclose()
+
+    result = asyncio.run(main())
+    assert not result.is_error
+    assert result.content[0].text.startswith("Long running operation completed")
+    assert seen == [(1.0, 2.0, None), (2.0, 2.0, None)]
+
+
+_SERVER_SCRIPT = """
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("evolving")
+
+@server.tool()
+def first(x: int) -> int:
+    return x
+{more}
+server.run()
+"""
+
+
+def test_generate_lists_the_servers_again_when_the_configuration_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    """The defect (found regenerating a FastMCP server's package after the server gained a
+    tool): ``toolbind generate --mcp-config`` said ``mcp.json → out/...`` and kept the old
+    package — the configuration's bytes were unchanged, so incremental regeneration reused it
+    without listing the servers; ``--check`` said up to date. Now a package listed from live
+    servers is never reused: each run lists them again."""
+    script = tmp_path / "server.py"
+    script.write_text(_SERVER_SCRIPT.format(more=""), encoding="utf-8")
+    server = {"name": "evolving", "command": sys.executable, "args": [str(script)]}
+    first = _generate(tmp_path, server, "evolving")
+    assert [t.name for t in first.TOOLS] == ["first"]
+    more = "@server.tool()\ndef second(y: str) -> str:\n    return y\n"
+    script.write_text(_SERVER_SCRIPT.format(more=more), encoding="utf-8")
+    check = _toolbind(
+        "generate",
+        "--mcp-config",
+        "servers.json",
+        "--package",
+        "evolving",
+        "-o",
+        "out",
+        "--check",
+        cwd=tmp_path,
+    )
+    assert check.returncode == 1 and "stale" in check.stdout + check.stderr
+    _generate(tmp_path, server, "evolving")  # (the package module is already imported)
+    listed = json.loads((tmp_path / "out" / "evolving" / "tools.json").read_text("utf-8"))
+    assert [t["name"] for t in listed["tools"]] == ["first", "second"]

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -479,6 +479,10 @@ def test_serving_another_mcp_servers_tools_keeps_its_text_and_images(tmp_path: P
                 assert _text(image) == "Image file: red.png (image/png)"
                 block: Any = image.content[1]
                 assert (block.mime_type, base64.b64decode(block.data)) == ("image/png", PNG)
+                # no content (found re-serving a FastMCP tool that returns None): no content,
+                # not a text block '[]'
+                cleared = await client.call_tool("clear", {"path": "a.txt"})
+                assert not cleared.is_error and cleared.content == []
         finally:
             await activities.aclose()
 
@@ -518,7 +522,7 @@ def test_an_mcp_configuration_is_served_through_its_servers(tmp_path: Path) -> N
     config.write_text(json.dumps({"mcp": {"servers": [entry]}}), encoding="utf-8")
     server, served, skipped, root = prepare([config])
     try:
-        assert (served, skipped) == (["read_file", "read_text"], [])
+        assert (served, skipped) == (["clear", "read_file", "read_text"], [])
 
         async def main() -> None:
             async with Client(server) as client:
@@ -528,3 +532,185 @@ def test_an_mcp_configuration_is_served_through_its_servers(tmp_path: Path) -> N
         asyncio.run(main())
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+BINARY_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "tickets", "version": "1"},
+    "paths": {
+        f"/tickets/{{ticketId}}/{suffix}": {
+            "get": {
+                "operationId": op,
+                "parameters": [
+                    {
+                        "name": "ticketId",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {"200": {"description": op, "content": content}},
+            }
+        }
+        for op, suffix, content in [
+            # as Redocly's museum spec declares its ticket's QR code
+            (
+                "getTicketCode",
+                "qr",
+                {"image/png": {"schema": {"type": "string", "format": "binary"}}},
+            ),
+            ("getTicketSound", "sound", {"audio/wav": cast("dict[str, Any]", {})}),
+            ("getTicketPdf", "pdf", {"application/pdf": {"schema": {"type": "string"}}}),
+        ]
+    },
+}
+
+
+async def _binary_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    from .shapes_server import PNG
+
+    media = {"qr": "image/png", "sound": "audio/wav", "pdf": "application/pdf"}
+    kind = str(scope["path"]).rsplit("/", 1)[-1]
+    body = PNG if kind == "qr" else b"\x00\xff" + kind.encode()
+    headers = [(b"content-type", media[kind].encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_an_apis_binary_answer_is_served_as_an_image_audio_or_resource_block(
+    tmp_path: Path,
+) -> None:
+    """The defect (found serving Redocly's museum spec, ``getTicketCode`` answering
+    ``image/png``, to the SDK's client): the image reached the MCP client as a text block of its
+    base64 — a host showed the model a string of letters, not the ticket's QR code."""
+    from toolbind.compiler import compile_to_directory, load_package
+    from toolbind.runtime.http import HttpClient
+
+    from .shapes_server import PNG
+
+    spec = tmp_path / "tickets.json"
+    spec.write_text(json.dumps(BINARY_SPEC), encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out", package_names={str(spec): "tickets"})
+    pkg = load_package(tmp_path / "out", "tickets")
+
+    async def main(url: str) -> None:
+        async with HttpClient(pkg.API, base_url=url) as http:
+            server = mcp_server(pkg.TOOLS, pkg.HttpActivities(http).async_activities())
+            async with Client(server) as client:
+                qr = await client.call_tool("getTicketCode", {"ticketId": "t1"})
+                assert not qr.is_error and qr.structured_content is None
+                block: Any = qr.content[0]
+                assert [b.type for b in qr.content] == ["image"]
+                assert (block.mime_type, base64.b64decode(block.data)) == ("image/png", PNG)
+                sound = await client.call_tool("getTicketSound", {"ticketId": "t1"})
+                block = sound.content[0]
+                assert [b.type for b in sound.content] == ["audio"]
+                assert (block.mime_type, base64.b64decode(block.data)) == (
+                    "audio/wav",
+                    b"\x00\xffsound",
+                )
+                pdf = await client.call_tool("getTicketPdf", {"ticketId": "t1"})
+                block = pdf.content[0]
+                assert [b.type for b in pdf.content] == ["resource"]
+                assert block.resource.mime_type == "application/pdf"
+                assert base64.b64decode(block.resource.blob) == b"\x00\xffpdf"
+                assert block.resource.uri == f"{url}/tickets/t1/pdf"
+
+    with serve_asgi(_binary_app) as url:
+        asyncio.run(main(url))
+
+
+OBJECT_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "objects", "version": "1"},
+    "paths": {
+        "/obj/{kind}": {
+            "get": {
+                "operationId": "getObj",
+                "parameters": [
+                    {"name": "kind", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                    "200": {
+                        "description": "an object",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "properties": {
+                                        "a": {"type": "integer"},
+                                        "b": {"type": "integer"},
+                                    },
+                                    "required": ["a"],
+                                }
+                            }
+                        },
+                    },
+                    "204": {"description": "nothing"},
+                },
+            }
+        }
+    },
+}
+
+OBJECT_ANSWERS = {
+    "ok": b'{"a": 1, "b": 2}',
+    "optional-null": b'{"a": 1, "b": null}',
+    "required-null": b'{"a": null, "b": 1}',
+    "extra": b'{"a": 1, "zz": 2}',
+}
+
+
+async def _object_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    kind = str(scope["path"]).rsplit("/", 1)[-1]
+    if kind == "none":
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": OBJECT_ANSWERS[kind]})
+
+
+def test_a_success_that_does_not_fit_the_listed_output_schema_reaches_the_client(
+    tmp_path: Path,
+) -> None:
+    """The defect (found serving an API whose answers toolbind keeps as sent — a ``null`` for a
+    required member, a member a closed object does not declare — or a 204 beside a 200 with a
+    schema): the result was a success whose ``structuredContent`` did not fit the
+    ``outputSchema`` listed (or was missing), and the SDK's client raised ``RuntimeError:
+    Invalid structured content returned by tool getObj`` — the result lost, nothing said which
+    field. Now such a result is a tool error saying the call went through, which field, and the
+    data as sent."""
+    from toolbind.compiler import compile_to_directory, load_package
+    from toolbind.runtime.http import HttpClient
+
+    spec = tmp_path / "objects.json"
+    spec.write_text(json.dumps(OBJECT_SPEC), encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out", package_names={str(spec): "objects"})
+    pkg = load_package(tmp_path / "out", "objects")
+
+    async def main(url: str) -> None:
+        async with HttpClient(pkg.API, base_url=url) as http:
+            server = mcp_server(pkg.TOOLS, pkg.HttpActivities(http).async_activities())
+            async with Client(server) as client:
+                (tool,) = (await client.list_tools()).tools
+                assert tool.output_schema is not None
+                ok = await client.call_tool("getObj", {"kind": "ok"})
+                assert not ok.is_error and ok.structured_content == {"a": 1, "b": 2}
+                # an optional member's null is read as absent: the typed Output fits
+                lenient = await client.call_tool("getObj", {"kind": "optional-null"})
+                assert not lenient.is_error and lenient.structured_content == {"a": 1}
+                required = await client.call_tool("getObj", {"kind": "required-null"})
+                assert required.is_error and required.structured_content is None
+                assert "the call went through" in _text(required)
+                assert "a: Input should be a valid integer" in _text(required)
+                assert json.loads(_text(required).split("\n", 1)[1]) == {"a": None, "b": 1}
+                extra = await client.call_tool("getObj", {"kind": "extra"})
+                assert extra.is_error and "zz: Extra inputs are not permitted" in _text(extra)
+                none = await client.call_tool("getObj", {"kind": "none"})
+                assert none.is_error and "it answered no content" in _text(none)
+
+    with serve_asgi(_object_app) as url:
+        asyncio.run(main(url))
