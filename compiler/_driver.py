@@ -375,17 +375,36 @@ def format_dir(directory: Path) -> None:
 
 def format_paths(root: Path, rels: list[str]) -> None:
     """ruff-format some files below ``root`` (in batches, to keep command lines short)."""
-    for start in range(0, len(rels), 500):
-        result = subprocess.run(
-            [ruff_binary(), *RUFF_ARGS, *rels[start : start + 500]],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            # Generated code that ruff can't parse is a toolbind bug, not a user error.
-            raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{result.stderr}")
+    _finish_format(_start_format(root, rels))
+
+
+def _start_format(root: Path, rels: list[str]) -> tuple[Path, list[list[str]], Any]:
+    """ruff formatting ``rels`` below ``root``: the first batch started, the others to run
+    one after another (``_finish_format`` runs them and waits)."""
+    batches = [rels[start : start + 500] for start in range(0, len(rels), 500)]
+    return root, batches[1:], _ruff(root, batches[0]) if batches else None
+
+
+def _ruff(root: Path, rels: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [ruff_binary(), *RUFF_ARGS, *rels],
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish_format(running: tuple[Path, list[list[str]], Any]) -> None:
+    """Run ``_start_format``'s other batches, waiting for each; generated code that ruff
+    cannot format is a toolbind bug, not a user error."""
+    root, rest, process = running
+    while process is not None:
+        _, err = process.communicate()
+        if process.returncode != 0:
+            raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{err}")
+        process = _ruff(root, rest.pop(0)) if rest else None
 
 
 def build(
@@ -732,10 +751,41 @@ def _format_in(
 
     ``origin``: files a previous output holds with the same text, hard-linked instead of written
     (writing a large tree, and deleting the one it replaces, costs more than compiling it).
+    With ``todo``, ruff formats those files while the rest are linked and written (on a large
+    tree regenerated after an edit, linking its thousands of kept files took as long as
+    ruff).
     """
-    linked = set[str]()
     made = set[str]()  # directories made (str paths: thousands of files, one mkdir each)
-    for rel, source in (origin or {}).items():
+    if todo is None:
+        changed = {rel for rel in files if rel.endswith(".py")}  # ruff formats Python only
+        _write_files(root, files)
+        format_dir(root)
+    else:
+        changed = {rel for rel in todo if rel.endswith(".py") and rel in files}
+        _write_files(root, {rel: files[rel] for rel in sorted(changed)}, made)
+        running = _start_format(root, sorted(changed))
+        try:
+            linked = _link(root, origin or {}, made)
+            # (a file kept from the previous output is read only if it could not be linked)
+            rest = {rel: files[rel] for rel in files if rel not in linked and rel not in changed}
+            _write_files(root, rest, made)
+        except BaseException:
+            if running[2] is not None:  # (the stage is removed: ruff is not waited for)
+                running[2].kill()
+                running[2].wait()
+            raise
+        _finish_format(running)
+    formatted = Texts()
+    formatted.merge(files)
+    for rel in changed:
+        formatted[rel] = (root / rel).read_text(encoding="utf-8")
+    return formatted
+
+
+def _link(root: Path, origin: Mapping[str, str], made: set[str]) -> set[str]:
+    """Hard-link each previous file of ``origin`` into ``root``; the ones linked."""
+    linked = set[str]()
+    for rel, source in origin.items():
         target = os.path.join(root, rel)
         parent = os.path.dirname(target)
         if parent not in made:
@@ -746,20 +796,7 @@ def _format_in(
         except OSError:
             continue
         linked.add(rel)
-    # (a file kept from the previous output is read only if it could not be linked)
-    _write_files(root, {rel: files[rel] for rel in files if rel not in linked})
-    if todo is None:
-        format_dir(root)
-        changed = {rel for rel in files if rel.endswith(".py")}  # ruff formats Python only
-    else:
-        changed = {rel for rel in todo if rel.endswith(".py")}
-        if changed:
-            format_paths(root, sorted(changed))
-    formatted = Texts()
-    formatted.merge(files)
-    for rel in changed:
-        formatted[rel] = (root / rel).read_text(encoding="utf-8")
-    return formatted
+    return linked
 
 
 def _check_selection(select: OperationFilter, packages: list[SpecPackage]) -> None:
@@ -789,13 +826,14 @@ def file_ancestor(path: Path) -> Path | None:
     return None
 
 
-def _write_files(root: Path, files: Mapping[str, str]) -> None:
-    made: set[Path] = set()  # a large package writes 1,500 files into a few directories
+def _write_files(root: Path, files: Mapping[str, str], made: set[str] | None = None) -> None:
+    made = set() if made is None else made  # (1,500 files of a large package, a few directories)
     for rel, text in sorted(files.items()):
         target = root / rel
-        if target.parent not in made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made.add(target.parent)
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
         target.write_text(text, encoding="utf-8", newline="\n")
 
 
