@@ -219,7 +219,8 @@ class Signatures:
             return
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"format": 1, "out": str(out), "files": files}, handle)
+                # (dumps: json.dump writes through the pure-Python encoder, chunk by chunk)
+                handle.write(json.dumps({"format": 1, "out": str(out), "files": files}))
             os.replace(tmp, target)
         except OSError:
             with contextlib.suppress(OSError):
