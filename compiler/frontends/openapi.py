@@ -1300,6 +1300,12 @@ class _Reader:
                 "request can be sent as",
             )
             media_type = sent
+        if kind == "binary" and isinstance(self._resolved(node), AnyNode):
+            # OpenAPI 3.1 writes raw content as a schema without a type (``image/png: {}``,
+            # Matrix's upload: ``application/octet-stream: {schema: {description: ...}}``), as
+            # a missing schema is: the content's bytes. Read as any value, the Call asked the
+            # model for whatever it liked, and every call was refused as not base64 content.
+            node = StringNode(meta=self._resolved(node).meta, format="binary")
         obj = self._object_of(node)
         target = self._resolved(node)
         if kind in ("form", "multipart") and isinstance(
