@@ -465,6 +465,16 @@ class _Reader:
                 )
                 continue
             self.fields(item_obj, item.loc, "path item", _ITEM_FIELDS)
+            if route != route.strip():
+                # Matrix's invite: "/rooms/{roomId}/invite " — the space went out as %20 on
+                # every call, a path no server has (Prism: no such route)
+                self.diags.warning(
+                    iloc,
+                    f"the path {route!r} has white space around it; read as {route.strip()!r}",
+                    "a path that starts with / and has no white space (a URL has none: a space "
+                    "would be sent as %20)",
+                )
+                route = route.strip()
             express = [f":{m}" for m in _EXPRESS_SEGMENT.findall(route)]
             if express:
                 # Vonage's media API: ``/:id/info`` is sent as written, and asks for no id

@@ -16,6 +16,8 @@
   (``metadata["read_as"]``, a warning); it was parsed as JSON and failed the output check;
 - a binary media type whose schema has no type (OpenAPI 3.1's ``image/png: {schema: {}}``, Matrix's
   media upload): the content's bytes — the Call took any value and every call was refused;
+- a path written with white space around it (Matrix's ``"/rooms/{roomId}/invite "``): sent
+  without, said — it went out as ``/invite%20``;
 - a required query parameter whose value is empty (``""``, ``[]``; Gotify's OIDC callback,
   listmonk's analytics, Intercom's): refused with a message for the model — it was sent as
   ``?code=``, an empty-valued parameter OpenAPI allows only with ``allowEmptyValue``, which a
@@ -134,6 +136,12 @@ paths:
         content: {image/png: {schema: {}}}
       responses:
         '202': {description: accepted}
+  "/rooms/{roomId}/invite ":  # Matrix's client-server inviting.yaml, as written
+    post:
+      operationId: inviteUser
+      parameters: [{name: roomId, in: path, required: true, schema: {type: string}}]
+      responses:
+        '202': {description: accepted}
 components:
   requestBodies:
     bytes:  # Matrix's content repository (matrix-org/matrix-spec, Apache-2.0)
@@ -248,6 +256,25 @@ def test_raw_content_written_without_a_type_is_the_contents_bytes(pkg: ModuleTyp
     assert (path, headers["content-type"], sent) == ("/upload", "application/octet-stream", JPEG)
     assert _call(pkg, "uploadPng", body=base64.b64encode(PNG).decode()).success
     assert SEEN[-1][0] == "/upload/png" and SEEN[-1][2] == PNG
+
+
+def test_a_path_written_with_white_space_around_it_is_sent_without(
+    pkg: ModuleType, tmp_path: Path
+) -> None:
+    """The defect: Matrix's client-server spec writes its invite path ``"/rooms/{roomId}/invite
+    "`` with a trailing space; every call went to ``/rooms/…/invite%20``, which no homeserver
+    routes (Prism's mock of the same spec answered "no path matched" too), and generate said
+    nothing. The path is read without the white space, with a located warning."""
+    spec = tmp_path / "wire_edges.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    tree = compile_to_directory([spec], tmp_path / "out")
+    said = [f"{d.loc.pointer}: {d.found}" for d in tree.diagnostics if "white space" in d.found]
+    assert said == [
+        "/paths/~1rooms~1{roomId}~1invite : the path '/rooms/{roomId}/invite ' has white space "
+        "around it; read as '/rooms/{roomId}/invite'"
+    ]
+    assert _call(pkg, "inviteUser", roomId="r1").success
+    assert SEEN[-1][0] == "/rooms/r1/invite"
 
 
 def test_the_base64_body_is_noted_where_it_is_read(tmp_path: Path) -> None:
