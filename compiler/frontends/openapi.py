@@ -435,11 +435,25 @@ class _Reader:
         tools: list[ToolSpec] = []
         operations: dict[str, HttpOperation] = {}
         self.fields(self.spec, self.top, "document", _DOC_FIELDS)
-        paths = as_object(self.spec.get("paths", {}))
+        paths_at = _Where(self.spec.get("paths", {}), self.top.child("paths"), self.spec, self.path)
+        if "$ref" in (as_object(paths_at.value) or {}):
+            # the whole map in another file (json-refs' multi-file Swagger: ``paths: {$ref:
+            # ./paths/index.yaml}``): OpenAPI allows a $ref per path item only, but the meaning
+            # is plain — read as a path item named "$ref", the spec compiled to no tool
+            self.diags.warning(
+                paths_at.loc.child("$ref"),
+                "paths is a $ref to the whole map; followed",
+                "a map of paths to path items (each may be a $ref)",
+            )
+            paths_at = self.deref(paths_at, "paths") or _Where(
+                {}, paths_at.loc, self.spec, self.path
+            )
+        raw_paths: Any = paths_at.value
+        paths = as_object(raw_paths)
         if paths is None:
             self.diags.error(
-                self.top.child("paths"),
-                f"paths is {describe(self.spec.get('paths'))}",
+                paths_at.loc,
+                f"paths is {describe(raw_paths)}",
                 "an object mapping paths to path items",
             )
             return None
@@ -452,10 +466,10 @@ class _Reader:
             )
         self.replay = self._replay(select)
         for route, raw_item in paths.items():
-            iloc = self.top.child("paths", route)
+            iloc = paths_at.loc.child(route)
             if route.startswith("x-"):
                 continue
-            item = self.deref(_Where(raw_item, iloc, self.spec, self.path), "path item")
+            item = self.deref(_Where(raw_item, iloc, paths_at.root, paths_at.path), "path item")
             if item is None:
                 continue
             item_obj = as_object(item.value)

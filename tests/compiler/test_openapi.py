@@ -842,6 +842,36 @@ def test_relative_refs_across_files(compile_spec: CompileSpec) -> None:
     )
 
 
+def test_paths_as_one_ref_to_a_file_of_path_items_is_followed(tmp_path: Path) -> None:
+    """The defect: json-refs' multi-file Swagger (mohsen1/multi-file-swagger-example, MIT; the
+    layout its blog post taught) writes ``paths: {$ref: ./paths/index.yaml}``, a file mapping
+    each path to a path-item file. The "$ref" key was read as a path whose item is a string:
+    0 tools, exit 0, and a warning that named no cause. The map is followed (said), and each
+    path item's own $refs are relative to the file it is in."""
+    files = {
+        "index.yaml": "swagger: '2.0'\ninfo: {version: 0.0.0, title: Simple API}\n"
+        "host: api.example.com\npaths:\n  $ref: ./paths/index.yaml\n",
+        "paths/index.yaml": "/foo:\n  $ref: ./foo.yaml\n/nested:\n  $ref: ./nested.yaml#/response\n",
+        "paths/foo.yaml": "get:\n  responses:\n    '200':\n      description: OK\n",
+        "paths/nested.yaml": "response:\n  get:\n    responses:\n      '200':\n"
+        "        description: OK\n        schema:\n          $ref: '#/nested/SameFileReference'\n"
+        "nested:\n  SameFileReference:\n    type: object\n"
+        "    properties:\n      name:\n        type: string\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    tree, pkg = _compiled(tmp_path / "index.yaml", tmp_path / "out")
+    assert sorted(pkg.http.API.operations) == ["get_foo", "get_nested"]
+    assert pkg.http.API.operations["get_nested"].path == "/nested"
+    assert pkg.GetNestedOutput.model_validate({"name": "a"}).name == "a"
+    said = [d.render() for d in tree.diagnostics if d.severity != "note"]
+    assert said == [
+        f"{tmp_path / 'index.yaml'}#/paths/$ref: warning: paths is a $ref to the whole map; "
+        "followed — a map of paths to path items (each may be a $ref)"
+    ]
+
+
 def test_extensions_discriminator_and_text_outputs(tmp_path: Path) -> None:
     """``x-*`` keys anywhere are ignored silently; 3.0 ``discriminator``/``nullable`` hold; a text
     response (XML, CSV) is its text whatever schema describes the document."""
