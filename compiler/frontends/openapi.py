@@ -465,11 +465,27 @@ class _Reader:
                 "operations a tool can call",
             )
         self.replay = self._replay(select)
-        for route, raw_item in paths.items():
-            iloc = paths_at.loc.child(route)
+        entries = [(route, raw_item, paths_at) for route, raw_item in paths.items()]
+        ms_paths = as_object(self.spec.get("x-ms-paths"))
+        if ms_paths is not None:
+            # AutoRest's paths whose key carries a fixed query (Azure Storage's
+            # ``/{containerName}?restype=container``): Swagger 2.0 cannot declare two operations
+            # on one path that a query tells apart. Skipped as an extension, every such
+            # operation was lost (all of a storage data-plane spec) with one note; the query is
+            # part of the path template, sent as written before the call's own query.
+            self.extensions.pop("x-ms-paths", None)
+            ms_at = _Where(ms_paths, self.top.child("x-ms-paths"), self.spec, self.path)
+            entries += [(route, raw_item, ms_at) for route, raw_item in ms_paths.items()]
+            self.diags.note(
+                ms_at.loc,
+                f"{len(ms_paths)} path(s) read from x-ms-paths (AutoRest's paths with a fixed "
+                "query): each query is sent as written",
+            )
+        for route, raw_item, in_map in entries:
+            iloc = in_map.loc.child(route)
             if route.startswith("x-"):
                 continue
-            item = self.deref(_Where(raw_item, iloc, paths_at.root, paths_at.path), "path item")
+            item = self.deref(_Where(raw_item, iloc, in_map.root, in_map.path), "path item")
             if item is None:
                 continue
             item_obj = as_object(item.value)
@@ -1046,7 +1062,7 @@ class _Reader:
             tool=name,
             operation_id=operation_id,
             method=method.upper(),
-            path=route,
+            path=_fixed_query_left(route, {p.name for p in params if p.location == "query"}),
             parameters=tuple(params),
             body=body,
             responses=responses,
@@ -1577,6 +1593,17 @@ class _Reader:
             )
             self.counts["responses", "emitted"] += 1
         return output, tuple(out), tuple(errors)
+
+
+def _fixed_query_left(route: str, declared: set[str]) -> str:
+    """``route`` without the pairs of its fixed query (an x-ms-paths key's
+    ``?restype=container&comp=acl``) that a declared query parameter sends: AutoRest's specs
+    declare those too (``restype``, required, ``enum: [container]``), and both went out."""
+    path, mark, query = route.partition("?")
+    if not mark or not declared:
+        return route
+    kept = [pair for pair in query.split("&") if unquote(pair.split("=", 1)[0]) not in declared]
+    return path + ("?" + "&".join(kept) if kept else "")
 
 
 def _property_key(name: str) -> str:
