@@ -87,6 +87,7 @@ from . import _opmemo
 from ._jsonschema import SchemaLowerer
 from ._resolver import (
     MISSING,
+    _explain_missing,  # pyright: ignore[reportPrivateUsage]
     _join_shown,  # pyright: ignore[reportPrivateUsage]
     ref_file,
     walk_pointer,
@@ -374,18 +375,34 @@ class _Reader:
                     )
                 loaded = self._documents[target]
                 if not isinstance(loaded, Document):
-                    self.diags.warning(
-                        rloc, f"{what} $ref {ref!r} names a file that cannot be read", None
+                    # an error, as for a schema's $ref: what the file holds (a split spec's
+                    # path items, operations) is lost; it was a warning that said no cause
+                    at = (
+                        f"{loaded.loc.file}:{loaded.line}:{loaded.column or 1}"
+                        if loaded.line
+                        else str(loaded.loc)
+                        if loaded.loc.pointer
+                        else loaded.loc.file
+                    )
+                    self.diags.error(
+                        rloc,
+                        f"{what} $ref {ref!r} names a file that cannot be read "
+                        f"({at}: {loaded.found})",
+                        "a readable JSON or YAML file, named relative to this spec",
                     )
                     return None
                 root, path, file = loaded.value, target, loaded.path
             pointer = unquote(fragment)
             value = walk_pointer(root, pointer)
             if value is MISSING:
+                why, suggestion = _explain_missing(root, pointer)
                 self.diags.warning(
                     rloc,
-                    f"{what} $ref {ref!r} does not resolve; the {what} is skipped",
-                    "a JSON pointer to an existing value",
+                    f"{what} $ref {ref!r} does not resolve: {why}; the {what} is skipped",
+                    f"a JSON pointer to an existing value in {file}",
+                    hint=f"did you mean {(file_part + '#' + suggestion)!r}?"
+                    if suggestion
+                    else None,
                 )
                 return None
             where = _Where(

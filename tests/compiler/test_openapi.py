@@ -872,6 +872,43 @@ def test_paths_as_one_ref_to_a_file_of_path_items_is_followed(tmp_path: Path) ->
     ]
 
 
+def test_a_split_specs_unreadable_file_is_an_error_that_says_why(tmp_path: Path) -> None:
+    """The defect: a path item (or operation, parameter, body, response) $ref'd from a file that
+    is missing or not valid YAML was a warning with no cause ("names a file that cannot be
+    read"), exit 0 with its operations gone — where a schema's $ref to such a file is an error
+    that says where the file breaks. Now the same error; a pointer that finds nothing in a
+    readable file says which member is missing."""
+    (tmp_path / "paths").mkdir()
+    (tmp_path / "api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+        "  /a: {$ref: paths/a.yaml}\n  /b: {$ref: paths/missing.yaml}\n"
+        "  /c: {$ref: 'paths/a.yaml#/gets'}\n  /e: {$ref: paths/bad.yaml}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "paths" / "a.yaml").write_text(
+        "get:\n  operationId: a\n  responses: {'200': {description: ok}}\n", encoding="utf-8"
+    )
+    (tmp_path / "paths" / "bad.yaml").write_text(
+        "get:\n  operationId: e\n  responses: {'200': {description: ok\n", encoding="utf-8"
+    )
+    spec = tmp_path / "api.yaml"
+    with pytest.raises(SpecError) as caught:
+        build([spec], formatted=False)
+    said = [d.render() for d in caught.value.diagnostics if d.severity != "note"]
+    assert said == [
+        f"{spec}#/paths/~1b/$ref: error: path item $ref 'paths/missing.yaml' names a file that "
+        f"cannot be read ({tmp_path / 'paths' / 'missing.yaml'}: no such file) — a readable "
+        "JSON or YAML file, named relative to this spec",
+        f"{spec}#/paths/~1c/$ref: warning: path item $ref 'paths/a.yaml#/gets' does not "
+        "resolve: '#' has no member 'gets'; the path item is skipped — a JSON pointer to an "
+        f"existing value in {tmp_path / 'paths' / 'a.yaml'} (hint: did you mean "
+        "'paths/a.yaml#/get'?)",
+        f"{spec}#/paths/~1e/$ref: error: path item $ref 'paths/bad.yaml' names a file that "
+        f"cannot be read ({tmp_path / 'paths' / 'bad.yaml'}:4:1: invalid YAML: did not find "
+        "expected ',' or '}') — a readable JSON or YAML file, named relative to this spec",
+    ]
+
+
 def test_extensions_discriminator_and_text_outputs(tmp_path: Path) -> None:
     """``x-*`` keys anywhere are ignored silently; 3.0 ``discriminator``/``nullable`` hold; a text
     response (XML, CSV) is its text whatever schema describes the document."""
