@@ -512,6 +512,24 @@ class _Reader:
                 )
                 continue
             self.fields(item_obj, item.loc, "path item", _ITEM_FIELDS)
+            # A path item's $ref may have fields beside it (OpenAPI's Path Item Object has $ref
+            # as a field): ``/pets/{id}: {$ref: pets.yaml, delete: ...}``. The referenced item
+            # replaced them, and their operations were lost without a word. Both are read, each
+            # with its own document's $refs; a field in both is the local one's (said).
+            parts: tuple[_Where, ...] = (item,)
+            raw_obj = as_object(raw_item) or {}
+            beside = {k: v for k, v in raw_obj.items() if k != "$ref"}
+            if "$ref" in raw_obj and beside and item.value is not raw_item:
+                self.fields(beside, iloc, "path item", _ITEM_FIELDS)
+                both = sorted(k for k in beside if k in item_obj and not k.startswith("x-"))
+                if both:
+                    self.diags.warning(
+                        iloc,
+                        f"the path item has {', '.join(both)} both beside its $ref and in the "
+                        "item it references; read as written beside the $ref",
+                        "each field in one of the two (OpenAPI leaves a field in both undefined)",
+                    )
+                parts = (item, _Where(beside, iloc, in_map.root, in_map.path))
             if route != route.strip():
                 # Matrix's invite: "/rooms/{roomId}/invite " — the space went out as %20 on
                 # every call, a path no server has (Prism: no such route)
@@ -532,14 +550,17 @@ class _Reader:
                     "a path template: " + _EXPRESS_SEGMENT.sub(r"{\1}", route),
                     hint="write the path with {name} and declare the path parameter",
                 )
-            for method, raw_op in item_obj.items():
+            methods = {m: part for part in parts for m in as_object(part.value) or {}}
+            for method, holder in methods.items():
                 if method not in METHODS:
                     continue
+                raw_op = holder.value[method]
                 self.counts["operations", "read"] += 1
                 # Split specs put whole operations in other files (``get: {$ref: ops/x.yaml}``):
                 # followed like any $ref, and the operation's own $refs are relative to its file.
                 found = self.deref(
-                    _Where(raw_op, item.loc.child(method), item.root, item.path), "operation"
+                    _Where(raw_op, holder.loc.child(method), holder.root, holder.path),
+                    "operation",
                 )
                 if found is None:
                     self.counts["operations", "reported"] += 1
@@ -561,14 +582,14 @@ class _Reader:
                         "sends, not operations a tool can call",
                     )
                 if self.replay is None:
-                    built = self.operation(route, method, item, op, oloc, select, found)
+                    built = self.operation(route, method, parts, op, oloc, select, found)
                 else:
-                    mine = item.root is self.spec and found.root is self.spec
+                    mine = len(parts) == 1 and item.root is self.spec and found.root is self.spec
                     at = item.loc.pointer
                     built = self.replay.operation(
                         oloc.pointer,
                         [f"{at}/parameters", f"{at}/servers", oloc.pointer] if mine else None,
-                        partial(self.operation, route, method, item, op, oloc, select, found),
+                        partial(self.operation, route, method, parts, op, oloc, select, found),
                     )
                 if built is None:
                     self.counts["operations", "filtered"] += 1
@@ -905,15 +926,17 @@ class _Reader:
         self,
         route: str,
         method: str,
-        item: _Where,
+        items: tuple[_Where, ...],
         op: dict[str, Any],
         loc: SourceLocation,
         select: OperationFilter | None,
         op_doc: _Where,
     ) -> tuple[ToolSpec, HttpOperation] | None:
-        """One operation as a tool. ``op_doc`` is where ``op`` was read: the document its own
-        ``$ref``s (parameters, body, responses) are relative to, which a path item's are not when
-        the operation was ``$ref``-ed from another file."""
+        """One operation as a tool. ``items``: the path item's parts (the item, then what is
+        written beside its $ref), each with the document its $refs are relative to. ``op_doc``
+        is where ``op`` was read: the document its own ``$ref``s (parameters, body, responses)
+        are relative to, which a path item's are not when the operation was ``$ref``-ed from
+        another file."""
         raw_id = op.get("operationId")
         operation_id = raw_id if isinstance(raw_id, str) and raw_id else None
         tags = tuple(t for t in as_array(op.get("tags")) or [] if isinstance(t, str))
@@ -926,11 +949,14 @@ class _Reader:
                 loc,
                 f"operation {method.upper()} {route} is the tool {name!r} ({wanted!r} was taken)",
             )
-        item_obj: dict[str, Any] = item.value
+        item = items[0]
+        owners: list[tuple[dict[str, Any], SourceLocation, _Where]] = [
+            (as_object(part.value) or {}, part.loc, part) for part in items
+        ]
         # Parameters: path-level first, operation-level overriding by (name, in).
         raw_params: dict[tuple[str, str], _Where] = {}
         accept: str | None = None  # a declared ``Accept`` header parameter's one value
-        for owner, oloc, doc in ((item_obj, item.loc, item), (op, loc, op_doc)):
+        for owner, oloc, doc in (*owners, (op, loc, op_doc)):
             for i, raw in enumerate(as_array(owner.get("parameters")) or []):
                 p = self.deref(
                     _Where(raw, oloc.child("parameters", i), doc.root, doc.path), "parameter"
@@ -1084,7 +1110,8 @@ class _Reader:
             body=body,
             responses=responses,
             security=self.security(op.get("security"), loc.child("security")),
-            servers=self.servers(op, loc) or self.servers(item_obj, item.loc),
+            servers=self.servers(op, loc)
+            or next((got for o, at, _ in reversed(owners) if (got := self.servers(o, at))), ()),
             deprecated=deprecated,
             accept=accept,
         )

@@ -849,7 +849,7 @@ def test_paths_as_one_ref_to_a_file_of_path_items_is_followed(tmp_path: Path) ->
     0 tools, exit 0, and a warning that named no cause. The map is followed (said), and each
     path item's own $refs are relative to the file it is in."""
     files = {
-        "index.yaml": "swagger: '2.0'\ninfo: {version: 0.0.0, title: Simple API}\n"
+        "jsonrefs_index.yaml": "swagger: '2.0'\ninfo: {version: 0.0.0, title: Simple API}\n"
         "host: api.example.com\npaths:\n  $ref: ./paths/index.yaml\n",
         "paths/index.yaml": "/foo:\n  $ref: ./foo.yaml\n/nested:\n  $ref: ./nested.yaml#/response\n",
         "paths/foo.yaml": "get:\n  responses:\n    '200':\n      description: OK\n",
@@ -861,15 +861,59 @@ def test_paths_as_one_ref_to_a_file_of_path_items_is_followed(tmp_path: Path) ->
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    tree, pkg = _compiled(tmp_path / "index.yaml", tmp_path / "out")
+    tree, pkg = _compiled(tmp_path / "jsonrefs_index.yaml", tmp_path / "out")
     assert sorted(pkg.http.API.operations) == ["get_foo", "get_nested"]
     assert pkg.http.API.operations["get_nested"].path == "/nested"
     assert pkg.GetNestedOutput.model_validate({"name": "a"}).name == "a"
     said = [d.render() for d in tree.diagnostics if d.severity != "note"]
     assert said == [
-        f"{tmp_path / 'index.yaml'}#/paths/$ref: warning: paths is a $ref to the whole map; "
+        f"{tmp_path / 'jsonrefs_index.yaml'}#/paths/$ref: warning: paths is a $ref to the whole map; "
         "followed — a map of paths to path items (each may be a $ref)"
     ]
+
+
+def test_fields_beside_a_path_items_ref_are_read_too(tmp_path: Path) -> None:
+    """The defect: OpenAPI's Path Item Object has ``$ref`` as a field, so ``/pets/{id}: {$ref:
+    pets.yaml, parameters: [...], delete: ...}`` is a valid split spec; the referenced item
+    replaced the fields beside it and ``delete`` was lost — read 1 → emitted 1, exit 0, nothing
+    said. Both are read now, each resolving its $refs in its own file; a field written in both
+    is the one beside the $ref, with a warning."""
+    (tmp_path / "beside_ref.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+        "  /pets/{id}:\n    $ref: paths/pets.yaml\n"
+        "    parameters: [{name: id, in: path, required: true, schema: {type: integer}}]\n"
+        "    delete:\n      operationId: deletePet\n"
+        "      responses: {'200': {description: ok, content: {application/json: "
+        "{schema: {$ref: '#/components/schemas/Gone'}}}}}\n"
+        "    get:\n      operationId: getPetHere\n      responses: {'204': {description: ok}}\n"
+        "components:\n  schemas:\n    Gone: {type: object, properties: {gone: {type: boolean}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "paths").mkdir()
+    (tmp_path / "paths" / "pets.yaml").write_text(
+        "get:\n  operationId: getPet\n  responses: {'204': {description: ok}}\n"
+        "put:\n  operationId: putPet\n  requestBody: {content: {application/json: "
+        "{schema: {$ref: 'pet.yaml'}}}}\n  responses: {'204': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "paths" / "pet.yaml").write_text(
+        "type: object\nproperties: {name: {type: string}}\n", encoding="utf-8"
+    )
+    tree, pkg = _compiled(tmp_path / "beside_ref.yaml", tmp_path / "out")
+    ops = pkg.http.API.operations
+    assert sorted(ops) == ["deletePet", "getPetHere", "putPet"]
+    for name in ops:  # the path-level parameter beside the $ref applies to every operation
+        assert [(p.name, p.location) for p in ops[name].parameters] == [("id", "path")]
+    assert pkg.DeletePetOutput.model_validate({"gone": True}).gone is True
+    assert pkg.PutPetCall.model_validate({"_tool": "putPet", "id": 1, "name": "Rex"}).name == "Rex"
+    said = [d.render() for d in tree.diagnostics if d.severity != "note"]
+    assert said == [
+        f"{tmp_path / 'beside_ref.yaml'}#/paths/~1pets~1{{id}}: warning: the path item has get both "
+        "beside its $ref and in the item it references; read as written beside the $ref — each "
+        "field in one of the two (OpenAPI leaves a field in both undefined)"
+    ]
+    counts = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)
+    assert "operations 3 → 3 emitted" in counts
 
 
 def test_a_split_specs_unreadable_file_is_an_error_that_says_why(tmp_path: Path) -> None:
