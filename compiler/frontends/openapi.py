@@ -482,6 +482,10 @@ class _Reader:
                 "operations a tool can call",
             )
         self.replay = self._replay(select)
+        if self.swagger and isinstance(
+            (as_object(self.spec.get("x-ms-parameterized-host")) or {}).get("hostTemplate"), str
+        ):
+            self.extensions.pop("x-ms-parameterized-host", None)  # read as the server
         entries = [(route, raw_item, paths_at) for route, raw_item in paths.items()]
         ms_paths = as_object(self.spec.get("x-ms-paths"))
         if ms_paths is not None:
@@ -769,6 +773,9 @@ class _Reader:
             schemes = [
                 s for s in as_array(self.spec.get("schemes")) or [] if s in ("https", "http")
             ]
+            ms_host = as_object(self.spec.get("x-ms-parameterized-host"))
+            if ms_host is not None and isinstance(ms_host.get("hostTemplate"), str):
+                return (self._parameterized_host(ms_host, base, schemes),)
             if not isinstance(host, str) or not host:
                 return (HttpServer(url=base or "/"),)
             return tuple(HttpServer(url=f"{s}://{host}{base}") for s in schemes or ["https"])
@@ -801,6 +808,49 @@ class _Reader:
         if owner is self.spec and not out:
             out.append(HttpServer(url="/"))
         return tuple(out)
+
+    def _parameterized_host(
+        self, ms_host: dict[str, Any], base: str, schemes: list[Any]
+    ) -> HttpServer:
+        """AutoRest's ``x-ms-parameterized-host`` (every Azure data-plane spec: Key Vault's
+        ``{vaultBaseUrl}``, Storage's ``{url}``) as a server with variables: its parameters'
+        defaults and enums, the others given with ``server_variables=``. Ignored as an
+        extension, the API had the server '/', and every client was refused ("not an absolute
+        URL") with nothing said of the host the spec declares."""
+        loc = self.top.child("x-ms-parameterized-host")
+        template = str(ms_host["hostTemplate"])
+        scheme = str(schemes[0]) if schemes else "https"
+        prefix = "" if ms_host.get("useSchemePrefix") is False else f"{scheme}://"
+        defaults: dict[str, str] = {}
+        enums: dict[str, tuple[str, ...]] = {}
+        named: list[str] = []
+        for i, raw in enumerate(as_array(ms_host.get("parameters")) or []):
+            found = self.deref(
+                _Where(raw, loc.child("parameters", i), self.spec, self.path), "parameter"
+            )
+            pobj = (as_object(found.value) if found is not None else None) or {}
+            name = pobj.get("name")
+            if not isinstance(name, str):
+                continue
+            named.append(name)
+            if isinstance(pobj.get("default"), (str, int, float)):
+                defaults[name] = str(pobj["default"])
+            listed = as_array(pobj.get("enum"))
+            if listed:
+                enums[name] = tuple(str(v) for v in listed)
+        url = prefix + template + base
+        given = [n for n in _PATH_TEMPLATE.findall(url) if n not in defaults]
+        self.diags.note(
+            loc,
+            f"x-ms-parameterized-host read as the server {url!r}"
+            + (
+                f": give {', '.join(map(repr, given))} with "
+                "HttpClient(server_variables={...}) (or base_url=)"
+                if given
+                else ""
+            ),
+        )
+        return HttpServer(url=url, variables=defaults, enums=enums)
 
     def security_schemes(self) -> dict[str, SecurityScheme]:
         if self.swagger:
