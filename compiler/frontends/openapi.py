@@ -544,6 +544,15 @@ class _Reader:
                     "would be sent as %20)",
                 )
                 route = route.strip()
+            if not route.startswith(("/", "?")):  # ("?...": an x-ms-paths key after basePath)
+                # a path is appended to the server URL: "pets/{id}" after ".../api" went out as
+                # ".../apipets/7", refused at run time as outside the servers, nothing said here
+                self.diags.warning(
+                    iloc,
+                    f"the path {route!r} does not start with /; read as {'/' + route!r}",
+                    "a path that starts with / (OpenAPI appends it to the server URL)",
+                )
+                route = "/" + route
             express = [f":{m}" for m in _EXPRESS_SEGMENT.findall(route)]
             if express:
                 # Vonage's media API: ``/:id/info`` is sent as written, and asks for no id

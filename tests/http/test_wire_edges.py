@@ -18,6 +18,8 @@
   media upload): the content's bytes — the Call took any value and every call was refused;
 - a path written with white space around it (Matrix's ``"/rooms/{roomId}/invite "``): sent
   without, said — it went out as ``/invite%20``;
+- a path key without its leading ``/`` (``ping/{n}``): sent as ``/ping/3``, said — it was
+  appended to the server URL as written and refused as outside the servers;
 - a required query parameter whose value is empty (``""``, ``[]``; Gotify's OIDC callback,
   listmonk's analytics, Intercom's): refused with a message for the model — it was sent as
   ``?code=``, an empty-valued parameter OpenAPI allows only with ``allowEmptyValue``, which a
@@ -140,6 +142,12 @@ paths:
     post:
       operationId: inviteUser
       parameters: [{name: roomId, in: path, required: true, schema: {type: string}}]
+      responses:
+        '202': {description: accepted}
+  ping/{n}:  # no leading slash, as hand-written specs have it
+    get:
+      operationId: ping
+      parameters: [{name: n, in: path, required: true, schema: {type: integer}}]
       responses:
         '202': {description: accepted}
 components:
@@ -275,6 +283,21 @@ def test_a_path_written_with_white_space_around_it_is_sent_without(
     ]
     assert _call(pkg, "inviteUser", roomId="r1").success
     assert SEEN[-1][0] == "/rooms/r1/invite"
+
+
+def test_a_path_without_its_leading_slash_is_sent_with_it(pkg: ModuleType, tmp_path: Path) -> None:
+    """The defect: a path key written ``ping/{n}`` was appended to the server URL as it was
+    (``http://host/apiping/3``): every call was refused at run time as outside the configured
+    servers, and generate said nothing. Read as ``/ping/{n}``, with a located warning."""
+    spec = tmp_path / "wire_edges.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    tree = compile_to_directory([spec], tmp_path / "out")
+    said = [f"{d.loc.pointer}: {d.found}" for d in tree.diagnostics if "start with /" in d.found]
+    assert said == [
+        "/paths/ping~1{n}: the path 'ping/{n}' does not start with /; read as '/ping/{n}'"
+    ]
+    assert _call(pkg, "ping", n=3).success
+    assert SEEN[-1][0] == "/ping/3"
 
 
 def test_the_base64_body_is_noted_where_it_is_read(tmp_path: Path) -> None:
