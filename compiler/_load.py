@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from toolbind.runtime.yaml12 import FloatKey, noting_yaml11
 from toolbind.runtime.yaml12 import TextDatesLoader as _TextDatesLoader
 from toolbind.runtime.yaml12 import YamlLoader as _YamlLoader
-from toolbind.runtime.yaml12 import noting_yaml11
 
 from .diagnostics import Diagnostic, describe
 from .ir import SourceLocation, escape_pointer_token
@@ -815,9 +815,9 @@ _JSON_VALUES = (
 def _checked(
     doc: Document, *, yaml_source: bool = False, int_keys: bool = False
 ) -> Document | Diagnostic:
-    """``doc``, or the first value JSON cannot hold. ``int_keys``: unquoted integer map keys
-    (``200:`` under ``responses``, common in real OpenAPI YAML) are read as their text, with
-    one warning located at the first."""
+    """``doc``, or the first value JSON cannot hold. ``int_keys``: unquoted number map keys
+    (``200:`` under ``responses``, common in real OpenAPI YAML; Matrix's ``1.18:`` under an
+    extension) are read as their text, with one warning located at the first."""
     plain = _plainly_json(doc.value) if yaml_source else _shallow_json(doc.value)
     if plain:
         return doc
@@ -825,6 +825,8 @@ def _checked(
         found = _int_keys_as_text(doc.value)
         if found is not None:
             pointer, key, count = found
+            kind = "number" if isinstance(key, FloatKey) else "integer"
+            shown = _key_text(key)
             doc = Document(
                 doc.path,
                 doc.value,
@@ -833,10 +835,15 @@ def _checked(
                     Diagnostic(
                         loc=SourceLocation(file=doc.path, pointer=pointer),
                         severity="warning",
-                        found=f"an unquoted integer map key, read as its text '{key}' (the "
+                        found=f"an unquoted {kind} map key, read as its text '{shown}' (the "
                         f"first of {count} in this file)",
                         expected="string keys (JSON object names are always strings)",
-                        hint=f"quote the key: '{key}': (OpenAPI asks for response codes in quotes)",
+                        hint=f"quote the key: '{shown}':"
+                        + (
+                            " (OpenAPI asks for response codes in quotes)"
+                            if kind == "integer"
+                            else ""
+                        ),
                     ),
                 ),
             )
@@ -852,12 +859,13 @@ def _checked(
     )
 
 
-def _int_keys_as_text(value: Any) -> tuple[str, int, int] | None:
+def _int_keys_as_text(value: Any) -> tuple[str, int | FloatKey, int] | None:
     """Rewrite, in place and in document order, every map key that is an integer (never a
-    boolean) as its decimal text; (pointer of the first, that key, how many). A map holding the
-    same key both ways (``200`` and ``'200'``) has no one meaning and is left for
-    ``_first_problem`` to refuse. Iterative; a map shared through an alias is rewritten once."""
-    first: tuple[str, int] | None = None
+    boolean) as its decimal text, and every ``FloatKey`` as the text written; (pointer of the
+    first, that key, how many). A map holding the same key both ways (``200`` and ``'200'``) has
+    no one meaning and is left for ``_first_problem`` to refuse. Iterative; a map shared through
+    an alias is rewritten once."""
+    first: tuple[str, int | FloatKey] | None = None
     count = 0
     seen: set[int] = set()
     stack: list[tuple[Any, str]] = [(value, "")]
@@ -872,19 +880,29 @@ def _int_keys_as_text(value: Any) -> tuple[str, int, int] | None:
             stack.extend((v, f"{pointer}/{i}") for i, v in reversed(list(enumerate(items))))
             continue
         obj = cast("dict[Any, Any]", node)
-        ints = [k for k in obj if type(k) is int]
-        if ints and len({str(k) for k in obj}) == len(obj):
+        ints = [k for k in obj if _number_key(k)]
+        if ints and len({_key_text(k) for k in obj}) == len(obj):
             if first is None:
-                first = (f"{pointer}/{ints[0]}", ints[0])
+                first = (f"{pointer}/{escape_pointer_token(_key_text(ints[0]))}", ints[0])
             count += len(ints)
             entries = list(obj.items())
             obj.clear()
-            obj.update((str(k) if type(k) is int else k, v) for k, v in entries)
+            obj.update((_key_text(k) if _number_key(k) else k, v) for k, v in entries)
         stack.extend(
             (v, f"{pointer}/{escape_pointer_token(k) if isinstance(k, str) else k}")
             for k, v in reversed(list(obj.items()))
         )
     return None if first is None else (first[0], first[1], count)
+
+
+def _number_key(key: object) -> bool:
+    """An integer (never a boolean) or a ``FloatKey``: a key read as its text."""
+    return type(key) is int or isinstance(key, FloatKey)
+
+
+def _key_text(key: object) -> str:
+    """A map key as the text a JSON document would hold (a ``FloatKey`` as written)."""
+    return key.text if isinstance(key, FloatKey) else str(key)
 
 
 def _plainly_json(value: Any, depth: int = 0) -> bool:

@@ -409,31 +409,62 @@ def Bounds(
     return AfterValidator(check)
 
 
+_REMEMBERED_TEXT = 16_384
+"""The longest JSON text of a value whose outcome a sub-schema check remembers."""
+_REMEMBERED_VALUES = 1_024
+"""How many outcomes one sub-schema check remembers (then it starts afresh)."""
+
+
 class _Sub:
     """A sub-schema's type, turned into a TypeAdapter on first use (the module is complete then)."""
 
     def __init__(self, tp: Any) -> None:
         self.tp = tp
         self._adapter: TypeAdapter[Any] | None = None
+        # what validating a small value gave, by its JSON text (see ``_outcome``)
+        self._outcomes: dict[str, ValidationError | None] = {}
 
     def _validate(self, value: Any) -> None:
         if self._adapter is None:
             self._adapter = TypeAdapter(self.tp)
         self._adapter.validate_python(value)
 
-    def matches(self, value: Any) -> bool:
+    def _outcome(self, value: Any) -> ValidationError | None:
+        """What validating ``value`` gives: None, or the error — remembered for a small plain
+        JSON value. A oneOf/allOf check validates the value against each variant, whose own
+        checks validate the value's parts again, once per variant tried at every level above
+        (and pydantic's union tries its members too): nested variants cost the product of
+        their counts. Validation is a function of the JSON value, so each part is checked once
+        per variant."""
+        try:
+            text = json.dumps(value, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError):  # not plain JSON (a model instance): not remembered
+            return self._run(value)
+        if len(text) > _REMEMBERED_TEXT:
+            return self._run(value)
+        if text in self._outcomes:
+            return self._outcomes[text]
+        outcome = self._run(value)
+        if len(self._outcomes) >= _REMEMBERED_VALUES:
+            self._outcomes.clear()
+        self._outcomes[text] = outcome
+        return outcome
+
+    def _run(self, value: Any) -> ValidationError | None:
         try:
             self._validate(value)
-        except ValidationError:  # (no message made: oneOf tries every variant)
-            return False
-        return True
+        except ValidationError as exc:
+            return exc
+        return None
+
+    def matches(self, value: Any) -> bool:
+        return self._outcome(value) is None  # (no message made: oneOf tries every variant)
 
     def problems(self, value: Any) -> str | None:
         """None when ``value`` matches; else what does not, as the first few errors (where and
         why: a model retrying, or a developer, learns which field to fix)."""
-        try:
-            self._validate(value)
-        except ValidationError as exc:
+        exc = self._outcome(value)
+        if exc is not None:
             errors = exc.errors(include_url=False, include_input=False)
             shown = [
                 (".".join(str(p) for p in e["loc"]) or "the value") + ": " + e["msg"]
@@ -444,9 +475,28 @@ class _Sub:
         return None
 
 
+_SUBS: dict[Any, _Sub] = {}
+
+
+def _sub(tp: Any) -> _Sub:
+    """The one ``_Sub`` of ``tp``. A generated alias's annotation (``Annotated[A | B,
+    ExactlyOne(A, B)]``) is evaluated again each time pydantic builds a schema that reaches
+    it, and each evaluation made new checks, each building its own TypeAdapter on first use:
+    with nested variants (OpenSearch's mappings: a property is one of 47 kinds, with
+    properties of its own) thousands were built while one answer was checked — a 3 KB part of
+    a 168 KB index template answer took 8 s, the whole answer over 8 minutes."""
+    try:
+        found = _SUBS.get(tp)
+    except TypeError:  # an unhashable type: its own check
+        return _Sub(tp)
+    if found is None:
+        found = _SUBS.setdefault(tp, _Sub(tp))
+    return found
+
+
 def AllOf(*tps: Any) -> BeforeValidator:
     """``allOf`` parts beyond the one that gives the Python type: the value matches each."""
-    subs = [_Sub(tp) for tp in tps]
+    subs = [_sub(tp) for tp in tps]
 
     def check(value: Any) -> Any:
         plain = _plain(value)
@@ -461,7 +511,7 @@ def AllOf(*tps: Any) -> BeforeValidator:
 
 def ExactlyOne(*tps: Any) -> BeforeValidator:
     """``oneOf``: exactly one of the variants matches (pydantic's union takes the best one)."""
-    subs = [_Sub(tp) for tp in tps]
+    subs = [_sub(tp) for tp in tps]
 
     def check(value: Any) -> Any:
         plain = _plain(value)
@@ -475,8 +525,8 @@ def ExactlyOne(*tps: Any) -> BeforeValidator:
 
 def PrefixItems(prefix: tuple[Any, ...], rest: Any = None) -> BeforeValidator:
     """``prefixItems`` (draft 7: array ``items``) and the ``items`` that follow them."""
-    subs = [_Sub(tp) for tp in prefix]
-    tail = _Sub(rest) if rest is not None else None
+    subs = [_sub(tp) for tp in prefix]
+    tail = _sub(rest) if rest is not None else None
 
     def check(value: Any) -> Any:
         data: object = value
@@ -492,7 +542,7 @@ def PrefixItems(prefix: tuple[Any, ...], rest: Any = None) -> BeforeValidator:
 
 def Not(tp: Any) -> BeforeValidator:
     """``not``: reject values that match ``tp``."""
-    sub = _Sub(tp)
+    sub = _sub(tp)
 
     def check(value: Any) -> Any:
         if sub.matches(_plain(value)):
@@ -505,9 +555,9 @@ def Not(tp: Any) -> BeforeValidator:
 def IfThenElse(if_: Any, then: Any = None, else_: Any = None) -> BeforeValidator:
     """``if``/``then``/``else``: ``then`` must hold where ``if`` matches, ``else`` elsewhere."""
     cond, yes, no = (
-        _Sub(if_),
-        _Sub(then) if then is not None else None,
-        _Sub(else_) if else_ is not None else None,
+        _sub(if_),
+        _sub(then) if then is not None else None,
+        _sub(else_) if else_ is not None else None,
     )
 
     def check(value: Any) -> Any:
@@ -522,7 +572,7 @@ def IfThenElse(if_: Any, then: Any = None, else_: Any = None) -> BeforeValidator
 
 def Contains(tp: Any, min_contains: int = 1, max_contains: int | None = None) -> BeforeValidator:
     """``contains`` with ``minContains``/``maxContains`` (arrays only)."""
-    sub = _Sub(tp)
+    sub = _sub(tp)
 
     def check(value: Any) -> Any:
         data: object = value
@@ -555,7 +605,7 @@ def DependentRequired(requires: dict[str, tuple[str, ...]]) -> BeforeValidator:
 
 def DependentSchemas(schemas: dict[str, Any]) -> BeforeValidator:
     """``dependentSchemas``: when a key is present, the whole object must match its schema."""
-    subs = {key: _Sub(tp) for key, tp in schemas.items()}
+    subs = {key: _sub(tp) for key, tp in schemas.items()}
 
     def check(value: Any) -> Any:
         plain = _plain(value)
@@ -572,8 +622,8 @@ def PatternProperties(
     patterns: dict[str, Any], declared: tuple[str, ...] = (), additional: Any = None
 ) -> BeforeValidator:
     """``patternProperties``; ``additional`` covers keys neither ``declared`` nor matched."""
-    compiled = [(_compile(p), _Sub(tp)) for p, tp in patterns.items()]
-    rest = _Sub(additional) if additional is not None else None
+    compiled = [(_compile(p), _sub(tp)) for p, tp in patterns.items()]
+    rest = _sub(additional) if additional is not None else None
     known = frozenset(declared)
 
     def check(value: Any) -> Any:
@@ -597,7 +647,7 @@ def PatternProperties(
 
 def PropertyNames(tp: Any) -> BeforeValidator:
     """``propertyNames``: every key of an object matches ``tp``."""
-    sub = _Sub(tp)
+    sub = _sub(tp)
 
     def check(value: Any) -> Any:
         plain = _plain(value)
@@ -636,10 +686,10 @@ class _Evaluator:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.patterns = [_compile(p) for p in plan.patterns]
-        self.contains = _Sub(plan.contains) if plan.contains is not None else None
+        self.contains = _sub(plan.contains) if plan.contains is not None else None
         self.always = [_Evaluator(p) for p in plan.always]
-        self.branches = [(_Sub(tp), _Evaluator(p)) for tp, p in plan.branches]
-        self.if_ = (_Sub(plan.if_[0]), _Evaluator(plan.if_[1])) if plan.if_ else None
+        self.branches = [(_sub(tp), _Evaluator(p)) for tp, p in plan.branches]
+        self.if_ = (_sub(plan.if_[0]), _Evaluator(plan.if_[1])) if plan.if_ else None
         self.then = _Evaluator(plan.then) if plan.then is not None else None
         self.else_ = _Evaluator(plan.else_) if plan.else_ is not None else None
         self.dependent = [(k, _Evaluator(p)) for k, p in plan.dependent]
@@ -683,7 +733,7 @@ class _Evaluator:
 def Unevaluated(kind: str, tp: Any, plan: Plan) -> BeforeValidator:
     """``unevaluatedProperties`` / ``unevaluatedItems``: what ``plan`` does not evaluate must
     match ``tp``."""
-    sub = _Sub(tp)
+    sub = _sub(tp)
     evaluator = _Evaluator(plan)
 
     def check(value: Any) -> Any:

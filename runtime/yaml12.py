@@ -17,7 +17,7 @@ import math
 import re
 import sys
 from collections.abc import Generator
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -133,9 +133,41 @@ YamlLoader.add_constructor("tag:yaml.org,2002:int", YamlLoader.construct_core_in
 YamlLoader.add_constructor("tag:yaml.org,2002:float", YamlLoader.construct_core_float)
 
 
-class TextDatesLoader(YamlLoader):  # type: ignore[misc,valid-type]
-    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2)."""
+class FloatKey(float):
+    """A plain map key YAML reads as a float (Matrix's ``x-changedInMatrixVersion: {1.18: ...}``),
+    with the text written (``1.10`` stays ``1.10``, where ``str(1.10)`` is ``1.1``): the compiler
+    reads it as that text, with a warning, as it does an unquoted integer key."""
 
+    __slots__ = ("text",)
+    text: str
+
+
+class TextDatesLoader(YamlLoader):  # type: ignore[misc,valid-type]
+    """The same loader, reading unquoted dates and timestamps as the text written (YAML 1.2),
+    and a plain map key YAML reads as a float as a ``FloatKey`` that keeps its text."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        for key_node, _ in node.value:
+            if (
+                isinstance(key_node, yaml.ScalarNode)
+                and key_node.tag == "tag:yaml.org,2002:float"
+                and key_node.style in (None, "")  # "": libyaml's plain
+            ):
+                key_node.tag = _FLOAT_KEY_TAG
+        base: Any = super()
+        return cast("dict[Any, Any]", base.construct_mapping(node, deep=deep))
+
+    def construct_float_key(self, node: Any) -> float:
+        value = self.construct_core_float(node)
+        if not math.isfinite(value):  # .inf or .nan: no number a key means; refused as before
+            return value
+        key = FloatKey(value)
+        key.text = str(node.value)
+        return key
+
+
+_FLOAT_KEY_TAG = "tag:toolbind,2026:float-key"
+TextDatesLoader.add_constructor(_FLOAT_KEY_TAG, TextDatesLoader.construct_float_key)
 
 TextDatesLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]

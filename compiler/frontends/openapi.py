@@ -87,6 +87,7 @@ from . import _opmemo
 from ._jsonschema import SchemaLowerer
 from ._resolver import (
     MISSING,
+    _explain_missing,  # pyright: ignore[reportPrivateUsage]
     _join_shown,  # pyright: ignore[reportPrivateUsage]
     ref_file,
     walk_pointer,
@@ -374,18 +375,34 @@ class _Reader:
                     )
                 loaded = self._documents[target]
                 if not isinstance(loaded, Document):
-                    self.diags.warning(
-                        rloc, f"{what} $ref {ref!r} names a file that cannot be read", None
+                    # an error, as for a schema's $ref: what the file holds (a split spec's
+                    # path items, operations) is lost; it was a warning that said no cause
+                    at = (
+                        f"{loaded.loc.file}:{loaded.line}:{loaded.column or 1}"
+                        if loaded.line
+                        else str(loaded.loc)
+                        if loaded.loc.pointer
+                        else loaded.loc.file
+                    )
+                    self.diags.error(
+                        rloc,
+                        f"{what} $ref {ref!r} names a file that cannot be read "
+                        f"({at}: {loaded.found})",
+                        "a readable JSON or YAML file, named relative to this spec",
                     )
                     return None
                 root, path, file = loaded.value, target, loaded.path
             pointer = unquote(fragment)
             value = walk_pointer(root, pointer)
             if value is MISSING:
+                why, suggestion = _explain_missing(root, pointer)
                 self.diags.warning(
                     rloc,
-                    f"{what} $ref {ref!r} does not resolve; the {what} is skipped",
-                    "a JSON pointer to an existing value",
+                    f"{what} $ref {ref!r} does not resolve: {why}; the {what} is skipped",
+                    f"a JSON pointer to an existing value in {file}",
+                    hint=f"did you mean {(file_part + '#' + suggestion)!r}?"
+                    if suggestion
+                    else None,
                 )
                 return None
             where = _Where(
@@ -435,11 +452,25 @@ class _Reader:
         tools: list[ToolSpec] = []
         operations: dict[str, HttpOperation] = {}
         self.fields(self.spec, self.top, "document", _DOC_FIELDS)
-        paths = as_object(self.spec.get("paths", {}))
+        paths_at = _Where(self.spec.get("paths", {}), self.top.child("paths"), self.spec, self.path)
+        if "$ref" in (as_object(paths_at.value) or {}):
+            # the whole map in another file (json-refs' multi-file Swagger: ``paths: {$ref:
+            # ./paths/index.yaml}``): OpenAPI allows a $ref per path item only, but the meaning
+            # is plain — read as a path item named "$ref", the spec compiled to no tool
+            self.diags.warning(
+                paths_at.loc.child("$ref"),
+                "paths is a $ref to the whole map; followed",
+                "a map of paths to path items (each may be a $ref)",
+            )
+            paths_at = self.deref(paths_at, "paths") or _Where(
+                {}, paths_at.loc, self.spec, self.path
+            )
+        raw_paths: Any = paths_at.value
+        paths = as_object(raw_paths)
         if paths is None:
             self.diags.error(
-                self.top.child("paths"),
-                f"paths is {describe(self.spec.get('paths'))}",
+                paths_at.loc,
+                f"paths is {describe(raw_paths)}",
                 "an object mapping paths to path items",
             )
             return None
@@ -451,11 +482,31 @@ class _Reader:
                 "operations a tool can call",
             )
         self.replay = self._replay(select)
-        for route, raw_item in paths.items():
-            iloc = self.top.child("paths", route)
+        if self.swagger and isinstance(
+            (as_object(self.spec.get("x-ms-parameterized-host")) or {}).get("hostTemplate"), str
+        ):
+            self.extensions.pop("x-ms-parameterized-host", None)  # read as the server
+        entries = [(route, raw_item, paths_at) for route, raw_item in paths.items()]
+        ms_paths = as_object(self.spec.get("x-ms-paths"))
+        if ms_paths is not None:
+            # AutoRest's paths whose key carries a fixed query (Azure Storage's
+            # ``/{containerName}?restype=container``): Swagger 2.0 cannot declare two operations
+            # on one path that a query tells apart. Skipped as an extension, every such
+            # operation was lost (all of a storage data-plane spec) with one note; the query is
+            # part of the path template, sent as written before the call's own query.
+            self.extensions.pop("x-ms-paths", None)
+            ms_at = _Where(ms_paths, self.top.child("x-ms-paths"), self.spec, self.path)
+            entries += [(route, raw_item, ms_at) for route, raw_item in ms_paths.items()]
+            self.diags.note(
+                ms_at.loc,
+                f"{len(ms_paths)} path(s) read from x-ms-paths (AutoRest's paths with a fixed "
+                "query): each query is sent as written",
+            )
+        for route, raw_item, in_map in entries:
+            iloc = in_map.loc.child(route)
             if route.startswith("x-"):
                 continue
-            item = self.deref(_Where(raw_item, iloc, self.spec, self.path), "path item")
+            item = self.deref(_Where(raw_item, iloc, in_map.root, in_map.path), "path item")
             if item is None:
                 continue
             item_obj = as_object(item.value)
@@ -465,6 +516,43 @@ class _Reader:
                 )
                 continue
             self.fields(item_obj, item.loc, "path item", _ITEM_FIELDS)
+            # A path item's $ref may have fields beside it (OpenAPI's Path Item Object has $ref
+            # as a field): ``/pets/{id}: {$ref: pets.yaml, delete: ...}``. The referenced item
+            # replaced them, and their operations were lost without a word. Both are read, each
+            # with its own document's $refs; a field in both is the local one's (said).
+            parts: tuple[_Where, ...] = (item,)
+            raw_obj = as_object(raw_item) or {}
+            beside = {k: v for k, v in raw_obj.items() if k != "$ref"}
+            if "$ref" in raw_obj and beside and item.value is not raw_item:
+                self.fields(beside, iloc, "path item", _ITEM_FIELDS)
+                both = sorted(k for k in beside if k in item_obj and not k.startswith("x-"))
+                if both:
+                    self.diags.warning(
+                        iloc,
+                        f"the path item has {', '.join(both)} both beside its $ref and in the "
+                        "item it references; read as written beside the $ref",
+                        "each field in one of the two (OpenAPI leaves a field in both undefined)",
+                    )
+                parts = (item, _Where(beside, iloc, in_map.root, in_map.path))
+            if route != route.strip():
+                # Matrix's invite: "/rooms/{roomId}/invite " — the space went out as %20 on
+                # every call, a path no server has (Prism: no such route)
+                self.diags.warning(
+                    iloc,
+                    f"the path {route!r} has white space around it; read as {route.strip()!r}",
+                    "a path that starts with / and has no white space (a URL has none: a space "
+                    "would be sent as %20)",
+                )
+                route = route.strip()
+            if not route.startswith(("/", "?")):  # ("?...": an x-ms-paths key after basePath)
+                # a path is appended to the server URL: "pets/{id}" after ".../api" went out as
+                # ".../apipets/7", refused at run time as outside the servers, nothing said here
+                self.diags.warning(
+                    iloc,
+                    f"the path {route!r} does not start with /; read as {'/' + route!r}",
+                    "a path that starts with / (OpenAPI appends it to the server URL)",
+                )
+                route = "/" + route
             express = [f":{m}" for m in _EXPRESS_SEGMENT.findall(route)]
             if express:
                 # Vonage's media API: ``/:id/info`` is sent as written, and asks for no id
@@ -475,14 +563,17 @@ class _Reader:
                     "a path template: " + _EXPRESS_SEGMENT.sub(r"{\1}", route),
                     hint="write the path with {name} and declare the path parameter",
                 )
-            for method, raw_op in item_obj.items():
+            methods = {m: part for part in parts for m in as_object(part.value) or {}}
+            for method, holder in methods.items():
                 if method not in METHODS:
                     continue
+                raw_op = holder.value[method]
                 self.counts["operations", "read"] += 1
                 # Split specs put whole operations in other files (``get: {$ref: ops/x.yaml}``):
                 # followed like any $ref, and the operation's own $refs are relative to its file.
                 found = self.deref(
-                    _Where(raw_op, item.loc.child(method), item.root, item.path), "operation"
+                    _Where(raw_op, holder.loc.child(method), holder.root, holder.path),
+                    "operation",
                 )
                 if found is None:
                     self.counts["operations", "reported"] += 1
@@ -504,14 +595,14 @@ class _Reader:
                         "sends, not operations a tool can call",
                     )
                 if self.replay is None:
-                    built = self.operation(route, method, item, op, oloc, select, found)
+                    built = self.operation(route, method, parts, op, oloc, select, found)
                 else:
-                    mine = item.root is self.spec and found.root is self.spec
+                    mine = len(parts) == 1 and item.root is self.spec and found.root is self.spec
                     at = item.loc.pointer
                     built = self.replay.operation(
                         oloc.pointer,
                         [f"{at}/parameters", f"{at}/servers", oloc.pointer] if mine else None,
-                        partial(self.operation, route, method, item, op, oloc, select, found),
+                        partial(self.operation, route, method, parts, op, oloc, select, found),
                     )
                 if built is None:
                     self.counts["operations", "filtered"] += 1
@@ -691,6 +782,9 @@ class _Reader:
             schemes = [
                 s for s in as_array(self.spec.get("schemes")) or [] if s in ("https", "http")
             ]
+            ms_host = as_object(self.spec.get("x-ms-parameterized-host"))
+            if ms_host is not None and isinstance(ms_host.get("hostTemplate"), str):
+                return (self._parameterized_host(ms_host, base, schemes),)
             if not isinstance(host, str) or not host:
                 return (HttpServer(url=base or "/"),)
             return tuple(HttpServer(url=f"{s}://{host}{base}") for s in schemes or ["https"])
@@ -723,6 +817,49 @@ class _Reader:
         if owner is self.spec and not out:
             out.append(HttpServer(url="/"))
         return tuple(out)
+
+    def _parameterized_host(
+        self, ms_host: dict[str, Any], base: str, schemes: list[Any]
+    ) -> HttpServer:
+        """AutoRest's ``x-ms-parameterized-host`` (every Azure data-plane spec: Key Vault's
+        ``{vaultBaseUrl}``, Storage's ``{url}``) as a server with variables: its parameters'
+        defaults and enums, the others given with ``server_variables=``. Ignored as an
+        extension, the API had the server '/', and every client was refused ("not an absolute
+        URL") with nothing said of the host the spec declares."""
+        loc = self.top.child("x-ms-parameterized-host")
+        template = str(ms_host["hostTemplate"])
+        scheme = str(schemes[0]) if schemes else "https"
+        prefix = "" if ms_host.get("useSchemePrefix") is False else f"{scheme}://"
+        defaults: dict[str, str] = {}
+        enums: dict[str, tuple[str, ...]] = {}
+        named: list[str] = []
+        for i, raw in enumerate(as_array(ms_host.get("parameters")) or []):
+            found = self.deref(
+                _Where(raw, loc.child("parameters", i), self.spec, self.path), "parameter"
+            )
+            pobj = (as_object(found.value) if found is not None else None) or {}
+            name = pobj.get("name")
+            if not isinstance(name, str):
+                continue
+            named.append(name)
+            if isinstance(pobj.get("default"), (str, int, float)):
+                defaults[name] = str(pobj["default"])
+            listed = as_array(pobj.get("enum"))
+            if listed:
+                enums[name] = tuple(str(v) for v in listed)
+        url = prefix + template + base
+        given = [n for n in _PATH_TEMPLATE.findall(url) if n not in defaults]
+        self.diags.note(
+            loc,
+            f"x-ms-parameterized-host read as the server {url!r}"
+            + (
+                f": give {', '.join(map(repr, given))} with "
+                "HttpClient(server_variables={...}) (or base_url=)"
+                if given
+                else ""
+            ),
+        )
+        return HttpServer(url=url, variables=defaults, enums=enums)
 
     def security_schemes(self) -> dict[str, SecurityScheme]:
         if self.swagger:
@@ -848,15 +985,17 @@ class _Reader:
         self,
         route: str,
         method: str,
-        item: _Where,
+        items: tuple[_Where, ...],
         op: dict[str, Any],
         loc: SourceLocation,
         select: OperationFilter | None,
         op_doc: _Where,
     ) -> tuple[ToolSpec, HttpOperation] | None:
-        """One operation as a tool. ``op_doc`` is where ``op`` was read: the document its own
-        ``$ref``s (parameters, body, responses) are relative to, which a path item's are not when
-        the operation was ``$ref``-ed from another file."""
+        """One operation as a tool. ``items``: the path item's parts (the item, then what is
+        written beside its $ref), each with the document its $refs are relative to. ``op_doc``
+        is where ``op`` was read: the document its own ``$ref``s (parameters, body, responses)
+        are relative to, which a path item's are not when the operation was ``$ref``-ed from
+        another file."""
         raw_id = op.get("operationId")
         operation_id = raw_id if isinstance(raw_id, str) and raw_id else None
         tags = tuple(t for t in as_array(op.get("tags")) or [] if isinstance(t, str))
@@ -869,11 +1008,14 @@ class _Reader:
                 loc,
                 f"operation {method.upper()} {route} is the tool {name!r} ({wanted!r} was taken)",
             )
-        item_obj: dict[str, Any] = item.value
+        item = items[0]
+        owners: list[tuple[dict[str, Any], SourceLocation, _Where]] = [
+            (as_object(part.value) or {}, part.loc, part) for part in items
+        ]
         # Parameters: path-level first, operation-level overriding by (name, in).
         raw_params: dict[tuple[str, str], _Where] = {}
         accept: str | None = None  # a declared ``Accept`` header parameter's one value
-        for owner, oloc, doc in ((item_obj, item.loc, item), (op, loc, op_doc)):
+        for owner, oloc, doc in (*owners, (op, loc, op_doc)):
             for i, raw in enumerate(as_array(owner.get("parameters")) or []):
                 p = self.deref(
                     _Where(raw, oloc.child("parameters", i), doc.root, doc.path), "parameter"
@@ -1022,12 +1164,13 @@ class _Reader:
             tool=name,
             operation_id=operation_id,
             method=method.upper(),
-            path=route,
+            path=_fixed_query_left(route, {p.name for p in params if p.location == "query"}),
             parameters=tuple(params),
             body=body,
             responses=responses,
             security=self.security(op.get("security"), loc.child("security")),
-            servers=self.servers(op, loc) or self.servers(item_obj, item.loc),
+            servers=self.servers(op, loc)
+            or next((got for o, at, _ in reversed(owners) if (got := self.servers(o, at))), ()),
             deprecated=deprecated,
             accept=accept,
         )
@@ -1300,6 +1443,12 @@ class _Reader:
                 "request can be sent as",
             )
             media_type = sent
+        if kind == "binary" and isinstance(self._resolved(node), AnyNode):
+            # OpenAPI 3.1 writes raw content as a schema without a type (``image/png: {}``,
+            # Matrix's upload: ``application/octet-stream: {schema: {description: ...}}``), as
+            # a missing schema is: the content's bytes. Read as any value, the Call asked the
+            # model for whatever it liked, and every call was refused as not base64 content.
+            node = StringNode(meta=self._resolved(node).meta, format="binary")
         obj = self._object_of(node)
         target = self._resolved(node)
         if kind in ("form", "multipart") and isinstance(
@@ -1549,6 +1698,17 @@ class _Reader:
             )
             self.counts["responses", "emitted"] += 1
         return output, tuple(out), tuple(errors)
+
+
+def _fixed_query_left(route: str, declared: set[str]) -> str:
+    """``route`` without the pairs of its fixed query (an x-ms-paths key's
+    ``?restype=container&comp=acl``) that a declared query parameter sends: AutoRest's specs
+    declare those too (``restype``, required, ``enum: [container]``), and both went out."""
+    path, mark, query = route.partition("?")
+    if not mark or not declared:
+        return route
+    kept = [pair for pair in query.split("&") if unquote(pair.split("=", 1)[0]) not in declared]
+    return path + ("?" + "&".join(kept) if kept else "")
 
 
 def _property_key(name: str) -> str:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import datetime
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from toolbind.compiler import generate_tree
 from toolbind.compiler._load import (
     MAX_DEPTH,
     Document,
@@ -159,6 +161,50 @@ def test_unquoted_integer_keys_of_openapi_yaml_are_their_text_and_never_kept_sil
     # outside OpenAPI (no dates_as_text) an integer key is refused as before
     plain = parse_text("r:\n  200: a\n", "x.yaml")
     assert not isinstance(plain, Document) and "integer 200" in plain.found
+
+
+def test_unquoted_float_keys_of_openapi_yaml_are_the_text_written(tmp_path: Path) -> None:
+    """The defect: Matrix's client-server ``report_content.yaml`` (matrix-org/matrix-spec,
+    Apache-2.0) writes ``x-changedInMatrixVersion: {1.8: ..., 1.18: ...}`` on an operation; YAML
+    reads those keys as floats, and the whole spec was refused (exit 1: "a YAML map key that is a
+    number 1.18") although the key sits in an extension toolbind ignores. Such a key is now read
+    as the text written (``1.10`` stays ``1.10``), with the warning an integer key gets."""
+    text = (
+        "openapi: 3.1.0\n"
+        "info: {title: Matrix Reporting, version: 1.0.0}\n"
+        "paths:\n"
+        "  /rooms/{roomId}/report:\n"
+        "    post:\n"
+        "      operationId: reportRoom\n"
+        "      x-changedInMatrixVersion:\n"
+        "        1.8: This endpoint now requires the user to be joined to the room.\n"
+        "        1.10: Servers MAY prevent room ID enumeration.\n"
+        "      parameters:\n"
+        "        - {in: path, name: roomId, required: true, schema: {type: string}}\n"
+        "      responses:\n"
+        "        '200': {description: ok}\n"
+    )
+    doc = parse_text(text, "report.yaml", dates_as_text=True)
+    assert isinstance(doc, Document), doc
+    extension = doc.value["paths"]["/rooms/{roomId}/report"]["post"]["x-changedInMatrixVersion"]
+    assert list(extension) == ["1.8", "1.10"]
+    assert all(type(k) is str for k in extension)
+    assert [w.render() for w in doc.warnings] == [
+        "report.yaml#/paths/~1rooms~1{roomId}~1report/post/x-changedInMatrixVersion/1.8: warning: "
+        "an unquoted number map key, read as its text '1.8' (the first of 2 in this file) — "
+        "string keys (JSON object names are always strings) (hint: quote the key: '1.8':)"
+    ]
+    # the whole spec compiles to its one tool
+    spec = tmp_path / "report.yaml"
+    spec.write_text(text, encoding="utf-8")
+    tree = generate_tree([spec])
+    tools = json.loads(tree.files["report/tools.json"])["tools"]
+    assert [t["name"] for t in tools] == ["reportRoom"]
+    # outside OpenAPI a float key is refused as before, and so is one written both ways
+    plain = parse_text("r:\n  1.5: a\n", "x.yaml")
+    assert not isinstance(plain, Document) and "number 1.5" in plain.found
+    both = parse_text("r:\n  1.5: a\n  '1.5': b\n", "x.yaml", dates_as_text=True)
+    assert not isinstance(both, Document)
 
 
 # (YAML text, the value YAML 1.2's core schema reads, whether YAML 1.1 reads it otherwise)

@@ -842,6 +842,117 @@ def test_relative_refs_across_files(compile_spec: CompileSpec) -> None:
     )
 
 
+def test_paths_as_one_ref_to_a_file_of_path_items_is_followed(tmp_path: Path) -> None:
+    """The defect: json-refs' multi-file Swagger (mohsen1/multi-file-swagger-example, MIT; the
+    layout its blog post taught) writes ``paths: {$ref: ./paths/index.yaml}``, a file mapping
+    each path to a path-item file. The "$ref" key was read as a path whose item is a string:
+    0 tools, exit 0, and a warning that named no cause. The map is followed (said), and each
+    path item's own $refs are relative to the file it is in."""
+    files = {
+        "jsonrefs_index.yaml": "swagger: '2.0'\ninfo: {version: 0.0.0, title: Simple API}\n"
+        "host: api.example.com\npaths:\n  $ref: ./paths/index.yaml\n",
+        "paths/index.yaml": "/foo:\n  $ref: ./foo.yaml\n/nested:\n  $ref: ./nested.yaml#/response\n",
+        "paths/foo.yaml": "get:\n  responses:\n    '200':\n      description: OK\n",
+        "paths/nested.yaml": "response:\n  get:\n    responses:\n      '200':\n"
+        "        description: OK\n        schema:\n          $ref: '#/nested/SameFileReference'\n"
+        "nested:\n  SameFileReference:\n    type: object\n"
+        "    properties:\n      name:\n        type: string\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    tree, pkg = _compiled(tmp_path / "jsonrefs_index.yaml", tmp_path / "out")
+    assert sorted(pkg.http.API.operations) == ["get_foo", "get_nested"]
+    assert pkg.http.API.operations["get_nested"].path == "/nested"
+    assert pkg.GetNestedOutput.model_validate({"name": "a"}).name == "a"
+    said = [d.render() for d in tree.diagnostics if d.severity != "note"]
+    assert said == [
+        f"{tmp_path / 'jsonrefs_index.yaml'}#/paths/$ref: warning: paths is a $ref to the whole map; "
+        "followed — a map of paths to path items (each may be a $ref)"
+    ]
+
+
+def test_fields_beside_a_path_items_ref_are_read_too(tmp_path: Path) -> None:
+    """The defect: OpenAPI's Path Item Object has ``$ref`` as a field, so ``/pets/{id}: {$ref:
+    pets.yaml, parameters: [...], delete: ...}`` is a valid split spec; the referenced item
+    replaced the fields beside it and ``delete`` was lost — read 1 → emitted 1, exit 0, nothing
+    said. Both are read now, each resolving its $refs in its own file; a field written in both
+    is the one beside the $ref, with a warning."""
+    (tmp_path / "beside_ref.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+        "  /pets/{id}:\n    $ref: paths/pets.yaml\n"
+        "    parameters: [{name: id, in: path, required: true, schema: {type: integer}}]\n"
+        "    delete:\n      operationId: deletePet\n"
+        "      responses: {'200': {description: ok, content: {application/json: "
+        "{schema: {$ref: '#/components/schemas/Gone'}}}}}\n"
+        "    get:\n      operationId: getPetHere\n      responses: {'204': {description: ok}}\n"
+        "components:\n  schemas:\n    Gone: {type: object, properties: {gone: {type: boolean}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "paths").mkdir()
+    (tmp_path / "paths" / "pets.yaml").write_text(
+        "get:\n  operationId: getPet\n  responses: {'204': {description: ok}}\n"
+        "put:\n  operationId: putPet\n  requestBody: {content: {application/json: "
+        "{schema: {$ref: 'pet.yaml'}}}}\n  responses: {'204': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "paths" / "pet.yaml").write_text(
+        "type: object\nproperties: {name: {type: string}}\n", encoding="utf-8"
+    )
+    tree, pkg = _compiled(tmp_path / "beside_ref.yaml", tmp_path / "out")
+    ops = pkg.http.API.operations
+    assert sorted(ops) == ["deletePet", "getPetHere", "putPet"]
+    for name in ops:  # the path-level parameter beside the $ref applies to every operation
+        assert [(p.name, p.location) for p in ops[name].parameters] == [("id", "path")]
+    assert pkg.DeletePetOutput.model_validate({"gone": True}).gone is True
+    assert pkg.PutPetCall.model_validate({"_tool": "putPet", "id": 1, "name": "Rex"}).name == "Rex"
+    said = [d.render() for d in tree.diagnostics if d.severity != "note"]
+    assert said == [
+        f"{tmp_path / 'beside_ref.yaml'}#/paths/~1pets~1{{id}}: warning: the path item has get both "
+        "beside its $ref and in the item it references; read as written beside the $ref — each "
+        "field in one of the two (OpenAPI leaves a field in both undefined)"
+    ]
+    counts = next(d.found for d in tree.diagnostics if "read → emitted" in d.found)
+    assert "operations 3 → 3 emitted" in counts
+
+
+def test_a_split_specs_unreadable_file_is_an_error_that_says_why(tmp_path: Path) -> None:
+    """The defect: a path item (or operation, parameter, body, response) $ref'd from a file that
+    is missing or not valid YAML was a warning with no cause ("names a file that cannot be
+    read"), exit 0 with its operations gone — where a schema's $ref to such a file is an error
+    that says where the file breaks. Now the same error; a pointer that finds nothing in a
+    readable file says which member is missing."""
+    (tmp_path / "paths").mkdir()
+    (tmp_path / "api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n"
+        "  /a: {$ref: paths/a.yaml}\n  /b: {$ref: paths/missing.yaml}\n"
+        "  /c: {$ref: 'paths/a.yaml#/gets'}\n  /e: {$ref: paths/bad.yaml}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "paths" / "a.yaml").write_text(
+        "get:\n  operationId: a\n  responses: {'200': {description: ok}}\n", encoding="utf-8"
+    )
+    (tmp_path / "paths" / "bad.yaml").write_text(
+        "get:\n  operationId: e\n  responses: {'200': {description: ok\n", encoding="utf-8"
+    )
+    spec = tmp_path / "api.yaml"
+    with pytest.raises(SpecError) as caught:
+        build([spec], formatted=False)
+    said = [d.render() for d in caught.value.diagnostics if d.severity != "note"]
+    assert said == [
+        f"{spec}#/paths/~1b/$ref: error: path item $ref 'paths/missing.yaml' names a file that "
+        f"cannot be read ({tmp_path / 'paths' / 'missing.yaml'}: no such file) — a readable "
+        "JSON or YAML file, named relative to this spec",
+        f"{spec}#/paths/~1c/$ref: warning: path item $ref 'paths/a.yaml#/gets' does not "
+        "resolve: '#' has no member 'gets'; the path item is skipped — a JSON pointer to an "
+        f"existing value in {tmp_path / 'paths' / 'a.yaml'} (hint: did you mean "
+        "'paths/a.yaml#/get'?)",
+        f"{spec}#/paths/~1e/$ref: error: path item $ref 'paths/bad.yaml' names a file that "
+        f"cannot be read ({tmp_path / 'paths' / 'bad.yaml'}:4:1: invalid YAML: did not find "
+        "expected ',' or '}') — a readable JSON or YAML file, named relative to this spec",
+    ]
+
+
 def test_extensions_discriminator_and_text_outputs(tmp_path: Path) -> None:
     """``x-*`` keys anywhere are ignored silently; 3.0 ``discriminator``/``nullable`` hold; a text
     response (XML, CSV) is its text whatever schema describes the document."""

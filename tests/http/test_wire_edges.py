@@ -14,6 +14,12 @@
   download, declared ``text/plain`` and served as ``application/json``): read as declared — the
   JSON text as the string the Output model holds, text that is JSON as JSON — and said
   (``metadata["read_as"]``, a warning); it was parsed as JSON and failed the output check;
+- a binary media type whose schema has no type (OpenAPI 3.1's ``image/png: {schema: {}}``, Matrix's
+  media upload): the content's bytes — the Call took any value and every call was refused;
+- a path written with white space around it (Matrix's ``"/rooms/{roomId}/invite "``): sent
+  without, said — it went out as ``/invite%20``;
+- a path key without its leading ``/`` (``ping/{n}``): sent as ``/ping/3``, said — it was
+  appended to the server URL as written and refused as outside the servers;
 - a required query parameter whose value is empty (``""``, ``[]``; Gotify's OIDC callback,
   listmonk's analytics, Intercom's): refused with a message for the model — it was sent as
   ``?code=``, an empty-valued parameter OpenAPI allows only with ``allowEmptyValue``, which a
@@ -30,6 +36,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ValidationError
 
 from tests._servers import Receive, Send, read_body, serve_asgi
 from tests.conftest import CompileSpec
@@ -117,6 +124,39 @@ paths:
         content: {image/jpeg: {schema: {type: string, format: binary}}}
       responses:
         '202': {description: accepted}
+  /upload:
+    post:
+      operationId: uploadContent
+      requestBody: {$ref: '#/components/requestBodies/bytes'}
+      responses:
+        '202': {description: accepted}
+  /upload/png:
+    post:
+      operationId: uploadPng
+      requestBody:
+        required: true
+        content: {image/png: {schema: {}}}
+      responses:
+        '202': {description: accepted}
+  "/rooms/{roomId}/invite ":  # Matrix's client-server inviting.yaml, as written
+    post:
+      operationId: inviteUser
+      parameters: [{name: roomId, in: path, required: true, schema: {type: string}}]
+      responses:
+        '202': {description: accepted}
+  ping/{n}:  # no leading slash, as hand-written specs have it
+    get:
+      operationId: ping
+      parameters: [{name: n, in: path, required: true, schema: {type: integer}}]
+      responses:
+        '202': {description: accepted}
+components:
+  requestBodies:
+    bytes:  # Matrix's content repository (matrix-org/matrix-spec, Apache-2.0)
+      required: true
+      content:
+        application/octet-stream:
+          schema: {description: The content to be uploaded., example: <bytes>}
 """
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"
@@ -202,6 +242,62 @@ def test_a_base64_body_goes_out_as_its_text_and_a_binary_one_decoded(pkg: Module
     assert _call(pkg, "uploadRaw", body=text).success
     path, headers, sent = SEEN[-1]
     assert (path, headers["content-type"], sent) == ("/raw", "image/jpeg", JPEG)
+
+
+def test_raw_content_written_without_a_type_is_the_contents_bytes(pkg: ModuleType) -> None:
+    """The defect: OpenAPI 3.1 writes raw content as a schema without a type (``image/png:
+    {schema: {}}``; Matrix's media upload: ``application/octet-stream`` of ``{description,
+    example}``). The Call took any value there, so the model was told nothing of what to send,
+    and every call but one of base64 text was refused at run time ("expected file content
+    (base64)"). It is now the content's bytes, as a binary media type without a schema is."""
+    for tool in ("uploadContent", "uploadPng"):
+        call: BaseModel = pkg.CallAdapter.validate_python({"_tool": tool, "body": "aGk="})
+        body = type(call).model_fields["body"]
+        assert body.annotation is str, (tool, body.annotation)
+        (schema,) = [t.parameters for t in pkg.TOOLS if t.name == tool]
+        assert schema["properties"]["body"]["type"] == "string"
+        assert schema["properties"]["body"]["format"] == "binary"
+        with pytest.raises(ValidationError):
+            pkg.CallAdapter.validate_python({"_tool": tool, "body": {"a": 1}})
+    assert _call(pkg, "uploadContent", body=base64.b64encode(JPEG).decode()).success
+    path, headers, sent = SEEN[-1]
+    assert (path, headers["content-type"], sent) == ("/upload", "application/octet-stream", JPEG)
+    assert _call(pkg, "uploadPng", body=base64.b64encode(PNG).decode()).success
+    assert SEEN[-1][0] == "/upload/png" and SEEN[-1][2] == PNG
+
+
+def test_a_path_written_with_white_space_around_it_is_sent_without(
+    pkg: ModuleType, tmp_path: Path
+) -> None:
+    """The defect: Matrix's client-server spec writes its invite path ``"/rooms/{roomId}/invite
+    "`` with a trailing space; every call went to ``/rooms/…/invite%20``, which no homeserver
+    routes (Prism's mock of the same spec answered "no path matched" too), and generate said
+    nothing. The path is read without the white space, with a located warning."""
+    spec = tmp_path / "wire_edges.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    tree = compile_to_directory([spec], tmp_path / "out")
+    said = [f"{d.loc.pointer}: {d.found}" for d in tree.diagnostics if "white space" in d.found]
+    assert said == [
+        "/paths/~1rooms~1{roomId}~1invite : the path '/rooms/{roomId}/invite ' has white space "
+        "around it; read as '/rooms/{roomId}/invite'"
+    ]
+    assert _call(pkg, "inviteUser", roomId="r1").success
+    assert SEEN[-1][0] == "/rooms/r1/invite"
+
+
+def test_a_path_without_its_leading_slash_is_sent_with_it(pkg: ModuleType, tmp_path: Path) -> None:
+    """The defect: a path key written ``ping/{n}`` was appended to the server URL as it was
+    (``http://host/apiping/3``): every call was refused at run time as outside the configured
+    servers, and generate said nothing. Read as ``/ping/{n}``, with a located warning."""
+    spec = tmp_path / "wire_edges.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    tree = compile_to_directory([spec], tmp_path / "out")
+    said = [f"{d.loc.pointer}: {d.found}" for d in tree.diagnostics if "start with /" in d.found]
+    assert said == [
+        "/paths/ping~1{n}: the path 'ping/{n}' does not start with /; read as '/ping/{n}'"
+    ]
+    assert _call(pkg, "ping", n=3).success
+    assert SEEN[-1][0] == "/ping/3"
 
 
 def test_the_base64_body_is_noted_where_it_is_read(tmp_path: Path) -> None:
