@@ -94,6 +94,7 @@ __all__ = [
     "compile_pattern",
     "compose_schema",
     "explicit_fields",
+    "json_type",
     "load_api",
     "mcp_app_only",
     "mcp_task_only",
@@ -409,6 +410,22 @@ class HttpApi:
 
 API_FILE = "http.json"
 """Where a large generated package keeps its ``HttpApi`` (``load_api``)."""
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a JSON value: ``1.0`` is an ``integer`` (as ``type`` reads it),
+    ``True`` a ``boolean``, never a number."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def never_latent(entry: Mapping[str, Any]) -> bool:

@@ -25,6 +25,7 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from toolbind.runtime._ecma import translate
+from toolbind.runtime.contract import json_type
 
 from ._contract import Contract
 from ._unroll import recursive_defs, unrolled
@@ -303,24 +304,12 @@ def _nodes(instance: Any) -> Iterator[tuple[Path, Any]]:
             queue.extend(((*path, i), v) for i, v in enumerate(cast("list[Any]", node)))
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    return type(value).__name__
-
-
 def _same_kind(a: Any, b: Any) -> bool:
-    return _kind(a) == _kind(b)
+    return json_type(a) == json_type(b)
 
 
 def _json_identical(a: Any, b: Any) -> bool:
-    return _kind(a) == _kind(b) and a == b
+    return json_type(a) == json_type(b) and a == b
 
 
 def _collect(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, Final, cast
 
-from toolbind.runtime.contract import compile_pattern
+from toolbind.runtime.contract import compile_pattern, json_type
 from toolbind.runtime.types import json_equal
 
 from ..ir import (
@@ -70,22 +70,6 @@ class Verdict:
 
 TRUE = Verdict(True)
 UNKNOWN = Verdict(None)
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 class SchemaTable:

@@ -12,7 +12,9 @@ from typing import Any, cast
 from pydantic import BaseModel
 
 from .._compose import def_name
+from ..contract import json_type
 from ..errors import NotStrictable
+from ..types import json_equal
 from ._common import (
     ExportableTool,
     ExportIssue,
@@ -111,41 +113,17 @@ def _strict_nullable(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _same_number(value: Any) -> Any:
-    """``value`` with each float that is an integer written as that integer."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_same_number(v) for v in cast("list[Any]", value)]
-    if isinstance(value, dict):
-        return {k: _same_number(v) for k, v in cast("dict[str, Any]", value).items()}
-    return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string" if isinstance(value, str) else "object" if isinstance(value, dict) else "array"
-
-
 def _exclusive(branches: list[Any], defs: Mapping[str, Any]) -> bool:
     """Whether no value matches two of a ``oneOf``'s ``branches``: each names its JSON types
     (``type``, through ``$ref``s into ``defs``) or one value (``const``), and no two share a
     type (an integer is a number) — except two consts, which must differ."""
-    read: list[tuple[set[str], str | None]] = []  # (types, the const's JSON text)
+    read: list[tuple[set[str], tuple[Any] | None]] = []  # (types, the const's value)
     for branch in branches:
         b = _dereferenced(branch, defs)
         if b is None:
             return False
         if "const" in b:
-            const = _same_number(b["const"])  # (1 and 1.0 are one value to JSON Schema)
-            read.append(({_json_type(b["const"])}, json.dumps(const, sort_keys=True)))
+            read.append(({json_type(b["const"])}, (b["const"],)))
         elif types_of(b):
             read.append((set(types_of(b)), None))
         else:
@@ -154,7 +132,10 @@ def _exclusive(branches: list[Any], defs: Mapping[str, Any]) -> bool:
         for b, b_const in read[i + 1 :]:
             widened = {*a, *(("number",) if "integer" in a else ())}
             shared = widened & b or ("integer" in b and "number" in a)
-            if shared and (a_const is None or b_const is None or a_const == b_const):
+            # (two consts: one value to JSON Schema, 1 and 1.0 alike, matches both)
+            if shared and (
+                a_const is None or b_const is None or json_equal(a_const[0], b_const[0])
+            ):
                 return False
     return True
 
