@@ -30,6 +30,14 @@ class Diagnostic:
     line: int | None = None  # for syntax errors, where the pointer does not exist yet
     column: int | None = None
 
+    @property
+    def place(self) -> str:
+        """Where, for a message quoting this one: ``file:line:column`` (a syntax error),
+        ``file#pointer``, or the file."""
+        if self.line:
+            return f"{self.loc.file}:{self.line}:{self.column or 1}"
+        return str(self.loc) if self.loc.pointer else self.loc.file
+
     def render(self) -> str:
         where = str(self.loc)
         if self.line is not None:

@@ -441,13 +441,7 @@ class RefResolver:
                 return None
             doc = self._document(file_path, ctx.file, uri)
             if not isinstance(doc, Document):
-                where = (
-                    f"{doc.loc.file}:{doc.line}:{doc.column or 1}"
-                    if doc.line
-                    else str(doc.loc)
-                    if doc.loc.pointer
-                    else doc.loc.file
-                )
+                where = doc.place
                 self._refuse(
                     str(file_path),
                     loc.child("$ref"),

@@ -377,13 +377,7 @@ class _Reader:
                 if not isinstance(loaded, Document):
                     # an error, as for a schema's $ref: what the file holds (a split spec's
                     # path items, operations) is lost; it was a warning that said no cause
-                    at = (
-                        f"{loaded.loc.file}:{loaded.line}:{loaded.column or 1}"
-                        if loaded.line
-                        else str(loaded.loc)
-                        if loaded.loc.pointer
-                        else loaded.loc.file
-                    )
+                    at = loaded.place
                     self.diags.error(
                         rloc,
                         f"{what} $ref {ref!r} names a file that cannot be read "
