@@ -1,0 +1,20 @@
+"""toolbind.compiler.normalise: real specs' quirks as small named rules, in front of lowering.
+
+One module per family of quirks; each exports ``RULES``, a tuple of ``Rule``. ``table()`` is the
+list the docs show (``docs/reference/rules.md`` is generated from it).
+"""
+
+from __future__ import annotations
+
+from ._rule import Fixed, Rule, run, warn
+
+__all__ = ["Fixed", "Rule", "run", "table", "warn"]
+
+
+def table() -> list[tuple[str, str, str, str, str]]:
+    """Every rule: (family, name, what it accepts, what it makes of it, the warning), sorted."""
+    from . import _families  # the families register here, so this face stays small
+
+    return sorted(
+        (r.family, r.name, r.accepts, r.makes, r.warning) for r in _families.ALL
+    )
