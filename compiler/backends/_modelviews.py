@@ -59,17 +59,22 @@ class ModelViews(Writer):
         if is_class_node(root, self.state.defs):
             self._class(cls, root, base="ToolModel")
         else:
-            expr, _ = self.types.annotation(root, cls + "Value")
-            doc = root.meta.description
-            self.classes.append(
-                ClassView(
-                    name=cls,
-                    bases=f"RootModel[{expr}]",
-                    root=expr,
-                    doc=docstring(doc) if doc and doc.strip() else None,
-                )
-            )
+            self._root_model(cls, root, cls + "Value", config=None)
         return cls
+
+    def _root_model(self, name: str, node: SchemaNode, hint: str, *, config: str | None) -> None:
+        """A ``RootModel`` class ``name`` of a schema that is not an object."""
+        expr, _ = self.types.annotation(node, hint)
+        doc = node.meta.description
+        self.classes.append(
+            ClassView(
+                name=name,
+                bases=f"RootModel[{expr}]",
+                root=expr,
+                doc=docstring(doc) if doc and doc.strip() else None,
+                config=config,
+            )
+        )
 
     def _model_class(self, name: str, node: SchemaNode) -> None:
         self._class(name, node, base="ToolModel")
@@ -236,17 +241,7 @@ class ModelViews(Writer):
             target = self.state.names.def_names[node.target]
             self.classes.append(ClassView(name=name, bases=target))
             return
-        expr, _ = self.types.annotation(node, name)
-        doc = node.meta.description
-        self.classes.append(
-            ClassView(
-                name=name,
-                bases=f"RootModel[{expr}]",
-                root=expr,
-                doc=docstring(doc) if doc and doc.strip() else None,
-                config="defer_build=True",
-            )
-        )
+        self._root_model(name, node, name, config="defer_build=True")
 
     def _class(
         self,
