@@ -25,12 +25,14 @@ class CompiledTemplates(jinja2.FileSystemBytecodeCache):
     A cache that cannot be read or written is no error: the template is compiled."""
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """The kept bytecode of ``bucket``'s template, if it can be read."""
         try:
             super().load_bytecode(bucket)
         except Exception:  # a damaged entry: compiled again (and written again)
             bucket.reset()
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        """Keep ``bucket``'s bytecode, if the cache can be written."""
         try:
             Path(self.directory).mkdir(parents=True, exist_ok=True)
             super().dump_bytecode(bucket)

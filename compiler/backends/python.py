@@ -66,6 +66,7 @@ class Rendered:
 
     @property
     def scaffold(self) -> str:
+        """The Activity scaffold, rendered now (``scaffold_for`` names the package's import)."""
         return self.render_scaffold()
 
 

@@ -81,6 +81,7 @@ class SchemaEmitter:
         self.def_names = def_names
 
     def emit(self, node: SchemaNode) -> Any:
+        """``node``'s JSON Schema (a boolean schema or an object), its annotations included."""
         body = self._body(node)
         if body is False or body is True:
             return body
@@ -184,6 +185,7 @@ class SchemaEmitter:
         return checked
 
     def object_body(self, node: ObjectNode) -> dict[str, Any]:
+        """An object schema's keywords (``emit`` adds its annotations)."""
         out: dict[str, Any] = {"type": "object"}
         if node.properties:
             out["properties"] = {p.name: self.emit(p.schema) for p in node.properties}
