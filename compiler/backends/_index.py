@@ -25,7 +25,7 @@ TOOLS_NAMES = ("NAME_MAP", "TOOLS", "TOOLSETS", "Call", "CallAdapter", "Response
 and one Call union per tag."""
 
 IMPORT_MARK = "__toolbind_package__"
-"""Where the scaffold imports the generated package from (``PythonBackend.scaffold_for``)."""
+"""Where the scaffold imports the generated package from (``python.scaffold_for`` fills it in)."""
 
 
 class PackageIndex(Writer):

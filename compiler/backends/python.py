@@ -114,7 +114,7 @@ class PythonBackend:
 
     def render(self) -> Rendered:
         """Every file of the package (but those ``known`` gave their key already)."""
-        pkg, state = self.state.pkg, self.state
+        state = self.state
         tools = self.views.build()
         aliases = self.views.aliases
         classes = order_by_bases(
@@ -140,9 +140,9 @@ class PythonBackend:
             files["models.py"] = models_module(ctx)
             files["tools.py"] = self.index.tools_module(ctx)
             files["tools.json"] = self.json.json_file(tool_data)
-        if pkg.http is not None:
+        if state.pkg.http is not None:
             self.services.http_module(files, ctx, tools, large)
-        if pkg.mcp is not None:
+        if state.pkg.mcp is not None:
             self.services.mcp_module(files, ctx, tools)
         return Rendered(
             package=state.package,
