@@ -81,6 +81,7 @@ class SchemaEmitter:
         self.def_names = def_names
 
     def emit(self, node: SchemaNode) -> Any:
+        """``node``'s JSON Schema (a boolean schema or an object), its annotations included."""
         body = self._body(node)
         if body is False or body is True:
             return body
@@ -101,29 +102,9 @@ class SchemaEmitter:
             case NumberNode():
                 return {"type": "number", **_bounds(node.bounds)}
             case StringNode():
-                out: dict[str, Any] = {"type": "string"}
-                if node.min_length is not None:
-                    out["minLength"] = node.min_length
-                if node.max_length is not None:
-                    out["maxLength"] = node.max_length
-                if node.pattern is not None:
-                    out["pattern"] = node.pattern
-                if node.format is not None:
-                    out["format"] = node.format
-                return out
+                return _string_body(node)
             case ArrayNode():
-                out = {"type": "array"}
-                if node.prefix_items:
-                    out["prefixItems"] = [self.emit(n) for n in node.prefix_items]
-                if node.items is not None:
-                    out["items"] = self.emit(node.items)
-                if node.min_items is not None:
-                    out["minItems"] = node.min_items
-                if node.max_items is not None:
-                    out["maxItems"] = node.max_items
-                if node.unique_items:
-                    out["uniqueItems"] = True
-                return out
+                return self._array_body(node)
             case ObjectNode():
                 return self.object_body(node)
             case LiteralNode():
@@ -132,64 +113,79 @@ class SchemaEmitter:
                     return {"const": values[0]}
                 return {"enum": values}
             case UnionNode():
-                if node.form == "type" and all(_is_plain_typed(v) for v in node.variants):
-                    merged: dict[str, Any] = {}
-                    types: list[str] = []
-                    for v in node.variants:
-                        body = self.emit(v)
-                        types.append(body.pop("type"))
-                        merged.update(body)
-                    return {"type": types, **merged}
-                key = "oneOf" if node.form == "oneOf" else "anyOf"
-                return {key: [self.emit(v) for v in node.variants]}
+                return self._union_body(node)
             case AllOfNode():
                 return {"allOf": [self.emit(p) for p in node.parts]}
             case RefNode():
                 return {"$ref": f"#/$defs/{self.def_names[node.target]}"}
             case CheckedNode():
-                base: Any = self.emit(node.base)
-                checked: dict[str, Any] = (
-                    dict(cast("dict[str, Any]", base))
-                    if isinstance(base, dict)
-                    else ({} if base else {"not": {}})
-                )
-                for check in node.checks:
-                    match check:
-                        case NotCheck():
-                            checked["not"] = self.emit(check.schema)
-                        case ConditionalCheck():
-                            checked["if"] = self.emit(check.if_)
-                            if check.then is not None:
-                                checked["then"] = self.emit(check.then)
-                            if check.else_ is not None:
-                                checked["else"] = self.emit(check.else_)
-                        case ContainsCheck():
-                            checked["contains"] = self.emit(check.schema)
-                            if check.min_contains != 1:
-                                checked["minContains"] = check.min_contains
-                            if check.max_contains is not None:
-                                checked["maxContains"] = check.max_contains
-                        case DependentRequiredCheck():
-                            checked["dependentRequired"] = {k: list(v) for k, v in check.requires}
-                        case DependentSchemasCheck():
-                            checked["dependentSchemas"] = {
-                                k: self.emit(v) for k, v in check.schemas
-                            }
-                        case PatternPropertiesCheck():
-                            checked["patternProperties"] = {
-                                k: self.emit(v) for k, v in check.patterns
-                            }
-                            if check.additional is not None:
-                                checked["additionalProperties"] = self.emit(check.additional)
-                        case PropertyNamesCheck():
-                            checked["propertyNames"] = self.emit(check.schema)
-                        case UnevaluatedCheck():
-                            checked[f"unevaluated{check.kind.capitalize()}"] = self.emit(
-                                check.schema
-                            )
-                return checked
+                return self._checked_body(node)
+
+    def _array_body(self, node: ArrayNode) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "array"}
+        if node.prefix_items:
+            out["prefixItems"] = [self.emit(n) for n in node.prefix_items]
+        if node.items is not None:
+            out["items"] = self.emit(node.items)
+        if node.min_items is not None:
+            out["minItems"] = node.min_items
+        if node.max_items is not None:
+            out["maxItems"] = node.max_items
+        if node.unique_items:
+            out["uniqueItems"] = True
+        return out
+
+    def _union_body(self, node: UnionNode) -> dict[str, Any]:
+        if node.form == "type" and all(_is_plain_typed(v) for v in node.variants):
+            merged: dict[str, Any] = {}
+            types: list[str] = []
+            for v in node.variants:
+                body = self.emit(v)
+                types.append(body.pop("type"))
+                merged.update(body)
+            return {"type": types, **merged}
+        key = "oneOf" if node.form == "oneOf" else "anyOf"
+        return {key: [self.emit(v) for v in node.variants]}
+
+    def _checked_body(self, node: CheckedNode) -> dict[str, Any]:
+        base: Any = self.emit(node.base)
+        checked: dict[str, Any] = (
+            dict(cast("dict[str, Any]", base))
+            if isinstance(base, dict)
+            else ({} if base else {"not": {}})
+        )
+        for check in node.checks:
+            match check:
+                case NotCheck():
+                    checked["not"] = self.emit(check.schema)
+                case ConditionalCheck():
+                    checked["if"] = self.emit(check.if_)
+                    if check.then is not None:
+                        checked["then"] = self.emit(check.then)
+                    if check.else_ is not None:
+                        checked["else"] = self.emit(check.else_)
+                case ContainsCheck():
+                    checked["contains"] = self.emit(check.schema)
+                    if check.min_contains != 1:
+                        checked["minContains"] = check.min_contains
+                    if check.max_contains is not None:
+                        checked["maxContains"] = check.max_contains
+                case DependentRequiredCheck():
+                    checked["dependentRequired"] = {k: list(v) for k, v in check.requires}
+                case DependentSchemasCheck():
+                    checked["dependentSchemas"] = {k: self.emit(v) for k, v in check.schemas}
+                case PatternPropertiesCheck():
+                    checked["patternProperties"] = {k: self.emit(v) for k, v in check.patterns}
+                    if check.additional is not None:
+                        checked["additionalProperties"] = self.emit(check.additional)
+                case PropertyNamesCheck():
+                    checked["propertyNames"] = self.emit(check.schema)
+                case UnevaluatedCheck():
+                    checked[f"unevaluated{check.kind.capitalize()}"] = self.emit(check.schema)
+        return checked
 
     def object_body(self, node: ObjectNode) -> dict[str, Any]:
+        """An object schema's keywords (``emit`` adds its annotations)."""
         out: dict[str, Any] = {"type": "object"}
         if node.properties:
             out["properties"] = {p.name: self.emit(p.schema) for p in node.properties}
@@ -205,6 +201,19 @@ class SchemaEmitter:
         if node.max_properties is not None:
             out["maxProperties"] = node.max_properties
         return out
+
+
+def _string_body(node: StringNode) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "string"}
+    if node.min_length is not None:
+        out["minLength"] = node.min_length
+    if node.max_length is not None:
+        out["maxLength"] = node.max_length
+    if node.pattern is not None:
+        out["pattern"] = node.pattern
+    if node.format is not None:
+        out["format"] = node.format
+    return out
 
 
 def _is_plain_typed(node: SchemaNode) -> bool:

@@ -474,11 +474,8 @@ def test_a_model_modules_key_covers_every_field_of_its_views() -> None:
     modules)."""
     import dataclasses
 
-    from toolbind.compiler.backends.python import (
-        ClassView,
-        FieldView,
-        _class_key,  # pyright: ignore[reportPrivateUsage]
-    )
+    from toolbind.compiler.backends._views import ClassView, FieldView
+    from toolbind.compiler.backends._views import class_key as _class_key
 
     field = FieldView(name="f", annotation="JsonStr", default=None)
     view = ClassView(name="A", bases="ToolModel", fields=[field])
@@ -499,14 +496,14 @@ def test_keyed_templates_are_keyed_on_every_variable_they_read() -> None:
 
     import jinja2.meta
 
-    from toolbind.compiler.backends.python import (
-        _ENV,  # pyright: ignore[reportPrivateUsage]
+    from toolbind.compiler.backends._templates import ENV as _ENV
+    from toolbind.compiler.backends._templates import (
         HTTP_TEMPLATE_SOURCES,
         TEMPLATE_INPUTS,
         TEMPLATES,
         TOOL_FIELDS,
-        ToolView,
     )
+    from toolbind.compiler.backends._views import ToolView
 
     def reads(name: str) -> tuple[set[str], str]:
         source = (TEMPLATES / name).read_text(encoding="utf-8")
@@ -541,15 +538,18 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
     is never trusted. The tree is a full run's every time."""
     import hashlib
 
+    import toolbind.compiler.backends._json_files as json_files
+    import toolbind.compiler.backends._models as models
+    import toolbind.compiler.backends._modelviews as modelviews
     import toolbind.compiler.backends.python as backend
     from toolbind.compiler._load import digest
 
     taken: list[str] = []
-    for name, what in [
-        ("_views_from_json", "definitions"),
-        ("_split_from_json", "modules"),
+    for module, name, what in [
+        (modelviews, "_views_from_json", "definitions"),
+        (models, "_split_from_json", "modules"),
     ]:
-        real_fn = getattr(backend, name)
+        real_fn = getattr(module, name)
 
         def spy(*args: Any, _real: Any = real_fn, _what: str = what) -> Any:
             result = _real(*args)
@@ -557,8 +557,8 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
                 taken.append(_what)
             return result
 
-        monkeypatch.setattr(backend, name, spy)
-    real_kept = backend.PythonBackend._kept_shared  # pyright: ignore[reportPrivateUsage]
+        monkeypatch.setattr(module, name, spy)
+    real_kept = json_files.ToolsJson._kept_shared  # pyright: ignore[reportPrivateUsage]
 
     def kept_spy(self: Any, *args: Any) -> Any:
         result = real_kept(self, *args)
@@ -566,8 +566,8 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
             taken.append("shared")
         return result
 
-    monkeypatch.setattr(backend.PythonBackend, "_kept_shared", kept_spy)
-    real_texts = backend.PythonBackend._previous_schema_texts  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(json_files.ToolsJson, "_kept_shared", kept_spy)
+    real_texts = json_files.ToolsJson._previous_schema_texts  # pyright: ignore[reportPrivateUsage]
 
     def texts_spy(self: Any, *args: Any) -> Any:
         result = real_texts(self, *args)
@@ -575,7 +575,7 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
             taken.append("tools.json")
         return result
 
-    monkeypatch.setattr(backend.PythonBackend, "_previous_schema_texts", texts_spy)
+    monkeypatch.setattr(json_files.ToolsJson, "_previous_schema_texts", texts_spy)
     # (readme's 36 tools and 31 definitions count as many: it keeps a render memo)
     monkeypatch.setattr(backend, "RENDER_MEMO_MIN", 10)
     monkeypatch.chdir(tmp_path)
@@ -828,7 +828,7 @@ def test_compiled_templates_are_kept_and_a_damaged_or_unwritable_cache_is_no_err
     damaged, or a cache that cannot be written, only means compiling it again."""
     import jinja2
 
-    from toolbind.compiler.backends.python import TEMPLATES, CompiledTemplates
+    from toolbind.compiler.backends._templates import TEMPLATES, CompiledTemplates
 
     def render(where: Path) -> str:
         env = jinja2.Environment(

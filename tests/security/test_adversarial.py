@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tests.adversarial import CANARY, Case, Fuzzer, Outcome, RandomChooser, cases, make_case
 from toolbind.compiler import SpecError, compile_to_directory
-from toolbind.compiler.backends.python import docstring, names_in, py_str
+from toolbind.compiler.backends._source import docstring, names_in, py_str
 from toolbind.compiler.naming import provider_tool_name
 
 
