@@ -55,7 +55,7 @@ from .errors import OutputError as OutputError
 from .errors import SelectionError as SelectionError
 from .errors import SpecError
 from .ir import SourceLocation, SpecPackage
-from .naming import Scope, module_name
+from .naming import Scope, module_name, module_name_reason
 
 if TYPE_CHECKING:
     from .frontends.openapi import OperationFilter
@@ -257,10 +257,18 @@ def claim_names(
             name = chosen[source]
         else:
             name = scope.claim(module_name(Path(source).stem), original=source)
-        if source not in chosen and name != module_name(Path(source).stem):
+        stem = Path(source).stem
+        if source not in chosen and name != module_name(stem):
             diags.note(
                 SourceLocation(file=source),
                 f"generated as package {name!r} (its name was taken)",
+            )
+        elif source not in chosen and (reason := module_name_reason(stem)):
+            diags.warning(
+                SourceLocation(file=source),
+                f"generated as package {name!r}: {reason}",
+                hint="name it with --package SPEC=NAME (package_names= in the API), or rename "
+                "the spec file (the package is named after it)",
             )
         shadowed = _shadows(name)
         if shadowed:
