@@ -324,3 +324,19 @@ def test_bfcls_own_optional_key_never_reaches_a_provider(tmp_path: Path) -> None
     params = json.loads(tree.files["bf/tools.json"])["tools"][0]["parameters"]
     assert params["properties"]["b"] == {"type": "integer", "default": 3}
     assert params["required"] == ["b"]
+
+
+def test_load_package_before_generate_names_what_is_missing(tmp_path: Path) -> None:
+    from toolbind.compiler import OutputError
+    from toolbind.runtime.errors import UsageError
+
+    with pytest.raises(
+        OutputError, match=r"no generated package 'pets' in .* — run `toolbind generate"
+    ):
+        load_package(tmp_path / "generated", "pets")
+    spec = tmp_path / "greet_loaded.yaml"
+    spec.write_text(TYPO.replace("required: [username, mail, extra]", "required: [mail]"), "utf-8")
+    compile_to_directory([spec], tmp_path / "generated")
+    with pytest.raises(UsageError, match=r"package='pets'\): .* \(it holds greet_loaded\)"):
+        load_package(tmp_path / "generated", "pets")
+    assert load_package(tmp_path / "generated", "greet_loaded").TOOLS[0].name == "greetUser"
