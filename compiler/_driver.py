@@ -338,8 +338,9 @@ def scaffold(
 ) -> tuple[str, str]:
     """The Activity scaffold module for ``spec`` and the package name it is generated as.
 
-    ``import_path`` is where the user's code imports the generated package from (default
-    ``generated.<package>``). Raises ``SpecError`` like ``build``.
+    ``import_path`` is where the user's code imports the generated package from (default: the
+    package's name, as ``generate`` names it — importable with its output folder on
+    ``sys.path``). Raises ``SpecError`` like ``build``.
     """
     from .backends.python import PythonBackend, scaffold_for
 
@@ -352,7 +353,7 @@ def scaffold(
     rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
     if diags.has_errors:
         raise SpecError(diags.items)
-    text = scaffold_for(rendered, import_path or f"generated.{name}")
+    text = scaffold_for(rendered, import_path or name)
     return format_source(text), name
 
 
