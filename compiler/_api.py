@@ -15,6 +15,7 @@ from toolbind.runtime.contract import ToolSchema, compose_schema, never_latent
 from ._driver import GeneratedTree, build, write_into
 from ._load import RefPolicy
 from .diagnostics import Diagnostic, SpecError
+from .errors import OutputError
 from .frontends.openapi import OperationFilter
 from .ir import SourceLocation
 
@@ -77,8 +78,21 @@ def compile_to_directory(
 
 
 def load_package(out: Path | str, package: str) -> ModuleType:
-    """Import the generated ``package`` from the output directory ``out``."""
-    root = str(Path(out).absolute())
+    """Import the generated ``package`` from the output directory ``out``.
+
+    Raises:
+        OutputError: ``out`` holds no generated ``package`` (named, with what it does hold).
+    """
+    directory = Path(out).absolute()
+    if not (directory / package / "__init__.py").is_file():
+        held = sorted(p.parent.name for p in directory.glob("*/__init__.py"))
+        raise OutputError(
+            f"load_package(out={str(out)!r}, package={package!r}): no generated package "
+            f"{package!r} in {directory}"
+            + (f" (it holds {', '.join(held)})" if held else "")
+            + f" — run `toolbind generate SPEC -o {out}` first"
+        )
+    root = str(directory)
     if root not in sys.path:
         sys.path.insert(0, root)
     importlib.invalidate_caches()

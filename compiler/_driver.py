@@ -55,7 +55,7 @@ from .errors import OutputError as OutputError
 from .errors import SelectionError as SelectionError
 from .errors import SpecError
 from .ir import SourceLocation, SpecPackage
-from .naming import Scope, module_name
+from .naming import Scope, module_name, module_name_reason
 
 if TYPE_CHECKING:
     from .frontends.openapi import OperationFilter
@@ -257,10 +257,18 @@ def claim_names(
             name = chosen[source]
         else:
             name = scope.claim(module_name(Path(source).stem), original=source)
-        if source not in chosen and name != module_name(Path(source).stem):
+        stem = Path(source).stem
+        if source not in chosen and name != module_name(stem):
             diags.note(
                 SourceLocation(file=source),
                 f"generated as package {name!r} (its name was taken)",
+            )
+        elif source not in chosen and (reason := module_name_reason(stem)):
+            diags.warning(
+                SourceLocation(file=source),
+                f"generated as package {name!r}: {reason}",
+                hint="name it with --package SPEC=NAME (package_names= in the API), or rename "
+                "the spec file (the package is named after it)",
             )
         shadowed = _shadows(name)
         if shadowed:
@@ -330,8 +338,9 @@ def scaffold(
 ) -> tuple[str, str]:
     """The Activity scaffold module for ``spec`` and the package name it is generated as.
 
-    ``import_path`` is where the user's code imports the generated package from (default
-    ``generated.<package>``). Raises ``SpecError`` like ``build``.
+    ``import_path`` is where the user's code imports the generated package from (default: the
+    package's name, as ``generate`` names it — importable with its output folder on
+    ``sys.path``). Raises ``SpecError`` like ``build``.
     """
     from .backends.python import PythonBackend, scaffold_for
 
@@ -344,7 +353,7 @@ def scaffold(
     rendered = PythonBackend(pkg, name, diags, version=VERSION).render()
     if diags.has_errors:
         raise SpecError(diags.items)
-    text = scaffold_for(rendered, import_path or f"generated.{name}")
+    text = scaffold_for(rendered, import_path or name)
     return format_source(text), name
 
 

@@ -265,7 +265,9 @@ def scaffold_command(
     package: Annotated[
         str | None,
         typer.Option(
-            "--package", help="Import path of the generated package (default: generated.<name>)."
+            "--package",
+            help="Import path of the generated package (default: its name, as generate names it; "
+            "its output folder on sys.path).",
         ),
     ] = None,
     allow_ref: AllowRef = None,

@@ -118,6 +118,9 @@ _PROVIDER_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 _SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+# camelCase boundaries for module names: before an upper-case letter that follows a lower-case
+# letter or a digit, and inside an acronym before its last letter (``HTTPServer``); never at digits
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|$)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -214,11 +217,40 @@ def toolset_union_name(toolset: str) -> str:
 
 
 def module_name(name: str) -> str:
-    """A package/module name that can't shadow the standard library or a keyword."""
-    candidate = _safe_identifier(snake_case(name), "spec")
+    """A package/module name for a file stem that can't shadow the standard library or a keyword.
+
+    Words are split at separators and camelCase, never at digits: ``petstore_v3`` stays
+    ``petstore_v3`` and ``2fa`` becomes ``spec_2fa`` (a name can't start with a digit).
+    """
+    folded = (
+        name
+        if name.isascii()
+        else (unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii"))
+    )
+    words = [
+        w.lower() for chunk in _SEPARATORS.split(folded) for w in _CAMEL_BOUNDARY.split(chunk) if w
+    ]
+    candidate = _safe_identifier("_".join(words), "spec")
     if candidate in sys.stdlib_module_names or candidate in {"toolbind", "pydantic", "generated"}:
         candidate += "_tools"
     return candidate
+
+
+def module_name_reason(name: str) -> str | None:
+    """Why ``module_name(name)`` is not ``name`` written as a Python name, or ``None``.
+
+    Said to the user when a package is named: lower case and ``_`` for separators are the rule,
+    and the rest is a rename they should hear of."""
+    chosen = module_name(name)
+    plain = "_".join(w for w in _SEPARATORS.split(name.lower()) if w)
+    if chosen.endswith("_tools") and chosen.removesuffix("_tools") == plain:
+        what = "a standard-library module" if plain in sys.stdlib_module_names else "taken"
+        return f"{plain!r} is {what}"
+    if plain[:1].isdigit():
+        return "a Python name can't start with a digit"
+    if not plain:
+        return "the name has no ASCII letters or digits"
+    return None
 
 
 def provider_tool_name(name: str) -> str:

@@ -360,13 +360,22 @@ def Format(name: str) -> AfterValidator:
     return AfterValidator(check)
 
 
+def _quoted(pattern: str) -> str:
+    """A pattern as written, in quotes: ``repr`` doubles every backslash, and a model copies
+    what it reads."""
+    for quote in ("'", '"'):
+        if quote not in pattern:
+            return f"{quote}{pattern}{quote}"
+    return repr(pattern)
+
+
 def Pattern(pattern: str) -> AfterValidator:
     """ECMA-262 unanchored ``pattern`` match (a search, not a full match)."""
     compiled = _compile(pattern)
 
     def check(value: str) -> str:
         if compiled.search(value) is None:
-            raise ValueError(f"string does not match pattern {pattern!r}")
+            raise ValueError(f"string does not match pattern {_quoted(pattern)}")
         return value
 
     return AfterValidator(check)
@@ -622,7 +631,7 @@ def PatternProperties(
     patterns: dict[str, Any], declared: tuple[str, ...] = (), additional: Any = None
 ) -> BeforeValidator:
     """``patternProperties``; ``additional`` covers keys neither ``declared`` nor matched."""
-    compiled = [(_compile(p), _sub(tp)) for p, tp in patterns.items()]
+    compiled = [(_compile(p), p, _sub(tp)) for p, tp in patterns.items()]
     rest = _sub(additional) if additional is not None else None
     known = frozenset(declared)
 
@@ -631,12 +640,12 @@ def PatternProperties(
         if isinstance(plain, dict):
             for key, item in cast("dict[str, Any]", plain).items():
                 matched = False
-                for regex, sub in compiled:
+                for regex, written, sub in compiled:
                     if regex.search(key):
                         matched = True
                         if not sub.matches(item):
                             raise ValueError(
-                                f"property {key!r} does not match the schema of pattern {regex.pattern!r}"
+                                f"property {key!r} does not match the schema of pattern {_quoted(written)}"
                             )
                 if not matched and key not in known and rest is not None and not rest.matches(item):
                     raise ValueError(f"additional property {key!r} is not allowed here")

@@ -66,3 +66,24 @@ def test_scaffold_never_overwrites(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "already exists" in result.stderr
     assert target.read_text(encoding="utf-8") == "my code"
+
+
+def test_scaffold_without_package_imports_in_the_readme_layout(tmp_path: Path) -> None:
+    # the README's project: generate -o tools_pkg, PYTHONPATH=tools_pkg:., scaffold beside it
+    spec = tmp_path / "my_tools.yaml"
+    shutil.copyfile(REPO / "specs" / "seeds.yaml", spec)
+    assert toolbind("generate", str(spec), "-o", str(tmp_path / "tools_pkg")).returncode == 0
+    target = tmp_path / "my_activities.py"
+    result = toolbind("scaffold", str(spec), "-o", str(target))
+    assert result.returncode == 0, result.stderr
+    imported = subprocess.run(
+        [sys.executable, "-c", "import my_activities; print(len(my_activities.ACTIVITIES))"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{tmp_path / 'tools_pkg'}:{tmp_path}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert int(imported.stdout) > 0

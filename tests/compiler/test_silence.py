@@ -53,6 +53,33 @@ def test_a_package_named_like_an_installed_module_is_a_warning(tmp_path: Path) -
     assert not [d for d in renamed.diagnostics if d.severity == "warning"]
 
 
+@pytest.mark.parametrize(
+    ("stem", "package", "reason"),
+    [
+        ("petstore_v3", "petstore_v3", None),  # digits stay with their word
+        ("PetStore-v2", "pet_store_v2", None),  # lower case and _ are the rule, not a rename
+        ("2fa", "spec_2fa", "a Python name can't start with a digit"),
+        ("email", "email_tools", "'email' is a standard-library module"),
+    ],
+)
+def test_a_package_is_named_after_its_file_and_a_rename_is_said(
+    tmp_path: Path, stem: str, package: str, reason: str | None
+) -> None:
+    spec = tmp_path / f"{stem}.yaml"
+    spec.write_text(TYPO.replace("required: [username, mail, extra]", "required: [mail]"), "utf-8")
+    tree = generate_tree([spec])
+    assert list(tree.packages) == [package]
+    warnings = [d.render() for d in tree.diagnostics if d.severity == "warning"]
+    if reason is None:
+        assert warnings == []
+    else:
+        assert warnings == [
+            f"{spec}#: warning: generated as package {package!r}: {reason} (hint: name it with "
+            "--package SPEC=NAME (package_names= in the API), or rename the spec file (the "
+            "package is named after it))"
+        ]
+
+
 def test_a_package_named_like_a_module_of_the_project_is_a_warning(tmp_path: Path) -> None:
     """The README's old trap: specs/demo.yaml → generated/demo beside the project's own demo/."""
     (tmp_path / "demo").mkdir()
@@ -297,3 +324,19 @@ def test_bfcls_own_optional_key_never_reaches_a_provider(tmp_path: Path) -> None
     params = json.loads(tree.files["bf/tools.json"])["tools"][0]["parameters"]
     assert params["properties"]["b"] == {"type": "integer", "default": 3}
     assert params["required"] == ["b"]
+
+
+def test_load_package_before_generate_names_what_is_missing(tmp_path: Path) -> None:
+    from toolbind.compiler import OutputError
+    from toolbind.runtime.errors import UsageError
+
+    with pytest.raises(
+        OutputError, match=r"no generated package 'pets' in .* — run `toolbind generate"
+    ):
+        load_package(tmp_path / "generated", "pets")
+    spec = tmp_path / "greet_loaded.yaml"
+    spec.write_text(TYPO.replace("required: [username, mail, extra]", "required: [mail]"), "utf-8")
+    compile_to_directory([spec], tmp_path / "generated")
+    with pytest.raises(UsageError, match=r"package='pets'\): .* \(it holds greet_loaded\)"):
+        load_package(tmp_path / "generated", "pets")
+    assert load_package(tmp_path / "generated", "greet_loaded").TOOLS[0].name == "greetUser"

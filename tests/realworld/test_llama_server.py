@@ -38,7 +38,7 @@ def server() -> Iterator[str]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI=true: the llama.cpp server test must run, but {MISSING}")
         pytest.skip(MISSING)
-    with llama_server(api_key=KEY, warm_up=False) as running:
+    with llama_server("smollm2", api_key=KEY, warm_up=False) as running:
         yield running.base_url.removesuffix("/v1")
 
 

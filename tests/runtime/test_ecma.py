@@ -79,3 +79,27 @@ def test_ecma_only_syntax_compiles() -> None:
     EmptyClass = model_from_schema({"type": "string", "pattern": "^[]$"})  # valid ECMA-262
     with pytest.raises(ValueError):
         EmptyClass.model_validate("")
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "said"),
+    [
+        ({"type": "string", "pattern": r"^97[89]\d{10}$"}, "978", r"pattern '^97[89]\d{10}$'"),
+        ({"type": "string", "pattern": r"^'\w+'$"}, "x", "pattern \"^'\\w+'$\""),
+        (
+            {"type": "object", "patternProperties": {r"^x\d$": {"type": "integer"}}},
+            {"x1": "a"},
+            r"pattern '^x\d$'",
+        ),
+    ],
+)
+def test_a_refused_pattern_is_quoted_as_the_schema_writes_it(
+    schema: dict[str, object], value: object, said: str
+) -> None:
+    # the message goes back to the model: a repr's doubled backslashes would be copied
+    from pydantic import ValidationError
+
+    model = model_from_schema(schema)
+    with pytest.raises(ValidationError) as caught:
+        model.model_validate(value)
+    assert said in str(caught.value)
