@@ -221,7 +221,8 @@ def render(report: DiffReport, fmt: ReportFormat) -> str:
         return "\n".join(lines) + "\n"
     lines: list[str] = []
     for c in report.changes:
-        line = f"{_where(c)}: {_LABEL[c.audience]}: {c.rule} ({', '.join(c.tools)}) — {c.message}"
+        tools = f" ({', '.join(c.tools)})" if c.tools else ""  # (a change to the whole API)
+        line = f"{_where(c)}: {_LABEL[c.audience]}: {c.rule}{tools} — {c.message}"
         if c.witness:
             line += f" (witness: {c.witness}{'' if c.rejected or c.audience != 'calls' else ', still accepted'})"
         lines.append(line)

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from toolbind.runtime.contract import HttpApi
+from toolbind.runtime.contract import HttpApi, HttpServer
 
 from ..ir import (
     ArrayNode,
@@ -175,6 +175,8 @@ def diff_packages(old: SpecPackage | None, new: SpecPackage | None) -> list[Chan
             changes.extend(_diff_tool(t, u, told, tnew))
             if old is not None and new is not None and old.http and new.http:
                 changes.extend(_diff_http(t, u, old.http, new.http))
+    if old is not None and new is not None and old.http and new.http:
+        changes.extend(_diff_servers(old, new, old.http.servers, new.http.servers, ()))
     common_old = [n for n in old_tools if n in new_tools]
     common_new = [n for n in new_tools if n in old_tools]
     if common_old != common_new and old and new:
@@ -365,31 +367,114 @@ def _diff_http(t: ToolSpec, u: ToolSpec, old: HttpApi, new: HttpApi) -> list[Cha
         add("http-body-changed", f"the request body is sent as {media_b} (was {media_a})")
     if a.security != b.security:
         add("http-security-changed", "the operation's security requirements changed")
+    if a.servers and b.servers:
+        out.extend(
+            replace(c, old=t.loc, new=u.loc)
+            for c in _diff_servers(None, None, a.servers, b.servers, (t.name,))
+        )
+    elif a.servers != b.servers:
+        add(
+            "http-servers-changed",
+            "the operation's own servers were "
+            + ("removed: it is called on the API's servers" if a.servers else "added")
+            + f" ({_server_list(b.servers or a.servers)})",
+        )
+    return out
+
+
+def _server_list(servers: tuple[HttpServer, ...]) -> str:
+    return ", ".join(_server_url(s) for s in servers)
+
+
+def _server_url(server: HttpServer) -> str:
+    """A server's URL with its variables' defaults filled in (what is called by default)."""
+    url = server.url
+    for name, value in server.variables.items():
+        url = url.replace("{" + name + "}", value)
+    return url
+
+
+def _diff_servers(
+    old: SpecPackage | None,
+    new: SpecPackage | None,
+    a: tuple[HttpServer, ...],
+    b: tuple[HttpServer, ...],
+    tools: tuple[str, ...],
+) -> list[Change]:
+    """The base URLs an HTTP Activity calls: the default (the first server) and the others a
+    client may pin (``HttpClient(base_url=...)`` must name one of them)."""
+    where_old = SourceLocation(file=old.source) if old else None
+    where_new = SourceLocation(file=new.source) if new else None
+    urls_a = [_server_url(x) for x in a]
+    urls_b = [_server_url(x) for x in b]
+    out: list[Change] = []
+
+    def add(rule: str, audience: Audience, message: str) -> None:
+        out.append(
+            Change(
+                rule=rule,
+                audience=audience,
+                tools=tools,
+                old=where_old,
+                new=where_new,
+                message=message,
+            )
+        )
+
+    gone = [u for u in urls_a if u not in urls_b]
+    if urls_a[:1] != urls_b[:1]:
+        add(
+            "server-changed",
+            "activities",
+            f"the default server is now {urls_b[0] if urls_b else 'none'} (was "
+            f"{urls_a[0] if urls_a else 'none'}): HTTP Activities call another base URL"
+            + (
+                ", and a client that pinned the old one is refused"
+                if urls_a[:1] == gone[:1]
+                else ""
+            ),
+        )
+        gone = [u for u in gone if u not in urls_a[:1]]
+    if gone:
+        add(
+            "server-removed",
+            "activities",
+            f"server {', '.join(gone)} is no longer listed: a client that pinned it "
+            "(base_url=) is refused",
+        )
+    added = [u for u in urls_b if u not in urls_a and u not in urls_b[:1]]
+    if added and urls_a:
+        add("server-added", "safe", f"server {', '.join(added)} was added")
     return out
 
 
 # -- schema comparison ----------------------------------------------------------------------
 
 
-def _compare(a: SchemaNode, b: SchemaNode, ctx: _Ctx) -> list[_Found]:
-    """Changes from ``a`` to ``b``, structurally where both have the same shape of node."""
+def _compare(a: SchemaNode, b: SchemaNode, ctx: _Ctx, *, annotations: bool = True) -> list[_Found]:
+    """Changes from ``a`` to ``b``, structurally where both have the same shape of node.
+
+    A ``$ref`` is compared as what it names, annotated as the model reads it there: the
+    annotations written beside it, else the named schema's (so a schema moved behind a ``$ref``
+    with the same text is no change)."""
     if isinstance(a, RefNode) or isinstance(b, RefNode):
+        found = _annotations(_read_meta(a, ctx.old), _read_meta(b, ctx.new)) if annotations else []
         ka = ctx.old.ref_key(a.target) if isinstance(a, RefNode) else "inline"
         kb = ctx.new.ref_key(b.target) if isinstance(b, RefNode) else "inline"
         memo_key = (ka, kb, ctx.side)
         if isinstance(a, RefNode) and isinstance(b, RefNode) and memo_key in ctx.memo:
-            return ctx.memo[memo_key]
+            return found + ctx.memo[memo_key]
         if (ka, kb) in ctx.stack:
-            return []  # a recursive schema: the changes inside are reported on the first visit
+            return found  # a recursive schema: the changes inside are reported on the first visit
         ctx.stack.add((ka, kb))
         try:
-            found = _compare(ctx.old.resolve(a), ctx.new.resolve(b), ctx)
+            inside = _compare(ctx.old.resolve(a), ctx.new.resolve(b), ctx, annotations=False)
         finally:
             ctx.stack.discard((ka, kb))
         if isinstance(a, RefNode) and isinstance(b, RefNode):
-            ctx.memo[memo_key] = found
-        return found
-    out = _annotations(a.meta, b.meta)
+            ctx.memo[memo_key] = inside
+        return found + inside
+    out = _annotations(a.meta, b.meta) if annotations else []
     if isinstance(a, ObjectNode) and isinstance(b, ObjectNode):
         out.extend(_objects(a, b, ctx))
     elif (
@@ -409,6 +494,27 @@ def _compare(a: SchemaNode, b: SchemaNode, ctx: _Ctx) -> list[_Found]:
     else:
         out.extend(_leaf(a, b, ctx))
     return out
+
+
+def _read_meta(node: SchemaNode, table: SchemaTable) -> Meta:
+    """The annotations a model reads where ``node`` stands: a ``$ref``'s own, else (each one it
+    leaves out) those of the schema it names, at the place they are written."""
+    if not isinstance(node, RefNode):
+        return node.meta
+    named = table.resolve(node)
+    if isinstance(named, RefNode):  # (a chain: its end's annotations)
+        named = table.resolve(named)
+    here, there = node.meta, named.meta
+    if here.description is None and here.title is None:
+        return replace(there, default=here.default or there.default)
+    return replace(
+        here,
+        description=here.description if here.description is not None else there.description,
+        title=here.title if here.title is not None else there.title,
+        extra=here.extra or there.extra,
+        default=here.default or there.default,
+        deprecated=here.deprecated or there.deprecated,
+    )
 
 
 def _pairwise(a: UnionNode, b: UnionNode, ctx: _Ctx) -> bool:

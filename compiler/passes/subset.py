@@ -18,7 +18,10 @@ that carries an undeclared key.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
+import re._parser as re_parser  # the standard library's own regex parser: see _pattern_sample
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, Final, cast
@@ -824,7 +827,110 @@ def _strings(node: StringNode) -> list[Any]:
     out: list[Any] = ["a" * n, "a" * max(n, 1), "0" * max(n, 1)]
     if node.format in ("date", "date-time"):
         out.insert(0, "2024-01-01" if node.format == "date" else "2024-01-01T00:00:00Z")
+    if node.pattern is not None:
+        shortest = _pattern_sample(node.pattern)
+        if shortest is not None:
+            out.insert(0, shortest + "a" * max(0, n - len(shortest)))
     return out
+
+
+class _NoSample(Exception):
+    """A part of a pattern the shortest-match writer does not follow (a back-reference, …)."""
+
+
+# what one character of a class is written as: (digit, word, space) and their negations
+_CATEGORY_CHAR = {
+    "CATEGORY_DIGIT": "0",
+    "CATEGORY_NOT_DIGIT": "a",
+    "CATEGORY_WORD": "a",
+    "CATEGORY_NOT_WORD": "-",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_SPACE": "a",
+}
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern_sample(pattern: str) -> str | None:
+    """A short string ``pattern`` matches, or ``None`` (``valid`` still decides: lookarounds and
+    anchors are not followed here).
+
+    Written here rather than taken from a library: hypothesis' ``from_regex`` is the well-kept one,
+    but it is a test dependency, and a witness must be the same on every run; the pattern's
+    syntax tree (the standard library's own parser) gives the shortest match directly.
+    """
+    try:
+        tree = re_parser.parse(pattern)
+        return "".join(_shortest(tree))
+    except (re.error, _NoSample, RecursionError, ValueError, OverflowError):
+        return None
+
+
+def _shortest(items: Any) -> list[str]:
+    out: list[str] = []
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(chr(av))
+        elif name == "NOT_LITERAL":
+            out.append("a" if av != ord("a") else "b")
+        elif name == "ANY":
+            out.append("a")
+        elif name == "IN":
+            out.append(_in_class(av))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, _high, sub = av
+            out.extend(_shortest(sub) * low)
+        elif name in ("SUBPATTERN", "ATOMIC_GROUP"):
+            out.extend(_shortest(av[-1]))
+        elif name == "BRANCH":
+            out.extend(min((_shortest(b) for b in av[1]), key=len))
+        elif name == "CATEGORY":
+            out.append(_CATEGORY_CHAR.get(str(av), "a"))
+        elif name not in ("AT", "ASSERT", "ASSERT_NOT"):
+            raise _NoSample(name)
+    return out
+
+
+def _in_class(items: Any) -> str:
+    members = list(items)
+    if members and str(members[0][0]) == "NEGATE":
+        rest = members[1:]
+        for candidate in "a0-_ A.":
+            if not _in_members(candidate, rest):
+                return candidate
+        raise _NoSample("NEGATE")
+    for op, av in members:
+        name = str(op)
+        if name == "LITERAL":
+            return chr(av)
+        if name == "RANGE":
+            return chr(av[0])
+        if name == "CATEGORY":
+            return _CATEGORY_CHAR.get(str(av), "a")
+    raise _NoSample("IN")
+
+
+def _in_members(char: str, members: Any) -> bool:
+    code = ord(char)
+    for op, av in members:
+        name = str(op)
+        if name == "LITERAL" and av == code:
+            return True
+        if name == "RANGE" and av[0] <= code <= av[1]:
+            return True
+        if name == "CATEGORY" and re.fullmatch(
+            {
+                "CATEGORY_DIGIT": r"\d",
+                "CATEGORY_NOT_DIGIT": r"\D",
+                "CATEGORY_WORD": r"\w",
+                "CATEGORY_NOT_WORD": r"\W",
+                "CATEGORY_SPACE": r"\s",
+                "CATEGORY_NOT_SPACE": r"\S",
+            }.get(str(av), r"(?!)"),
+            char,
+        ):
+            return True
+    return False
 
 
 def _ref_keys(shape: Any) -> set[str]:

@@ -187,3 +187,79 @@ def test_only_the_edited_description_changes_in_a_real_spec(spec: str, tmp_path:
     assert [(c.rule, c.audience) for c in report.changes] == [
         ("tool-description-changed", "prompt")
     ]
+
+
+SERVED = """\
+openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: "https://api.example.com/v1"}, {url: "https://eu.example.com/v1"}]
+paths:
+  /w:
+    get:
+      operationId: getW
+      parameters:
+        - {name: unit, in: query, required: true, schema: {type: string, enum: [c, f, k]}}
+        - name: code
+          in: query
+          required: true
+          schema: {type: string, pattern: "^[A-Z]{3}\\\\d{2}$"}
+        - name: filter
+          in: query
+          description: A filter
+          schema: {type: string, maxLength: 10}
+      responses: {"200": {description: ok}}
+"""
+
+
+def _served(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_new_base_url_breaks_activities_and_a_dropped_server_is_named(tmp_path: Path) -> None:
+    old = _served(tmp_path, "old.yaml", SERVED)
+    moved = SERVED.replace("https://api.example.com/v1", "https://api.example.com/v2")
+    new = _served(tmp_path, "new.yaml", moved.replace(', {url: "https://eu.example.com/v1"}', ""))
+    code, out, _ = run(str(old), str(new))
+    assert code == 1, out  # --fail-on breaking
+    assert (
+        "breaks Activities: server-changed — the default server is now https://api.example.com/v2 "
+        "(was https://api.example.com/v1): HTTP Activities call another base URL, and a client "
+        "that pinned the old one is refused" in out
+    )
+    assert "server-removed — server https://eu.example.com/v1 is no longer listed" in out
+    added = _served(tmp_path, "added.yaml", SERVED.replace("}]\npaths", '}, {url: "/v3"}]\npaths'))
+    code, out, _ = run(str(old), str(added), "--fail-on", "any")
+    assert code == 1 and "safe: server-added — server /v3 was added" in out
+
+
+def test_a_schema_moved_behind_a_ref_with_the_same_text_is_no_change(tmp_path: Path) -> None:
+    old = _served(tmp_path, "old.yaml", SERVED)
+    behind = SERVED.replace(
+        "schema: {type: string, maxLength: 10}", 'schema: {$ref: "#/components/schemas/Filter"}'
+    )
+    new = _served(
+        tmp_path,
+        "new.yaml",
+        behind + "components:\n  schemas:\n    Filter: {type: string, maxLength: 10}\n",
+    )
+    code, out, _ = run(str(old), str(new), "--fail-on", "any")
+    assert (code, out.strip()) == (0, "0 change(s)")
+    reworded = new.read_text(encoding="utf-8").replace("description: A filter", "description: B")
+    code, out, _ = run(
+        str(old), str(_served(tmp_path, "reworded.yaml", reworded)), "--fail-on", "any"
+    )
+    assert "prompt only: description-changed (getW)" in out and code == 1
+
+
+def test_an_enum_narrowed_beside_a_required_pattern_breaks_calls_with_a_witness(
+    tmp_path: Path,
+) -> None:
+    old = _served(tmp_path, "old.yaml", SERVED)
+    new = _served(tmp_path, "new.yaml", SERVED.replace("enum: [c, f, k]", "enum: [c, f]"))
+    code, out, _ = run(str(old), str(new), "--format", "json")
+    assert code == 1
+    (change,) = json.loads(out)["changes"]
+    assert (change["rule"], change["audience"]) == ("enum-narrowed", "calls")
+    assert change["witness"] == {"unit": "k", "code": "AAA00"}

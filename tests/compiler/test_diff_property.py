@@ -245,3 +245,41 @@ def test_safe_for_calls_never_refuses_an_old_call_and_breaking_has_a_witness(
         assert accepts(old_model, witness), f"{c.rule}: the old schema refuses {witness}"
         if c.rejected:
             assert not accepts(new_model, witness), f"{c.rule}: the new schema accepts {witness}"
+
+
+_ATOMS = st.sampled_from(
+    ["a", "Z", "7", r"\d", r"\w", r"\s", r"\.", "[A-F]", "[a-z0-9_]", "[^abc]", r"[\d-]", "."]
+)
+
+
+@st.composite
+def _bodies(draw: st.DrawFn, depth: int = 0) -> str:
+    parts: list[str] = []
+    for _ in range(draw(st.integers(1, 4))):
+        if depth < 2 and draw(st.booleans()):
+            atom = f"({draw(_bodies(depth + 1))})"
+        else:
+            atom = draw(_ATOMS)
+        if depth < 2 and draw(st.integers(0, 5)) == 0:
+            atom = f"(?:{atom}|{draw(_ATOMS)})"
+        parts.append(atom + draw(st.sampled_from(["", "?", "*", "+", "{2}", "{1,3}", "{3,}"])))
+    return "".join(parts)
+
+
+@st.composite
+def _patterns(draw: st.DrawFn) -> str:
+    return draw(st.sampled_from(["{}", "^{}", "{}$", "^{}$"])).format(draw(_bodies()))
+
+
+@given(_patterns())
+def test_the_witness_string_for_a_pattern_is_matched_by_it(pattern: str) -> None:
+    # the shortest-match writer behind pattern witnesses: whatever it writes, the pattern (as
+    # ECMA-262 reads it, through the runtime's translation) matches
+    from toolbind.compiler.passes.subset import (
+        _pattern_sample,  # pyright: ignore[reportPrivateUsage]
+    )
+    from toolbind.runtime.contract import compile_pattern
+
+    sample = _pattern_sample(pattern)
+    assert sample is not None, pattern
+    assert compile_pattern(pattern).search(sample) is not None, (pattern, sample)
