@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -137,9 +137,11 @@ def native_request(composition: Composition, tool_choice: str) -> NativeRequest:
             }
         )
     choice: Any
-    if tool_choice == "none":
+    if tool_choice == "none" and final is not None:
         out = [t for t in out if t["function"]["name"] == final]
-        choice = {"type": "function", "function": {"name": final}} if final else "none"
+        choice = {"type": "function", "function": {"name": final}}
+    elif tool_choice == "none":
+        choice = "none"  # the tools stay listed: the conversation may name them
     elif tool_choice == "required" and len(composition.tools) == 1 and final is None:
         # the same thing, said so that servers without "required" (llama-cpp-python) force it
         choice = {"type": "function", "function": {"name": out[0]["function"]["name"]}}
@@ -149,6 +151,67 @@ def native_request(composition: Composition, tool_choice: str) -> NativeRequest:
         named = [t for t in composition.tools if names_tool(t, tool_choice)]
         choice = {"type": "function", "function": {"name": function_of[named[0].name]}}
     return NativeRequest(out, choice, by_function, final, wrapped, function_of)
+
+
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_FENCED = re.compile(r"```(?:json|JSON|tool_call)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def calls_in_text(text: str, functions: Collection[str]) -> list[dict[str, Any]] | None:
+    """The tool calls a model wrote in its text, as ``tool_calls`` items, or ``None``.
+
+    Servers that apply no tool-call grammar and parse none (llama-cpp-python's for ``auto`` and
+    ``required``) return what the model wrote: Qwen's and Hermes' ``<tool_call>{...}</tool_call>``,
+    a fenced or bare JSON object ``{"name": ..., "arguments": {...}}`` or an array of them. They
+    are read only when every one names an offered function, so text that merely holds JSON is
+    still text."""
+    stripped = text.strip()
+    pieces = _TAGGED.findall(stripped) or _FENCED.findall(stripped) or [stripped]
+    found: list[Any] = []
+    for piece in pieces:
+        try:
+            value: Any = json.loads(piece)
+        except ValueError:
+            return None
+        found.extend(cast("list[Any]", value) if isinstance(value, list) else [value])
+    calls: list[dict[str, Any]] = []
+    for index, item in enumerate(found):
+        if not isinstance(item, dict):
+            return None
+        fields = cast("dict[str, Any]", item)
+        name = fields.get("name")
+        arguments: Any = fields.get("arguments", fields.get("parameters", {}))
+        if not isinstance(name, str) or name not in functions:
+            return None
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments)
+        calls.append(
+            {
+                "id": f"text_call_{index}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        )
+    return calls or None
+
+
+def read_text_calls(message: dict[str, Any], request: NativeRequest) -> str | None:
+    """Move the tool calls written in ``message``'s text into its ``tool_calls`` (the message is
+    then fed back as if the server had parsed them); the note for the step, or ``None``."""
+    content = message.get("content")
+    if message.get("tool_calls") or not isinstance(content, str) or not content.strip():
+        return None
+    functions = {*request.by_function, *([request.final] if request.final else [])}
+    calls = calls_in_text(content, functions)
+    if calls is None:
+        return None
+    message["tool_calls"] = calls
+    message["content"] = None
+    names = ", ".join(c["function"]["name"] for c in calls)
+    return (
+        f"tool calls read from the answer's text ({names}): the server returned none, and the "
+        "model wrote them as text"
+    )
 
 
 def _answer(message: Mapping[str, Any], request: NativeRequest) -> tuple[dict[str, Any], list[str]]:
@@ -324,6 +387,8 @@ async def ask(
         if composed:
             (data, said), problems = _composed_answer(message)
         else:
+            message = dict(message)  # (the recorded answer stays as the model sent it)
+            said = read_text_calls(message, request)
             data, problems = _answer(message, request)
         if problems:
             errors = FEEDBACK_HEADER + "\n".join(problems)
@@ -388,7 +453,9 @@ def feed_back(
     a tool (the ``final_output`` call is the answer: it gets an acknowledgement); ``shown`` writes
     a tool message's content (secrets scrubbed)."""
     request = native_request(composition, composition.tool_choice)
-    message: Mapping[str, Any] = raw_response["choices"][0]["message"]
+    # the answer as recorded (verbatim); calls the model wrote as text are read again, alike
+    message: dict[str, Any] = dict(raw_response["choices"][0]["message"])
+    read_text_calls(message, request)
     calls: list[Any] = list(message.get("tool_calls") or [])
     assistant: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
     if calls:

@@ -227,7 +227,71 @@ def test_tool_choice_none_accepts_the_answer_without_calls(
     response = agent.request("Weather in Oslo?", tool_choice="none")
     assert response.calls == [] and response.output == "Sunny in Oslo."
     assert len(server.requests) == 1  # valid at once: no retry
-    if mode != "composed":  # no function offered: the model can only answer in text
-        assert not server.requests[0].get("tools")
+    if mode != "composed":  # the functions stay listed, and "none" says not to call them
+        assert server.requests[0]["tool_choice"] == "none"
+        assert {t["function"]["name"] for t in server.requests[0]["tools"]} >= {"weatherCheck"}
     result = agent.run("Weather in Oslo?", tool_choice="none")
     assert result.finished and result.output == "Sunny." and len(server.requests) == 2
+
+
+WRITTEN = {
+    "qwen": '<tool_call>\n{"name": "weatherCheck", "arguments": {"location": "Paris"}}\n</tool_call>',
+    "fenced": '```json\n{"name": "weatherCheck", "arguments": {"location": "Paris"}}\n```',
+    "bare": '{"name": "weatherCheck", "arguments": {"location": "Paris"}}',
+    "array": '[{"name": "weatherCheck", "arguments": "{\\"location\\": \\"Paris\\"}"}]',
+}
+
+
+@pytest.mark.parametrize("form", sorted(WRITTEN))
+def test_tool_calls_written_as_text_are_read_validated_and_fed_back(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str], form: str
+) -> None:
+    # llama-cpp-python's server parses no tool call for tool_choice "auto"/"required": the
+    # model's call arrives as text, in one of the forms models are trained to write
+    server, url = llm
+    server.add(Reply(text=WRITTEN[form]), Reply(text="Sunny in Paris."))
+    agent = Agent(url, model="m", tools=explicit(seeds), activities=ACTIVITIES, mode="native")
+    result = agent.run("Weather in Paris?")
+    assert result.finished and result.output == "Sunny in Paris."
+    first = result.steps[0]
+    assert [(c.tool, c.route) for c in first.calls] == [("weatherCheck", "explicit")]
+    assert first.calls[0].result.data == {"temperature": 21.5, "conditions": "sunny in Paris"}
+    assert first.notes == [
+        "tool calls read from the answer's text (weatherCheck): the server returned none, and "
+        "the model wrote them as text"
+    ]
+    # recorded as the model sent it; fed back as a call with an id and its tool message
+    assert first.raw_responses[0]["choices"][0]["message"]["content"] == WRITTEN[form]
+    messages = server.requests[1]["messages"]
+    assert messages[-2]["tool_calls"][0]["id"] == "text_call_0"
+    assert messages[-1]["role"] == "tool" and messages[-1]["tool_call_id"] == "text_call_0"
+
+
+def test_text_naming_no_offered_function_stays_text(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str]
+) -> None:
+    server, url = llm
+    text = '{"name": "Paris", "arguments": {"population": 2100000}}'
+    server.add(Reply(text=text))
+    agent = Agent(url, model="m", tools=explicit(seeds), activities=ACTIVITIES, mode="native")
+    result = agent.run("Some JSON about Paris, please")
+    assert result.finished and result.output == text and result.steps[0].notes == []
+
+
+def test_invalid_arguments_written_as_text_are_fed_back_and_retried(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str]
+) -> None:
+    server, url = llm
+    server.add(
+        Reply(
+            text='<tool_call>{"name": "weatherCheck", "arguments": {"city": "Paris"}}</tool_call>'
+        ),
+        Reply(text=WRITTEN["qwen"]),
+        Reply(text="Sunny."),
+    )
+    agent = Agent(url, model="m", tools=explicit(seeds), activities=ACTIVITIES, mode="native")
+    result = agent.run("Weather in Paris?")
+    assert result.finished and result.output == "Sunny."
+    retry = server.requests[1]["messages"]
+    assert retry[-2]["tool_calls"][0]["function"]["name"] == "weatherCheck"
+    assert retry[-1]["role"] == "tool" and "location" in retry[-1]["content"]
