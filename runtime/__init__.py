@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
         openai_tools,
         strict_violations,
     )
-    from ._mcp_server import mcp_server
+    from .mcp._serve import mcp_server
     from ._pending import PendingStore, PendingToolCall, pending_app
     from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
@@ -126,7 +126,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "openai_tools",
         "strict_violations",
     ),
-    "._mcp_server": ("mcp_server",),
+    ".mcp._serve": ("mcp_server",),
     "._pending": (
         "PendingStore",
         "PendingToolCall",
