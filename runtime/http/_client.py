@@ -41,7 +41,6 @@ from ._body import encode_body
 from ._core import (
     Action,
     Authenticator,
-    Exchange,
     Outgoing,
     RetryPolicy,
     base_of,
@@ -49,6 +48,7 @@ from ._core import (
     shown,
     unsent,
 )
+from ._exchange import Exchange
 from ._params import (
     IGNORED_HEADERS,
     ParameterError,
