@@ -1,6 +1,6 @@
 """Runtime layer (HTTP): ``HttpClient`` and ``GenericHttpTool``, the public HTTP clients. Imports
-httpx, pydantic and the package's private modules (``_core``, ``_auth``, ``_body``, ``_params``,
-``_gateway``); ``toolbind.runtime.http`` re-exports its public names.
+httpx, pydantic and the package's private modules (``_core``, ``_exchange``, ``_auth``, ``_body``,
+``_params``, ``_gateway``); ``toolbind.runtime.http`` re-exports its public names.
 """
 
 from __future__ import annotations
