@@ -37,8 +37,8 @@ from pydantic import ValidationError
 
 from .._binding import ToolBinding
 from .._compose import resolve_activity
-from .._exports import mcp_tools
 from .._result import ToolResult
+from ..exports import mcp_tools
 from ._replies import invalid, quiet_telemetry, reply, report_progress, tool_error
 
 if TYPE_CHECKING:

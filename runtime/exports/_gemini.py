@@ -1,6 +1,8 @@
-"""Runtime layer (exports): Gemini function declarations (its OpenAPI-subset ``Schema``).
+"""toolbind.runtime.exports, runtime layer (imports the runtime's ``_compose``, and ``_common``,
+``_openai_strict``, ``_strict_rules``): Gemini function declarations (its OpenAPI-subset
+``Schema``).
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from typing import Any, cast
 
 from .._compose import def_name
 from ._common import ExportableTool, ExportIssue, GeminiExport, call_schema, escape_token
-from .openai_strict import ANNOTATIONS
-from .strict_rules import types_of
+from ._openai_strict import ANNOTATIONS
+from ._strict_rules import types_of
 
 # -- Gemini -------------------------------------------------------------------------------------
 

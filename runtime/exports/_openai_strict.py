@@ -1,6 +1,8 @@
-"""Runtime layer (exports): OpenAI strict tools: the transform, and the way back (``call_from_strict``).
+"""toolbind.runtime.exports, runtime layer (imports the runtime's ``_compose``, ``contract``,
+``errors`` and ``types``, and ``_common``, ``_strict_rules``): OpenAI strict tools: the transform,
+and the way back (``call_from_strict``).
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ._common import (
     call_schema,
     escape_token,
 )
-from .strict_rules import (
+from ._strict_rules import (
     STRICT_FORMATS,
     STRICT_KEYWORDS,
     STRICT_TYPES,
