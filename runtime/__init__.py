@@ -32,21 +32,6 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
     from ._context import Context, ContextMessage, Reference, Variable, parse_reference
     from ._delegate import DelegateRequest, Delegates
     from ._executor import CallContext, Executor, InProcessExecutor, RoutedCall, current_call
-    from ._exports import (
-        ExportIssue,
-        GeminiExport,
-        NotStrictable,
-        StrictExport,
-        anthropic_tools,
-        call_from_strict,
-        gemini_tools,
-        mcp_tools,
-        openai_strict_schema,
-        openai_strict_tools,
-        openai_tools,
-        strict_violations,
-    )
-    from ._mcp_server import mcp_server
     from ._pending import PendingStore, PendingToolCall, pending_app
     from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
@@ -69,6 +54,21 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
         UnresolvedReference,
         UsageError,
     )
+    from .exports import (
+        ExportIssue,
+        GeminiExport,
+        NotStrictable,
+        StrictExport,
+        anthropic_tools,
+        call_from_strict,
+        gemini_tools,
+        mcp_tools,
+        openai_strict_schema,
+        openai_strict_tools,
+        openai_tools,
+        strict_violations,
+    )
+    from .mcp._serve import mcp_server
 
 # What this package exports, and the module each name lives in: the one list of them. ``__all__``
 # repeats the names because pyright reads only a literal list.
@@ -112,7 +112,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DelegateRequest",
         "Delegates",
     ),
-    "._exports": (
+    ".exports": (
         "ExportIssue",
         "GeminiExport",
         "NotStrictable",
@@ -126,7 +126,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "openai_tools",
         "strict_violations",
     ),
-    "._mcp_server": ("mcp_server",),
+    ".mcp._serve": ("mcp_server",),
     "._pending": (
         "PendingStore",
         "PendingToolCall",

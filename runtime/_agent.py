@@ -1144,7 +1144,7 @@ def _prepared(routed: RoutedCall, state: RunContext) -> RoutedCall:
 def _mcp_toolbox(servers: Any) -> Any:
     if servers is None:
         return None
-    from ._mcp_client import McpToolbox
+    from .mcp import McpToolbox
 
     return McpToolbox(servers)
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._agent import Step
-    from ._exports import ExportIssue
+    from .exports import ExportIssue
 
 __all__ = [
     "AgentError",

@@ -1,8 +1,9 @@
 """Runtime layer, public: call OpenAPI operations over HTTP (httpx, sync and async). Imports httpx,
 pydantic and this package's private modules.
 
-The package: ``_client`` (``HttpClient``, ``GenericHttpTool``), ``_core`` (the sans-IO request /
-response / redirect / retry logic both clients share), ``_auth`` (credentials, secrets, OAuth2),
+The package: ``_client`` (``HttpClient``, ``GenericHttpTool``), ``_exchange`` (the sans-IO request /
+redirect / retry logic both clients share), ``_reading`` (a response into the ToolResult),
+``_core`` (what an exchange is made of), ``_auth`` (credentials, secrets, OAuth2),
 ``_params`` (parameter serialisation by ``style``/``explode``), ``_body`` (request bodies),
 ``_gateway`` (the gateway's declarative ``execution`` configs). The HTTP spec types are the
 public ``toolbind.runtime.contract``'s, re-exported here.

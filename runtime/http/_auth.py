@@ -102,75 +102,99 @@ def parse_credentials(
         if scheme is None:
             known = ", ".join(sorted(schemes)) or "none"
             raise HttpConfigurationError(f"{where}: no security scheme {key!r} (known: {known})")
-
-        def sec(value: Any, sub: str, where: str = where) -> Secret:
-            return _secret(value, where=f"{where}.{sub}", env=env, redact=redact)
-
         if scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
-            if isinstance(raw, Mapping):
-                data = cast("Mapping[str, Any]", raw)
-                user, password = data.get("username"), data.get("password")
-            elif (
-                isinstance(raw, Sequence)
-                and not isinstance(raw, str)
-                and len(pair := cast("Sequence[Any]", raw)) == 2
-            ):
-                user, password = pair[0], pair[1]
-            else:
-                raise HttpConfigurationError(
-                    f"{where}: basic auth needs {{'username': ..., 'password': ...}}"
-                )
-            # the user name identifies the account (an API may echo it): only the password, and the
-            # header value made of both, are secret
-            if not isinstance(user, str):
-                raise HttpConfigurationError(
-                    f"{where}.username: expected a string, got {type(user).__name__}"
-                )
-            u = Secret(expand_env(user, where=f"{where}.username", env=env))
-            p = sec(password, "password")
-            redact.add(base64.b64encode(f"{u.reveal()}:{p.reveal()}".encode()).decode())
-            out[key] = Credential(scheme=scheme, username=u, password=p)
+            out[key] = _basic(scheme, raw, where=where, env=env, redact=redact)
         elif scheme.type == "oauth2":
-            if not isinstance(raw, Mapping):
-                raise HttpConfigurationError(
-                    f"{where}: oauth2 needs {{'client_id', 'client_secret'}} or {{'access_token'}}"
-                )
-            data = cast("Mapping[str, Any]", raw)
-            if "access_token" in data:
-                out[key] = Credential(
-                    scheme=scheme, secret=sec(data["access_token"], "access_token")
-                )
-                continue
-            token_url = data.get("token_url", scheme.token_url)
-            if not isinstance(token_url, str) or not token_url:
-                raise HttpConfigurationError(
-                    f"{where}: scheme {key!r} has no client-credentials token URL; give token_url"
-                )
-            scopes_raw = data.get("scopes")
-            scopes = (
-                tuple(str(s) for s in cast("Sequence[Any]", scopes_raw))
-                if isinstance(scopes_raw, list | tuple)
-                else None
-            )
-            client_auth = data.get("client_auth", "basic")
-            if client_auth not in ("basic", "post"):
-                raise HttpConfigurationError(f"{where}.client_auth: expected 'basic' or 'post'")
-            out[key] = Credential(
-                scheme=scheme,
-                client_id=sec(data.get("client_id"), "client_id"),
-                client_secret=sec(data.get("client_secret"), "client_secret"),
-                token_url=expand_env(token_url, where=f"{where}.token_url", env=env),
-                scopes=scopes,
-                client_auth=str(client_auth),
-            )
+            out[key] = _oauth2(key, scheme, raw, where=where, env=env, redact=redact)
         else:
             if isinstance(raw, Mapping):
                 data = cast("Mapping[str, Any]", raw)
                 value = data.get("value", data.get("token"))
             else:
                 value = raw
-            out[key] = Credential(scheme=scheme, secret=sec(value, "value"))
+            secret = _secret(value, where=f"{where}.value", env=env, redact=redact)
+            out[key] = Credential(scheme=scheme, secret=secret)
     return out
+
+
+def _basic(
+    scheme: SecurityScheme,
+    raw: Any,
+    *,
+    where: str,
+    env: Mapping[str, str] | None,
+    redact: Redactor,
+) -> Credential:
+    """An HTTP basic credential: a ``{username, password}`` object or a pair."""
+    if isinstance(raw, Mapping):
+        data = cast("Mapping[str, Any]", raw)
+        user, password = data.get("username"), data.get("password")
+    elif (
+        isinstance(raw, Sequence)
+        and not isinstance(raw, str)
+        and len(pair := cast("Sequence[Any]", raw)) == 2
+    ):
+        user, password = pair[0], pair[1]
+    else:
+        raise HttpConfigurationError(
+            f"{where}: basic auth needs {{'username': ..., 'password': ...}}"
+        )
+    # the user name identifies the account (an API may echo it): only the password, and the
+    # header value made of both, are secret
+    if not isinstance(user, str):
+        raise HttpConfigurationError(
+            f"{where}.username: expected a string, got {type(user).__name__}"
+        )
+    u = Secret(expand_env(user, where=f"{where}.username", env=env))
+    p = _secret(password, where=f"{where}.password", env=env, redact=redact)
+    redact.add(base64.b64encode(f"{u.reveal()}:{p.reveal()}".encode()).decode())
+    return Credential(scheme=scheme, username=u, password=p)
+
+
+def _oauth2(
+    key: str,
+    scheme: SecurityScheme,
+    raw: Any,
+    *,
+    where: str,
+    env: Mapping[str, str] | None,
+    redact: Redactor,
+) -> Credential:
+    """An OAuth2 credential: an ``access_token``, or client credentials (and where to get a
+    token with them)."""
+
+    def sec(value: Any, sub: str) -> Secret:
+        return _secret(value, where=f"{where}.{sub}", env=env, redact=redact)
+
+    if not isinstance(raw, Mapping):
+        raise HttpConfigurationError(
+            f"{where}: oauth2 needs {{'client_id', 'client_secret'}} or {{'access_token'}}"
+        )
+    data = cast("Mapping[str, Any]", raw)
+    if "access_token" in data:
+        return Credential(scheme=scheme, secret=sec(data["access_token"], "access_token"))
+    token_url = data.get("token_url", scheme.token_url)
+    if not isinstance(token_url, str) or not token_url:
+        raise HttpConfigurationError(
+            f"{where}: scheme {key!r} has no client-credentials token URL; give token_url"
+        )
+    scopes_raw = data.get("scopes")
+    scopes = (
+        tuple(str(s) for s in cast("Sequence[Any]", scopes_raw))
+        if isinstance(scopes_raw, list | tuple)
+        else None
+    )
+    client_auth = data.get("client_auth", "basic")
+    if client_auth not in ("basic", "post"):
+        raise HttpConfigurationError(f"{where}.client_auth: expected 'basic' or 'post'")
+    return Credential(
+        scheme=scheme,
+        client_id=sec(data.get("client_id"), "client_id"),
+        client_secret=sec(data.get("client_secret"), "client_secret"),
+        token_url=expand_env(token_url, where=f"{where}.token_url", env=env),
+        scopes=scopes,
+        client_auth=str(client_auth),
+    )
 
 
 def choose_requirement(

@@ -153,28 +153,44 @@ def encode_body(
     raw_obj = cast("dict[str, Any]", raw_value) if isinstance(raw_value, dict) else obj
     parts = {p.property: p for p in body.parts}
     if body.kind == "form":
-        pairs: list[tuple[str, str]] = []
-        for prop, item in obj.items():
-            part = parts.get(prop)
-            if part is not None and part.content_type and "json" in part.content_type:
-                pairs.append((prop, json.dumps(item, separators=(",", ":"))))
-            elif part is not None and (part.style is not None or part.explode is not None):
-                # the encoding's style, as a query parameter's (deepObject: metadata[k]=v)
-                style = part.style or "form"
-                explode = part.explode if part.explode is not None else style == "form"
-                as_param = HttpParameter(
-                    name=prop, field=prop, location="query", style=style, explode=explode
-                )
-                for encoded in query_pairs(as_param, item):
-                    name, _, text = encoded.partition("=")
-                    pairs.append((unquote(name), unquote(text)))
-            elif isinstance(item, list):
-                pairs.extend((prop, primitive(v)) for v in cast("list[Any]", item))
-            elif isinstance(item, dict):  # style form, explode: the object's own properties
-                pairs.extend((k, primitive(v)) for k, v in cast("dict[str, Any]", item).items())
-            else:
-                pairs.append((prop, primitive(item)))
-        return urlencode(pairs).encode("ascii"), body.media_type
+        return _form(obj, parts), body.media_type
+    return _multipart(obj, raw_obj, parts, file_root)
+
+
+def _form(obj: Mapping[str, Any], parts: Mapping[str, BodyPart]) -> bytes:
+    """An ``application/x-www-form-urlencoded`` body: each property as its encoding says."""
+    pairs: list[tuple[str, str]] = []
+    for prop, item in obj.items():
+        part = parts.get(prop)
+        if part is not None and part.content_type and "json" in part.content_type:
+            pairs.append((prop, json.dumps(item, separators=(",", ":"))))
+        elif part is not None and (part.style is not None or part.explode is not None):
+            # the encoding's style, as a query parameter's (deepObject: metadata[k]=v)
+            style = part.style or "form"
+            explode = part.explode if part.explode is not None else style == "form"
+            as_param = HttpParameter(
+                name=prop, field=prop, location="query", style=style, explode=explode
+            )
+            for encoded in query_pairs(as_param, item):
+                name, _, text = encoded.partition("=")
+                pairs.append((unquote(name), unquote(text)))
+        elif isinstance(item, list):
+            pairs.extend((prop, primitive(v)) for v in cast("list[Any]", item))
+        elif isinstance(item, dict):  # style form, explode: the object's own properties
+            pairs.extend((k, primitive(v)) for k, v in cast("dict[str, Any]", item).items())
+        else:
+            pairs.append((prop, primitive(item)))
+    return urlencode(pairs).encode("ascii")
+
+
+def _multipart(
+    obj: Mapping[str, Any],
+    raw_obj: Mapping[str, Any],
+    parts: Mapping[str, BodyPart],
+    file_root: Path | None,
+) -> tuple[bytes, str]:
+    """A ``multipart/form-data`` body and its Content-Type (with the boundary): files from
+    ``raw_obj`` (bytes stay bytes), objects as JSON parts, the rest as text parts."""
     files: list[tuple[str, tuple[str | None, bytes, str | None]]] = []
     for prop, item in obj.items():
         part = parts.get(prop)

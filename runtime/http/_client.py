@@ -1,6 +1,6 @@
 """Runtime layer (HTTP): ``HttpClient`` and ``GenericHttpTool``, the public HTTP clients. Imports
-httpx, pydantic and the package's private modules (``_core``, ``_auth``, ``_body``, ``_params``,
-``_gateway``); ``toolbind.runtime.http`` re-exports its public names.
+httpx, pydantic and the package's private modules (``_core``, ``_exchange``, ``_auth``, ``_body``,
+``_params``, ``_gateway``); ``toolbind.runtime.http`` re-exports its public names.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from ._body import encode_body
 from ._core import (
     Action,
     Authenticator,
-    Exchange,
     Outgoing,
     RetryPolicy,
     base_of,
@@ -49,6 +48,7 @@ from ._core import (
     shown,
     unsent,
 )
+from ._exchange import Exchange
 from ._params import (
     IGNORED_HEADERS,
     ParameterError,

@@ -43,7 +43,8 @@ from pydantic import BaseModel
 from .._binding import ToolBinding
 from .._result import ToolResult
 from ._auth import HttpConfigurationError, Redactor, expand_env
-from ._core import Action, Exchange, Outgoing, RetryPolicy, base_of, unsent
+from ._core import Action, Outgoing, RetryPolicy, base_of, unsent
+from ._exchange import Exchange
 from ._params import ParameterError, check_header_value, has_dot_segment, primitive
 
 _TEMPLATE = re.compile(r"\{\{\s*input((?:\.[A-Za-z0-9_$@-]+)*)\s*\}\}")

@@ -681,8 +681,12 @@ def test_the_mcp_module_surface() -> None:
     ]
     for name in public.__all__:
         assert getattr(public, name).__module__ in (
-            "toolbind.runtime._mcp_client",
-            "toolbind.runtime._mcp_server",
+            "toolbind.runtime.mcp._config",
+            "toolbind.runtime.mcp._connection",
+            "toolbind.runtime.mcp._results",
+            "toolbind.runtime.mcp._serve",
+            "toolbind.runtime.mcp._toolbox",
+            "toolbind.runtime.mcp._tools",
         )
 
 

@@ -37,7 +37,7 @@ from toolbind.runtime import (
     openai_tools,
     strict_violations,
 )
-from toolbind.runtime._exports import call_schema
+from toolbind.runtime.exports import call_schema
 from toolbind.runtime.types import json_equal
 
 
@@ -735,7 +735,7 @@ def test_a_oneof_no_value_matches_twice_is_strict_as_anyof(compile_spec: Compile
 def test_two_consts_json_schema_takes_for_one_value_are_not_told_apart() -> None:
     """A ``oneOf`` of ``const: 1`` and ``const: 1.0`` rejects 1 (it matches both): it is no
     ``anyOf``, whatever the JSON texts say; ``1`` and ``2.5`` are told apart."""
-    from toolbind.runtime._exports.openai_strict import (
+    from toolbind.runtime.exports._openai_strict import (
         _exclusive,  # pyright: ignore[reportPrivateUsage]
     )
 

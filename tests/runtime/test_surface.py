@@ -185,7 +185,7 @@ def test_importing_the_compiler_loads_neither_pydantic_nor_the_exporters() -> No
     code = (
         "import sys, toolbind.compiler.cli, toolbind.compiler._api, toolbind.compiler._export;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'"
-        " or m == 'toolbind.runtime._exports'))"
+        " or m == 'toolbind.runtime.exports'))"
     )
     assert _fresh_interpreter(code).strip() == "[]"
 

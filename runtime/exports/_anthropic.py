@@ -1,6 +1,6 @@
-"""Runtime layer (exports): Anthropic's tool format.
+"""toolbind.runtime.exports, runtime layer (imports ``_common``): Anthropic's tool format.
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Runtime layer (exports): Gemini function declarations (its OpenAPI-subset ``Schema``).
+"""toolbind.runtime.exports, runtime layer (imports the runtime's ``_compose``, and ``_common``,
+``_openai_strict``, ``_strict_rules``): Gemini function declarations (its OpenAPI-subset
+``Schema``).
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from typing import Any, cast
 
 from .._compose import def_name
 from ._common import ExportableTool, ExportIssue, GeminiExport, call_schema, escape_token
-from .openai_strict import ANNOTATIONS
-from .strict_rules import types_of
+from ._openai_strict import ANNOTATIONS
+from ._strict_rules import types_of
 
 # -- Gemini -------------------------------------------------------------------------------------
 
@@ -33,11 +35,32 @@ _GEMINI_KEEP = frozenset(
 )
 
 
+# The keywords converted into Gemini's own (or inlined, or merged), never reported as dropped.
+_GEMINI_CONVERTED = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "additionalProperties",
+        "$ref",
+        "$defs",
+    }
+)
+
 # Gemini's Schema.format: float/double for NUMBER, int32/int64 for INTEGER, enum/date-time for STRING.
 _GEMINI_FORMATS = frozenset({"float", "double", "int32", "int64", "enum", "date-time"})
 
 
 class _Gemini:
+    """One tool's conversion: its definitions (inlined where referenced) and the notes on what
+    Gemini's schema cannot say."""
+
     def __init__(self, tool: str, defs: Mapping[str, Any], recursion: int) -> None:
         self.tool = tool
         self.defs = defs
@@ -48,6 +71,7 @@ class _Gemini:
         self.notes.append(ExportIssue(tool=self.tool, pointer=pointer, kind=kind, message=message))
 
     def convert(self, node: Any, pointer: str, stack: tuple[str, ...]) -> dict[str, Any]:
+        """``node`` in Gemini's schema; ``stack``: the definitions being inlined on this path."""
         if node is True or node == {}:
             return {}
         if not isinstance(node, dict):
@@ -56,55 +80,60 @@ class _Gemini:
         n = cast("dict[str, Any]", node)
         ref = n.get("$ref")
         if isinstance(ref, str):
-            name = def_name(ref)
-            if name is None or name not in self.defs:
-                self.note(pointer, "$ref", f"$ref {ref!r} is not a local definition: left open")
-                return {}
-            if stack.count(name) >= self.recursion:
-                self.note(
-                    pointer,
-                    "recursion",
-                    f"recursive definition {name!r} cut after {self.recursion} level(s)",
-                )
-                target = cast("dict[str, Any]", self.defs[name])
-                cut: dict[str, Any] = {}
-                if isinstance(target.get("type"), str):
-                    cut["type"] = str(target["type"]).upper()
-                cut["description"] = f"(recursive {name}: structure not expanded further)"
-                return cut
-            inlined = self.convert(self.defs[name], pointer, (*stack, name))
-            if "description" in n:
-                inlined["description"] = n["description"]
-            return inlined
+            return self._inlined(n, ref, pointer, stack)
+        types = types_of(n)
+        nullable = "null" in types
+        types = [t for t in types if t != "null"]
+        out, dropped = self._kept(n, types)
+        nullable = self._values(n, out, dropped) or nullable
+        nullable = self._branches(n, out, pointer, stack) or nullable
+        self._all_of(n, out, pointer, stack)
+        self._members(n, out, pointer, stack)
+        if nullable:
+            out["nullable"] = True
+        if dropped:
+            self.note(
+                pointer,
+                "dropped keywords",
+                f"not in Gemini's schema, dropped: {', '.join(sorted(set(dropped)))}",
+            )
+        return out
+
+    def _inlined(
+        self, n: dict[str, Any], ref: str, pointer: str, stack: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """The definition ``ref`` names, inlined (Gemini has no ``$ref``); a recursive one cut
+        after ``recursion`` levels."""
+        name = def_name(ref)
+        if name is None or name not in self.defs:
+            self.note(pointer, "$ref", f"$ref {ref!r} is not a local definition: left open")
+            return {}
+        if stack.count(name) >= self.recursion:
+            self.note(
+                pointer,
+                "recursion",
+                f"recursive definition {name!r} cut after {self.recursion} level(s)",
+            )
+            target = cast("dict[str, Any]", self.defs[name])
+            cut: dict[str, Any] = {}
+            if isinstance(target.get("type"), str):
+                cut["type"] = str(target["type"]).upper()
+            cut["description"] = f"(recursive {name}: structure not expanded further)"
+            return cut
+        inlined = self.convert(self.defs[name], pointer, (*stack, name))
+        if "description" in n:
+            inlined["description"] = n["description"]
+        return inlined
+
+    @staticmethod
+    def _kept(n: dict[str, Any], types: list[str]) -> tuple[dict[str, Any], list[str]]:
+        """The keywords Gemini's schema has (and the type, upper-case), and those dropped."""
         out: dict[str, Any] = {}
         dropped: list[str] = []
-        nullable = False
-        types = types_of(n)
-        if "null" in types:
-            nullable = True
-            types = [t for t in types if t != "null"]
         for key, value in n.items():
             if key in _GEMINI_KEEP:
                 out[key] = value
-            elif (
-                key
-                in (
-                    "type",
-                    "properties",
-                    "required",
-                    "items",
-                    "enum",
-                    "const",
-                    "anyOf",
-                    "oneOf",
-                    "allOf",
-                    "additionalProperties",
-                    "$ref",
-                    "$defs",
-                )
-                or key in ANNOTATIONS
-                or key.startswith("x-")
-            ):
+            elif key in _GEMINI_CONVERTED or key in ANNOTATIONS or key.startswith("x-"):
                 continue
             else:
                 dropped.append(key)
@@ -115,6 +144,12 @@ class _Gemini:
             out["type"] = types[0].upper()
         elif len(types) > 1:
             out["anyOf"] = [{"type": t.upper()} for t in types]
+        return out, dropped
+
+    @staticmethod
+    def _values(n: dict[str, Any], out: dict[str, Any], dropped: list[str]) -> bool:
+        """``const`` and ``enum`` as Gemini's string enum; whether they admit null."""
+        nullable = False
         if "const" in n:
             if isinstance(n["const"], str):
                 out["type"] = "STRING"
@@ -133,6 +168,14 @@ class _Gemini:
                 out.setdefault("type", "STRING")
             elif strings:
                 dropped.append("enum")
+        return nullable
+
+    def _branches(
+        self, n: dict[str, Any], out: dict[str, Any], pointer: str, stack: tuple[str, ...]
+    ) -> bool:
+        """``anyOf``/``oneOf`` as ``anyOf`` (a null branch as ``nullable``, a lone branch merged);
+        whether a branch is null."""
+        nullable = False
         branches = n.get("anyOf", n.get("oneOf"))
         if "oneOf" in n:
             self.note(
@@ -150,16 +193,26 @@ class _Gemini:
                 out.update(converted[0])
             elif converted:
                 out["anyOf"] = converted
+        return nullable
+
+    def _all_of(
+        self, n: dict[str, Any], out: dict[str, Any], pointer: str, stack: tuple[str, ...]
+    ) -> None:
+        """``allOf`` merged key by key into ``out`` (the first part to set a key wins)."""
         all_of = n.get("allOf")
-        if isinstance(all_of, list):
-            parts = cast("list[Any]", all_of)
-            if len(parts) > 1:
-                self.note(
-                    pointer, "allOf", "allOf merged key by key (the faithful model checks all)"
-                )
-            for i, part in enumerate(parts):
-                for key, value in self.convert(part, f"{pointer}/allOf/{i}", stack).items():
-                    out.setdefault(key, value)
+        if not isinstance(all_of, list):
+            return
+        parts = cast("list[Any]", all_of)
+        if len(parts) > 1:
+            self.note(pointer, "allOf", "allOf merged key by key (the faithful model checks all)")
+        for i, part in enumerate(parts):
+            for key, value in self.convert(part, f"{pointer}/allOf/{i}", stack).items():
+                out.setdefault(key, value)
+
+    def _members(
+        self, n: dict[str, Any], out: dict[str, Any], pointer: str, stack: tuple[str, ...]
+    ) -> None:
+        """An object's properties (and which are required) and an array's items, converted."""
         props = n.get("properties")
         if isinstance(props, dict):
             out.setdefault("type", "OBJECT")
@@ -184,15 +237,6 @@ class _Gemini:
             out["items"] = self.convert(items, f"{pointer}/items", stack)
         elif items is not None:
             self.note(pointer, "items", "tuple-form items cannot be described to Gemini")
-        if nullable:
-            out["nullable"] = True
-        if dropped:
-            self.note(
-                pointer,
-                "dropped keywords",
-                f"not in Gemini's schema, dropped: {', '.join(sorted(set(dropped)))}",
-            )
-        return out
 
 
 def gemini_tools(

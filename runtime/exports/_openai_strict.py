@@ -1,6 +1,8 @@
-"""Runtime layer (exports): OpenAI strict tools: the transform, and the way back (``call_from_strict``).
+"""toolbind.runtime.exports, runtime layer (imports the runtime's ``_compose``, ``contract``,
+``errors`` and ``types``, and ``_common``, ``_strict_rules``): OpenAI strict tools: the transform,
+and the way back (``call_from_strict``).
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ._common import (
     call_schema,
     escape_token,
 )
-from .strict_rules import (
+from ._strict_rules import (
     STRICT_FORMATS,
     STRICT_KEYWORDS,
     STRICT_TYPES,
@@ -157,6 +159,7 @@ def _dereferenced(node: Any, defs: Mapping[str, Any], depth: int = 0) -> dict[st
 def _strict_node(
     node: Any, pointer: str, issues: list[ExportIssue], defs: Mapping[str, Any]
 ) -> dict[str, Any]:
+    """``node`` made strict; where it cannot be, the issue is recorded and ``{}`` stands in."""
     if isinstance(node, bool):
         return _refuse(
             issues,
@@ -167,51 +170,13 @@ def _strict_node(
     if not isinstance(node, dict):
         return _refuse(issues, pointer, "malformed", "not a schema object")
     source = cast("dict[str, Any]", node)
-    # Keep the lone ``allOf: [X]`` that wraps a reference to add a description.
-    all_of = source.get("allOf")
-    if isinstance(all_of, list) and len(cast("list[Any]", all_of)) == 1:
-        rest = {k: v for k, v in source.items() if k != "allOf"}
-        if set(rest) <= {"description", "title", *ANNOTATIONS}:
-            inner = cast("list[Any]", all_of)[0]
-            merged = _strict_node(inner, f"{pointer}/allOf/0", issues, defs)
-            if "description" in rest and "$ref" not in merged:
-                merged["description"] = rest["description"]
-            return merged
-    branches_at = "anyOf"
-    one_of: Any = source.get("oneOf")
-    exclusive = isinstance(one_of, list) and _exclusive(cast("list[Any]", one_of), defs)
-    if exclusive and "anyOf" not in source:
-        # A oneOf no value can match twice (branches of distinct types or consts; Litestar
-        # writes every Optional[X] as oneOf [X, {type: null}]: 28 of Evidently's 66 tools
-        # were left out) accepts what its anyOf accepts, which strict mode takes.
-        rest: dict[str, Any] = {k: v for k, v in source.items() if k != "oneOf"}
-        source = {**rest, "anyOf": cast("list[Any]", one_of)}
-        branches_at = "oneOf"  # (where a branch's issues are, in the composed schema)
-    out: dict[str, Any] = {}
-    for key, value in source.items():
-        if key in _UNSUPPORTED:
-            return _refuse(
-                issues,
-                f"{pointer}/{escape_token(key)}",
-                f"keyword {key}",
-                f"{key!r} has no strict-mode equivalent",
-            )
-        if key in ANNOTATIONS or key.startswith("x-") or key == "$defs":
-            continue
-        if key not in STRICT_KEYWORDS:
-            continue  # an unknown keyword constrains nothing in JSON Schema
-        out[key] = value
-    if "enum" in out and (
-        not isinstance(out["enum"], list)
-        or not out["enum"]
-        or any(isinstance(v, (dict, list)) for v in cast("list[Any]", out["enum"]))
-    ):
-        return _refuse(
-            issues, pointer, "enum", "enum needs a non-empty list of strings, numbers, booleans"
-        )
-    if "format" in out and out["format"] not in STRICT_FORMATS:
-        # An annotation in JSON Schema 2020-12; the faithful model still checks what it can.
-        del out["format"]
+    merged = _lone_all_of(source, pointer, issues, defs)
+    if merged is not None:
+        return merged
+    source, branches_at = _one_of_as_any_of(source, defs)
+    out = _supported(source, pointer, issues)
+    if out is None:
+        return {}
     if "$ref" in out:
         ref = out["$ref"]
         if not isinstance(ref, str) or (ref != "#" and def_name(ref) is None):
@@ -222,24 +187,9 @@ def _strict_node(
                 issues, pointer, "$ref siblings", "$ref with constraining sibling keywords"
             )
         return kept
-    types = types_of(out)
-    if "type" not in out and not ({"enum", "const", "anyOf"} & out.keys()):
-        if "properties" in out:
-            out["type"] = "object"
-            types = ["object"]
-        elif "items" in out:
-            out["type"] = "array"
-            types = ["array"]
-        else:
-            return _refuse(
-                issues,
-                pointer,
-                "unconstrained value",
-                "any JSON value (no type) — strict mode needs a typed schema",
-            )
-    for t in types:
-        if t not in STRICT_TYPES:
-            return _refuse(issues, pointer, "type", f"type {t!r} is not a JSON Schema type")
+    types = _types(out, pointer, issues)
+    if types is None:
+        return {}
     if "anyOf" in out:
         branches = out["anyOf"]
         if not isinstance(branches, list) or not branches:
@@ -249,58 +199,174 @@ def _strict_node(
             for i, b in enumerate(cast("list[Any]", branches))
         ]
     if "object" in types:
-        props_value = out.get("properties", {})
-        if not isinstance(props_value, dict):
-            return _refuse(issues, pointer, "malformed", "properties is not an object")
-        props = cast("dict[str, Any]", props_value)
-        extra = out.get("additionalProperties", True)
-        if not props and extra is not False:
-            return _refuse(
-                issues,
-                pointer,
-                "free-form object",
-                "an object with no declared properties (a free-form map) — strict mode needs"
-                " every key declared",
-            )
-        required = [r for r in cast("list[Any]", out.get("required", [])) if isinstance(r, str)]
-        undeclared = [r for r in required if r not in props]
-        if undeclared:
-            return _refuse(
-                issues,
-                pointer,
-                "required undeclared",
-                f"required {undeclared[0]!r} is not a declared property",
-            )
-        new_props: dict[str, Any] = {}
-        for name, sub in props.items():
-            strict_sub = _strict_node(
-                sub, f"{pointer}/properties/{escape_token(name)}", issues, defs
-            )
-            new_props[name] = strict_sub if name in required else _strict_nullable(strict_sub)
-        out["properties"] = new_props
-        out["required"] = list(new_props)
-        out["additionalProperties"] = False
+        if not _strict_object(out, pointer, issues, defs):
+            return {}
     else:
         for key in ("properties", "required", "additionalProperties"):
             out.pop(key, None)
     if "array" in types:
-        items = out.get("items")
-        if items is None:
-            return _refuse(
-                issues,
-                pointer,
-                "untyped items",
-                "an array of any values — strict mode needs `items`",
-            )
-        if isinstance(items, list):
-            return _refuse(
-                issues, pointer, "keyword items", "tuple-form `items` has no strict-mode equivalent"
-            )
-        out["items"] = _strict_node(items, f"{pointer}/items", issues, defs)
+        if not _strict_array(out, pointer, issues, defs):
+            return {}
     else:
         for key in ("items", "minItems", "maxItems"):
             out.pop(key, None)
     return out
+
+
+def _lone_all_of(
+    source: dict[str, Any], pointer: str, issues: list[ExportIssue], defs: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The lone ``allOf: [X]`` that wraps a reference to add a description, kept: X made strict
+    with that description; None when ``source`` is not one."""
+    all_of = source.get("allOf")
+    if not isinstance(all_of, list) or len(cast("list[Any]", all_of)) != 1:
+        return None
+    rest = {k: v for k, v in source.items() if k != "allOf"}
+    if not set(rest) <= {"description", "title", *ANNOTATIONS}:
+        return None
+    inner = cast("list[Any]", all_of)[0]
+    merged = _strict_node(inner, f"{pointer}/allOf/0", issues, defs)
+    if "description" in rest and "$ref" not in merged:
+        merged["description"] = rest["description"]
+    return merged
+
+
+def _one_of_as_any_of(
+    source: dict[str, Any], defs: Mapping[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """``source`` with an exclusive ``oneOf`` read as ``anyOf``, and where its branches' issues
+    are (``oneOf`` or ``anyOf``, in the composed schema)."""
+    one_of: Any = source.get("oneOf")
+    exclusive = isinstance(one_of, list) and _exclusive(cast("list[Any]", one_of), defs)
+    if exclusive and "anyOf" not in source:
+        # A oneOf no value can match twice (branches of distinct types or consts; Litestar
+        # writes every Optional[X] as oneOf [X, {type: null}]: 28 of Evidently's 66 tools
+        # were left out) accepts what its anyOf accepts, which strict mode takes.
+        rest: dict[str, Any] = {k: v for k, v in source.items() if k != "oneOf"}
+        return {**rest, "anyOf": cast("list[Any]", one_of)}, "oneOf"
+    return source, "anyOf"
+
+
+def _supported(
+    source: dict[str, Any], pointer: str, issues: list[ExportIssue]
+) -> dict[str, Any] | None:
+    """The keywords strict mode keeps (annotations and unknown keywords dropped, an unsupported
+    format too); None, with the issue recorded, for a keyword it has no equivalent of or an enum
+    it cannot take."""
+    out: dict[str, Any] = {}
+    for key, value in source.items():
+        if key in _UNSUPPORTED:
+            _refuse(
+                issues,
+                f"{pointer}/{escape_token(key)}",
+                f"keyword {key}",
+                f"{key!r} has no strict-mode equivalent",
+            )
+            return None
+        if key in ANNOTATIONS or key.startswith("x-") or key == "$defs":
+            continue
+        if key not in STRICT_KEYWORDS:
+            continue  # an unknown keyword constrains nothing in JSON Schema
+        out[key] = value
+    if "enum" in out and (
+        not isinstance(out["enum"], list)
+        or not out["enum"]
+        or any(isinstance(v, (dict, list)) for v in cast("list[Any]", out["enum"]))
+    ):
+        _refuse(
+            issues, pointer, "enum", "enum needs a non-empty list of strings, numbers, booleans"
+        )
+        return None
+    if "format" in out and out["format"] not in STRICT_FORMATS:
+        # An annotation in JSON Schema 2020-12; the faithful model still checks what it can.
+        del out["format"]
+    return out
+
+
+def _types(out: dict[str, Any], pointer: str, issues: list[ExportIssue]) -> list[str] | None:
+    """The schema's types (an untyped object or array schema typed as such); None, with the
+    issue recorded, for a schema of any value or an unknown type."""
+    types = types_of(out)
+    if "type" not in out and not ({"enum", "const", "anyOf"} & out.keys()):
+        if "properties" in out:
+            out["type"] = "object"
+            types = ["object"]
+        elif "items" in out:
+            out["type"] = "array"
+            types = ["array"]
+        else:
+            _refuse(
+                issues,
+                pointer,
+                "unconstrained value",
+                "any JSON value (no type) — strict mode needs a typed schema",
+            )
+            return None
+    for t in types:
+        if t not in STRICT_TYPES:
+            _refuse(issues, pointer, "type", f"type {t!r} is not a JSON Schema type")
+            return None
+    return types
+
+
+def _strict_object(
+    out: dict[str, Any], pointer: str, issues: list[ExportIssue], defs: Mapping[str, Any]
+) -> bool:
+    """Make an object schema strict in place: closed, every property required (the optional
+    ones nullable); False, with the issue recorded, when it cannot be."""
+    props_value = out.get("properties", {})
+    if not isinstance(props_value, dict):
+        _refuse(issues, pointer, "malformed", "properties is not an object")
+        return False
+    props = cast("dict[str, Any]", props_value)
+    extra = out.get("additionalProperties", True)
+    if not props and extra is not False:
+        _refuse(
+            issues,
+            pointer,
+            "free-form object",
+            "an object with no declared properties (a free-form map) — strict mode needs"
+            " every key declared",
+        )
+        return False
+    required = [r for r in cast("list[Any]", out.get("required", [])) if isinstance(r, str)]
+    undeclared = [r for r in required if r not in props]
+    if undeclared:
+        _refuse(
+            issues,
+            pointer,
+            "required undeclared",
+            f"required {undeclared[0]!r} is not a declared property",
+        )
+        return False
+    new_props: dict[str, Any] = {}
+    for name, sub in props.items():
+        strict_sub = _strict_node(sub, f"{pointer}/properties/{escape_token(name)}", issues, defs)
+        new_props[name] = strict_sub if name in required else _strict_nullable(strict_sub)
+    out["properties"] = new_props
+    out["required"] = list(new_props)
+    out["additionalProperties"] = False
+    return True
+
+
+def _strict_array(
+    out: dict[str, Any], pointer: str, issues: list[ExportIssue], defs: Mapping[str, Any]
+) -> bool:
+    """Make an array schema's ``items`` strict in place; False, with the issue recorded, when
+    there is none or it is the tuple form."""
+    items = out.get("items")
+    if items is None:
+        _refuse(
+            issues, pointer, "untyped items", "an array of any values — strict mode needs `items`"
+        )
+        return False
+    if isinstance(items, list):
+        _refuse(
+            issues, pointer, "keyword items", "tuple-form `items` has no strict-mode equivalent"
+        )
+        return False
+    out["items"] = _strict_node(items, f"{pointer}/items", issues, defs)
+    return True
 
 
 def openai_strict_schema(tool: ExportableTool, activities: Collection[str] = ()) -> dict[str, Any]:

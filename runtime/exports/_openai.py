@@ -1,6 +1,6 @@
-"""Runtime layer (exports): OpenAI function tools (faithful).
+"""toolbind.runtime.exports, runtime layer (imports ``_common``): OpenAI function tools (faithful).
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations

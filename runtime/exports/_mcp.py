@@ -1,6 +1,7 @@
-"""Runtime layer (exports): an MCP ``tools/list`` result.
+"""toolbind.runtime.exports, runtime layer (imports the runtime's ``_compose``, and ``_common``): an
+MCP ``tools/list`` result.
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations

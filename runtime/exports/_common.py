@@ -1,6 +1,7 @@
-"""Runtime layer (exports): shared by every export: what a tool must offer, the result types, the composed Call schema.
+"""toolbind.runtime.exports, runtime layer (imports the runtime's ``_compose``): shared by every
+export: what a tool must offer, the result types, the composed Call schema.
 
-Part of ``toolbind.runtime._exports``; see the package docstring for the whole picture.
+Part of ``toolbind.runtime.exports``; see the package docstring for the whole picture.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Runtime layer: the composed tools exported in each provider's format. Imports ``_compose``, pydantic.
+"""toolbind.runtime.exports, runtime layer (imports the runtime's ``_compose``, ``contract``,
+``errors``, ``types``; pydantic): the composed tools exported in each provider's format.
 
-One module per provider (``openai``, ``openai_strict``, ``anthropic``, ``gemini``, ``mcp``), the
-OpenAI strict-mode rule checker (``strict_rules``) and what they share (``_common``).
+One module per provider (``_openai``, ``_openai_strict``, ``_anthropic``, ``_gemini``, ``_mcp``), the
+OpenAI strict-mode rule checker (``_strict_rules``) and what they share (``_common``).
 
 Every export starts from the same LLM-facing tool schema (``tool_schema``: the seeds' meta fields +
 the parameters, with the reachable shared ``$defs``) and changes only what the provider needs:
@@ -28,6 +29,7 @@ Call model, so a dropped keyword can cost a retry, never a wrong value.
 from __future__ import annotations
 
 from ..errors import NotStrictable
+from ._anthropic import anthropic_tools
 from ._common import (
     ExportableTool,
     ExportIssue,
@@ -36,12 +38,11 @@ from ._common import (
     StrictExport,
     call_schema,
 )
-from .anthropic import anthropic_tools
-from .gemini import gemini_tools
-from .mcp import mcp_tools
-from .openai import openai_tools
-from .openai_strict import call_from_strict, openai_strict_schema, openai_strict_tools
-from .strict_rules import strict_violations
+from ._gemini import gemini_tools
+from ._mcp import mcp_tools
+from ._openai import openai_tools
+from ._openai_strict import call_from_strict, openai_strict_schema, openai_strict_tools
+from ._strict_rules import strict_violations
 
 __all__ = [
     "ExportIssue",

@@ -1,0 +1,301 @@
+"""toolbind.runtime.mcp, runtime layer (imports the ``mcp`` SDK and ``httpx2`` lazily, the runtime's
+``_result`` and ``errors``, and this package's ``_config`` and ``_results``): one MCP server's
+session.
+
+``McpConnection`` holds one server's session: opened on first use, reused across calls, closed by
+``aclose``; a server that dies mid-call gives a failed result naming the server, and the next call
+connects again. Progress notifications are the call's progress items
+``{"progress", "total", "message"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from .._result import ToolResult
+from ..errors import UsageError
+from ._config import McpServerConfig, expand_env
+from ._results import result_value
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+
+class _StdoutNoise(logging.Filter):
+    """The SDK logs a whole traceback (an error) for each line a stdio server writes to its
+    standard output that is not JSON-RPC — a banner, ``Loading configuration from .env file...``
+    — and goes on; a user of ``toolbind generate`` read it as toolbind failing. Here it is one
+    warning line naming what was written."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or not str(record.msg).startswith("Failed to parse JSONRPC message"):
+            return True
+        from pydantic import ValidationError
+
+        found: Any = None
+        if isinstance(exc, ValidationError) and exc.errors():  # its input is the line
+            found = exc.errors()[0].get("input")
+        line = found if isinstance(found, str) else str(exc)
+        record.msg = "an MCP server wrote a line that is not JSON-RPC to its stdout (ignored): %r"
+        record.args = (line if len(line) <= 200 else line[:199] + "…",)
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_STDOUT_NOISE = _StdoutNoise()
+
+
+class McpConnection:
+    """One MCP server's session, through the official SDK's ``mcp.Client``.
+
+    Connected on first use and reused by every call; ``aclose`` ends it. A session lives in a
+    task of its own (the SDK's task groups must be entered and left in one task), so calls can be
+    made from any task of the same event loop. After the server went away (its process died, the
+    HTTP endpoint stopped answering) the next call connects again.
+    """
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        env: Mapping[str, str] | None = None,
+        on_list_changed: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.env = env
+        self.on_list_changed = on_list_changed
+        self.connects = 0
+        """How many sessions were opened (1 + reconnections)."""
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closing: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def _transport(self) -> Any:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        env = os.environ if self.env is None else self.env
+        where = f"MCP server {self.name!r}"
+        cfg = self.config
+        if cfg.transport == "stdio":
+            assert cfg.command is not None
+            logging.getLogger("mcp.client.stdio").addFilter(_STDOUT_NOISE)  # once: same filter
+            params = StdioServerParameters(
+                command=cfg.command,
+                args=list(cfg.args),
+                env={k: expand_env(v, env, f"{where} env {k}") for k, v in cfg.env.items()},
+                cwd=cfg.cwd,
+            )
+            return stdio_client(params, errlog=sys.stderr)
+        import httpx2
+
+        assert cfg.url is not None
+        url = expand_env(cfg.url, env, f"{where} url")
+        headers = {k: expand_env(v, env, f"{where} header {k}") for k, v in cfg.headers.items()}
+        client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        return _owning(streamable_http_client(url, http_client=client), client)
+
+    async def _session(self) -> Client:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # a new event loop (a sync Agent.run): the old session is gone
+            self._client, self._task, self._lock, self._loop = None, None, asyncio.Lock(), loop
+        assert self._lock is not None
+        async with self._lock:
+            if self._client is not None and self._task is not None and not self._task.done():
+                return self._client
+            await self._drop()
+            ready: asyncio.Future[Client] = loop.create_future()
+            closing = asyncio.Event()
+            self._closing = closing
+            self._task = asyncio.create_task(self._hold(ready, closing), name=f"mcp:{self.name}")
+            self._client = await ready
+            self.connects += 1
+            return self._client
+
+    async def _hold(self, ready: asyncio.Future[Client], closing: asyncio.Event) -> None:
+        from mcp import Client
+
+        async def on_message(message: Any) -> None:
+            listed = getattr(message, "method", None) == "notifications/tools/list_changed"
+            if listed and self.on_list_changed is not None:
+                self.on_list_changed()
+
+        try:
+            transport = self._transport()
+            async with Client(transport, message_handler=on_message) as client:
+                ready.set_result(client)
+                await closing.wait()
+        except BaseException as exc:  # connecting failed, or the session ended
+            if not ready.done():
+                ready.set_exception(
+                    exc if isinstance(exc, Exception) else ConnectionError(str(exc))
+                )
+
+    async def _drop(self) -> None:
+        task, closing = self._task, self._closing
+        self._client, self._task, self._closing = None, None, None
+        if task is None:
+            return
+        if closing is not None:
+            closing.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 5)
+        except BaseException:  # a dead session may not close cleanly
+            task.cancel()
+
+    async def aclose(self) -> None:
+        """End the session (the server process, for stdio), if one is open in this loop."""
+        if self._loop is asyncio.get_running_loop():
+            await self._drop()
+        else:
+            self._client, self._task, self._closing = None, None, None
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool the server lists (all pages), as JSON, kept to ``allowedTools``.
+
+        Raises:
+            ConnectionError: the server cannot be reached (the message names it).
+            UsageError: an ``${env.X}`` it needs is not set.
+        """
+        tools: list[dict[str, Any]] = []
+        try:
+            client = await self._session()
+            cursor: str | None = None
+            while True:
+                page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+                tools.extend(
+                    t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools
+                )
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except UsageError:
+            raise
+        except Exception as exc:
+            await self._drop()
+            raise ConnectionError(f"MCP server {self.name!r}: {_why(exc)}") from exc
+        allowed = self.config.allowed_tools
+        if allowed is not None:
+            tools = [t for t in tools if t.get("name") in allowed]
+        return tools
+
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        output_model: Any = None,
+        progress: Callable[[Any], None] | None = None,
+        timeout: float | None = None,
+    ) -> ToolResult[Any]:
+        """``tools/call``, as a ``ToolResult`` (never raises for the server's failures).
+
+        ``timeout`` (default: the config's) bounds the call: past it the SDK sends
+        ``notifications/cancelled`` and the result is a failed one. ``progress`` gets
+        ``{"progress", "total", "message"}`` for each progress notification.
+        """
+        from mcp import MCPError
+        from mcp_types import REQUEST_TIMEOUT
+
+        seconds = timeout if timeout is not None else self.config.timeout
+        meta = {"execution": "explicit", "mcp_server": self.name}
+
+        report = progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report({"progress": progress, "total": total, "message": message})
+
+        try:
+            client = await self._session()
+        except UsageError as exc:
+            return ToolResult[Any].fail(str(exc), error_type="configuration", **meta)
+        except Exception as exc:
+            return ToolResult[Any].fail(
+                f"MCP server {self.name!r} cannot be reached: {_why(exc)}",
+                error_type="connection",
+                **meta,
+            )
+        try:
+            result = await client.call_tool(
+                tool,
+                dict(arguments),
+                read_timeout_seconds=seconds,
+                progress_callback=on_progress,
+            )
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                return ToolResult[Any].fail(
+                    f"MCP server {self.name!r}, tool {tool!r}: timed out after {seconds:g}s "
+                    "(cancelled on the server)",
+                    error_type="timeout",
+                    **meta,
+                )
+            if self._task is None or self._task.done() or _closed(exc):
+                await self._drop()
+                return ToolResult[Any].fail(
+                    f"MCP server {self.name!r} went away during the call to {tool!r}: {_why(exc)}",
+                    error_type="connection",
+                    **meta,
+                )
+            return ToolResult[Any].fail(
+                f"MCP server {self.name!r}, tool {tool!r}: {_why(exc)}",
+                error_type="protocol",
+                **meta,
+            )
+        except Exception as exc:  # the transport broke: the server died or stopped answering
+            await self._drop()
+            return ToolResult[Any].fail(
+                f"MCP server {self.name!r} went away during the call to {tool!r}: {_why(exc)}",
+                error_type="connection",
+                **meta,
+            )
+        return result_value(result, server=self.name, tool=tool, output_model=output_model)
+
+
+def _closed(exc: Exception) -> bool:
+    from mcp_types import CONNECTION_CLOSED
+
+    return getattr(exc, "code", None) == CONNECTION_CLOSED
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        return "; ".join(_why(e) for e in group.exceptions)
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
+
+
+class _owning:
+    """An async context manager that closes an httpx2 client after the transport it feeds."""
+
+    def __init__(self, inner: Any, client: Any) -> None:
+        self.inner, self.client = inner, client
+
+    async def __aenter__(self) -> Any:
+        await self.client.__aenter__()
+        try:
+            return await self.inner.__aenter__()
+        except BaseException:
+            await self.client.__aexit__(None, None, None)
+            raise
+
+    async def __aexit__(self, *exc: Any) -> None:
+        try:
+            await self.inner.__aexit__(*exc)
+        finally:
+            await self.client.__aexit__(None, None, None)
