@@ -38,12 +38,12 @@ def require(path: Path, what: str) -> Path:
 def left_out(path: Path, what: str) -> bool:
     """Whether ``path`` is missing (said on stderr: ``what`` is left out of the run). The
     repository's copy lacks a few files some figures were first measured on; a corpus that has
-    them (``--corpus`` / ``$TOOLBIND_CORPUS``) brings them back."""
+    them (``$TOOLBIND_CORPUS``) brings them back."""
     if path.exists():
         return False
     print(
-        f"note: {path} not in the corpus: {what} left out (--corpus or TOOLBIND_CORPUS for a "
-        "corpus that has it)",
+        f"note: {path} not in the corpus: {what} left out (set TOOLBIND_CORPUS to a corpus "
+        "that has it)",
         file=sys.stderr,
     )
     return True
