@@ -183,7 +183,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="run the corpus suite (tests marked corpus) over PATH, laid out as tests/corpus "
-        "(make test-corpus CORPUS=PATH); without it those tests are left out",
+        "(make test-corpus CORPUS=PATH; spell it --corpus=PATH, as pytest reads a lone path as "
+        "a test path); without it those tests are left out",
     )
 
 
@@ -196,8 +197,8 @@ def external_corpus(config: pytest.Config) -> Path | None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "corpus: the corpus suite, over a corpus outside the repository (--corpus PATH, "
-        "make test-corpus CORPUS=PATH); left out, and counted at the end, without it",
+        "corpus: the corpus suite, over a corpus outside the repository (--corpus=PATH, "
+        "make test-corpus CORPUS=PATH); left out without it, as the run's last lines say",
     )
     given = external_corpus(config)
     # a corpus asked for and absent fails the run: a suite that skipped would pass unseen

@@ -1,6 +1,6 @@
 """Tests (the corpus suite): the corpus checks of the fast suite, over a corpus outside the repository.
 
-``make test-corpus CORPUS=path`` (``pytest -m corpus --corpus path``) runs them on every file of
+``make test-corpus CORPUS=path`` (``pytest -m corpus --corpus=path``) runs them on every file of
 ``path`` laid out as ``tests/corpus`` (``openapi/``, ``tools/``, ``jsonschema-test-suite/``);
 ``make test`` leaves them out and says so at the end (tests/conftest.py). A file with the same
 bytes as the repository's copy skips, saying so: the fast suite checks that copy already. Imports
