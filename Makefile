@@ -37,7 +37,7 @@ define side_venv
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install llm demo generate check test test-slow test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
+.PHONY: help install llm demo generate check test test-slow test-corpus test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
 
 help: ## Show the targets
 	@echo "Set up (a fresh machine, Python >= 3.11 and make; the local model also needs a C++ compiler and cmake):"
@@ -98,6 +98,10 @@ test: ## Run the test suite without the slow tests (hypothesis profile "ci"; ~10
 
 test-slow: ## The slow tests: kill -9, fuzzing, every corpus component (what `make test` leaves out)
 	$(PY) -m pytest -n 2 -q -m slow
+
+test-corpus: ## The corpus suite over CORPUS=path (a corpus laid out as tests/corpus); fails if path is missing
+	@test -n "$(CORPUS)" || { echo "make test-corpus needs CORPUS=path (a corpus laid out as tests/corpus)" >&2; exit 2; }
+	$(PY) -m pytest -n 2 -q -m corpus --corpus="$(CORPUS)"
 
 test-deep: ## The property tests with 1000 examples per schema
 	HYPOTHESIS_PROFILE=deep $(PY) -m pytest -n 2 -q

@@ -5,7 +5,7 @@ Used by ``bench/conformance.py``; imports only the standard library. The suite i
 Layout of the suite (``<corpus>/jsonschema-test-suite``)::
 
     tests/<draft>/*.json                  one file per keyword, each a list of groups
-                                          (drafts the corpus lacks: tests/data/ in the repo)
+                                          (drafts a corpus lacks: tests/corpus/ in the repo)
     tests/<draft>/optional/format/*.json  format assertion suites
     remotes/**/*.json                     documents tests reference as http://localhost:1234/<path>
 """
@@ -20,8 +20,8 @@ from typing import Any, Literal, cast
 #: The drafts the benchmark knows, in report order.
 DRAFTS: tuple[str, ...] = ("draft2020-12", "draft2019-09", "draft7", "draft6", "draft4")
 
-#: The drafts the shared corpus lacks, copied from the suite into the repository (same commit).
-BUNDLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "jsonschema-test-suite"
+#: The suite as the repository holds it (every draft), read for a draft another corpus lacks.
+BUNDLED = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "jsonschema-test-suite"
 
 #: The base URI under which the suite's ``remotes/`` directory is served.
 REMOTE_BASE = "http://localhost:1234/"
@@ -55,12 +55,12 @@ class Group:
 
 
 def suite_root(corpus: Path) -> Path:
-    """The test suite's directory inside the shared corpus."""
+    """The test suite's directory inside a corpus."""
     return corpus / "jsonschema-test-suite"
 
 
 def tests_dir(root: Path, draft: str) -> Path:
-    """``tests/<draft>`` of the corpus' suite, else of the copy in ``tests/data``."""
+    """``tests/<draft>`` of the corpus' suite, else of the repository's copy."""
     base = root / "tests" / draft
     return base if base.is_dir() else BUNDLED / "tests" / draft
 

@@ -10,7 +10,7 @@ Both compilers run in the same invocation of this script, on the same machine, o
 schemas, as subprocesses started the way a user starts them, and are timed the same way.
 
 Inputs:
-    The corpus (``--corpus``, default ``../shared/corpus`` beside the repository root):
+    The corpus (``--corpus``, default ``tests/corpus`` in the repository, or ``$TOOLBIND_CORPUS``):
     ``tools/github-mcp-server/*.json`` (MCP tool definitions) and ``tools/bfcl/*.json`` plus
     ``tools/bfcl/multi_turn_func_doc/*.json`` (BFCL function docs, JSON Lines). The corpus is
     only read.

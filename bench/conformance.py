@@ -5,14 +5,14 @@ accepts. This script measures how far each implementation is from that, in one r
 suite, and lists every instance on which toolbind disagrees with the suite.
 
 Inputs:
-    The corpus (``--corpus``, default ``../shared/corpus`` beside the repository root), directory
-    ``jsonschema-test-suite``; it is only read.
+    The corpus (``--corpus``, default ``tests/corpus`` in the repository, or
+    ``$TOOLBIND_CORPUS``), directory ``jsonschema-test-suite``; it is only read.
 
     * ``tests/<draft>/*.json`` for ``draft2020-12``, ``draft2019-09``, ``draft7``, ``draft6``
       and ``draft4`` (the non-optional keyword files): each is a list of groups
-      ``{description, schema, tests: [{description, data, valid}]}``. The corpus holds draft 7
-      and 2020-12; the other drafts are read from ``tests/data/jsonschema-test-suite`` in the
-      repository (copied from the suite at the corpus' commit, with its LICENSE).
+      ``{description, schema, tests: [{description, data, valid}]}``. The repository's copy holds
+      every draft; a draft another ``--corpus`` lacks is read from that copy
+      (``tests/corpus/jsonschema-test-suite``, with its LICENSE).
     * ``tests/<draft>/optional/format/*.json``: the format assertion suites, run in assertion
       mode only (their expected values assume that formats are asserted).
     * ``remotes/**/*.json``: every document, keyed by the URL the suite serves it at,

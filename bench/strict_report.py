@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/strict_report.py [--examples N]
 
-Compiles specs/ and the corpus tool files (``TOOLBIND_CORPUS``, default ``../shared/corpus``) in a
+Compiles specs/ and the corpus tool files (``TOOLBIND_CORPUS``, default ``tests/corpus``) in a
 temporary directory, then prints, for both compositions — every tool latent (the model is asked for
 ``_output``) and every tool explicit (an Activity runs it) — how many tools are strict-able and the
 reasons of the others (a tool counts once per reason kind), plus what Gemini's schema drops.

@@ -29,8 +29,10 @@ from toolbind.testing import strategies_for
 
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
-CORPUS = Path(os.environ.get("TOOLBIND_CORPUS") or REPO.parent / "shared" / "corpus")
-NO_CORPUS = f"no third-party corpus at {CORPUS} (set TOOLBIND_CORPUS)"
+CORPUS = REPO / "tests" / "corpus"
+"""The third-party specs and tool files the tests read: copies kept in the repository (their
+sources and licenses in its README), so a fresh clone runs the same tests as CI."""
+NO_CORPUS = f"the third-party corpus is missing from {CORPUS} (it is part of the repository)"
 """The one skip reason of every test that needs the corpus (``make test`` counts them once)."""
 
 settings.register_profile(
@@ -172,8 +174,72 @@ def mode(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+# -- the corpus suite: the corpus checks over a corpus outside the repository ---------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--corpus",
+        metavar="PATH",
+        default=None,
+        help="run the corpus suite (tests marked corpus) over PATH, laid out as tests/corpus "
+        "(make test-corpus CORPUS=PATH; spell it --corpus=PATH, as pytest reads a lone path as "
+        "a test path); without it those tests are left out",
+    )
+
+
+def external_corpus(config: pytest.Config) -> Path | None:
+    """The corpus ``--corpus`` names (absolute), or None when none is given."""
+    given = cast("str | None", config.getoption("corpus"))
+    return None if given is None else Path(given).resolve()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "corpus: the corpus suite, over a corpus outside the repository (--corpus=PATH, "
+        "make test-corpus CORPUS=PATH); left out without it, as the run's last lines say",
+    )
+    given = external_corpus(config)
+    # a corpus asked for and absent fails the run: a suite that skipped would pass unseen
+    if given is not None and not given.is_dir():
+        raise pytest.UsageError(f"--corpus {given}: no such directory")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if external_corpus(config) is not None:
+        return
+    left_out = [item for item in items if item.get_closest_marker("corpus")]
+    if left_out:
+        items[:] = [item for item in items if not item.get_closest_marker("corpus")]
+        config.hook.pytest_deselected(items=left_out)
+
+
+def _corpus_summary(terminalreporter: Any) -> None:
+    """One line on the corpus suite: where it ran and its counts, or that it was left out."""
+    config: pytest.Config = terminalreporter.config
+    given = external_corpus(config)
+    if config.getoption("collectonly"):
+        return
+    if given is None:
+        terminalreporter.write_line(
+            "corpus suite: not run (it needs a corpus outside the repository: "
+            "make test-corpus CORPUS=path)"
+        )
+        return
+    counts: Counter[str] = Counter()
+    for outcome in ("passed", "failed", "skipped", "xfailed", "xpassed", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if "corpus" in getattr(report, "keywords", {}):
+                counts[outcome] += 1
+    figures = ", ".join(f"{n} {outcome}" for outcome, n in counts.items()) or "no tests"
+    terminalreporter.write_line(f"corpus suite over {given}: {figures}")
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """How many tests were skipped and why, once per reason, at the end of the run."""
+    """How many tests were skipped and why, once per reason, at the end of the run; what the
+    corpus suite ran."""
+    _corpus_summary(terminalreporter)
     reasons: Counter[str] = Counter()
     for report in terminalreporter.stats.get("skipped", []):
         longrepr: object = report.longrepr

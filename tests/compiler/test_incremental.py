@@ -19,7 +19,7 @@ from toolbind.compiler._incremental import Previous
 from toolbind.compiler._load import digest
 from toolbind.compiler.naming import module_name
 
-CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus"
+CORPUS = Path(__file__).parent.parent / "corpus"
 # small real specs of every kind of input (kept small: the fast suite compiles them many times)
 SPECS = [
     "openapi/oai-examples__petstore.yaml",

@@ -14,7 +14,7 @@ from toolbind.compiler import ir
 from toolbind.compiler.diagnostics import Diagnostics
 from toolbind.compiler.frontends import read_spec
 
-CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus" / "openapi"
+CORPUS = Path(__file__).parent.parent / "corpus" / "openapi"
 
 
 def _twin(kind: type[Any]) -> type[Any]:

@@ -1,7 +1,7 @@
 """The component schemas of every corpus OpenAPI spec, as compiled models, honour their schemas
 both ways (issue 3, round-trip).
 
-Each corpus spec (``../shared/corpus/openapi``) is compiled on its own; its component schemas are
+Each corpus spec (``tests/corpus/openapi``) is compiled on its own; its component schemas are
 the package's ``tools.json`` ``$defs`` that the package exports under the same name (the
 compiler keeps the components the operations reach; the other ``$defs`` are subschemas shared
 to keep the file small). For each, with the contract ``{"$ref": "#/$defs/<name>"}`` plus the

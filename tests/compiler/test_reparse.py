@@ -26,7 +26,7 @@ from toolbind.compiler._load import (
 )
 from toolbind.compiler._reparse import Lines, splice
 
-CORPUS = Path(__file__).parent.parent.parent.parent / "shared" / "corpus" / "openapi"
+CORPUS = Path(__file__).parent.parent / "corpus" / "openapi"
 SPECS = ["redocly__museum.yaml", "oai-examples__uspto.yaml", "oai-examples__link-example.yaml"]
 
 _LOADER: Any = _TextDatesLoader

@@ -27,7 +27,7 @@ from toolbind.compiler.frontends import read_spec
 from toolbind.runtime.contract import HttpApi, api_from_json, api_to_json
 from toolbind.runtime.http import HttpClient
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "openapi"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "openapi"
 SPECS = sorted(p for p in CORPUS.glob("*.*") if not p.name.startswith("LICENSE"))
 
 

@@ -18,7 +18,7 @@ from toolbind.runtime import mcp_tools
 pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus" / "tools" / "github-mcp-server"
+CORPUS = REPO / "tests" / "corpus" / "tools" / "github-mcp-server"
 
 GROUPS = {  # served together (one server each; tool names are unique within a group)
     "specs": [REPO / "specs" / "seeds.yaml", REPO / "specs" / "petstore.yaml"],

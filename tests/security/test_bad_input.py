@@ -604,21 +604,21 @@ def test_ref_through_a_link_to_its_own_directory_terminates(tmp_path: Path) -> N
 
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
-    """``project/specs/spec.json`` referring to ``project/shared/address.json``."""
+    """``project/specs/spec.json`` referring to ``project/common/address.json``."""
     project = tmp_path / "project"
     (project / "specs").mkdir(parents=True)
-    (project / "shared").mkdir()
+    (project / "common").mkdir()
     address = {"type": "object", "properties": {"street": {"type": "string"}}}
-    (project / "shared" / "address.json").write_text(json.dumps(address), encoding="utf-8")
+    (project / "common" / "address.json").write_text(json.dumps(address), encoding="utf-8")
     (project / "specs" / "spec.json").write_text(
-        _tool_spec("../shared/address.json"), encoding="utf-8"
+        _tool_spec("../common/address.json"), encoding="utf-8"
     )
     return project
 
 
 OUTSIDE = (
     "specs/spec.json#/tools/0/inputSchema/properties/address/$ref: error: $ref "
-    "'../shared/address.json' leads outside the spec's directory (shared/address.json) — a "
+    "'../common/address.json' leads outside the spec's directory (common/address.json) — a "
     "file in the spec's directory or below it (hint: allow the directory with --allow-ref DIR)"
 )
 
@@ -629,21 +629,21 @@ def test_ref_outside_the_spec_directory_is_refused(command: str, outside: Path) 
     result = run_cli(command, "specs/spec.json", *extra, cwd=outside)
     assert result.returncode == 1, result.stderr
     assert result.stderr.splitlines() == [OUTSIDE, "1 error"]
-    assert sorted(p.name for p in outside.iterdir()) == ["shared", "specs"]
+    assert sorted(p.name for p in outside.iterdir()) == ["common", "specs"]
 
 
 def test_many_refs_into_one_refused_file_are_one_error(outside: Path) -> None:
     """A split spec refers into a refused directory from a hundred places: one fix, so one
     error (at the first $ref), and a note at each other $ref that ``-v`` shows."""
-    address = {"$ref": "../shared/address.json"}
-    props = {"home": address, "work": address, "other": {"$ref": "../shared/address.json"}}
+    address = {"$ref": "../common/address.json"}
+    props = {"home": address, "work": address, "other": {"$ref": "../common/address.json"}}
     tool = {"name": "create_user", "inputSchema": {"type": "object", "properties": props}}
     (outside / "specs" / "spec.json").write_text(json.dumps({"tools": [tool]}), encoding="utf-8")
     result = run_cli("generate", "specs/spec.json", "-o", "out", "-v", cwd=outside)
     assert result.returncode == 1, result.stderr
     said = result.stderr.splitlines()
     assert [x for x in said if ": error: " in x] == [OUTSIDE.replace("/address/$ref", "/home/$ref")]
-    refused = "leads outside the spec's directory (shared/address.json): refused as at the first"
+    refused = "leads outside the spec's directory (common/address.json): refused as at the first"
     assert [x.split(": note: ")[0] for x in said if refused in x] == [
         "specs/spec.json#/tools/0/inputSchema/properties/work/$ref",
         "specs/spec.json#/tools/0/inputSchema/properties/other/$ref",
@@ -658,7 +658,7 @@ def test_ref_outside_is_read_with_allow_ref(command: str, outside: Path) -> None
         "scaffold": ["-o", "acts.py"],
         "test": ["--examples", "3"],
     }.get(command, [])
-    result = run_cli(command, "specs/spec.json", *extra, "--allow-ref", "shared", cwd=outside)
+    result = run_cli(command, "specs/spec.json", *extra, "--allow-ref", "common", cwd=outside)
     assert result.returncode == 0, result.stderr
     if command == "schema":
         assert "street" in result.stdout
@@ -666,11 +666,11 @@ def test_ref_outside_is_read_with_allow_ref(command: str, outside: Path) -> None
 
 def test_symlink_out_of_the_spec_directory_is_refused(outside: Path) -> None:
     """A link inside the spec's directory is judged by where it leads."""
-    (outside / "specs" / "_refs").symlink_to(outside / "shared")
+    (outside / "specs" / "_refs").symlink_to(outside / "common")
     (outside / "specs" / "spec.json").write_text(_tool_spec("_refs/address.json"), encoding="utf-8")
     result = run_cli("generate", "specs/spec.json", "-o", "out", cwd=outside)
     assert result.returncode == 1
-    assert "leads outside the spec's directory (shared/address.json)" in result.stderr
+    assert "leads outside the spec's directory (common/address.json)" in result.stderr
 
 
 def test_a_refused_ref_looked_at_ahead_of_lowering_is_still_an_error(tmp_path: Path) -> None:
@@ -678,12 +678,12 @@ def test_a_refused_ref_looked_at_ahead_of_lowering_is_still_an_error(tmp_path: P
     lowers them (is a part an object? does a branch require nothing?); that look is silent, and
     must not count a refused file as said: the error comes when the $ref is lowered."""
     (tmp_path / "specs").mkdir()
-    (tmp_path / "shared.yaml").write_text("Base: {type: object}\n", encoding="utf-8")
+    (tmp_path / "common.yaml").write_text("Base: {type: object}\n", encoding="utf-8")
     (tmp_path / "specs" / "api.yaml").write_text(
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /pets:\n    post:\n"
         "      operationId: makePet\n      requestBody:\n        content:\n"
         "          application/json:\n            schema:\n              allOf:\n"
-        "                - {$ref: '../shared.yaml#/Base'}\n"
+        "                - {$ref: '../common.yaml#/Base'}\n"
         "                - {properties: {name: {type: string}}}\n"
         "      responses: {'204': {description: ok}}\n",
         encoding="utf-8",
@@ -692,8 +692,8 @@ def test_a_refused_ref_looked_at_ahead_of_lowering_is_still_an_error(tmp_path: P
     assert result.returncode == 1, result.stderr
     assert (
         "specs/api.yaml#/paths/~1pets/post/requestBody/content/application~1json/schema/allOf/0"
-        "/$ref: error: $ref '../shared.yaml#/Base' leads outside the spec's directory "
-        "(shared.yaml)"
+        "/$ref: error: $ref '../common.yaml#/Base' leads outside the spec's directory "
+        "(common.yaml)"
     ) in result.stderr
     assert not (tmp_path / "out").exists()
 
