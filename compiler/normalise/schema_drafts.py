@@ -1,0 +1,99 @@
+"""Compiler layer (normalise): keywords of another JSON Schema draft than the one in force.
+Imports ``_rule`` and ``_schema`` only.
+
+Nothing is ignored in silence: a keyword toolbind reads but not in the draft named (``id`` in
+draft 7), and draft 3's keywords, which toolbind never reads, are warnings — once per place
+(``SchemaContext.reported``) — and left where they are (they check nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..ir import SourceLocation
+from ._rule import Fixed, Rule, warn
+from ._schema import SchemaContext
+
+READ_ONLY_IN: Mapping[str, frozenset[str | None]] = {
+    "$recursiveRef": frozenset({"draft2019-09", None}),
+    "$recursiveAnchor": frozenset({"draft2019-09", None}),
+    "id": frozenset({"draft4"}),
+    "$id": frozenset({"draft6", "draft7", "draft2019-09", "draft2020-12", None}),
+}
+"""Keywords toolbind reads only in some drafts (elsewhere they are no keyword, and ignored):
+keyword → the drafts it is read in (None: no draft named, every draft's spellings)."""
+
+NEVER_READ: Mapping[str, str] = {
+    "extends": "allOf",
+    "disallow": "not: {type: ...}",
+    "divisibleBy": "multipleOf",
+}
+"""Keywords of JSON Schema drafts toolbind never reads (draft 3's), with what to write instead."""
+
+SPELLED: Mapping[str, str] = {
+    "$recursiveRef": "$dynamicRef (2020-12) or $ref",
+    "$recursiveAnchor": "$dynamicAnchor (2020-12)",
+    "id": "$id",
+    "$id": "id (draft 4)",
+}
+"""What a keyword read only in another draft is called in the draft in force, where it has one."""
+
+
+def _draft3_keyword(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    if ctx.dialect != "jsonschema" or type(fragment) is not dict:
+        return None
+    said = tuple(
+        warn(
+            where,
+            f"{key} is JSON Schema draft 3's keyword; toolbind does not read it, so it "
+            "checks nothing",
+            f"{NEVER_READ[key]} (drafts 4 and later)",
+        )
+        for key in fragment
+        # (a location made only for a keyword that is reported: this runs on every schema)
+        if key in NEVER_READ and str(where := at.child(key)) not in ctx.reported
+    )
+    return Fixed(value=fragment, diagnostics=said) if said else None
+
+
+DRAFT3_KEYWORD: Rule[SchemaContext] = Rule(
+    name="draft3-keyword",
+    family="schema-drafts",
+    accepts="draft 3's extends, disallow, divisibleBy",
+    makes="the schema as it is (they check nothing)",
+    warning="<key> is JSON Schema draft 3's keyword; toolbind does not read it, so it checks "
+    "nothing",
+    apply=_draft3_keyword,
+)
+
+
+def _other_draft_keyword(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    draft = ctx.draft
+    if draft is None or ctx.dialect != "jsonschema" or type(fragment) is not dict:
+        return None
+    said = tuple(
+        warn(
+            where,
+            f"{key} is no keyword of JSON Schema {draft}; it is ignored",
+            SPELLED[key],
+            hint=f"name the draft it belongs to (draft=, $schema) or write {SPELLED[key]}",
+        )
+        for key in fragment
+        if key in READ_ONLY_IN
+        and draft not in READ_ONLY_IN[key]
+        and str(where := at.child(key)) not in ctx.reported
+    )
+    return Fixed(value=fragment, diagnostics=said) if said else None
+
+
+OTHER_DRAFT_KEYWORD: Rule[SchemaContext] = Rule(
+    name="other-draft-keyword",
+    family="schema-drafts",
+    accepts="a keyword of another draft than the one named ($id in draft 4, id in draft 7, …)",
+    makes="the schema as it is (the keyword is ignored)",
+    warning="<key> is no keyword of JSON Schema <draft>; it is ignored",
+    apply=_other_draft_keyword,
+)
+
+RULES = (DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD)
