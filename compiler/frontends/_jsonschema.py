@@ -23,7 +23,7 @@ from ..normalise.schema_nullable import NULL_TYPE_BESIDE_REF, NULLABLE_IN_JSON_S
 from ..normalise.schema_refs import LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS
 from ..normalise.schema_shapes import EMPTY_ENUM, SCHEMA_NOT_OBJECT
 from ..normalise.schema_types import BFCL_TYPES
-from ._lower_base import _CHECK_KEYS, _MAX_DEPTH
+from ._lower_base import CHECK_KEYS, MAX_DEPTH
 from ._lower_checks import ChecksLowerer
 from ._lower_objects import ObjectsLowerer
 from ._lower_refs import RefsLowerer
@@ -53,8 +53,8 @@ class SchemaLowerer(RefsLowerer, ScalarsLowerer, ObjectsLowerer, UnionsLowerer, 
     ``$ref``s name, ``report_extensions`` says what was dropped."""
 
     def _lower(self, schema: Any, loc: SourceLocation, ctx: _Context, depth: int) -> SchemaNode:
-        if depth > _MAX_DEPTH:
-            self.diags.error(loc, f"schema nested more than {_MAX_DEPTH} levels deep", None)
+        if depth > MAX_DEPTH:
+            self.diags.error(loc, f"schema nested more than {MAX_DEPTH} levels deep", None)
             return AnyNode(meta=Meta(loc=loc))
         if schema is True:
             return AnyNode(meta=Meta(loc=loc))
@@ -69,7 +69,7 @@ class SchemaLowerer(RefsLowerer, ScalarsLowerer, ObjectsLowerer, UnionsLowerer, 
         if self._vocabulary_off:
             s = {k: v for k, v in s.items() if k not in self._vocabulary_off}
         s, ctx = self._enter(s, loc, ctx)
-        if s.keys() & _CHECK_KEYS:
+        if s.keys() & CHECK_KEYS:
             return self._checked(s, loc, ctx, depth)
         s = self._normalise(_BEFORE_KEYWORDS, s, loc)
         if (self.dialect == "openapi30" or self.lenient) and s.get("nullable") is True:

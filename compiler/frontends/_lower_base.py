@@ -12,7 +12,7 @@ declarations at the end of this class, which ``SchemaLowerer`` overrides.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +21,7 @@ from .._load import Document, RefPolicy, load_document, load_url
 from ..diagnostics import Diagnostic, Diagnostics, describe
 from ..ir import Definition, EvalPlan, Meta, SchemaNode, SourceLocation, freeze
 from ..normalise import Rule, run
-from ..normalise._schema import ANNOTATIONS, SchemaContext
+from ..normalise._schema import Phase, SchemaContext
 from ._resolver import (
     Dialect,
     Draft,
@@ -29,16 +29,15 @@ from ._resolver import (
     _Context,  # pyright: ignore[reportPrivateUsage]
 )
 
-_ANNOTATIONS = ANNOTATIONS
 # What a type-only schema may say besides annotations (``_plain_type``): ``format`` is read as an
 # annotation where it is lenient (OpenAPI's ``int64``, ``double``), ``items`` is checked apart.
-_PLAIN_KEYS = {"type", "format", "items", "nullable", "x-nullable"}
-_OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
-_ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
-_STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}
-_NUMBER_KEYS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+PLAIN_KEYS = {"type", "format", "items", "nullable", "x-nullable"}
+OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
+ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
+STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}
+NUMBER_KEYS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 # Applicators that check the instance beside its type; lowered to a ``CheckedNode``.
-_CHECK_KEYS = frozenset(
+CHECK_KEYS = frozenset(
     {
         "not",
         "if",
@@ -56,17 +55,17 @@ _CHECK_KEYS = frozenset(
         "unevaluatedItems",
     }
 )
-_CONSUMED = (
-    _OBJECT_KEYS
-    | _ARRAY_KEYS
-    | _STRING_KEYS
-    | _NUMBER_KEYS
+CONSUMED = (
+    OBJECT_KEYS
+    | ARRAY_KEYS
+    | STRING_KEYS
+    | NUMBER_KEYS
     | {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "nullable"}
     | {"title", "description", "default", "deprecated"}
 )
-_NOT_EXTRA = _CONSUMED | {"$defs", "definitions"}
+NOT_EXTRA = CONSUMED | {"$defs", "definitions"}
 """Keys ``_meta`` does not keep as extra keywords (read elsewhere, or definitions)."""
-_MAX_DEPTH = 200
+MAX_DEPTH = 200
 
 
 @dataclass
@@ -122,6 +121,8 @@ class LowererBase:
     resolver: RefResolver = field(init=False)
     # What the normalising rules read of this run (``_normalise``).
     _rule_context: SchemaContext = field(init=False)
+    # The rules of each reading (by the tuple's id) that can fire in this run.
+    _phases: dict[int, Phase] = field(init=False)
 
     def __post_init__(self) -> None:
         self.resolver = RefResolver(
@@ -137,6 +138,7 @@ class LowererBase:
             fetch=self.fetch,
         )
         self._rule_context = self._new_rule_context()
+        self._phases = {}
 
     def report_extensions(self, skip: frozenset[str] = frozenset()) -> None:
         """A note for the ``x-`` keys dropped from schemas (but ``skip``, those toolbind reads
@@ -174,18 +176,23 @@ class LowererBase:
         )
 
     def _normalise(
-        self, rules: Iterable[Rule[SchemaContext]], fragment: Any, loc: SourceLocation
+        self, rules: tuple[Rule[SchemaContext], ...], fragment: Any, loc: SourceLocation
     ) -> Any:
         """``fragment`` (a schema at ``loc``) as ``rules`` leave it, their warnings said.
 
         A warning's place is remembered (``_unread_reported``: the rules that warn once per
         place read it); a note is counted instead (``x_nullable``: said once, by
         ``report_extensions``)."""
+        phase = self._phases.get(id(rules))
+        if phase is None:
+            phase = self._phases[id(rules)] = Phase.of(rules, self._rule_context)
+        if phase.idle(fragment):  # (the common case: every schema object passes here)
+            return fragment
         context = self._rule_context
         if context.reported is not self._unread_reported:  # (``_opmemo`` swaps the set)
             context = self._rule_context = self._new_rule_context()
         out: list[Diagnostic] = []
-        fragment = run(rules, fragment, loc, context, out)
+        fragment = run(phase.rules, fragment, loc, context, out)
         for said in out:
             if said.severity == "note":
                 self.x_nullable[str(said.loc)] = said.loc
@@ -203,7 +210,7 @@ class LowererBase:
         description = s.get("description")
         extra: dict[str, Any] = {}
         # (one set and the flags read once: every schema of a spec passes here)
-        skip = _NOT_EXTRA | consumed_extra if consumed_extra else _NOT_EXTRA
+        skip = NOT_EXTRA | consumed_extra if consumed_extra else NOT_EXTRA
         drop, bfcl = self.drop_extensions, self.dialect == "bfcl"
         for k, v in s.items():
             if k in skip:

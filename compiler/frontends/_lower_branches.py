@@ -11,8 +11,8 @@ from typing import Any, Literal, cast
 from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import AllOfNode, Meta, SchemaNode, SourceLocation
-from ..normalise._schema import JSON_TYPES
-from ._lower_base import _ANNOTATIONS, _PLAIN_KEYS, LowererBase
+from ..normalise._schema import ANNOTATIONS, JSON_TYPES
+from ._lower_base import PLAIN_KEYS, LowererBase
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 
@@ -306,7 +306,7 @@ def _value_type(value: Any) -> str:
 def _plain_type(s: dict[str, Any]) -> set[str] | None:
     """The JSON types a raw schema accepts when it says nothing else (annotations, ``format``,
     an array's ``items``, ``x-`` keys aside): every instance of them; None otherwise."""
-    if any(k not in _ANNOTATIONS and k not in _PLAIN_KEYS and not k.startswith("x-") for k in s):
+    if any(k not in ANNOTATIONS and k not in PLAIN_KEYS and not k.startswith("x-") for k in s):
         return None
     if s.get("nullable") not in (None, True, False):
         return None

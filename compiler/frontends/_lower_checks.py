@@ -26,7 +26,7 @@ from ..ir import (
     SourceLocation,
     UnevaluatedCheck,
 )
-from ._lower_base import _CHECK_KEYS, _MAX_DEPTH, LowererBase
+from ._lower_base import CHECK_KEYS, MAX_DEPTH, LowererBase
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 _Sub = Callable[..., SchemaNode]
@@ -41,7 +41,7 @@ class ChecksLowerer(LowererBase):
     ) -> SchemaNode:
         # With patternProperties, additionalProperties only covers keys no pattern matches, so
         # both are checked together and the base type allows every extra key.
-        moved = _CHECK_KEYS | (
+        moved = CHECK_KEYS | (
             {"additionalProperties"} if "patternProperties" in s else frozenset[str]()
         )
         base = self._lower({k: v for k, v in s.items() if k not in moved}, loc, ctx, depth + 1)
@@ -124,9 +124,7 @@ class ChecksLowerer(LowererBase):
             checks.append(DependentSchemasCheck(schemas=tuple(schemas)))
         return checks
 
-    def _pattern_properties(
-        self, s: dict[str, Any], loc: SourceLocation, sub: _Sub
-    ) -> list[Check]:
+    def _pattern_properties(self, s: dict[str, Any], loc: SourceLocation, sub: _Sub) -> list[Check]:
         patterns = as_object(s.get("patternProperties"))
         if "patternProperties" in s and patterns is None:
             self.diags.error(
@@ -158,7 +156,7 @@ class ChecksLowerer(LowererBase):
     ) -> EvalPlan:
         """What ``schema`` evaluates of an instance, for ``unevaluated*`` (see ``EvalPlan``)."""
         s = as_object(schema)
-        if s is None or depth > _MAX_DEPTH:
+        if s is None or depth > MAX_DEPTH:
             return EvalPlan()
         if self._vocabulary_off:
             s = {k: v for k, v in s.items() if k not in self._vocabulary_off}
@@ -206,7 +204,12 @@ class ChecksLowerer(LowererBase):
         )
 
     def _ref_plan(
-        self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int, seen: frozenset[str]
+        self,
+        s: dict[str, Any],
+        loc: SourceLocation,
+        ctx: _Context,
+        depth: int,
+        seen: frozenset[str],
     ) -> list[EvalPlan]:
         """What the target of ``s``'s ``$ref`` evaluates (nothing when it has none)."""
         ref = s.get("$ref")

@@ -63,7 +63,9 @@ class ObjectsLowerer(LowererBase):
             max_properties=self._count(s, "maxProperties", loc),
         )
 
-    def _required(self, s: dict[str, Any], loc: SourceLocation) -> tuple[list[Any] | None, set[str]]:
+    def _required(
+        self, s: dict[str, Any], loc: SourceLocation
+    ) -> tuple[list[Any] | None, set[str]]:
         """The ``required`` array as written (None: not an array) and the names it holds."""
         required_raw = s.get("required", [])
         required_list = as_array(required_raw)

@@ -27,8 +27,9 @@ from ..ir import (
     SourceLocation,
     UnionNode,
 )
+from ..normalise._schema import ANNOTATIONS
 from ..normalise.schema_refs import RECURSIVE_REF_IN_OPENAPI
-from ._lower_base import _ANNOTATIONS, LowererBase
+from ._lower_base import LowererBase
 from ._resolver import (
     _Context,  # pyright: ignore[reportPrivateUsage]
     _DynamicRef,  # pyright: ignore[reportPrivateUsage]
@@ -175,7 +176,7 @@ class RefsLowerer(LowererBase):
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
     ) -> SchemaNode:
         """A ``$ref`` with the keywords beside it: each applies (2019-09 on), as an allOf."""
-        rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "$ref"}
+        rest = {k: v for k, v in s.items() if k not in ANNOTATIONS and k != "$ref"}
         ref = self._ref(s["$ref"], s, loc, ctx)
         if not rest:
             return ref
@@ -234,7 +235,7 @@ class RefsLowerer(LowererBase):
             return None
         if "$ref" not in s:
             return s, ctx
-        if set(s) - _ANNOTATIONS - {"$ref"}:
+        if set(s) - ANNOTATIONS - {"$ref"}:
             return None  # (unsure: nullable or a type beside it widens it, other keywords narrow)
         resolved = self._quiet_resolve(s["$ref"], ctx)
         return None if resolved is None else self._dereferenced(*resolved[:2], depth + 1)

@@ -37,14 +37,14 @@ from ..normalise.schema_types import (
     json_type_matches,
     type_hint,
 )
-from ._lower_base import _ARRAY_KEYS, _NUMBER_KEYS, _OBJECT_KEYS, _STRING_KEYS, LowererBase
+from ._lower_base import ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, LowererBase
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 _ENUM_RULES = (TYPE_NAME_ALIAS, ENUM_SCALARS_AS_TEXT)
 _TYPE_RULES = (TYPE_NAME_ALIAS,)
 _UNTYPED_RULES = (PROPERTIES_WITHOUT_TYPE,)
 _PATTERN_RULES = (INLINE_REGEX_FLAGS,)
-_TYPED_KEYS = _OBJECT_KEYS | _ARRAY_KEYS | _STRING_KEYS | _NUMBER_KEYS
+_TYPED_KEYS = OBJECT_KEYS | ARRAY_KEYS | STRING_KEYS | NUMBER_KEYS
 
 
 class ScalarsLowerer(LowererBase):

@@ -11,9 +11,18 @@ from typing import Any, Literal
 
 from .._load import as_array, as_object
 from ..diagnostics import describe
-from ..ir import AllOfNode, AnyNode, Meta, ObjectNode, Property, RefNode, SchemaNode, SourceLocation
-from ..ir import UnionNode
-from ._lower_base import _ANNOTATIONS
+from ..ir import (
+    AllOfNode,
+    AnyNode,
+    Meta,
+    ObjectNode,
+    Property,
+    RefNode,
+    SchemaNode,
+    SourceLocation,
+    UnionNode,
+)
+from ..normalise._schema import ANNOTATIONS
 from ._lower_branches import BranchesLowerer, schema_types
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
@@ -49,7 +58,7 @@ class UnionsLowerer(BranchesLowerer):
         union = UnionNode(meta=meta, variants=variants, form=form)
         if self.lenient and "type" in s:
             s = self._type_beside_branches(s, subs, combinator, loc, ctx)
-        rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != combinator}
+        rest = {k: v for k, v in s.items() if k not in ANNOTATIONS and k != combinator}
         if not rest:
             return union
         base = self._lower(rest, loc, ctx, depth + 1)
@@ -158,7 +167,7 @@ class UnionsLowerer(BranchesLowerer):
         parts: list[SchemaNode] = [
             self._lower(sub, loc.child("allOf", i), ctx, depth + 1) for i, sub in enumerate(subs)
         ]
-        rest = {k: v for k, v in s.items() if k not in _ANNOTATIONS and k != "allOf"}
+        rest = {k: v for k, v in s.items() if k not in ANNOTATIONS and k != "allOf"}
         if rest:
             parts.insert(0, self._lower(rest, loc, ctx, depth + 1))
         parts = [p for p in parts if not (isinstance(p, AnyNode) and p.meta.extra is None)]

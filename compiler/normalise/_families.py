@@ -6,8 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import schema_drafts, schema_nullable, schema_patterns, schema_refs, schema_shapes
-from . import schema_types
+from . import (
+    schema_drafts,
+    schema_nullable,
+    schema_patterns,
+    schema_refs,
+    schema_shapes,
+    schema_types,
+)
 from ._rule import Rule
 
 ALL: tuple[Rule[Any], ...] = (

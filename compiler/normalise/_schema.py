@@ -6,9 +6,12 @@ read in, whether the run is lenient, the draft named, …); the lowerer builds o
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+from ..ir import SourceLocation
+from ._rule import Fixed, Rule
 
 JSON_TYPES = ("null", "boolean", "object", "array", "number", "integer", "string")
 
@@ -58,9 +61,71 @@ class SchemaContext:
     legacy_ref: bool = False
     drop_extensions: bool = False
     openapi31: bool = False
-    reported: Container[str] = frozenset()
+    reported: Container[str] = frozenset[str]()
 
 
 def without(fragment: dict[str, Any], *keys: str) -> dict[str, Any]:
     """``fragment`` without ``keys`` (a new dict: a rule never touches what it is given)."""
     return {k: v for k, v in fragment.items() if k not in keys}
+
+
+@dataclass(frozen=True, slots=True)
+class _Trigger:
+    when: Callable[[SchemaContext], bool]
+    keys: frozenset[str] | None  # None: a fragment that is no object
+
+
+_TRIGGERS: dict[str, _Trigger] = {}
+
+
+def schema_rule(
+    *,
+    name: str,
+    family: str,
+    accepts: str,
+    makes: str,
+    warning: str,
+    apply: Callable[[Any, SourceLocation, SchemaContext], Fixed | None],
+    when: Callable[[SchemaContext], bool],
+    keys: Iterable[str] | None,
+) -> Rule[SchemaContext]:
+    """A schema rule, with what it can fire on: runs ``when`` says (the context), schema
+    objects with one of ``keys`` (None: fragments that are no object). ``Phase`` reads them so
+    that a schema object with nothing for the rules costs one set test."""
+    _TRIGGERS[name] = _Trigger(when, None if keys is None else frozenset(keys))
+    return Rule(
+        name=name, family=family, accepts=accepts, makes=makes, warning=warning, apply=apply
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """The rules of one reading that can fire in a run, and what they can fire on."""
+
+    rules: tuple[Rule[SchemaContext], ...]
+    keys: frozenset[str]
+    """A schema object with none of these keys is left as it is."""
+    other_values: bool
+    """Whether a fragment that is no object is read by a rule."""
+
+    @classmethod
+    def of(cls, rules: Iterable[Rule[SchemaContext]], context: SchemaContext) -> Phase:
+        """The ``rules`` that can fire in ``context``."""
+        kept = tuple(r for r in rules if _TRIGGERS[r.name].when(context))
+        keys = [_TRIGGERS[r.name].keys for r in kept]
+        return cls(
+            rules=kept,
+            keys=frozenset[str]().union(*(k for k in keys if k is not None)),
+            other_values=any(k is None for k in keys),
+        )
+
+    def idle(self, fragment: Any) -> bool:
+        """Whether no rule of this phase can fire on ``fragment``."""
+        if type(fragment) is dict:
+            return cast("dict[str, Any]", fragment).keys().isdisjoint(self.keys)
+        return not self.other_values
+
+
+def schema_object(fragment: Any) -> dict[str, Any] | None:
+    """``fragment`` as a schema object, or None when it is something else."""
+    return cast("dict[str, Any]", fragment) if type(fragment) is dict else None

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..ir import SourceLocation
-from ._rule import Fixed, Rule, warn
-from ._schema import SchemaContext
+from ._rule import Fixed, warn
+from ._schema import SchemaContext, schema_object, schema_rule
 
 READ_ONLY_IN: Mapping[str, frozenset[str | None]] = {
     "$recursiveRef": frozenset({"draft2019-09", None}),
@@ -40,8 +40,9 @@ SPELLED: Mapping[str, str] = {
 """What a keyword read only in another draft is called in the draft in force, where it has one."""
 
 
-def _draft3_keyword(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
-    if ctx.dialect != "jsonschema" or type(fragment) is not dict:
+def _draft3_keyword(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    if ctx.dialect != "jsonschema" or fragment is None:
         return None
     said = tuple(
         warn(
@@ -57,7 +58,7 @@ def _draft3_keyword(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fi
     return Fixed(value=fragment, diagnostics=said) if said else None
 
 
-DRAFT3_KEYWORD: Rule[SchemaContext] = Rule(
+DRAFT3_KEYWORD = schema_rule(
     name="draft3-keyword",
     family="schema-drafts",
     accepts="draft 3's extends, disallow, divisibleBy",
@@ -65,12 +66,15 @@ DRAFT3_KEYWORD: Rule[SchemaContext] = Rule(
     warning="<key> is JSON Schema draft 3's keyword; toolbind does not read it, so it checks "
     "nothing",
     apply=_draft3_keyword,
+    when=lambda c: c.dialect == "jsonschema",
+    keys=NEVER_READ,
 )
 
 
-def _other_draft_keyword(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+def _other_draft_keyword(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
     draft = ctx.draft
-    if draft is None or ctx.dialect != "jsonschema" or type(fragment) is not dict:
+    if draft is None or ctx.dialect != "jsonschema" or fragment is None:
         return None
     said = tuple(
         warn(
@@ -87,13 +91,15 @@ def _other_draft_keyword(fragment: Any, at: SourceLocation, ctx: SchemaContext) 
     return Fixed(value=fragment, diagnostics=said) if said else None
 
 
-OTHER_DRAFT_KEYWORD: Rule[SchemaContext] = Rule(
+OTHER_DRAFT_KEYWORD = schema_rule(
     name="other-draft-keyword",
     family="schema-drafts",
     accepts="a keyword of another draft than the one named ($id in draft 4, id in draft 7, …)",
     makes="the schema as it is (the keyword is ignored)",
     warning="<key> is no keyword of JSON Schema <draft>; it is ignored",
     apply=_other_draft_keyword,
+    when=lambda c: c.dialect == "jsonschema" and c.draft is not None,
+    keys=READ_ONLY_IN,
 )
 
 RULES = (DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD)

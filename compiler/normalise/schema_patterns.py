@@ -14,8 +14,8 @@ from typing import Any
 from toolbind.runtime.contract import compile_pattern
 
 from ..ir import SourceLocation
-from ._rule import Fixed, Rule, warn
-from ._schema import SchemaContext
+from ._rule import Fixed, warn
+from ._schema import SchemaContext, schema_object, schema_rule
 
 _INLINE_FLAGS = re.compile(r"\(\?([ims]+)\)")
 """Inline flags at a pattern's start (``(?i)``): Java's and Python's, not ECMA-262's."""
@@ -31,8 +31,9 @@ def _compiles(pattern: str) -> bool:
     return True
 
 
-def _inline_flags(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
-    if not ctx.lenient or type(fragment) is not dict:
+def _inline_flags(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    if not ctx.lenient or fragment is None:
         return None
     pattern = fragment.get("pattern")
     if not isinstance(pattern, str):
@@ -53,7 +54,7 @@ def _inline_flags(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixe
     return Fixed(value={**fragment, "pattern": read}, diagnostics=(said,))
 
 
-INLINE_REGEX_FLAGS: Rule[SchemaContext] = Rule(
+INLINE_REGEX_FLAGS = schema_rule(
     name="inline-regex-flags",
     family="schema-patterns",
     accepts="a pattern starting with an inline flag group: (?i), (?s), (?m) (Java's, Python's)",
@@ -61,6 +62,8 @@ INLINE_REGEX_FLAGS: Rule[SchemaContext] = Rule(
     warning="pattern <p> starts with '(?i)', an inline flag group ECMA-262 has not (Java's, "
     "Python's); read as <read>, the flags over the whole pattern",
     apply=_inline_flags,
+    when=lambda c: c.lenient,
+    keys=("pattern",),
 )
 
 RULES = (INLINE_REGEX_FLAGS,)

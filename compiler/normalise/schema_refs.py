@@ -11,14 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..ir import SourceLocation
-from ._rule import Fixed, Rule, warn
-from ._schema import ANNOTATIONS, SchemaContext, without
+from ._rule import Fixed, warn
+from ._schema import ANNOTATIONS, SchemaContext, schema_object, schema_rule, without
 
 _KEPT_BESIDE_30 = ANNOTATIONS | {"$ref", "nullable", "x-nullable"}
 
 
-def _legacy_ref_siblings(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
-    if not ctx.legacy_ref or type(fragment) is not dict or "$ref" not in fragment:
+def _legacy_ref_siblings(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    if not ctx.legacy_ref or fragment is None or "$ref" not in fragment:
         return None
     said = ()
     where = at.child("$ref")
@@ -37,25 +38,26 @@ def _legacy_ref_siblings(fragment: Any, at: SourceLocation, ctx: SchemaContext) 
     return Fixed(value={"$ref": fragment["$ref"]}, diagnostics=said)
 
 
-LEGACY_REF_SIBLINGS: Rule[SchemaContext] = Rule(
+LEGACY_REF_SIBLINGS = schema_rule(
     name="legacy-ref-siblings",
     family="schema-refs",
     accepts="keywords beside $ref in JSON Schema drafts 4-7",
     makes="{$ref} alone (the draft replaces the schema by its target)",
     warning="$ref replaces the keywords beside it in JSON Schema <draft>: <keys> check nothing",
     apply=_legacy_ref_siblings,
+    when=lambda c: c.legacy_ref,
+    keys=("$ref",),
 )
 
 
-def _openapi30_ref_siblings(
-    fragment: Any, at: SourceLocation, ctx: SchemaContext
-) -> Fixed | None:
+def _openapi30_ref_siblings(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
     """OpenAPI 3.0 and Swagger 2.0: a ``$ref`` is a Reference Object, whose other fields
     "SHALL be ignored". Read beside it, a ``type`` can make the schema accept nothing (a real
     accounting API writes ``rate: {$ref: Amount, type: number}``, ``Amount`` an object):
     ignored as the spec says. Annotations stay, and so does ``nullable: true`` (or
     ``x-nullable``): it only widens, and an API that writes it sends null there."""
-    if ctx.dialect != "openapi30" or type(fragment) is not dict or "$ref" not in fragment:
+    fragment = schema_object(value)
+    if ctx.dialect != "openapi30" or fragment is None or "$ref" not in fragment:
         return None
     beside = sorted(k for k in fragment if k not in _KEPT_BESIDE_30 and not k.startswith("x-"))
     if not beside:
@@ -75,22 +77,23 @@ def _openapi30_ref_siblings(
     return Fixed(value=without(fragment, *beside), diagnostics=said)
 
 
-OPENAPI30_REF_SIBLINGS: Rule[SchemaContext] = Rule(
+OPENAPI30_REF_SIBLINGS = schema_rule(
     name="openapi30-ref-siblings",
     family="schema-refs",
     accepts="keywords beside $ref in OpenAPI 3.0 / Swagger 2.0 (a Reference Object)",
     makes="the $ref with its annotations and nullable only",
     warning="$ref replaces the fields beside it in OpenAPI 3.0 and Swagger 2.0: <keys> ignored",
     apply=_openapi30_ref_siblings,
+    when=lambda c: c.dialect == "openapi30",
+    keys=("$ref",),
 )
 
 
-def _recursive_ref_in_openapi(
-    fragment: Any, at: SourceLocation, ctx: SchemaContext
-) -> Fixed | None:
+def _recursive_ref_in_openapi(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
     # OpenAPI 3.0 schemas have no $recursiveRef and 3.1's (2020-12) none either: followed, "#"
     # would be the whole API description
-    if type(fragment) is not dict or "$recursiveRef" not in fragment:
+    if fragment is None or "$recursiveRef" not in fragment:
         return None
     if ctx.dialect == "jsonschema" and not ctx.openapi31:
         return None
@@ -108,7 +111,7 @@ def _recursive_ref_in_openapi(
     return Fixed(value=without(fragment, "$recursiveRef"), diagnostics=said)
 
 
-RECURSIVE_REF_IN_OPENAPI: Rule[SchemaContext] = Rule(
+RECURSIVE_REF_IN_OPENAPI = schema_rule(
     name="recursive-ref-in-openapi",
     family="schema-refs",
     accepts="$recursiveRef in an OpenAPI schema (draft 2019-09's keyword)",
@@ -116,6 +119,8 @@ RECURSIVE_REF_IN_OPENAPI: Rule[SchemaContext] = Rule(
     warning="$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored, "
     "so the value it names is not checked",
     apply=_recursive_ref_in_openapi,
+    when=lambda c: c.dialect != "jsonschema" or c.openapi31,
+    keys=("$recursiveRef",),
 )
 
 RULES = (LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS, RECURSIVE_REF_IN_OPENAPI)

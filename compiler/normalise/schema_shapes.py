@@ -12,8 +12,8 @@ from typing import Any
 
 from ..diagnostics import describe
 from ..ir import SourceLocation
-from ._rule import Fixed, Rule, warn
-from ._schema import SchemaContext, without
+from ._rule import Fixed, warn
+from ._schema import SchemaContext, schema_object, schema_rule, without
 
 _TYPED_KEYS = frozenset(
     {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
@@ -42,18 +42,21 @@ def _not_object(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed 
     return Fixed(value={"description": text} if text else {}, diagnostics=(said,))
 
 
-SCHEMA_NOT_OBJECT: Rule[SchemaContext] = Rule(
+SCHEMA_NOT_OBJECT = schema_rule(
     name="schema-not-object",
     family="schema-shapes",
     accepts="a schema written as null or as a string (its description)",
     makes="{} (any value), or {description: <the text>}",
     warning="schema is <null|string>; read as any value [described by that text]",
     apply=_not_object,
+    when=lambda c: c.lenient,
+    keys=None,
 )
 
 
-def _empty_enum(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
-    if not ctx.lenient or type(fragment) is not dict or fragment.get("enum") != []:
+def _empty_enum(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    if not ctx.lenient or fragment is None or fragment.get("enum") != []:
         return None
     said = warn(
         at.child("enum"),
@@ -64,23 +67,24 @@ def _empty_enum(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed 
     return Fixed(value=without(fragment, "enum"), diagnostics=(said,))
 
 
-EMPTY_ENUM: Rule[SchemaContext] = Rule(
+EMPTY_ENUM = schema_rule(
     name="empty-enum",
     family="schema-shapes",
     accepts="enum: [] (which allows no value at all)",
     makes="the schema without its enum",
     warning="enum is empty; it is ignored",
     apply=_empty_enum,
+    when=lambda c: c.lenient,
+    keys=("enum",),
 )
 
 
-def _properties_without_type(
-    fragment: Any, at: SourceLocation, ctx: SchemaContext
-) -> Fixed | None:
+def _properties_without_type(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
     # OpenAPI: ``properties`` without ``type`` (Discourse writes 30 of its 44 bodies so) means
     # an object to every generator; read as JSON Schema, a required body would accept "hello",
     # 42 or null, and a body would not be spread into fields. (Given a schema read as untyped.)
-    if not ctx.lenient or type(fragment) is not dict or "properties" not in fragment:
+    if not ctx.lenient or fragment is None or "properties" not in fragment:
         return None
     family = fragment.keys() & _TYPED_KEYS
     if not family <= _OBJECT_KEYS:
@@ -94,13 +98,15 @@ def _properties_without_type(
     return Fixed(value={**fragment, "type": "object"}, diagnostics=(said,))
 
 
-PROPERTIES_WITHOUT_TYPE: Rule[SchemaContext] = Rule(
+PROPERTIES_WITHOUT_TYPE = schema_rule(
     name="properties-without-type",
     family="schema-shapes",
     accepts="properties (and other object keywords only) in a schema without a type",
     makes="the schema with type: object",
     warning="properties without type: read as type: object",
     apply=_properties_without_type,
+    when=lambda c: c.lenient,
+    keys=("properties",),
 )
 
 RULES = (SCHEMA_NOT_OBJECT, EMPTY_ENUM, PROPERTIES_WITHOUT_TYPE)

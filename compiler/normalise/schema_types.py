@@ -12,8 +12,8 @@ import difflib
 from typing import Any, Literal, cast
 
 from ..ir import SourceLocation
-from ._rule import Fixed, Rule, warn
-from ._schema import JSON_TYPES, SchemaContext, without
+from ._rule import Fixed, warn
+from ._schema import JSON_TYPES, SchemaContext, schema_object, schema_rule, without
 
 # BFCL's function docs use Python and Java type names; each maps to the JSON Schema type that
 # accepts the values those names stand for. ``any`` and the empty string accept everything.
@@ -118,10 +118,11 @@ def json_type_matches(value: Any, types: list[str]) -> bool:
     return False
 
 
-def _type_name_alias(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+def _type_name_alias(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
     # one bad type name must not refuse a whole real spec: a name with no reading constrains
     # nothing (any value), said where it is; --strict refuses it
-    if not ctx.lenient or ctx.dialect == "bfcl" or type(fragment) is not dict:
+    if not ctx.lenient or ctx.dialect == "bfcl" or fragment is None:
         return None
     raw: Any = fragment.get("type")
     if raw is None or (type(raw) is str and raw in _JSON_TYPES):
@@ -155,23 +156,26 @@ def _type_name_alias(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> F
     return Fixed(value=value, diagnostics=tuple(said))
 
 
-TYPE_NAME_ALIAS: Rule[SchemaContext] = Rule(
+TYPE_NAME_ALIAS = schema_rule(
     name="type-name-alias",
     family="schema-types",
     accepts="a type name JSON Schema has not (int, str, Integer, double, itneger, any, …)",
     makes="the JSON Schema type it stands for, or no type (any value)",
     warning="type <name> is not a JSON Schema type; read as <type> | any value (no type)",
     apply=_type_name_alias,
+    when=lambda c: c.lenient and c.dialect != "bfcl",
+    keys=("type",),
 )
 
 
-def _enum_scalars_as_text(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+def _enum_scalars_as_text(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
     """``{type: string, enum: [4.1, 4, 3]}`` or ``enum: [true, false]``: YAML reads an unquoted
     ``4.1`` as a number and ``true`` as a boolean, and neither is a string, so the enum allowed
     nothing (a real fintech API's version and indicator fields: every response carrying them
     failed). Each is read as its JSON text (``'4.1'``, ``'true'``), unless the type allows it as
     it is. (Given the schema with its type read: ``TYPE_NAME_ALIAS`` first.)"""
-    if not ctx.lenient or type(fragment) is not dict or not isinstance(fragment.get("enum"), list):
+    fragment = schema_object(value)
+    if not ctx.lenient or fragment is None or not isinstance(fragment.get("enum"), list):
         return None
     raw: Any = fragment.get("type")
     names = cast("list[Any]", raw) if isinstance(raw, list) else [raw]
@@ -206,7 +210,7 @@ def _enum_scalars_as_text(fragment: Any, at: SourceLocation, ctx: SchemaContext)
     return Fixed(value={**fragment, "enum": read}, diagnostics=(said,))
 
 
-ENUM_SCALARS_AS_TEXT: Rule[SchemaContext] = Rule(
+ENUM_SCALARS_AS_TEXT = schema_rule(
     name="enum-scalars-as-text",
     family="schema-types",
     accepts="booleans and numbers in the enum of a type: string schema (YAML's unquoted true, 4.1)",
@@ -214,6 +218,8 @@ ENUM_SCALARS_AS_TEXT: Rule[SchemaContext] = Rule(
     warning="enum value(s) <values> are booleans/numbers under type: string; read as the "
     "string(s) <texts>",
     apply=_enum_scalars_as_text,
+    when=lambda c: c.lenient,
+    keys=("enum",),
 )
 
 RULES = (TYPE_NAME_ALIAS, ENUM_SCALARS_AS_TEXT)
