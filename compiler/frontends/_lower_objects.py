@@ -11,8 +11,11 @@ from typing import Any
 from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import AnyNode, ArrayNode, Meta, ObjectNode, Property, SchemaNode, SourceLocation
+from ..normalise.schema_drafts import DRAFT3_REQUIRED
 from ._lower_base import LowererBase
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
+
+_OBJECT_RULES = (DRAFT3_REQUIRED,)
 
 
 class ObjectsLowerer(LowererBase):
@@ -31,8 +34,10 @@ class ObjectsLowerer(LowererBase):
             )
             props_map = {}
         required_list, required = self._required(s, loc)
-        if self.lenient:
-            self._draft3_required(props_map, required, loc)
+        if self.lenient:  # (after the array's own errors: said in the order written)
+            read = self._normalise(_OBJECT_RULES, s, loc)
+            if read is not s:
+                required.update(n for n in read["required"] if isinstance(n, str))
         if self.lenient and required:
             self._one_way_required(props_map, required, loc)
         props: list[Property] = []
@@ -91,25 +96,6 @@ class ObjectsLowerer(LowererBase):
                 "an array of property names",
             )
         return required_list, required
-
-    def _draft3_required(
-        self, props_map: dict[str, Any], required: set[str], loc: SourceLocation
-    ) -> None:
-        """Draft 3's boolean ``required`` inside a property (still common in real specs):
-        ``true`` means this object requires the property, ``false`` nothing. (Not a rule of
-        ``normalise``: the boolean stays in the property, which reads it as nothing.)"""
-        for pname, pschema in props_map.items():
-            pobj = as_object(pschema)
-            flag: object = pobj.get("required") if pobj is not None else None
-            if isinstance(flag, bool):
-                if flag:
-                    required.add(pname)
-                self.diags.warning(
-                    loc.child("properties", pname, "required"),
-                    f"required is a boolean {str(flag).lower()} (JSON Schema draft 3's form); "
-                    + (f"read as: the object requires {pname!r}" if flag else "ignored"),
-                    "the property's name in the object's required array",
-                )
 
     def _one_way_required(
         self, props_map: dict[str, Any], required: set[str], loc: SourceLocation

@@ -121,11 +121,11 @@ class Phase:
 
     def idle(self, fragment: Any) -> bool:
         """Whether no rule of this phase can fire on ``fragment``."""
-        if type(fragment) is dict:
+        if isinstance(fragment, dict):
             return cast("dict[str, Any]", fragment).keys().isdisjoint(self.keys)
         return not self.other_values
 
 
 def schema_object(fragment: Any) -> dict[str, Any] | None:
     """``fragment`` as a schema object, or None when it is something else."""
-    return cast("dict[str, Any]", fragment) if type(fragment) is dict else None
+    return cast("dict[str, Any]", fragment) if isinstance(fragment, dict) else None

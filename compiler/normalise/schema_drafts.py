@@ -9,7 +9,7 @@ draft 7), and draft 3's keywords, which toolbind never reads, are warnings — o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..ir import SourceLocation
 from ._rule import Fixed, warn
@@ -102,4 +102,51 @@ OTHER_DRAFT_KEYWORD = schema_rule(
     keys=READ_ONLY_IN,
 )
 
-RULES = (DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD)
+
+def _draft3_required(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    # draft 3's boolean ``required`` inside a property (still common in real specs): ``true``
+    # means the object requires the property, ``false`` nothing. (The boolean stays in the
+    # property, which reads it as nothing: taken out, a property without a type would read
+    # as another schema.)
+    fragment = schema_object(value)
+    if not ctx.lenient or fragment is None:
+        return None
+    properties = schema_object(fragment.get("properties"))
+    if properties is None:
+        return None
+    flags = [
+        (name, flag)
+        for name, schema in properties.items()
+        if (read := schema_object(schema)) is not None
+        and isinstance(flag := read.get("required"), bool)
+    ]
+    if not flags:
+        return None
+    said = tuple(
+        warn(
+            at.child("properties", name, "required"),
+            f"required is a boolean {str(flag).lower()} (JSON Schema draft 3's form); "
+            + (f"read as: the object requires {name!r}" if flag else "ignored"),
+            "the property's name in the object's required array",
+        )
+        for name, flag in flags
+    )
+    listed: Any = fragment.get("required")
+    names = cast("list[Any]", listed) if isinstance(listed, list) else []
+    required = [*names, *(name for name, flag in flags if flag and name not in names)]
+    return Fixed(value={**fragment, "required": required}, diagnostics=said)
+
+
+DRAFT3_REQUIRED = schema_rule(
+    name="draft3-required",
+    family="schema-drafts",
+    accepts="required: true/false inside a property (draft 3's form)",
+    makes="the property's name in the object's required array (true), nothing (false)",
+    warning="required is a boolean <true|false> (JSON Schema draft 3's form); read as: the "
+    "object requires <name> | ignored",
+    apply=_draft3_required,
+    when=lambda c: c.lenient,
+    keys=("properties",),
+)
+
+RULES = (DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD, DRAFT3_REQUIRED)

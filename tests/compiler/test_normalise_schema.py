@@ -103,6 +103,21 @@ CASES = [
         ],
     ),
     Case(
+        schema_drafts.DRAFT3_REQUIRED,
+        OPENAPI30,
+        {"type": "object", "properties": {"a": {"type": "string", "required": True}}},
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string", "required": True}},
+            "required": ["a"],
+        },
+        [
+            "{at}/properties/a/required: warning: required is a boolean true (JSON Schema draft "
+            "3's form); read as: the object requires 'a' — the property's name in the object's "
+            "required array"
+        ],
+    ),
+    Case(
         schema_refs.LEGACY_REF_SIBLINGS,
         DRAFT7,
         {"$ref": "#/definitions/Name", "maxLength": 3},
