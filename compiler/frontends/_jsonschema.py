@@ -7,8 +7,9 @@ so all formats share one reading of JSON Schema.
 Each schema object is first read by the normalising rules (``toolbind.compiler.normalise``,
 ``schema_*`` families), which turn real specs' quirks into canonical JSON Schema and say so;
 ``_lower`` then dispatches on the keywords to the part that reads their family: references
-(``_lower_refs``), scalars (``_lower_scalars``), objects and arrays (``_lower_objects``),
-combinators (``_lower_unions``, with ``_lower_branches``), checks (``_lower_checks``).
+(``_lower_refs``), objects and arrays (``_lower_objects``), scalars (``_lower_scalars``),
+combinators (``_lower_unions``, with ``_lower_branches``), checks (``_lower_checks``); each part
+is a subclass of the one before it, ``SchemaLowerer`` of the last (see ``_lower_base``).
 """
 
 from __future__ import annotations
@@ -25,10 +26,6 @@ from ..normalise.schema_shapes import EMPTY_ENUM, SCHEMA_NOT_OBJECT
 from ..normalise.schema_types import BFCL_TYPES
 from ._lower_base import CHECK_KEYS, MAX_DEPTH
 from ._lower_checks import ChecksLowerer
-from ._lower_objects import ObjectsLowerer
-from ._lower_refs import RefsLowerer
-from ._lower_scalars import ScalarsLowerer
-from ._lower_unions import UnionsLowerer
 from ._resolver import Dialect, _Context  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["BFCL_TYPES", "Dialect", "SchemaLowerer"]
@@ -45,7 +42,7 @@ _BEFORE_KEYWORDS = (EMPTY_ENUM, X_NULLABLE, NULLABLE_IN_JSON_SCHEMA, NULL_TYPE_B
 """The rules read after the checks are split off (each part of the schema is read by them)."""
 
 
-class SchemaLowerer(RefsLowerer, ScalarsLowerer, ObjectsLowerer, UnionsLowerer, ChecksLowerer):
+class SchemaLowerer(ChecksLowerer):
     """Lowers JSON Schema values to IR nodes, collecting shared definitions as it goes.
 
     Its fields (``LowererBase``) say how to read: ``dialect``, ``lenient``, ``draft``, where
@@ -98,20 +95,3 @@ class SchemaLowerer(RefsLowerer, ScalarsLowerer, ObjectsLowerer, UnionsLowerer, 
         return UnionNode(
             meta=Meta(loc=loc), variants=(inner, NullNode(meta=Meta(loc=loc))), form="type"
         )
-
-    def _typed(
-        self,
-        name: str,
-        s: dict[str, Any],
-        loc: SourceLocation,
-        ctx: _Context,
-        depth: int,
-        *,
-        annotate: bool = True,
-    ) -> SchemaNode:
-        meta = self._meta(s, loc) if annotate else Meta(loc=loc)
-        if name == "array":
-            return self._array(s, meta, loc, ctx, depth)
-        if name == "object":
-            return self._object(s, meta, loc, ctx, depth)
-        return self._scalar(name, s, meta, loc)

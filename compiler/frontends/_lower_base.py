@@ -2,11 +2,12 @@
 keyword families, the small readers (annotations, counts, numbers), and the normalising rules'
 entry. Imports ``ir``, ``diagnostics``, ``_load``, ``_resolver`` and ``normalise``.
 
-``SchemaLowerer`` (``_jsonschema``) is this class with one part per keyword family mixed in:
-references (``_lower_refs``), scalars (``_lower_scalars``), objects and arrays
-(``_lower_objects``), combinators (``_lower_unions``), discriminators and look-ahead
-(``_lower_branches``), checks (``_lower_checks``). A part calls another's method through the
-declarations at the end of this class, which ``SchemaLowerer`` overrides.
+``SchemaLowerer`` (``_jsonschema``) is this class with one part per keyword family on top, each
+part a subclass of the one below it (so a part reads the parts below it, never one above):
+references (``_lower_refs``) ← objects and arrays (``_lower_objects``) ← scalars and the
+reading by ``type`` (``_lower_scalars``) ← union branches and discriminators
+(``_lower_branches``) ← combinators (``_lower_unions``) ← checks (``_lower_checks``) ←
+``SchemaLowerer``, whose ``_lower`` (declared here) every part calls for a sub-schema.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .._load import Document, RefPolicy, load_document, load_url
 from ..diagnostics import Diagnostic, Diagnostics, describe
-from ..ir import Definition, EvalPlan, Meta, SchemaNode, SourceLocation, freeze
+from ..ir import Definition, Meta, SchemaNode, SourceLocation, freeze
 from ..normalise import Rule, run
 from ..normalise._schema import Phase, SchemaContext
 from ._resolver import (
@@ -268,61 +269,7 @@ class LowererBase:
             return None
         return v
 
-    # -- what one part calls of another (each defined in its part) ------------------------------
+    # -- what every part calls: ``SchemaLowerer`` defines it -----------------------------------
 
     def _lower(self, schema: Any, loc: SourceLocation, ctx: _Context, depth: int) -> SchemaNode:
-        raise NotImplementedError
-
-    def _typed(
-        self,
-        name: str,
-        s: dict[str, Any],
-        loc: SourceLocation,
-        ctx: _Context,
-        depth: int,
-        *,
-        annotate: bool = True,
-    ) -> SchemaNode:
-        raise NotImplementedError
-
-    def _enter(
-        self, s: dict[str, Any], loc: SourceLocation, ctx: _Context
-    ) -> tuple[dict[str, Any], _Context]:
-        raise NotImplementedError
-
-    def _quiet_resolve(
-        self, ref: Any, ctx: _Context
-    ) -> tuple[Any, _Context, SourceLocation] | None:
-        raise NotImplementedError
-
-    def _dereferenced(
-        self, schema: Any, ctx: _Context, depth: int = 0
-    ) -> tuple[dict[str, Any], _Context] | None:
-        raise NotImplementedError
-
-    def _valid_regex(self, pattern: str, loc: SourceLocation, what: str) -> bool:
-        raise NotImplementedError
-
-    def _plan(
-        self,
-        schema: Any,
-        loc: SourceLocation,
-        ctx: _Context,
-        depth: int,
-        seen: frozenset[str] = frozenset(),
-    ) -> EvalPlan:
-        raise NotImplementedError
-
-    def _property_values(
-        self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0
-    ) -> tuple[Any, ...] | Literal["open"] | None:
-        raise NotImplementedError
-
-    def _accepts_empty_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
-        raise NotImplementedError
-
-    def _nested_branches(self, subs: list[Any], ctx: _Context) -> tuple[int, int] | None:
-        raise NotImplementedError
-
-    def _says_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
         raise NotImplementedError

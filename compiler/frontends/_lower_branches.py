@@ -1,7 +1,7 @@
 """Compiler layer (frontends): the lowerer's reading of union branches — OpenAPI's
 ``discriminator``, and the look-ahead of raw branches (through ``$ref``s, quietly) that the
-lenient readings of ``oneOf`` need. Imports ``ir``, ``diagnostics``, ``_load``, ``normalise``
-and ``_lower_base``.
+lenient readings of ``oneOf`` need. Imports ``ir``, ``diagnostics``, ``_load``, ``normalise``,
+``_lower_base`` and ``_lower_scalars`` (the part below it).
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import AllOfNode, Meta, SchemaNode, SourceLocation
 from ..normalise._schema import ANNOTATIONS, JSON_TYPES
-from ._lower_base import PLAIN_KEYS, LowererBase
+from ._lower_base import PLAIN_KEYS
+from ._lower_scalars import ScalarsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 
-class BranchesLowerer(LowererBase):
+class BranchesLowerer(ScalarsLowerer):
     """Discriminators, and what raw branches surely accept."""
 
     def _discriminated(

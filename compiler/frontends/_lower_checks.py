@@ -1,7 +1,7 @@
 """Compiler layer (frontends): the lowerer's checks — the applicators that check an instance
 beside its type (``not``, ``if``/``then``/``else``, ``contains``, dependencies,
 ``propertyNames``, ``patternProperties``, ``unevaluated*``), lowered to a ``CheckedNode``.
-Imports ``ir``, ``diagnostics``, ``_load`` and ``_lower_base``.
+Imports ``ir``, ``diagnostics``, ``_load``, ``_lower_base`` and ``_lower_unions`` (the part below it).
 """
 
 from __future__ import annotations
@@ -26,14 +26,15 @@ from ..ir import (
     SourceLocation,
     UnevaluatedCheck,
 )
-from ._lower_base import CHECK_KEYS, MAX_DEPTH, LowererBase
+from ._lower_base import CHECK_KEYS, MAX_DEPTH
+from ._lower_unions import UnionsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 _Sub = Callable[..., SchemaNode]
 """Lowers the sub-schema at ``s[key][token]...`` (``_checked``'s ``sub``)."""
 
 
-class ChecksLowerer(LowererBase):
+class ChecksLowerer(UnionsLowerer):
     """Applicators beside the type, and what an instance's ``unevaluated*`` leave."""
 
     def _checked(

@@ -1,6 +1,6 @@
 """Compiler layer (frontends): the lowerer's objects and arrays — ``properties``, ``required``,
-``additionalProperties``, ``items``, ``prefixItems``. Imports ``ir``, ``diagnostics``, ``_load``
-and ``_lower_base``.
+``additionalProperties``, ``items``, ``prefixItems``. Imports ``ir``, ``diagnostics``, ``_load``,
+``normalise`` and ``_lower_refs`` (the part below it).
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import AnyNode, ArrayNode, Meta, ObjectNode, Property, SchemaNode, SourceLocation
 from ..normalise.schema_drafts import DRAFT3_REQUIRED
-from ._lower_base import LowererBase
+from ._lower_refs import RefsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 _OBJECT_RULES = (DRAFT3_REQUIRED,)
 
 
-class ObjectsLowerer(LowererBase):
+class ObjectsLowerer(RefsLowerer):
     """Object and array schemas."""
 
     def _object(

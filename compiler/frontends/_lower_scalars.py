@@ -1,6 +1,7 @@
-"""Compiler layer (frontends): the lowerer's scalars — ``type``, ``const``/``enum``, strings,
-numbers, and schemas without a type. Imports ``ir``, ``diagnostics``, ``_load``, ``normalise``
-and ``_lower_base``; the kernel's ECMA-262 pattern compiler.
+"""Compiler layer (frontends): the lowerer's scalars — ``type`` (read here, objects and arrays
+handed to the part below), ``const``/``enum``, strings, numbers, and schemas without a type.
+Imports ``ir``, ``diagnostics``, ``_load``, ``normalise``, ``_lower_base`` and ``_lower_objects``
+(the part below it); the kernel's ECMA-262 pattern compiler.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from ..normalise.schema_types import (
     json_type_matches,
     type_hint,
 )
-from ._lower_base import ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, LowererBase
+from ._lower_base import ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS
+from ._lower_objects import ObjectsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 _ENUM_RULES = (TYPE_NAME_ALIAS, ENUM_SCALARS_AS_TEXT)
@@ -47,8 +49,9 @@ _PATTERN_RULES = (INLINE_REGEX_FLAGS,)
 _TYPED_KEYS = OBJECT_KEYS | ARRAY_KEYS | STRING_KEYS | NUMBER_KEYS
 
 
-class ScalarsLowerer(LowererBase):
-    """Types, literals, strings and numbers."""
+class ScalarsLowerer(ObjectsLowerer):
+    """Schemas read by their ``type``: literals, strings, numbers; objects and arrays by
+    ``ObjectsLowerer``."""
 
     def _by_type(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int
@@ -97,6 +100,23 @@ class ScalarsLowerer(LowererBase):
             if name not in out:
                 out.append(name)
         return out or None
+
+    def _typed(
+        self,
+        name: str,
+        s: dict[str, Any],
+        loc: SourceLocation,
+        ctx: _Context,
+        depth: int,
+        *,
+        annotate: bool = True,
+    ) -> SchemaNode:
+        meta = self._meta(s, loc) if annotate else Meta(loc=loc)
+        if name == "array":
+            return self._array(s, meta, loc, ctx, depth)
+        if name == "object":
+            return self._object(s, meta, loc, ctx, depth)
+        return self._scalar(name, s, meta, loc)
 
     def _untyped(
         self, s: dict[str, Any], loc: SourceLocation, ctx: _Context, depth: int

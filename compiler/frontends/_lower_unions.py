@@ -1,7 +1,7 @@
 """Compiler layer (frontends): the lowerer's combinators — ``allOf``, ``anyOf``, ``oneOf``, with
 the lenient readings of real specs' unions that need the branches' targets (``$ref``s looked
 through), which is why they are not rules of ``normalise``. Imports ``ir``, ``diagnostics``,
-``_load``, ``_lower_base`` and ``_lower_branches``.
+``_load``, ``normalise`` and ``_lower_branches`` (the part below it).
 """
 
 from __future__ import annotations
