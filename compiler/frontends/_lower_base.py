@@ -161,6 +161,7 @@ class LowererBase:
         )
 
     def sorted_definitions(self) -> tuple[Definition, ...]:
+        """The definitions ``$ref``s led to so far, sorted by key (output is deterministic)."""
         return tuple(self.definitions[k] for k in sorted(self.definitions))
 
     # -- the normalising rules ----------------------------------------------------------------
