@@ -111,28 +111,3 @@ def vocabulary_of(meta: Any) -> tuple[frozenset[str], tuple[str, ...]] | None:
         )
     )
     return everything - kept, unknown
-
-
-#: Keywords toolbind reads only in some drafts (elsewhere they are no keyword, and ignored):
-#: keyword → the drafts it is read in (None: no draft named, every draft's spellings).
-READ_ONLY_IN: Mapping[str, frozenset[str | None]] = {
-    "$recursiveRef": frozenset({"draft2019-09", None}),
-    "$recursiveAnchor": frozenset({"draft2019-09", None}),
-    "id": frozenset({"draft4"}),
-    "$id": frozenset({"draft6", "draft7", "draft2019-09", "draft2020-12", None}),
-}
-
-#: Keywords of JSON Schema drafts toolbind never reads (draft 3's), with what to write instead.
-NEVER_READ: Mapping[str, str] = {
-    "extends": "allOf",
-    "disallow": "not: {type: ...}",
-    "divisibleBy": "multipleOf",
-}
-
-#: What a keyword read only in another draft is called in the draft in force, where it has one.
-SPELLED: Mapping[str, str] = {
-    "$recursiveRef": "$dynamicRef (2020-12) or $ref",
-    "$recursiveAnchor": "$dynamicAnchor (2020-12)",
-    "id": "$id",
-    "$id": "id (draft 4)",
-}

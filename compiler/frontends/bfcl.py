@@ -2,7 +2,7 @@
 
 Two shapes: question records ``{id, question, function: [...]}`` and one function per line
 ``{name, description, parameters, response}`` (multi-turn function docs). Parameter schemas use
-Python/Java type names, mapped deliberately to JSON Schema (``_jsonschema.BFCL_TYPES``):
+Python/Java type names, mapped deliberately to JSON Schema (``normalise.schema_types.BFCL_TYPES``):
 
     dict, HashMap, map → object      float, double → number     long, int, short, byte → integer
     tuple, list, ArrayList → array   char, str → string         bool → boolean

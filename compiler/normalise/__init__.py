@@ -15,6 +15,4 @@ def table() -> list[tuple[str, str, str, str, str]]:
     """Every rule: (family, name, what it accepts, what it makes of it, the warning), sorted."""
     from . import _families  # the families register here, so this face stays small
 
-    return sorted(
-        (r.family, r.name, r.accepts, r.makes, r.warning) for r in _families.ALL
-    )
+    return sorted((r.family, r.name, r.accepts, r.makes, r.warning) for r in _families.ALL)

@@ -6,6 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import (
+    schema_drafts,
+    schema_nullable,
+    schema_patterns,
+    schema_refs,
+    schema_shapes,
+    schema_types,
+)
 from ._rule import Rule
 
-ALL: tuple[Rule[Any], ...] = ()
+ALL: tuple[Rule[Any], ...] = (
+    *schema_shapes.RULES,
+    *schema_drafts.RULES,
+    *schema_refs.RULES,
+    *schema_nullable.RULES,
+    *schema_types.RULES,
+    *schema_patterns.RULES,
+)

@@ -1,0 +1,317 @@
+"""Compiler layer (frontends): the lowerer's reading of union branches — OpenAPI's
+``discriminator``, and the look-ahead of raw branches (through ``$ref``s, quietly) that the
+lenient readings of ``oneOf`` need. Imports ``ir``, ``diagnostics``, ``_load``, ``normalise``,
+``_lower_base`` and ``_lower_scalars`` (the part below it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, cast
+
+from .._load import as_array, as_object
+from ..diagnostics import describe
+from ..ir import AllOfNode, Meta, SchemaNode, SourceLocation
+from ..normalise._schema import ANNOTATIONS, JSON_TYPES
+from ._lower_base import PLAIN_KEYS
+from ._lower_scalars import ScalarsLowerer
+from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
+
+
+class BranchesLowerer(ScalarsLowerer):
+    """Discriminators, and what raw branches surely accept."""
+
+    def _discriminated(
+        self,
+        s: dict[str, Any],
+        subs: list[Any],
+        variants: tuple[SchemaNode, ...],
+        combinator: str,
+        loc: SourceLocation,
+        ctx: _Context,
+        depth: int,
+    ) -> tuple[SchemaNode, ...]:
+        """OpenAPI's ``discriminator`` on a ``oneOf``/``anyOf`` of ``$ref``s: the value of
+        ``propertyName`` picks the branch — the ``mapping`` keys naming it, else its schema's
+        name. JSON Schema has no such keyword, and real specs leave that property an open
+        string in every branch (Ory Kratos' login bodies), so every body matched several
+        branches of a ``oneOf`` and was refused: each branch is read with its property
+        required to be one of its values (``allOf: [{$ref}, {required, properties: {enum}}]``,
+        in the models and in the schema a model sees). A discriminator that can't be read so
+        (a branch that is no ``$ref``, a mapping to no branch) is said, and left an
+        annotation."""
+        where = loc.child("discriminator")
+        read = self._discriminator(s, subs, combinator, where)
+        if read is None:
+            return variants
+        name, targets, mapping = read
+        values = self._mapped_values(mapping, targets, combinator, where)
+        for i, ref in enumerate(targets):
+            # OpenAPI's implicit mapping (the schema's name), for a branch whose property
+            # allows that name: open, or an enum of every branch's name (Vonage's reports). One
+            # that fixes it to other values (openai's ``role: {enum: [user]}`` in
+            # ``ChatCompletionRequestUserMessage``) is told apart by its own value already
+            if values[i]:
+                continue
+            allowed = self._property_values(subs[i], name, loc, ctx)
+            if allowed == "open" or (isinstance(allowed, tuple) and _last(ref) in allowed):
+                values[i].append(_last(ref))
+            elif allowed is None:
+                self.diags.note(
+                    loc.child(combinator, i),
+                    f"no discriminator value is known for this branch ({ref}): no mapping names "
+                    f"it and its schema does not declare {name!r}; it is told apart by its "
+                    "schema alone",
+                )
+        seen: set[str] = set()
+        for vs in values:
+            if seen & set(vs):
+                self.diags.warning(
+                    where,
+                    "discriminator values pick more than one branch; it is ignored",
+                    "each value naming one branch",
+                )
+                return variants
+            seen.update(vs)
+        out: list[SchemaNode] = []
+        for i, (variant, vs) in enumerate(zip(variants, values, strict=True)):
+            if not vs:
+                out.append(variant)
+                continue
+            tag = self._lower(
+                {"type": "object", "required": [name], "properties": {name: {"enum": vs}}},
+                where,
+                ctx,
+                depth + 1,
+            )
+            out.append(AllOfNode(meta=Meta(loc=loc.child(combinator, i)), parts=(variant, tag)))
+        return tuple(out)
+
+    def _discriminator(
+        self, s: dict[str, Any], subs: list[Any], combinator: str, where: SourceLocation
+    ) -> tuple[str, list[str], dict[str, Any]] | None:
+        """The discriminator's property name, the branches' ``$ref``s and its mapping; None
+        (said) when it cannot be read."""
+        disc = as_object(s["discriminator"])
+        name = disc.get("propertyName") if disc is not None else None
+        if disc is None or not isinstance(name, str):
+            self.diags.warning(
+                where,
+                f"discriminator is {describe(s['discriminator'])}; it is ignored",
+                "an object with propertyName (a string)",
+            )
+            return None
+        refs = [
+            cast("dict[str, Any]", sub).get("$ref") if isinstance(sub, dict) else None
+            for sub in subs
+        ]
+        if not all(isinstance(r, str) for r in refs):
+            self.diags.warning(
+                where,
+                f"discriminator on a {combinator} whose branches are not all $refs; it is "
+                "ignored, so the branches are told apart by their schemas alone",
+                f"each branch of the {combinator} a $ref (the discriminator's values name schemas)",
+            )
+            return None
+        raw_mapping = disc.get("mapping", {})
+        mapping = as_object(raw_mapping)
+        if mapping is None:
+            mapping = {}
+            self.diags.warning(
+                where.child("mapping"),
+                f"mapping is {describe(raw_mapping)}; it is ignored",
+                "an object: discriminator value → schema name or $ref",
+            )
+        return name, [cast("str", r) for r in refs], mapping
+
+    def _mapped_values(
+        self, mapping: dict[str, Any], targets: list[str], combinator: str, where: SourceLocation
+    ) -> list[list[str]]:
+        """The discriminator values the ``mapping`` gives each branch (a bad entry said)."""
+        values: list[list[str]] = [[] for _ in targets]
+        for key, target in mapping.items():
+            value = str(key)  # (a YAML key 1 is the discriminator value "1")
+            if not isinstance(target, str):
+                self.diags.warning(
+                    where.child("mapping", value),
+                    f"discriminator mapping {value!r} is {describe(target)}; it picks no branch",
+                    "a schema name or $ref (a string)",
+                )
+                continue
+            bare = "/" not in target and "#" not in target  # (a name: ``io.k8s.Pod`` too)
+            hits = [
+                i
+                for i, ref in enumerate(targets)
+                if ref.removeprefix("./") == target.removeprefix("./")
+                or (bare and _last(ref) == target)
+            ]
+            if len(hits) != 1:
+                self.diags.warning(
+                    where.child("mapping", value),
+                    f"discriminator mapping {value!r} → {target!r} names "
+                    + ("no branch" if not hits else "several branches")
+                    + f" of the {combinator}; that value picks no branch",
+                    f"a schema name or $ref that is one of the {combinator}'s branches",
+                )
+                continue
+            values[hits[0]].append(value)
+        return values
+
+    def _says_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
+        """Whether the raw ``schema`` (through ``$ref``s, quietly: a bad one is said where it is
+        lowered) declares ``type: object``."""
+        s = as_object(schema)
+        if s is None or depth > 16:
+            return False
+        if "$ref" in s:
+            resolved = self._quiet_resolve(s["$ref"], ctx)
+            return resolved is not None and self._says_object(resolved[0], resolved[1], depth + 1)
+        return s.get("type") == "object"
+
+    def _accepts_empty_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
+        """Whether the raw ``schema`` surely accepts ``{}``: an object schema (or one without
+        ``type``) that requires nothing, through ``$ref``s and ``allOf``; False when unsure. A
+        ``$ref`` that does not resolve is False here and said where the branch is lowered."""
+        if schema is True:
+            return True
+        s = as_object(schema)
+        if s is None or depth > 16:
+            return False
+        if "$ref" in s:
+            resolved = self._quiet_resolve(s["$ref"], ctx)
+            return resolved is not None and self._accepts_empty_object(
+                resolved[0], resolved[1], depth + 1
+            )
+        types = s.get("type", "object")
+        if types != "object" and not (isinstance(types, list) and "object" in types):
+            return False
+        if s.get("required") or s.get("minProperties"):
+            return False
+        if any(k in s for k in ("enum", "const", "not", "anyOf", "oneOf", "if")):
+            return False  # (unsure: they may exclude {})
+        return all(
+            self._accepts_empty_object(part, ctx, depth + 1)
+            for part in as_array(s.get("allOf")) or []
+        )
+
+    def _nested_branches(self, subs: list[Any], ctx: _Context) -> tuple[int, int] | None:
+        """The first pair (i, j) of raw ``oneOf`` branches where every instance branch i accepts,
+        branch j surely accepts too (``_within``); None when no branch is surely within another.
+        Such a branch can never match alone: oneOf refuses every value of it."""
+        read = [(i, r) for i, sub in enumerate(subs) if (r := self._dereferenced(sub, ctx))]
+        outers = [(j, r) for j, r in read if _plain_type(r[0]) is not None]
+        for i, (a, a_ctx) in read:
+            for j, (b, b_ctx) in outers:
+                if i != j and self._within(a, a_ctx, b, b_ctx):
+                    return i, j
+        return None
+
+    def _within(
+        self, a: dict[str, Any], a_ctx: _Context, b: dict[str, Any], b_ctx: _Context, depth: int = 0
+    ) -> bool:
+        """Whether every instance the raw schema ``a`` accepts, ``b`` surely accepts too: ``b``
+        is types and nothing else (``_plain_type``; an array's ``items`` too) and ``a``'s types
+        are among them (an integer is a number) — its other keywords only narrow it; False when
+        unsure. (Lenient readings only: ``format`` is an annotation in the specs read so.)"""
+        a_types, b_types = schema_types(a), _plain_type(b)
+        if a_types is None or b_types is None or depth > 16:
+            return False
+        if not all(t in b_types or (t == "integer" and "number" in b_types) for t in a_types):
+            return False
+        if "array" not in a_types or "items" not in b:
+            return True
+        b_items = self._dereferenced(b["items"], b_ctx)
+        a_items = None if "prefixItems" in a else self._dereferenced(a.get("items"), a_ctx)
+        if b_items is None or _plain_type(b_items[0]) is None or a_items is None:
+            return b["items"] is True
+        return self._within(*a_items, *b_items, depth + 1)
+
+    def _property_values(
+        self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0
+    ) -> tuple[Any, ...] | Literal["open"] | None:
+        """What the raw ``schema`` (a branch) lets property ``name`` be: ``"open"`` when it
+        declares it without ``enum``/``const``, the values when it lists them (through
+        ``allOf`` parts and ``$ref``s, its own or its property's), None when it does not say
+        (read before the branch's definition is lowered: definitions are lowered later)."""
+        s = as_object(schema)
+        if s is None or depth > 16:
+            return None
+        if "$ref" in s:
+            resolved = self._quiet_resolve(s["$ref"], ctx)
+            if resolved is None:
+                return None
+            target, target_ctx, target_loc = resolved
+            return self._property_values(target, name, target_loc, target_ctx, depth + 1)
+        found: list[tuple[Any, ...] | Literal["open"] | None] = []
+        prop = (as_object(s.get("properties")) or {}).get(name)
+        if prop is not None:
+            found.append(self._listed_values(prop, loc.child("properties", name), ctx, depth))
+        for i, part in enumerate(as_array(s.get("allOf")) or []):
+            found.append(self._property_values(part, name, loc.child("allOf", i), ctx, depth + 1))
+        listed = [f for f in found if isinstance(f, tuple)]
+        return listed[0] if listed else "open" if "open" in found else None
+
+    def _listed_values(
+        self, prop: Any, loc: SourceLocation, ctx: _Context, depth: int
+    ) -> tuple[Any, ...] | Literal["open"] | None:
+        """A property schema's ``enum``/``const`` values (behind a ``$ref`` too), ``"open"``
+        when it lists none."""
+        p = as_object(prop)
+        if p is None or depth > 16:
+            return None
+        if "$ref" in p:
+            resolved = self._quiet_resolve(p["$ref"], ctx)
+            if resolved is None:
+                return None
+            target, target_ctx, target_loc = resolved
+            return self._listed_values(target, target_loc, target_ctx, depth + 1)
+        if "const" in p:
+            return (p["const"],)
+        enum = as_array(p.get("enum"))
+        return tuple(enum) if enum is not None else "open"
+
+
+def _last(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def schema_types(s: dict[str, Any]) -> set[str] | None:
+    """The JSON types a raw schema's instances may have — its ``type`` (``nullable`` adds
+    null), else its ``const``/``enum`` values' —; None when it does not say or names another."""
+    raw: Any = s.get("type")
+    if raw is None:
+        values = [s["const"]] if "const" in s else as_array(s.get("enum"))
+        if not values:
+            return None
+        types = {_value_type(v) for v in values}
+    else:
+        names = cast("list[Any]", raw) if isinstance(raw, list) else [raw]
+        types = {n if isinstance(n, str) else "other" for n in names}
+    if s.get("nullable") is True or s.get("x-nullable") is True:
+        types.add("null")
+    return types if types <= set(JSON_TYPES) else None
+
+
+def _value_type(value: Any) -> str:
+    """The JSON type of a JSON value (``other`` for an array or object)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "other"
+
+
+def _plain_type(s: dict[str, Any]) -> set[str] | None:
+    """The JSON types a raw schema accepts when it says nothing else (annotations, ``format``,
+    an array's ``items``, ``x-`` keys aside): every instance of them; None otherwise."""
+    if any(k not in ANNOTATIONS and k not in PLAIN_KEYS and not k.startswith("x-") for k in s):
+        return None
+    if s.get("nullable") not in (None, True, False):
+        return None
+    types = schema_types(s) if "type" in s else set[str](JSON_TYPES)
+    if types is not None and "items" in s and not isinstance(s["items"], dict | bool):
+        return None  # (draft 4-2019's tuple form: unsure)
+    return types

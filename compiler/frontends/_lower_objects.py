@@ -1,0 +1,179 @@
+"""Compiler layer (frontends): the lowerer's objects and arrays — ``properties``, ``required``,
+``additionalProperties``, ``items``, ``prefixItems``. Imports ``ir``, ``diagnostics``, ``_load``,
+``normalise`` and ``_lower_refs`` (the part below it).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from .._load import as_array, as_object
+from ..diagnostics import describe
+from ..ir import AnyNode, ArrayNode, Meta, ObjectNode, Property, SchemaNode, SourceLocation
+from ..normalise.schema_drafts import DRAFT3_REQUIRED
+from ._lower_refs import RefsLowerer
+from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
+
+_OBJECT_RULES = (DRAFT3_REQUIRED,)
+
+
+class ObjectsLowerer(RefsLowerer):
+    """Object and array schemas."""
+
+    def _object(
+        self, s: dict[str, Any], meta: Meta, loc: SourceLocation, ctx: _Context, depth: int
+    ) -> ObjectNode:
+        props_raw = s.get("properties", {})
+        props_map = as_object(props_raw)
+        if props_map is None:
+            self.diags.error(
+                loc.child("properties"),
+                f"properties is {describe(props_raw)}",
+                "an object mapping names to schemas",
+            )
+            props_map = {}
+        required_list, required = self._required(s, loc)
+        if self.lenient:  # (after the array's own errors: said in the order written)
+            read = self._normalise(_OBJECT_RULES, s, loc)
+            if read is not s:
+                required.update(n for n in read["required"] if isinstance(n, str))
+        if self.lenient and required:
+            self._one_way_required(props_map, required, loc)
+        props: list[Property] = []
+        for pname, pschema in props_map.items():
+            node = self._lower(pschema, loc.child("properties", pname), ctx, depth + 1)
+            props.append(Property(name=pname, schema=node, required=pname in required))
+        additional: SchemaNode | None = None
+        if "additionalProperties" in s:
+            ap = s["additionalProperties"]
+            if ap is not True and ap != {}:
+                additional = self._lower(ap, loc.child("additionalProperties"), ctx, depth + 1)
+        self._misspelt_required(required_list or [], props_map, [p.name for p in props], loc)
+        for name in sorted(required - {p.name for p in props}):
+            props.append(
+                Property(
+                    name=name,
+                    schema=additional
+                    if additional is not None
+                    else AnyNode(meta=Meta(loc=loc.child("required"))),
+                    required=True,
+                )
+            )
+        return ObjectNode(
+            meta=meta,
+            properties=tuple(props),
+            additional=additional,
+            min_properties=self._count(s, "minProperties", loc),
+            max_properties=self._count(s, "maxProperties", loc),
+        )
+
+    def _required(
+        self, s: dict[str, Any], loc: SourceLocation
+    ) -> tuple[list[Any] | None, set[str]]:
+        """The ``required`` array as written (None: not an array) and the names it holds."""
+        required_raw = s.get("required", [])
+        required_list = as_array(required_raw)
+        required: set[str] = set()
+        if required_list is not None:
+            for i, r in enumerate(required_list):
+                if isinstance(r, str):
+                    required.add(r)
+                else:
+                    self.diags.error(
+                        loc.child("required", i),
+                        f"required entry is {describe(r)}",
+                        "a property name string",
+                    )
+        elif isinstance(required_raw, bool) and self.dialect == "bfcl":
+            pass
+        elif isinstance(required_raw, bool) and self.lenient:
+            pass  # draft 3's form: the parent object read it (and said so)
+        else:
+            self.diags.error(
+                loc.child("required"),
+                f"required is {describe(required_raw)}",
+                "an array of property names",
+            )
+        return required_list, required
+
+    def _one_way_required(
+        self, props_map: dict[str, Any], required: set[str], loc: SourceLocation
+    ) -> None:
+        """OpenAPI: a required readOnly property is required in responses only, a writeOnly one
+        in requests only. A component serves both, so a Call would need the server's ``id``
+        (the spec's own request examples refused) and an Output a password the API never
+        returns: such a name is read as optional, and said."""
+        one_way = sorted(
+            name
+            for name in required
+            if (pobj := as_object(props_map.get(name))) is not None
+            and (pobj.get("readOnly") is True or pobj.get("writeOnly") is True)
+        )
+        if one_way:
+            required.difference_update(one_way)
+            self.diags.warning(
+                loc.child("required"),
+                f"required lists readOnly/writeOnly {', '.join(one_way)}: read as optional "
+                "(OpenAPI requires a readOnly property in responses only, a writeOnly one "
+                "in requests only, and this schema is read for both)",
+                "required naming properties required both ways",
+            )
+
+    def _misspelt_required(
+        self,
+        required_list: list[Any],
+        props_map: dict[str, Any],
+        declared: list[str],
+        loc: SourceLocation,
+    ) -> None:
+        """Required names without a property schema still constrain the instance; one that
+        looks like a declared property misspelt (``username`` beside ``userName``) is almost
+        surely a typo that makes every valid call need a field nobody will send: said, not
+        guessed at."""
+        for i, name in enumerate(required_list):
+            if not isinstance(name, str) or name in props_map:
+                continue
+            close = [d for d in declared if d.lower() == name.lower()] or difflib.get_close_matches(
+                name, declared, n=1, cutoff=0.85
+            )
+            if close:
+                self.diags.warning(
+                    loc.child("required", i),
+                    f"required names {name!r}, a property that is not declared; it is required "
+                    "with any value",
+                    "the name of a declared property",
+                    hint=f"did you mean {close[0]!r}?",
+                )
+
+    def _array(
+        self, s: dict[str, Any], meta: Meta, loc: SourceLocation, ctx: _Context, depth: int
+    ) -> ArrayNode:
+        items: SchemaNode | None = None
+        prefix: list[SchemaNode] = []
+        raw_items = s.get("items")
+        tuple_items = as_array(raw_items)
+        if tuple_items is not None:  # draft 7 tuple form
+            for i, sub in enumerate(tuple_items):
+                prefix.append(self._lower(sub, loc.child("items", i), ctx, depth + 1))
+            if "additionalItems" in s:
+                items = self._lower(
+                    s["additionalItems"], loc.child("additionalItems"), ctx, depth + 1
+                )
+        else:
+            prefix_items = as_array(s.get("prefixItems"))
+            if prefix_items is not None:
+                for i, sub in enumerate(prefix_items):
+                    prefix.append(self._lower(sub, loc.child("prefixItems", i), ctx, depth + 1))
+            if raw_items is not None:
+                items = self._lower(raw_items, loc.child("items"), ctx, depth + 1)
+        if isinstance(items, AnyNode) and items.meta.description is None:
+            items = None
+        return ArrayNode(
+            meta=meta,
+            items=items,
+            prefix_items=tuple(prefix),
+            min_items=self._count(s, "minItems", loc),
+            max_items=self._count(s, "maxItems", loc),
+            unique_items=s.get("uniqueItems") is True,
+        )

@@ -1,0 +1,126 @@
+"""Compiler layer (normalise): ``$ref`` where a draft or OpenAPI version reads it otherwise.
+Imports ``_rule`` and ``_schema`` only.
+
+Drafts 4-7 and OpenAPI 3.0 replace the schema object a ``$ref`` sits in by its target, and
+OpenAPI has no ``$recursiveRef``: what these rules leave is read as JSON Schema 2020-12 reads it.
+Each warning is given once per place (``SchemaContext.reported``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import SourceLocation
+from ._rule import Fixed, warn
+from ._schema import ANNOTATIONS, SchemaContext, schema_object, schema_rule, without
+
+_KEPT_BESIDE_30 = ANNOTATIONS | {"$ref", "nullable", "x-nullable"}
+
+
+def _legacy_ref_siblings(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    if not ctx.legacy_ref or fragment is None or "$ref" not in fragment:
+        return None
+    said = ()
+    where = at.child("$ref")
+    if ctx.dialect == "jsonschema" and str(where) not in ctx.reported:
+        beside = sorted(k for k in fragment if k != "$ref" and k not in ANNOTATIONS and k != "id")
+        if beside:
+            said = (
+                warn(
+                    where,
+                    f"$ref replaces the keywords beside it in JSON Schema "
+                    f"{ctx.draft or 'draft 7'}: {', '.join(beside)} check nothing",
+                    "a $ref alone in its schema",
+                    hint="wrap them: allOf: [{$ref: ...}, {...}], or use draft 2019-09 or later",
+                ),
+            )
+    return Fixed(value={"$ref": fragment["$ref"]}, diagnostics=said)
+
+
+LEGACY_REF_SIBLINGS = schema_rule(
+    name="legacy-ref-siblings",
+    family="schema-refs",
+    accepts="keywords beside $ref in JSON Schema drafts 4-7",
+    makes="{$ref} alone (the draft replaces the schema by its target)",
+    warning="$ref replaces the keywords beside it in JSON Schema <draft>: <keys> check nothing",
+    apply=_legacy_ref_siblings,
+    when=lambda c: c.legacy_ref,
+    keys=("$ref",),
+)
+
+
+def _openapi30_ref_siblings(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    """OpenAPI 3.0 and Swagger 2.0: a ``$ref`` is a Reference Object, whose other fields
+    "SHALL be ignored". Read beside it, a ``type`` can make the schema accept nothing (a real
+    accounting API writes ``rate: {$ref: Amount, type: number}``, ``Amount`` an object):
+    ignored as the spec says. Annotations stay, and so does ``nullable: true`` (or
+    ``x-nullable``): it only widens, and an API that writes it sends null there."""
+    fragment = schema_object(value)
+    if ctx.dialect != "openapi30" or fragment is None or "$ref" not in fragment:
+        return None
+    beside = sorted(k for k in fragment if k not in _KEPT_BESIDE_30 and not k.startswith("x-"))
+    if not beside:
+        return None
+    where = at.child("$ref")
+    said = ()
+    if str(where) not in ctx.reported:
+        said = (
+            warn(
+                where,
+                "$ref replaces the fields beside it in OpenAPI 3.0 and Swagger 2.0: "
+                f"{', '.join(beside)} ignored",
+                "a $ref alone in its schema (annotations and nullable beside it are read)",
+                hint="wrap them: allOf: [{$ref: ...}, {...}] (OpenAPI 3.1 reads them beside it)",
+            ),
+        )
+    return Fixed(value=without(fragment, *beside), diagnostics=said)
+
+
+OPENAPI30_REF_SIBLINGS = schema_rule(
+    name="openapi30-ref-siblings",
+    family="schema-refs",
+    accepts="keywords beside $ref in OpenAPI 3.0 / Swagger 2.0 (a Reference Object)",
+    makes="the $ref with its annotations and nullable only",
+    warning="$ref replaces the fields beside it in OpenAPI 3.0 and Swagger 2.0: <keys> ignored",
+    apply=_openapi30_ref_siblings,
+    when=lambda c: c.dialect == "openapi30",
+    keys=("$ref",),
+)
+
+
+def _recursive_ref_in_openapi(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    # OpenAPI 3.0 schemas have no $recursiveRef and 3.1's (2020-12) none either: followed, "#"
+    # would be the whole API description
+    if fragment is None or "$recursiveRef" not in fragment:
+        return None
+    if ctx.dialect == "jsonschema" and not ctx.openapi31:
+        return None
+    where = at.child("$recursiveRef")
+    said = ()
+    if fragment["$recursiveRef"] is not None and str(where) not in ctx.reported:
+        said = (
+            warn(
+                where,
+                "$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is "
+                "ignored, so the value it names is not checked",
+                "$ref to the schema meant",
+            ),
+        )
+    return Fixed(value=without(fragment, "$recursiveRef"), diagnostics=said)
+
+
+RECURSIVE_REF_IN_OPENAPI = schema_rule(
+    name="recursive-ref-in-openapi",
+    family="schema-refs",
+    accepts="$recursiveRef in an OpenAPI schema (draft 2019-09's keyword)",
+    makes="the schema without it",
+    warning="$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored, "
+    "so the value it names is not checked",
+    apply=_recursive_ref_in_openapi,
+    when=lambda c: c.dialect != "jsonschema" or c.openapi31,
+    keys=("$recursiveRef",),
+)
+
+RULES = (LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS, RECURSIVE_REF_IN_OPENAPI)
