@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal, cast
 
+from ..diagnostics import Diagnostic, describe
 from ..ir import SourceLocation
 from ._rule import Fixed, warn
 from ._schema import JSON_TYPES, SchemaContext, schema_object, schema_rule, without
@@ -148,12 +149,36 @@ def _type_name_alias(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixe
             )
         )
         if alias is None:  # any value: no type at all
-            return Fixed(value=without(fragment, "type"), diagnostics=tuple(said))
+            errors = _not_names(names, at) if listed is not None else []
+            return Fixed(
+                value=without(fragment, "type"),
+                diagnostics=tuple(sorted([*said, *errors], key=lambda d: _index(d, at))),
+            )
         read.append(alias)
     if not said:
         return None
     value = {**fragment, "type": read if listed is not None else read[0]}
     return Fixed(value=value, diagnostics=tuple(said))
+
+
+def _not_names(names: list[Any], at: SourceLocation) -> list[Diagnostic]:
+    """The errors for the entries of a ``type`` list that are not strings (a ``type`` dropped
+    for a name that means any value never reaches the lowerer, which says them otherwise)."""
+    return [
+        Diagnostic(
+            loc=at.child("type", k),
+            severity="error",
+            found=f"type is {describe(name)}",
+            expected=f"one of {', '.join(JSON_TYPES)}",
+        )
+        for k, name in enumerate(names)
+        if not isinstance(name, str)
+    ]
+
+
+def _index(diagnostic: Diagnostic, at: SourceLocation) -> int:
+    tail = diagnostic.loc.pointer.removeprefix(at.child("type").pointer).lstrip("/")
+    return int(tail) if tail.isdigit() else -1
 
 
 TYPE_NAME_ALIAS = schema_rule(

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from toolbind.compiler import generate_tree, model_from_schema, normalise
+from toolbind.compiler import SpecError, generate_tree, model_from_schema, normalise
 from toolbind.compiler.ir import SourceLocation
 from toolbind.compiler.normalise import (
     Rule,
@@ -364,3 +364,29 @@ def test_the_table_lists_every_rule_with_its_fields_and_a_name_of_its_own() -> N
 def test_every_schema_family_is_listed() -> None:
     modules = {p.stem for p in Path(normalise.__file__).parent.glob("schema_*.py")}
     assert modules == {f.__name__.rsplit(".", 1)[1] for f in FAMILIES}
+
+
+@pytest.mark.parametrize("listed", [[5, "json"], ["json", 5, "str"]])
+def test_a_type_dropped_for_a_name_meaning_any_value_still_refuses_what_is_no_name(
+    listed: list[Any], tmp_path: Path
+) -> None:
+    # the rule drops the whole ``type``: its entries that are no type name at all would never
+    # reach the lowerer's check, and a spec with one compiled without an error
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(_openapi("3.1.0", {"type": listed})), encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        generate_tree([path])
+    at = f"{path}#/components/schemas/Thing/properties/v/type"
+    said = [
+        d.render()
+        for d in caught.value.diagnostics
+        if d.loc.pointer.startswith(at[len(str(path)) + 1 :])
+    ]
+    types = "one of null, boolean, object, array, number, integer, string"
+    expected = {
+        5: f"error: type is an integer 5 — {types}",
+        "json": "warning: type 'json' is not a JSON Schema type; read as any value (no type) — "
+        f"{types} (hint: leave out 'type')",
+    }
+    shown = [i for i, x in enumerate(listed) if x in (5, "json")]
+    assert said == [f"{at}/{i}: {expected[listed[i]]}" for i in shown]
