@@ -2,6 +2,21 @@
 
 Imports every other compiler module; nothing imports it but the public API and the CLI.
 
+``build`` runs the stages one after another, each a function of what the one before gave:
+
+    find_specs     inputs → spec paths
+    _read_stage    paths → one ``_Unit`` per spec: its ``SpecPackage`` (load, normalise and
+                   lower: ``frontends.read_spec``), the files it read and their digests
+    _render_stage  units → the tree's files (``backends.python``), the manifest's packages
+    _format_stage  files → ruff-formatted files and the manifest, in the staging directory
+    write_into     the staged tree swapped into place
+
+The driver is the one module that knows both the stages and the memo layer (``memo``): it
+builds one ``Memo`` per run and passes each read and render through it, and that layer alone
+decides what of the previous output is reused (a whole package, a kept parse, an operation's
+lowering, a model module, a formatted file). Without a previous output the same calls run
+every stage in full, and either way the tree is the same bytes.
+
 Output is all-or-nothing: the whole tree is rendered and formatted in a temporary directory next
 to the target, then swapped in with two renames; an interrupted run leaves the previous tree (a
 crash between the two renames is repaired by the next run). A directory that toolbind did not
@@ -30,23 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._incremental import (
-    Previous,
-    Reused,
-    Signatures,
-    Texts,
-    diagnostic_to_json,
-    options_digest,
-)
 from ._load import (
     NO_EXTRA_REFS,
     SPEC_SUFFIXES,
-    ParseCache,
     RefPolicy,
     as_object,
-    digest,
     display_path,
-    keeping_parses,
     recording_reads,
 )
 from ._version import VERSION
@@ -55,20 +59,25 @@ from .errors import OutputError as OutputError
 from .errors import SelectionError as SelectionError
 from .errors import SpecError
 from .ir import SourceLocation, SpecPackage
+from .memo import (
+    MANIFEST,
+    PARSES,
+    KeptReads,
+    Memo,
+    Package,
+    Reused,
+    Texts,
+    kept_file,
+    record_signatures,
+)
 from .naming import Scope, module_name
 
 if TYPE_CHECKING:
     from .frontends.openapi import OperationFilter
 
 # The frontends and the backend are imported where a spec is compiled: a ``generate`` that
-# reuses every package (``_incremental``) needs neither, nor Jinja2, YAML's parsers or pydantic.
+# reuses every package (``memo``) needs neither, nor Jinja2, YAML's parsers or pydantic.
 
-MANIFEST = "toolbind.json"
-PARSES = ".toolbind-cache"
-"""Where ``generate`` keeps, for the next run, the parses of large YAML specs (``ParseCache``),
-their operations' lowering (``frontends._opmemo``) and large packages' render memos
-(``Rendered.memo``): not generated code, ignored by git (its own ``.gitignore``) and by
-``--check``."""
 RUFF_ARGS = (
     "format",
     "--isolated",
@@ -314,7 +323,7 @@ def _render_keyed(
 
 def _manifest_text(packages: Mapping[str, str], cache: Mapping[str, Any]) -> str:
     """The manifest: the packages generated here (name → spec) and, per package, what
-    incremental regeneration needs to reuse it (``_incremental``)."""
+    incremental regeneration needs to reuse it (``memo``)."""
     data: dict[str, Any] = {
         "$comment": "DO NOT EDIT: written by toolbind; lists the packages it generated here.",
         "generator": f"toolbind {VERSION}",
@@ -434,163 +443,171 @@ def build(
     deleting a scratch copy costs more than compiling a mid-size spec (ruff rewrites every
     file, and unlinking a just-rewritten file waits for its write-back on ext4).
     ``previous``: a previous output directory whose packages are reused where nothing they
-    depend on changed (``_incremental``); the tree is the same as without it.
+    depend on changed (``memo``); the tree is the same as without it.
     """
     diags = Diagnostics()
+    run = _Run(
+        diags=diags,
+        memo=Memo(previous if formatted and not select else None, keep=stage is not None),
+        progress=progress,
+        select=select,
+        refs=refs,
+        strict=strict,
+        names=names,
+    )
     with _no_cycle_collection():
         paths = find_specs(inputs, diags)
-        sources = [display_path(p) for p in paths]
-        prev = Previous(previous if formatted and not select else None)
-        try:
-            tentative = claim_names(sources, package_names(names, sources))
-        except SelectionError:  # reported below, in its turn
-            tentative = {}
-        units: list[_Unit] = []
-        # specs that could not be read: (where their diagnostics go, source, diagnostics)
-        failed: list[tuple[int, str, list[Diagnostic]]] = []
-        for path, source in zip(paths, sources, strict=True):
-            name = tentative.get(source, ("", []))[0]
-            options = options_digest(VERSION, name, refs, strict)
-            reused = prev.reuse(source, name, options) if name else None
-            if reused is not None:
-                diags.items.extend(reused.read)
-                units.append(_Unit(source=source, options=options, reused=reused))
-                continue
-            if progress:
-                progress(source)
-            own = Diagnostics()
-            parses = ParseCache(
-                ParseCache.read(prev.kept_text(source, _parses_file(name))) if name else None
-            )
-            from .frontends import read_spec
-            from .frontends._opmemo import OperationMemo, keeping_operations
-
-            operations = OperationMemo(
-                prev.parses(source, _operations_file(name)) if name else None,
-                parses.changes,
-                options,
-            )
-            with recording_reads() as reads, keeping_parses(parses), keeping_operations(operations):
-                pkg = read_spec(path, source, own, select, refs)
-            if pkg is None or own.has_errors:  # (said below unless another spec $refs it)
-                failed.append((len(diags.items), source, own.items))
-                continue
-            diags.items.extend(own.items)
-            units.append(
-                _Unit(
-                    source=source,
-                    options=options,
-                    pkg=pkg,
-                    reads=reads,
-                    read=own.items,
-                    parses=parses.text() if stage is not None else None,
-                    operations=operations.text() if stage is not None else None,
-                )
-            )
-        _parts(diags, failed, units)
-        if strict:
-            _warnings_as_errors(diags)
-        if diags.has_errors:
-            raise SpecError(diags.items)
-        packages = [u.pkg for u in units if u.pkg is not None]
-        if select:
-            _check_selection(select, packages)
-        claimed = claim_names([u.source for u in units], package_names(names, sources))
-        files = Texts()
-        manifest: dict[str, str] = {}
-        origin: dict[str, str] = {}  # files the previous output holds as they are now
-        for u in units:
-            u.name, naming = claimed[u.source]
-            diags.items.extend(naming)
-            if u.reused is not None:
-                diags.items.extend(u.reused.rendered)
-                files.merge(u.reused.files)
-                u.formatted = set(u.reused.files)
-                origin.update({rel: prev.path(rel) for rel in u.reused.files})
-            elif u.pkg is not None:
-                known = prev.keys(u.source, u.options) if formatted else {}
-                # (kept only where the parses are: beside a staged output)
-                was = prev.parses(u.source, _memo_file(u.name)) if known and stage else None
-                own = Diagnostics()
-                rendered, keys, skipped, memo = _render_keyed(
-                    u.pkg,
-                    u.name,
-                    own,
-                    known,
-                    was,
-                    lambda rel, source=u.source: prev.text(rel, prev.digests(source, rel)),
-                )
-                # a module not rendered again is the previous output's file, bytes confirmed;
-                # one that is not as written makes the package render whole
-                kept = {rel: prev.kept(rel, prev.digests(u.source, rel)) for rel in skipped}
-                if any(k is None for k in kept.values()):
-                    own = Diagnostics()
-                    rendered, keys, _, memo = _render_keyed(u.pkg, u.name, own, {})
-                    kept = {}
-                u.files = Texts(rendered)
-                if u.parses is not None:
-                    u.files[_parses_file(u.name)] = u.parses
-                if u.operations is not None:
-                    u.files[_operations_file(u.name)] = u.operations
-                if memo and stage is not None:
-                    rel = _memo_file(u.name)
-                    # every entry taken as it was: the previous file is the same text
-                    same = was is not None and memo.keys() == was.keys()
-                    same = same and all(memo[k] is (was or {})[k] for k in memo)
-                    text = prev.text(rel, prev.digests(u.source, rel)) if same else None
-                    u.files[rel] = text or (
-                        json.dumps(
-                            memo, ensure_ascii=False, separators=(",", ":"), check_circular=False
-                        )
-                        + "\n"
-                    )
-                u.rendered = own.items
-                diags.items.extend(own.items)
-                u.raw = {
-                    rel: keys.get(rel) or digest(text.encode()) for rel, text in u.files.items()
-                }
-                for rel, k in kept.items():
-                    assert k is not None
-                    u.files.keep(rel, k)
-                    u.raw[rel] = keys[rel]
-                    u.formatted.add(rel)
-                    origin[rel] = prev.path(rel)
-                for rel in list(u.files):
-                    if rel in kept:
-                        continue
-                    done = prev.formatted(u.source, rel, u.raw[rel]) if formatted else None
-                    if done is not None:
-                        u.files.keep(rel, done)
-                        u.formatted.add(rel)
-                        origin[rel] = prev.path(rel)
-                files.merge(u.files)
-            manifest[u.name] = u.source
+        units = _read_stage(run, paths)
+        files, manifest, origin = _render_stage(run, units)
     if diags.has_errors:
         raise SpecError(diags.items)
     if not formatted:
         files[MANIFEST] = _manifest_text(manifest, {})
         return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
-    if any(rel.startswith(f"{PARSES}/") for rel in files):
+    return _format_stage(run, units, files, manifest, origin, stage)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Run:
+    """What every stage of one ``build`` is given: its options, where its diagnostics go, and
+    the memo layer that reuses the previous output."""
+
+    diags: Diagnostics
+    memo: Memo
+    progress: Callable[[str], None] | None
+    select: OperationFilter | None
+    refs: RefPolicy
+    strict: bool
+    names: Mapping[str, str] | None
+
+
+@dataclasses.dataclass(slots=True)
+class _Unit:
+    """One spec on its way through ``build``: read and rendered, or reused."""
+
+    source: str
+    options: str
+    pkg: SpecPackage | None = None
+    reused: Reused | None = None
+    reads: dict[str, str | None] = dataclasses.field(default_factory=dict[str, "str | None"])
+    read: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
+    kept: KeptReads = dataclasses.field(default_factory=KeptReads)
+    name: str = ""
+    made: Package | None = None
+
+    def entry(self, tree: Texts) -> dict[str, Any] | None:
+        """What the manifest records for reusing this package next time (None: not reusable)."""
+        assert self.made is not None
+        return Memo.entry(self.made, self.source, self.options, self.reads, self.read, tree)
+
+
+def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
+    """Each spec read (or, by the memo layer, reused), in order; raise ``SpecError`` when one
+    could not be read."""
+    from .frontends import read_spec
+
+    diags = run.diags
+    sources = [display_path(p) for p in paths]
+    try:  # (the names the previous run's files are kept under)
+        tentative = claim_names(sources, package_names(run.names, sources))
+    except SelectionError:  # reported below, in its turn
+        tentative = {}
+    units: list[_Unit] = []
+    # specs that could not be read: (where their diagnostics go, source, diagnostics)
+    failed: list[tuple[int, str, list[Diagnostic]]] = []
+    for path, source in zip(paths, sources, strict=True):
+        name = tentative.get(source, ("", []))[0]
+        options = run.memo.options(name, run.refs, run.strict)
+        reused = run.memo.reused(source, name, options) if name else None
+        if reused is not None:
+            diags.items.extend(reused.read)
+            units.append(_Unit(source=source, options=options, reused=reused))
+            continue
+        if run.progress:
+            run.progress(source)
+        own = Diagnostics()
+        with recording_reads() as reads, run.memo.reading(source, name, options) as kept:
+            pkg = read_spec(path, source, own, run.select, run.refs)
+        if pkg is None or own.has_errors:  # (said below unless another spec $refs it)
+            failed.append((len(diags.items), source, own.items))
+            continue
+        diags.items.extend(own.items)
+        units.append(
+            _Unit(source=source, options=options, pkg=pkg, reads=reads, read=own.items, kept=kept)
+        )
+    _parts(diags, failed, units)
+    if run.strict:
+        _warnings_as_errors(diags)
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    if run.select:
+        _check_selection(run.select, [u.pkg for u in units if u.pkg is not None])
+    return units
+
+
+def _render_stage(run: _Run, units: list[_Unit]) -> tuple[Texts, dict[str, str], dict[str, str]]:
+    """Every package named and rendered (or, by the memo layer, taken from the previous
+    output): the tree's files, the manifest's packages (name → spec) and the files the
+    previous output holds as they are now (path in the tree → path on disk)."""
+    sources = [u.source for u in units]
+    claimed = claim_names(sources, package_names(run.names, sources))
+    files = Texts()
+    manifest: dict[str, str] = {}
+    origin: dict[str, str] = {}
+    for u in units:
+        u.name, naming = claimed[u.source]
+        run.diags.items.extend(naming)
+        if u.reused is not None:
+            u.made = run.memo.take(u.reused)
+        else:
+            assert u.pkg is not None
+            u.made = run.memo.render(
+                u.source, u.name, u.options, functools.partial(_render_keyed, u.pkg, u.name), u.kept
+            )
+        run.diags.items.extend(u.made.rendered)
+        files.merge(u.made.files)
+        origin.update(u.made.origin)
+        manifest[u.name] = u.source
+    return files, manifest, origin
+
+
+def _format_stage(
+    run: _Run,
+    units: list[_Unit],
+    files: Texts,
+    manifest: dict[str, str],
+    origin: dict[str, str],
+    stage: Path | None,
+) -> GeneratedTree:
+    """The tree formatted (in ``stage`` when given, else in a scratch directory), its manifest
+    recording what the next run may reuse."""
+    diags = run.diags
+    if any(kept_file(rel) for rel in files):
         files[f"{PARSES}/.gitignore"] = "*\n"
-    if stage is not None and prev.out is not None and all(u.reused for u in units):
-        cache = {u.name: u.entry(files) for u in units}
-        text = _manifest_text(manifest, {k: v for k, v in cache.items() if v})
-        if _holds(prev.out, files, text):
+    if stage is not None and all(u.reused for u in units):
+        text = _manifest_text(manifest, _entries(units, files))
+        if run.memo.holds(files, text):
             # the previous output is this tree already (each file's digest was checked):
             # nothing is staged, and ``write_into`` leaves it as it is
             files[MANIFEST] = text
             return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
-    todo = {rel for rel in files} - {rel for u in units for rel in u.formatted}
+    done = {rel for u in units if u.made is not None for rel in u.made.formatted}
+    todo = set(files) - done
     if stage is not None:
         files = _format_in(stage, files, todo, origin)
     else:
         with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
             files = _format_in(Path(tmp), files, todo)
-    cache = {u.name: u.entry(files) for u in units}
-    files[MANIFEST] = _manifest_text(manifest, {k: v for k, v in cache.items() if v})
+    files[MANIFEST] = _manifest_text(manifest, _entries(units, files))
     if stage is not None:
         _write_files(stage, {MANIFEST: files[MANIFEST]})
     return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
+
+
+def _entries(units: list[_Unit], files: Texts) -> dict[str, Any]:
+    """The manifest's ``incremental`` section: each reusable package's entry."""
+    cache = {u.name: u.entry(files) for u in units}
+    return {k: v for k, v in cache.items() if v}
 
 
 def _parts(
@@ -622,64 +639,6 @@ def _parts(
         diags.items[at:at] = note.items
 
 
-@dataclasses.dataclass(slots=True)
-class _Unit:
-    """One spec on its way through ``build``: read and rendered, or reused."""
-
-    source: str
-    options: str
-    pkg: SpecPackage | None = None
-    reused: Reused | None = None
-    reads: dict[str, str | None] = dataclasses.field(default_factory=dict[str, "str | None"])
-    read: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
-    rendered: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
-    name: str = ""
-    files: Texts = dataclasses.field(default_factory=Texts)
-    raw: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
-    formatted: set[str] = dataclasses.field(default_factory=set[str])
-    parses: str | None = None  # the ParseCache's text, kept in PARSES
-    operations: str | None = None  # the OperationMemo's text, kept in PARSES
-
-    def entry(self, tree: Texts) -> dict[str, Any] | None:
-        """What the manifest records for reusing this package next time (None: not reusable)."""
-        if self.reused is not None:
-            return self.reused.entry
-        if not self.reads or any(d is None for d in self.reads.values()):
-            return None
-        return {
-            "source": self.source,
-            "options": self.options,
-            "inputs": dict(sorted(self.reads.items())),
-            "read_diagnostics": [diagnostic_to_json(d) for d in self.read],
-            "render_diagnostics": [diagnostic_to_json(d) for d in self.rendered],
-            "files": {rel: [self.raw[rel], tree.digest(rel)] for rel in sorted(self.files)},
-        }
-
-
-def _holds(out: Path, files: Texts, manifest: str) -> bool:
-    """Whether ``out`` holds exactly ``files`` (those of reused packages, whose digests were
-    checked, and the parses' ``.gitignore``) and ``manifest``."""
-    try:
-        if (out / MANIFEST).read_text(encoding="utf-8") != manifest:
-            return False
-        there: set[str] = set()
-        for top, dirs, names in os.walk(out):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            rel = Path(top).relative_to(out).as_posix()
-            there.update(name if rel == "." else f"{rel}/{name}" for name in names)
-        ignore = f"{PARSES}/.gitignore"
-        if ignore in files and (out / ignore).read_text(encoding="utf-8") != files[ignore]:
-            return False
-    except (OSError, UnicodeDecodeError):
-        return False
-    return there == {*files, MANIFEST}
-
-
-def _kept(rel: str) -> bool:
-    """Whether ``rel`` is kept for the next run rather than generated."""
-    return rel.split("/", 1)[0] == PARSES
-
-
 def _generated_part(manifest: str | None) -> object:
     """A manifest without its ``incremental`` section (None when it is not one)."""
     try:
@@ -689,20 +648,6 @@ def _generated_part(manifest: str | None) -> object:
     if data is None:
         return None
     return {k: v for k, v in data.items() if k != "incremental"}
-
-
-def _parses_file(name: str) -> str:
-    return f"{PARSES}/{name}.json"
-
-
-def _operations_file(name: str) -> str:
-    """Where a package's operations' lowering is kept (``frontends._opmemo``)."""
-    return f"{PARSES}/{name}.operations.json"
-
-
-def _memo_file(name: str) -> str:
-    """Where a package's render memo is kept (``Rendered.memo``), beside its parses."""
-    return f"{PARSES}/{name}.render.json"
 
 
 def _warnings_as_errors(diags: Diagnostics) -> None:
@@ -1011,7 +956,7 @@ def write_into(
         if any(new.iterdir()):  # an empty stage: ``out`` holds the tree already (``build``)
             _swap(new, out)
         # (after the swap: removing the previous tree changed its linked files' ctimes)
-        Signatures.record(out, tree.files[MANIFEST], started)
+        record_signatures(out, tree.files[MANIFEST], started)
         tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
     finally:
@@ -1038,13 +983,13 @@ def diff_tree(tree: GeneratedTree, out: Path) -> list[str]:
     if out.is_dir():
         for path in sorted(out.rglob("*")):
             rel = path.relative_to(out).as_posix()
-            if path.is_file() and "__pycache__" not in path.parts and not _kept(rel):
+            if path.is_file() and "__pycache__" not in path.parts and not kept_file(rel):
                 try:
                     current[rel] = path.read_text(encoding="utf-8")
                 except UnicodeDecodeError:
                     current[rel] = "<binary>"
     diffs: list[str] = []
-    for rel in sorted(set(current) | {rel for rel in tree.files if not _kept(rel)}):
+    for rel in sorted(set(current) | {rel for rel in tree.files if not kept_file(rel)}):
         old = current.get(rel)
         new = tree.files.get(rel)
         if old == new or (rel == MANIFEST and _generated_part(old) == _generated_part(new)):

@@ -1,6 +1,6 @@
-"""Compiler layer: parsing an edited YAML document again from its previous parse (issue 18).
+"""Compiler layer (memo): parsing an edited YAML document again from its previous parse.
 
-Imports PyYAML only; ``_load`` calls it.
+Imports PyYAML only; ``_parses`` (the kept parses) calls it.
 
 A large YAML spec costs about a second to parse even with libyaml, most of it constructing
 Python objects. When the previous text and its parsed value are at hand, an edit that stays

@@ -1,6 +1,7 @@
-"""Compiler layer: incremental regeneration — what of a previous output can be reused.
+"""Compiler layer (memo): what of a previous output directory can be reused, and how to tell.
 
-Imports ``_load`` (digests), ``diagnostics`` and ``ir``; the driver calls it.
+Imports ``_load`` (digests), ``_cachedir``, ``diagnostics`` and ``ir``; only ``_layer`` uses
+``Previous`` (the driver takes ``Texts`` and ``Signatures.record`` through the package).
 
 The manifest (``toolbind.json``) records, for each package, under ``incremental``:
 
@@ -43,10 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from ._cachedir import cache_dir
-from ._load import as_object, digest
-from .diagnostics import Diagnostic
-from .ir import SourceLocation
+from .._cachedir import cache_dir
+from .._load import as_object, digest
+from ..diagnostics import Diagnostic
+from ..ir import SourceLocation
 
 INCREMENTAL = "incremental"
 # An input modified less than this before a run began is not recorded: a file system's
