@@ -877,8 +877,15 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
         else:
             entries = [(f"{pointer}/{i}", v) for i, v in enumerate(array or [])]
         stack.extend((v, p, depth + 1, False) for p, v in reversed(entries))
-    if not yaml_source:
-        return None
+    return _alias_problem(value, sizes, unique, unique_text) if yaml_source else None
+
+
+def _alias_problem(
+    value: Any, sizes: dict[int, tuple[int, int]], unique: int, unique_text: int
+) -> _Problem | None:
+    """Whether YAML aliases expand the document (``sizes``: each container's values and
+    characters of text, expanded) too far beyond what was written (``unique`` values and
+    ``unique_text`` characters, each shared one once)."""
     expanded, expanded_text = sizes.get(id(value), (1, len(value) if isinstance(value, str) else 0))
     if expanded - unique > MAX_ALIAS_EXPANSION:
         return _Problem(
