@@ -504,8 +504,6 @@ class _Unit:
 def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
     """Each spec read (or, by the memo layer, reused), in order; raise ``SpecError`` when one
     could not be read."""
-    from .frontends import read_spec
-
     diags = run.diags
     sources = [display_path(p) for p in paths]
     try:  # (the names the previous run's files are kept under)
@@ -525,6 +523,8 @@ def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
             continue
         if run.progress:
             run.progress(source)
+        from .frontends import read_spec  # (not imported when every package is reused)
+
         own = Diagnostics()
         with recording_reads() as reads, run.memo.reading(source, name, options) as kept:
             pkg = read_spec(path, source, own, run.select, run.refs)
