@@ -12,6 +12,7 @@ from pathlib import Path
 
 COMPILER = Path(__file__).parent.parent.parent / "compiler"
 ALLOWED = {"_driver.py"}  # (and the layer's own modules)
+MEMO = "toolbind.compiler.memo"
 
 
 def _imports_memo(source: str, package: tuple[str, ...]) -> list[int]:
@@ -19,19 +20,17 @@ def _imports_memo(source: str, package: tuple[str, ...]) -> list[int]:
     memo package or one of its modules."""
     found: list[int] = []
     for node in ast.walk(ast.parse(source)):
-        names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = ["toolbind", "compiler", *package][: 2 + len(package) - node.level + 1]
-                module = ".".join([*base, *(node.module.split(".") if node.module else [])])
-                names = [module] + [f"{module}.{alias.name}" for alias in node.names]
-            elif node.module:
-                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        if any(
-            n == "toolbind.compiler.memo" or n.startswith("toolbind.compiler.memo.") for n in names
-        ):
+            module = node.module or ""
+            if node.level:  # (relative to the package the module is in)
+                base = ["toolbind", "compiler", *package][: 3 + len(package) - node.level]
+                module = ".".join([*base, *([module] if module else [])])
+            names = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        if any(n == MEMO or n.startswith(MEMO + ".") for n in names):
             found.append(node.lineno)
     return found
 
