@@ -35,17 +35,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .._load import digest, parsing_yaml
+from .._tree import Kept, Texts
 from .._version import VERSION
+from .._write import MANIFEST, PARSES
 from ..diagnostics import Diagnostic, Diagnostics
-from ._outputs import Kept, Previous, Reused, Texts, diagnostic_to_json, options_digest
+from ._outputs import Previous, Reused, diagnostic_to_json, options_digest
 from ._parses import ParseCache
-
-PARSES = ".toolbind-cache"
-"""Where ``generate`` keeps, for the next run, the parses of large YAML specs (``ParseCache``),
-their operations' lowering (``_operations``) and large packages' render memos: not generated
-code, ignored by git (its own ``.gitignore``) and by ``--check``."""
-
-MANIFEST = "toolbind.json"
 
 Rendering = tuple[dict[str, str], dict[str, str], list[str], dict[str, Any]]
 """What the render stage gives: the files, the keys of those rendered from a key, the files not
@@ -65,11 +60,6 @@ class RenderStage(Protocol):
         """Render the package (``known``: path → key of the previous run; ``memo``: the previous
         render memo; ``previous``: a previous file's text, by path)."""
         ...
-
-
-def kept_file(rel: str) -> bool:
-    """Whether ``rel`` (a path in an output) is kept for the next run rather than generated."""
-    return rel.split("/", 1)[0] == PARSES
 
 
 def _parses_file(name: str) -> str:
