@@ -1,8 +1,9 @@
 """Compiler layer (memo): the one place that decides what of a previous run is reused.
 
-Imports ``_load`` (digests, the ``parsing_yaml`` hook), ``_version``, ``diagnostics`` and this
-package's modules; ``_operations`` (and with it the frontends) only when a spec is read. The
-driver builds one ``Memo`` per run and passes each stage through it; no stage imports this.
+Imports ``_load`` (digests, the ``parsing_yaml`` hook), ``_tree``, ``_write`` (the output's
+layout), ``_version``, ``diagnostics`` and this package's modules; ``_operations`` (and with it
+the frontends) only when a spec is read. The driver builds one ``Memo`` per run and passes each
+stage through it; no stage imports this.
 
 Every reuse is keyed the same way: ``options`` (a digest of toolbind's version and of
 everything else a package's output depends on: its name, the ``$ref`` policy, ``--strict``)
@@ -39,7 +40,7 @@ from .._tree import Kept, Texts
 from .._version import VERSION
 from .._write import MANIFEST, PARSES
 from ..diagnostics import Diagnostic, Diagnostics
-from ._outputs import Previous, Reused, diagnostic_to_json, options_digest
+from ._outputs import Previous, Reused, diagnostic_to_json
 from ._parses import ParseCache
 
 Rendering = tuple[dict[str, str], dict[str, str], list[str], dict[str, Any]]
@@ -112,7 +113,7 @@ class Memo:
     def options(name: str, refs: object, strict: bool) -> str:
         """The key of a package's options: toolbind's version and what else its output
         depends on besides its inputs."""
-        return options_digest(VERSION, name, refs, strict)
+        return digest(json.dumps([VERSION, name, repr(refs), strict]).encode())
 
     def reused(self, source: str, name: str, options: str) -> Reused | None:
         """The package of ``source`` from the previous output when nothing it depends on

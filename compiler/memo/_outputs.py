@@ -57,10 +57,6 @@ INCREMENTAL = "incremental"
 _RACY_NS = 3_000_000_000
 
 
-def options_digest(version: str, name: str, refs: object, strict: bool) -> str:
-    return digest(json.dumps([version, name, repr(refs), strict]).encode())
-
-
 def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
     return {
         "file": d.loc.file,

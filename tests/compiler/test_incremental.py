@@ -1,4 +1,4 @@
-"""Incremental regeneration (issue 18): ``toolbind generate`` into a previous output reuses every
+"""Incremental regeneration (compiler/memo): ``toolbind generate`` into a previous output reuses every
 spec whose inputs did not change, and writes the tree a full run writes, byte for byte."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Parsing an edited YAML spec again from its previous parse (compiler/memo/_reparse.py, issue 18).
+"""Parsing an edited YAML spec again from its previous parse (compiler/memo/_reparse.py).
 
 ``splice`` must give exactly what a full parse of the new text gives, or None (then the whole
 text is parsed): random edits of real YAML specs — a value changed, lines added, removed or
