@@ -1,6 +1,6 @@
 """Compiler layer: where toolbind keeps, between runs, what only makes the next one faster.
 
-Standard library and ``platformdirs`` only; ``_incremental`` (file signatures) and the Python
+Standard library and ``platformdirs`` only; ``memo`` (file signatures) and the Python
 backend (compiled templates) use it. Nothing kept here is ever needed: a missing, unreadable or
 stale entry only means the work is done again. It lives outside any output directory (so an
 output is the same bytes however it was made): in ``TOOLBIND_CACHE_DIR`` when set, else the

@@ -1,93 +1,78 @@
-"""Compiler layer: the pipeline (spec files → IR → rendered, formatted files) and output writing.
+"""Compiler layer: the pipeline — spec files → IR → rendered, formatted files → an output.
 
-Imports every other compiler module; nothing imports it but the public API and the CLI.
+Imports every other compiler module; nothing imports it but the public API and the CLI (which
+also take the write stage's names from here: ``check_output_dir``, ``diff_tree``...).
 
-Output is all-or-nothing: the whole tree is rendered and formatted in a temporary directory next
-to the target, then swapped in with two renames; an interrupted run leaves the previous tree (a
-crash between the two renames is repaired by the next run). A directory that toolbind did not
-write (no manifest) is never replaced.
+``build`` runs the stages one after another, each a function of what the one before gave:
+
+    find_specs     inputs → spec paths
+    _read_stage    paths → one ``_Unit`` per spec: its ``SpecPackage`` (load, normalise and
+                   lower: ``frontends.read_spec``), the files it read and their digests
+    _render_stage  units → the tree's files (``backends.python``), the manifest's packages
+    _format_stage  files → ruff-formatted files and the manifest, in the staging directory
+                   (``_format``)
+    write_into     the staged tree swapped into place (``_write``)
+
+The driver is the one module that knows both the stages and the memo layer (``memo``): it
+builds one ``Memo`` per run and passes each read and render through it, and that layer alone
+decides what of the previous output is reused (a whole package, a kept parse, an operation's
+lowering, a model module, a formatted file). Without a previous output the same calls run
+every stage in full, and either way the tree is the same bytes.
+
+Output is all-or-nothing (``_write``): the whole tree is formatted in a directory next to the
+target, then swapped in; a failed run leaves the previous tree as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import functools
 import gc
 import importlib.util
 import json
 import keyword
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._incremental import (
-    Previous,
-    Reused,
-    Signatures,
-    Texts,
-    diagnostic_to_json,
-    options_digest,
-)
+from ._format import format_in, format_source
 from ._load import (
     NO_EXTRA_REFS,
     SPEC_SUFFIXES,
-    ParseCache,
     RefPolicy,
     as_object,
-    digest,
     display_path,
-    keeping_parses,
     recording_reads,
 )
+from ._tree import GeneratedTree as GeneratedTree
+from ._tree import Texts
 from ._version import VERSION
+from ._write import MANIFEST as MANIFEST
+from ._write import PARSES, kept_file, recover, shadowing_in_project, staging, swap, write_files
+from ._write import check_output_dir as check_output_dir
+from ._write import diff_tree as diff_tree
+from ._write import file_ancestor as file_ancestor
+from ._write import manifest_sources as manifest_sources
+from ._write import write_tree as write_tree
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import OutputError as OutputError
 from .errors import SelectionError as SelectionError
 from .errors import SpecError
 from .ir import SourceLocation, SpecPackage
+from .memo import KeptReads, Memo, Package, Reused, record_signatures
 from .naming import Scope, module_name, module_name_reason
 
 if TYPE_CHECKING:
     from .frontends.openapi import OperationFilter
 
 # The frontends and the backend are imported where a spec is compiled: a ``generate`` that
-# reuses every package (``_incremental``) needs neither, nor Jinja2, YAML's parsers or pydantic.
-
-MANIFEST = "toolbind.json"
-PARSES = ".toolbind-cache"
-"""Where ``generate`` keeps, for the next run, the parses of large YAML specs (``ParseCache``),
-their operations' lowering (``frontends._opmemo``) and large packages' render memos
-(``Rendered.memo``): not generated code, ignored by git (its own ``.gitignore``) and by
-``--check``."""
-RUFF_ARGS = (
-    "format",
-    "--isolated",
-    "--no-cache",
-    "--line-length",
-    "100",
-    "--target-version",
-    "py311",
-    "--quiet",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class GeneratedTree:
-    """Every file of an output directory (relative POSIX path → text) and what made it."""
-
-    files: Texts  # (a file reused from the previous output is read when its text is asked for)
-    packages: dict[str, str]  # package name → spec source
-    diagnostics: list[Diagnostic]
+# reuses every package (``memo``) needs neither, nor Jinja2, YAML's parsers or pydantic.
 
 
 def _as_url(item: Path) -> str | None:
@@ -322,7 +307,7 @@ def _render_keyed(
 
 def _manifest_text(packages: Mapping[str, str], cache: Mapping[str, Any]) -> str:
     """The manifest: the packages generated here (name → spec) and, per package, what
-    incremental regeneration needs to reuse it (``_incremental``)."""
+    incremental regeneration needs to reuse it (``memo``)."""
     data: dict[str, Any] = {
         "$comment": "DO NOT EDIT: written by toolbind; lists the packages it generated here.",
         "generator": f"toolbind {VERSION}",
@@ -357,65 +342,6 @@ def scaffold(
     return format_source(text), name
 
 
-def format_source(text: str) -> str:
-    """ruff-format one module held in memory."""
-    result = subprocess.run(
-        [ruff_binary(), *RUFF_ARGS, "--stdin-filename", "module.py", "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{result.stderr}")
-    return result.stdout
-
-
-def ruff_binary() -> str:
-    from ruff.__main__ import find_ruff_bin  # pyright: ignore[reportMissingTypeStubs]
-
-    return str(find_ruff_bin())
-
-
-def format_dir(directory: Path) -> None:
-    """ruff-format every Python file below ``directory`` in one process (pinned ruff)."""
-    format_paths(directory, ["."])
-
-
-def format_paths(root: Path, rels: list[str]) -> None:
-    """ruff-format some files below ``root`` (in batches, to keep command lines short)."""
-    _finish_format(_start_format(root, rels))
-
-
-def _start_format(root: Path, rels: list[str]) -> tuple[Path, list[list[str]], Any]:
-    """ruff formatting ``rels`` below ``root``: the first batch started, the others to run
-    one after another (``_finish_format`` runs them and waits)."""
-    batches = [rels[start : start + 500] for start in range(0, len(rels), 500)]
-    return root, batches[1:], _ruff(root, batches[0]) if batches else None
-
-
-def _ruff(root: Path, rels: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [ruff_binary(), *RUFF_ARGS, *rels],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _finish_format(running: tuple[Path, list[list[str]], Any]) -> None:
-    """Run ``_start_format``'s other batches, waiting for each; generated code that ruff
-    cannot format is a toolbind bug, not a user error."""
-    root, rest, process = running
-    while process is not None:
-        _, err = process.communicate()
-        if process.returncode != 0:
-            raise RuntimeError(f"toolbind generated code that ruff cannot format:\n{err}")
-        process = _ruff(root, rest.pop(0)) if rest else None
-
-
 def build(
     inputs: list[Path],
     progress: Callable[[str], None] | None = None,
@@ -443,163 +369,171 @@ def build(
     deleting a scratch copy costs more than compiling a mid-size spec (ruff rewrites every
     file, and unlinking a just-rewritten file waits for its write-back on ext4).
     ``previous``: a previous output directory whose packages are reused where nothing they
-    depend on changed (``_incremental``); the tree is the same as without it.
+    depend on changed (``memo``); the tree is the same as without it.
     """
     diags = Diagnostics()
+    run = _Run(
+        diags=diags,
+        memo=Memo(previous if formatted and not select else None, keep=stage is not None),
+        progress=progress,
+        select=select,
+        refs=refs,
+        strict=strict,
+        names=names,
+    )
     with _no_cycle_collection():
         paths = find_specs(inputs, diags)
-        sources = [display_path(p) for p in paths]
-        prev = Previous(previous if formatted and not select else None)
-        try:
-            tentative = claim_names(sources, package_names(names, sources))
-        except SelectionError:  # reported below, in its turn
-            tentative = {}
-        units: list[_Unit] = []
-        # specs that could not be read: (where their diagnostics go, source, diagnostics)
-        failed: list[tuple[int, str, list[Diagnostic]]] = []
-        for path, source in zip(paths, sources, strict=True):
-            name = tentative.get(source, ("", []))[0]
-            options = options_digest(VERSION, name, refs, strict)
-            reused = prev.reuse(source, name, options) if name else None
-            if reused is not None:
-                diags.items.extend(reused.read)
-                units.append(_Unit(source=source, options=options, reused=reused))
-                continue
-            if progress:
-                progress(source)
-            own = Diagnostics()
-            parses = ParseCache(
-                ParseCache.read(prev.kept_text(source, _parses_file(name))) if name else None
-            )
-            from .frontends import read_spec
-            from .frontends._opmemo import OperationMemo, keeping_operations
-
-            operations = OperationMemo(
-                prev.parses(source, _operations_file(name)) if name else None,
-                parses.changes,
-                options,
-            )
-            with recording_reads() as reads, keeping_parses(parses), keeping_operations(operations):
-                pkg = read_spec(path, source, own, select, refs)
-            if pkg is None or own.has_errors:  # (said below unless another spec $refs it)
-                failed.append((len(diags.items), source, own.items))
-                continue
-            diags.items.extend(own.items)
-            units.append(
-                _Unit(
-                    source=source,
-                    options=options,
-                    pkg=pkg,
-                    reads=reads,
-                    read=own.items,
-                    parses=parses.text() if stage is not None else None,
-                    operations=operations.text() if stage is not None else None,
-                )
-            )
-        _parts(diags, failed, units)
-        if strict:
-            _warnings_as_errors(diags)
-        if diags.has_errors:
-            raise SpecError(diags.items)
-        packages = [u.pkg for u in units if u.pkg is not None]
-        if select:
-            _check_selection(select, packages)
-        claimed = claim_names([u.source for u in units], package_names(names, sources))
-        files = Texts()
-        manifest: dict[str, str] = {}
-        origin: dict[str, str] = {}  # files the previous output holds as they are now
-        for u in units:
-            u.name, naming = claimed[u.source]
-            diags.items.extend(naming)
-            if u.reused is not None:
-                diags.items.extend(u.reused.rendered)
-                files.merge(u.reused.files)
-                u.formatted = set(u.reused.files)
-                origin.update({rel: prev.path(rel) for rel in u.reused.files})
-            elif u.pkg is not None:
-                known = prev.keys(u.source, u.options) if formatted else {}
-                # (kept only where the parses are: beside a staged output)
-                was = prev.parses(u.source, _memo_file(u.name)) if known and stage else None
-                own = Diagnostics()
-                rendered, keys, skipped, memo = _render_keyed(
-                    u.pkg,
-                    u.name,
-                    own,
-                    known,
-                    was,
-                    lambda rel, source=u.source: prev.text(rel, prev.digests(source, rel)),
-                )
-                # a module not rendered again is the previous output's file, bytes confirmed;
-                # one that is not as written makes the package render whole
-                kept = {rel: prev.kept(rel, prev.digests(u.source, rel)) for rel in skipped}
-                if any(k is None for k in kept.values()):
-                    own = Diagnostics()
-                    rendered, keys, _, memo = _render_keyed(u.pkg, u.name, own, {})
-                    kept = {}
-                u.files = Texts(rendered)
-                if u.parses is not None:
-                    u.files[_parses_file(u.name)] = u.parses
-                if u.operations is not None:
-                    u.files[_operations_file(u.name)] = u.operations
-                if memo and stage is not None:
-                    rel = _memo_file(u.name)
-                    # every entry taken as it was: the previous file is the same text
-                    same = was is not None and memo.keys() == was.keys()
-                    same = same and all(memo[k] is (was or {})[k] for k in memo)
-                    text = prev.text(rel, prev.digests(u.source, rel)) if same else None
-                    u.files[rel] = text or (
-                        json.dumps(
-                            memo, ensure_ascii=False, separators=(",", ":"), check_circular=False
-                        )
-                        + "\n"
-                    )
-                u.rendered = own.items
-                diags.items.extend(own.items)
-                u.raw = {
-                    rel: keys.get(rel) or digest(text.encode()) for rel, text in u.files.items()
-                }
-                for rel, k in kept.items():
-                    assert k is not None
-                    u.files.keep(rel, k)
-                    u.raw[rel] = keys[rel]
-                    u.formatted.add(rel)
-                    origin[rel] = prev.path(rel)
-                for rel in list(u.files):
-                    if rel in kept:
-                        continue
-                    done = prev.formatted(u.source, rel, u.raw[rel]) if formatted else None
-                    if done is not None:
-                        u.files.keep(rel, done)
-                        u.formatted.add(rel)
-                        origin[rel] = prev.path(rel)
-                files.merge(u.files)
-            manifest[u.name] = u.source
+        units = _read_stage(run, paths)
+        files, manifest, origin = _render_stage(run, units)
     if diags.has_errors:
         raise SpecError(diags.items)
     if not formatted:
         files[MANIFEST] = _manifest_text(manifest, {})
         return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
-    if any(rel.startswith(f"{PARSES}/") for rel in files):
+    return _format_stage(run, units, files, manifest, origin, stage)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Run:
+    """What every stage of one ``build`` is given: its options, where its diagnostics go, and
+    the memo layer that reuses the previous output."""
+
+    diags: Diagnostics
+    memo: Memo
+    progress: Callable[[str], None] | None
+    select: OperationFilter | None
+    refs: RefPolicy
+    strict: bool
+    names: Mapping[str, str] | None
+
+
+@dataclasses.dataclass(slots=True)
+class _Unit:
+    """One spec on its way through ``build``: read and rendered, or reused."""
+
+    source: str
+    options: str
+    pkg: SpecPackage | None = None
+    reused: Reused | None = None
+    reads: dict[str, str | None] = dataclasses.field(default_factory=dict[str, "str | None"])
+    read: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
+    kept: KeptReads = dataclasses.field(default_factory=KeptReads)
+    name: str = ""
+    made: Package | None = None
+
+    def entry(self, tree: Texts) -> dict[str, Any] | None:
+        """What the manifest records for reusing this package next time (None: not reusable)."""
+        assert self.made is not None
+        return Memo.entry(self.made, self.source, self.options, self.reads, self.read, tree)
+
+
+def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
+    """Each spec read (or, by the memo layer, reused), in order; raise ``SpecError`` when one
+    could not be read."""
+    diags = run.diags
+    sources = [display_path(p) for p in paths]
+    try:  # (the names the previous run's files are kept under)
+        tentative = claim_names(sources, package_names(run.names, sources))
+    except SelectionError:  # reported below, in its turn
+        tentative = {}
+    units: list[_Unit] = []
+    # specs that could not be read: (where their diagnostics go, source, diagnostics)
+    failed: list[tuple[int, str, list[Diagnostic]]] = []
+    for path, source in zip(paths, sources, strict=True):
+        name = tentative.get(source, ("", []))[0]
+        options = run.memo.options(name, run.refs, run.strict)
+        reused = run.memo.reused(source, name, options) if name else None
+        if reused is not None:
+            diags.items.extend(reused.read)
+            units.append(_Unit(source=source, options=options, reused=reused))
+            continue
+        if run.progress:
+            run.progress(source)
+        from .frontends import read_spec  # (not imported when every package is reused)
+
+        own = Diagnostics()
+        with recording_reads() as reads, run.memo.reading(source, name, options) as kept:
+            pkg = read_spec(path, source, own, run.select, run.refs)
+        if pkg is None or own.has_errors:  # (said below unless another spec $refs it)
+            failed.append((len(diags.items), source, own.items))
+            continue
+        diags.items.extend(own.items)
+        units.append(
+            _Unit(source=source, options=options, pkg=pkg, reads=reads, read=own.items, kept=kept)
+        )
+    _parts(diags, failed, units)
+    if run.strict:
+        _warnings_as_errors(diags)
+    if diags.has_errors:
+        raise SpecError(diags.items)
+    if run.select:
+        _check_selection(run.select, [u.pkg for u in units if u.pkg is not None])
+    return units
+
+
+def _render_stage(run: _Run, units: list[_Unit]) -> tuple[Texts, dict[str, str], dict[str, str]]:
+    """Every package named and rendered (or, by the memo layer, taken from the previous
+    output): the tree's files, the manifest's packages (name → spec) and the files the
+    previous output holds as they are now (path in the tree → path on disk)."""
+    sources = [u.source for u in units]
+    claimed = claim_names(sources, package_names(run.names, sources))
+    files = Texts()
+    manifest: dict[str, str] = {}
+    origin: dict[str, str] = {}
+    for u in units:
+        u.name, naming = claimed[u.source]
+        run.diags.items.extend(naming)
+        if u.reused is not None:
+            u.made = run.memo.take(u.reused)
+        else:
+            assert u.pkg is not None
+            u.made = run.memo.render(
+                u.source, u.name, u.options, functools.partial(_render_keyed, u.pkg, u.name), u.kept
+            )
+        run.diags.items.extend(u.made.rendered)
+        files.merge(u.made.files)
+        origin.update(u.made.origin)
+        manifest[u.name] = u.source
+    return files, manifest, origin
+
+
+def _format_stage(
+    run: _Run,
+    units: list[_Unit],
+    files: Texts,
+    manifest: dict[str, str],
+    origin: dict[str, str],
+    stage: Path | None,
+) -> GeneratedTree:
+    """The tree formatted (in ``stage`` when given, else in a scratch directory), its manifest
+    recording what the next run may reuse."""
+    diags = run.diags
+    if any(kept_file(rel) for rel in files):
         files[f"{PARSES}/.gitignore"] = "*\n"
-    if stage is not None and prev.out is not None and all(u.reused for u in units):
-        cache = {u.name: u.entry(files) for u in units}
-        text = _manifest_text(manifest, {k: v for k, v in cache.items() if v})
-        if _holds(prev.out, files, text):
+    if stage is not None and all(u.reused for u in units):
+        text = _manifest_text(manifest, _entries(units, files))
+        if run.memo.holds(files, text):
             # the previous output is this tree already (each file's digest was checked):
             # nothing is staged, and ``write_into`` leaves it as it is
             files[MANIFEST] = text
             return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
-    todo = {rel for rel in files} - {rel for u in units for rel in u.formatted}
+    done = {rel for u in units if u.made is not None for rel in u.made.formatted}
+    todo = set(files) - done
     if stage is not None:
-        files = _format_in(stage, files, todo, origin)
+        files = format_in(stage, files, todo, origin)
     else:
         with tempfile.TemporaryDirectory(prefix="toolbind-") as tmp:
-            files = _format_in(Path(tmp), files, todo)
-    cache = {u.name: u.entry(files) for u in units}
-    files[MANIFEST] = _manifest_text(manifest, {k: v for k, v in cache.items() if v})
+            files = format_in(Path(tmp), files, todo)
+    files[MANIFEST] = _manifest_text(manifest, _entries(units, files))
     if stage is not None:
-        _write_files(stage, {MANIFEST: files[MANIFEST]})
+        write_files(stage, {MANIFEST: files[MANIFEST]})
     return GeneratedTree(files=files, packages=manifest, diagnostics=diags.items)
+
+
+def _entries(units: list[_Unit], files: Texts) -> dict[str, Any]:
+    """The manifest's ``incremental`` section: each reusable package's entry."""
+    cache = {u.name: u.entry(files) for u in units}
+    return {k: v for k, v in cache.items() if v}
 
 
 def _parts(
@@ -629,89 +563,6 @@ def _parts(
             f"not compiled on its own: {user} $refs it (a part of a split spec)",
         )
         diags.items[at:at] = note.items
-
-
-@dataclasses.dataclass(slots=True)
-class _Unit:
-    """One spec on its way through ``build``: read and rendered, or reused."""
-
-    source: str
-    options: str
-    pkg: SpecPackage | None = None
-    reused: Reused | None = None
-    reads: dict[str, str | None] = dataclasses.field(default_factory=dict[str, "str | None"])
-    read: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
-    rendered: list[Diagnostic] = dataclasses.field(default_factory=list[Diagnostic])
-    name: str = ""
-    files: Texts = dataclasses.field(default_factory=Texts)
-    raw: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
-    formatted: set[str] = dataclasses.field(default_factory=set[str])
-    parses: str | None = None  # the ParseCache's text, kept in PARSES
-    operations: str | None = None  # the OperationMemo's text, kept in PARSES
-
-    def entry(self, tree: Texts) -> dict[str, Any] | None:
-        """What the manifest records for reusing this package next time (None: not reusable)."""
-        if self.reused is not None:
-            return self.reused.entry
-        if not self.reads or any(d is None for d in self.reads.values()):
-            return None
-        return {
-            "source": self.source,
-            "options": self.options,
-            "inputs": dict(sorted(self.reads.items())),
-            "read_diagnostics": [diagnostic_to_json(d) for d in self.read],
-            "render_diagnostics": [diagnostic_to_json(d) for d in self.rendered],
-            "files": {rel: [self.raw[rel], tree.digest(rel)] for rel in sorted(self.files)},
-        }
-
-
-def _holds(out: Path, files: Texts, manifest: str) -> bool:
-    """Whether ``out`` holds exactly ``files`` (those of reused packages, whose digests were
-    checked, and the parses' ``.gitignore``) and ``manifest``."""
-    try:
-        if (out / MANIFEST).read_text(encoding="utf-8") != manifest:
-            return False
-        there: set[str] = set()
-        for top, dirs, names in os.walk(out):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            rel = Path(top).relative_to(out).as_posix()
-            there.update(name if rel == "." else f"{rel}/{name}" for name in names)
-        ignore = f"{PARSES}/.gitignore"
-        if ignore in files and (out / ignore).read_text(encoding="utf-8") != files[ignore]:
-            return False
-    except (OSError, UnicodeDecodeError):
-        return False
-    return there == {*files, MANIFEST}
-
-
-def _kept(rel: str) -> bool:
-    """Whether ``rel`` is kept for the next run rather than generated."""
-    return rel.split("/", 1)[0] == PARSES
-
-
-def _generated_part(manifest: str | None) -> object:
-    """A manifest without its ``incremental`` section (None when it is not one)."""
-    try:
-        data = as_object(json.loads(manifest or ""))
-    except ValueError:
-        return None
-    if data is None:
-        return None
-    return {k: v for k, v in data.items() if k != "incremental"}
-
-
-def _parses_file(name: str) -> str:
-    return f"{PARSES}/{name}.json"
-
-
-def _operations_file(name: str) -> str:
-    """Where a package's operations' lowering is kept (``frontends._opmemo``)."""
-    return f"{PARSES}/{name}.operations.json"
-
-
-def _memo_file(name: str) -> str:
-    """Where a package's render memo is kept (``Rendered.memo``), beside its parses."""
-    return f"{PARSES}/{name}.render.json"
 
 
 def _warnings_as_errors(diags: Diagnostics) -> None:
@@ -749,65 +600,6 @@ def _no_cycle_collection() -> Generator[None]:
             gc.enable()
 
 
-def _format_in(
-    root: Path,
-    files: Texts,
-    todo: set[str] | None = None,
-    origin: Mapping[str, str] | None = None,
-) -> Texts:
-    """Write ``files`` below ``root``, ruff-format them there (only ``todo`` when given: the
-    others are formatted already) and read the formatted ones back.
-
-    ``origin``: files a previous output holds with the same text, hard-linked instead of written
-    (writing a large tree, and deleting the one it replaces, costs more than compiling it).
-    With ``todo``, ruff formats those files while the rest are linked and written (on a large
-    tree regenerated after an edit, linking its thousands of kept files took as long as
-    ruff).
-    """
-    made = set[str]()  # directories made (str paths: thousands of files, one mkdir each)
-    if todo is None:
-        changed = {rel for rel in files if rel.endswith(".py")}  # ruff formats Python only
-        _write_files(root, files)
-        format_dir(root)
-    else:
-        changed = {rel for rel in todo if rel.endswith(".py") and rel in files}
-        _write_files(root, {rel: files[rel] for rel in sorted(changed)}, made)
-        running = _start_format(root, sorted(changed))
-        try:
-            linked = _link(root, origin or {}, made)
-            # (a file kept from the previous output is read only if it could not be linked)
-            rest = {rel: files[rel] for rel in files if rel not in linked and rel not in changed}
-            _write_files(root, rest, made)
-        except BaseException:
-            if running[2] is not None:  # (the stage is removed: ruff is not waited for)
-                running[2].kill()
-                running[2].wait()
-            raise
-        _finish_format(running)
-    formatted = Texts()
-    formatted.merge(files)
-    for rel in changed:
-        formatted[rel] = (root / rel).read_text(encoding="utf-8")
-    return formatted
-
-
-def _link(root: Path, origin: Mapping[str, str], made: set[str]) -> set[str]:
-    """Hard-link each previous file of ``origin`` into ``root``; the ones linked."""
-    linked = set[str]()
-    for rel, source in origin.items():
-        target = os.path.join(root, rel)
-        parent = os.path.dirname(target)
-        if parent not in made:
-            os.makedirs(parent, exist_ok=True)
-            made.add(parent)
-        try:
-            os.link(source, target)
-        except OSError:
-            continue
-        linked.add(rel)
-    return linked
-
-
 def _check_selection(select: OperationFilter, packages: list[SpecPackage]) -> None:
     flags = " ".join(
         [f"--tag {t}" for t in select.tags]
@@ -825,156 +617,6 @@ def _check_selection(select: OperationFilter, packages: list[SpecPackage]) -> No
             f"{flags}: matches no operation of {', '.join(p.source for p in apis)} "
             "— expected a tag, path glob or operationId the spec has"
         )
-
-
-def file_ancestor(path: Path) -> Path | None:
-    """The closest existing ancestor of ``path`` when it is a file (``path`` can't be made)."""
-    for parent in Path(os.path.abspath(path)).parents:
-        if parent.exists() or parent.is_symlink():
-            return None if parent.is_dir() else parent
-    return None
-
-
-def _write_files(root: Path, files: Mapping[str, str], made: set[str] | None = None) -> None:
-    made = set() if made is None else made  # (1,500 files of a large package, a few directories)
-    for rel, text in sorted(files.items()):
-        target = root / rel
-        parent = os.path.dirname(target)
-        if parent not in made:
-            os.makedirs(parent, exist_ok=True)
-            made.add(parent)
-        target.write_text(text, encoding="utf-8", newline="\n")
-
-
-def _recover(out: Path) -> None:
-    """Finish a swap that a killed run left half-done."""
-    for old in sorted(out.parent.glob(f".{out.name}.old-*")):
-        if not out.exists():
-            old.rename(out)
-        else:
-            shutil.rmtree(old, ignore_errors=True)
-    for tmp in out.parent.glob(f".{out.name}.new-*"):
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def check_output_dir(out: Path, inputs: Iterable[Path] = ()) -> None:
-    """Refuse an output path that toolbind must not replace: a file, a path inside a file, a
-    directory holding files toolbind did not write, or one holding the specs being compiled."""
-    out = Path(os.path.abspath(out))
-    shown = display_path(out)
-    inside = file_ancestor(out)
-    if inside is not None:
-        raise OutputError(
-            f"{shown}: {display_path(inside)} is a file — expected -o to name a directory "
-            "(hint: choose another -o)"
-        )
-    if (out.exists() or out.is_symlink()) and not out.is_dir():
-        raise OutputError(f"{shown}: the output path is a file — expected a directory")
-    target = out.resolve()
-    for spec in inputs:
-        where = spec.resolve()
-        if where == target or target in where.parents:
-            raise OutputError(
-                f"{shown}: the output directory holds the spec {display_path(spec)}, which "
-                "replacing it would delete — expected an output directory apart from the specs "
-                "(hint: choose another -o)"
-            )
-    if not out.is_dir():
-        return
-    entries = {p.name for p in out.iterdir()}
-    if not entries:
-        return
-    if MANIFEST not in entries:
-        raise OutputError(
-            f"{shown}: the directory holds files toolbind did not write (no {MANIFEST}) "
-            "— expected an empty directory or a previous toolbind output (hint: choose another -o)"
-        )
-    written = _manifest_packages(out / MANIFEST)
-    if written is None:
-        raise OutputError(
-            f"{shown}: {MANIFEST} is not a manifest toolbind wrote — expected an empty directory "
-            "or a previous toolbind output (hint: choose another -o)"
-        )
-    foreign = sorted(entries - set(written) - {MANIFEST, PARSES, "__pycache__"})
-    if foreign:
-        listed = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
-        raise OutputError(
-            f"{shown}: the directory holds files toolbind did not write ({listed}) — expected "
-            "only the packages its toolbind.json lists (hint: move them, or choose another -o)"
-        )
-
-
-def _staging(out: Path) -> Path:
-    return out.parent / f".{out.name}.new-{os.getpid()}"
-
-
-def _swap(new: Path, out: Path) -> None:
-    """Move the complete tree ``new`` to ``out``, replacing what was there."""
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        out.rename(old)
-        new.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        new.rename(out)
-
-
-def _manifest_packages(manifest: Path) -> list[str] | None:
-    """The package names a toolbind manifest lists, or None when the file is not one."""
-    sources = manifest_sources(manifest)
-    return None if sources is None else list(sources)
-
-
-def manifest_sources(manifest: Path) -> dict[str, str] | None:
-    """A toolbind manifest's packages (name → the spec it was made from), or None when the
-    file is missing or is not one."""
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    top = as_object(data)
-    packages = as_object(top.get("packages")) if top is not None else None
-    return None if packages is None else {k: str(v) for k, v in packages.items()}
-
-
-def write_tree(tree: GeneratedTree, out: Path, inputs: Iterable[Path] = ()) -> None:
-    """Replace ``out`` with ``tree`` all-or-nothing (``inputs``: the specs, never replaced)."""
-    out = out.absolute()
-    if out.parent.is_dir():
-        _recover(out)
-    check_output_dir(out, inputs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    new = _staging(out)
-    try:
-        _write_files(new, tree.files)
-        _swap(new, out)
-    finally:
-        if new.exists():
-            shutil.rmtree(new, ignore_errors=True)
-
-
-def shadowing_in_project(tree: GeneratedTree, out: Path) -> list[Diagnostic]:
-    """Warnings for packages named like a top-level module or package of the project ``out``
-    is in (its parent directory, where ``python`` and pytest run): importing either may get
-    the other."""
-    found: list[Diagnostic] = []
-    parent = out.absolute().parent
-    for name, source in sorted(tree.packages.items()):
-        for candidate in (parent / name, parent / f"{name}.py"):
-            if candidate != out.absolute() and candidate.exists():
-                found.append(
-                    Diagnostic(
-                        loc=SourceLocation(file=source),
-                        severity="warning",
-                        found=f"the generated package {name!r} has the name of "
-                        f"{display_path(candidate)}, beside the output directory: whichever "
-                        "comes first on sys.path hides the other",
-                        expected="a package name nothing else uses",
-                        hint=f"name it with --package {source}=OTHER, or write it elsewhere (-o)",
-                    )
-                )
-                break
-    return found
 
 
 def write_into(
@@ -1001,8 +643,8 @@ def write_into(
         write_tree(tree, out, inputs)
         tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
-    _recover(out)
-    new = _staging(out)
+    recover(out)
+    new = staging(out)
     new.mkdir()
     started = time.time_ns()
     try:
@@ -1018,9 +660,9 @@ def write_into(
         )
         check_output_dir(out, inputs)
         if any(new.iterdir()):  # an empty stage: ``out`` holds the tree already (``build``)
-            _swap(new, out)
+            swap(new, out)
         # (after the swap: removing the previous tree changed its linked files' ctimes)
-        Signatures.record(out, tree.files[MANIFEST], started)
+        record_signatures(out, tree.files[MANIFEST], started)
         tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
     finally:
@@ -1035,37 +677,3 @@ def _reusable(out: Path) -> bool:
     except OutputError:
         return False
     return (out / MANIFEST).is_file()
-
-
-def diff_tree(tree: GeneratedTree, out: Path) -> list[str]:
-    """Unified diffs between ``tree`` and what ``out`` holds (empty when up to date).
-
-    The generated output is compared, not what was kept for the next run: the kept parses
-    (``PARSES``) and the manifest's ``incremental`` section, whose digests of the spec bytes
-    change with an edit that changes no output (whitespace, a comment)."""
-    current: dict[str, str] = {}
-    if out.is_dir():
-        for path in sorted(out.rglob("*")):
-            rel = path.relative_to(out).as_posix()
-            if path.is_file() and "__pycache__" not in path.parts and not _kept(rel):
-                try:
-                    current[rel] = path.read_text(encoding="utf-8")
-                except UnicodeDecodeError:
-                    current[rel] = "<binary>"
-    diffs: list[str] = []
-    for rel in sorted(set(current) | {rel for rel in tree.files if not _kept(rel)}):
-        old = current.get(rel)
-        new = tree.files.get(rel)
-        if old == new or (rel == MANIFEST and _generated_part(old) == _generated_part(new)):
-            continue
-        diffs.append(
-            "".join(
-                difflib.unified_diff(
-                    (old or "").splitlines(keepends=True),
-                    (new or "").splitlines(keepends=True),
-                    fromfile=f"a/{rel}" if old is not None else "/dev/null",
-                    tofile=f"b/{rel}" if new is not None else "/dev/null",
-                )
-            )
-        )
-    return diffs

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._driver import (
     MANIFEST,
+    GeneratedTree,
     OutputError,
     SelectionError,
     build,
@@ -305,19 +306,27 @@ def run(
         return usage(f"{out}: cannot write the output ({exc.strerror or exc})")
     progress.stop()
     render(tree.diagnostics, notes=verbose)
-    if check:
-        if not out.is_dir():  # --check only reads: any directory can be compared
-            try:
-                check_output_dir(out)
-            except OutputError as exc:
-                return usage(str(exc))
-        diffs = diff_tree(tree, out)
-        if diffs:
-            sys.stdout.write("".join(diffs))
-            say([(f"{out}: {len(diffs)} file(s) are stale — run `toolbind generate`", "red")])
-            return 1
-        say([(f"{out}: up to date ({len(tree.packages)} package(s))", None)])
-        return 0
+    return _compared(tree, out) if check else _written(tree, out, before)
+
+
+def _compared(tree: GeneratedTree, out: Path) -> int:
+    """``--check``'s report and exit status: whether ``out`` holds ``tree``."""
+    if not out.is_dir():  # --check only reads: any directory can be compared
+        try:
+            check_output_dir(out)
+        except OutputError as exc:
+            return usage(str(exc))
+    diffs = diff_tree(tree, out)
+    if diffs:
+        sys.stdout.write("".join(diffs))
+        say([(f"{out}: {len(diffs)} file(s) are stale — run `toolbind generate`", "red")])
+        return 1
+    say([(f"{out}: up to date ({len(tree.packages)} package(s))", None)])
+    return 0
+
+
+def _written(tree: GeneratedTree, out: Path, before: dict[str, str]) -> int:
+    """What was written to ``out`` (``before``: the packages it held, name → spec)."""
     lines: list[tuple[str, str | None]] = [
         (f"{source} → {out}/{name}/", None) for name, source in sorted(tree.packages.items())
     ]

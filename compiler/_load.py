@@ -25,7 +25,7 @@ import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 import yaml
@@ -49,8 +49,6 @@ MAX_ALIAS_EXPANSION = 1_000_000
 """How many values YAML aliases may add when the document is expanded (a "billion laughs")."""
 MAX_ALIAS_TEXT = 4 * 1024 * 1024
 """How many characters of text YAML aliases may add (one long string named many times)."""
-PARSE_CACHE_MIN_BYTES = 256 * 1024
-"""YAML files at least this large keep their parse for the next run (``ParseCache``)."""
 
 # PyYAML's C composer recurses once per nesting level without a depth check and crashes the
 # process at a few ten thousand levels. A document with fewer indicator characters than this
@@ -194,200 +192,32 @@ def recording_reads() -> Generator[dict[str, str | None]]:
         _READS.reset(token)
 
 
-@dataclass(frozen=True, slots=True)
-class Changes:
-    """What of a document kept in a ``ParseCache`` changed since the kept parse."""
+class YamlParse(Protocol):
+    """How a YAML document may be parsed other than from scratch (``parsing_yaml``)."""
 
-    before: str | None
-    """The digest of the kept parse's text (None: there was none)."""
-    after: str
-    """The digest of the text read now."""
-    entries: list[tuple[list[str], Any]] | None
-    """Each mapping entry parsed again (its path of keys, its previous value): the rest of the
-    document is as it was; None when unknown (the whole text was parsed)."""
+    def __call__(
+        self, name: str, text: str, shown: str, *, dates_as_text: bool, size: int
+    ) -> Document | Diagnostic | None:
+        """``text`` (of ``size`` bytes, read from ``name``, reported as ``shown``) parsed; None:
+        parse it as usual."""
+        ...
 
 
-_PARSES_FORMAT = 2
-"""The layout of ``ParseCache.text()``: a file of another is not read."""
-
-
-class ParseCache:
-    """The parses of large YAML files, kept from one run to the next (issue 18).
-
-    Parsing a large YAML spec costs about a second even with libyaml; an edited one is parsed
-    again from its previous parse and the one entry the edit is in (``_reparse.splice``), with
-    the same value a full parse gives. ``previous``: shown path → ``{"dates", "text", "value"}``
-    from the last run; ``text()`` is what this run read, for the next.
-    """
-
-    def __init__(self, previous: dict[str, Any] | None = None) -> None:
-        self.previous = dict(previous or {})
-        # shown path → (its entry, its value as JSON, its text)
-        self.kept: dict[str, tuple[dict[str, Any], str, str]] = {}
-        self.changes: dict[str, Changes] = {}
-        """Per document kept (shown path): what changed since the kept parse."""
-
-    def load(self, name: str, text: str, shown: str, dates_as_text: bool) -> Document | Diagnostic:
-        from ._reparse import Lines, splice
-
-        loader = _TextDatesLoader if dates_as_text else _YamlLoader
-        prev = as_object(self.previous.pop(name, None))
-        value: Any = None
-        was: str | None = None
-        lines: Lines | None = None
-        changed: list[tuple[list[str], Any]] = []
-        if (
-            prev is not None
-            and prev.get("dates") is dates_as_text
-            and isinstance(prev.get("text"), str)
-            and (isinstance(prev.get("value"), (dict, list)))
-        ):
-            was = digest(prev["text"].encode())
-            lines = Lines.loads(prev.get("lines"), prev["text"])
-            # an entry with an integer key is no plain JSON: ``_accept`` refuses it, and the
-            # full parse below reads it with its warning; so is one YAML 1.1 reads otherwise
-            with noting_yaml11() as read:
-                value = splice(prev["text"], prev["value"], text, loader, _accept, changed, lines)
-            if read:
-                value = None
-        if value is None or lines is None:
-            lines = Lines.of(text)  # (spliced: ``splice`` made the old text's the new one's)
-        if value is not None:
-            result: Document | Diagnostic = Document(shown, value)
-            entries: list[tuple[list[str], Any]] | None = changed
-        else:
-            entries = None
-            result = _parse_yaml(text, shown, dates_as_text=dates_as_text)
-            if isinstance(result, Diagnostic) or result.warnings or not _plainly_json(result.value):
-                # a value with aliases is not kept: JSON would unshare them; nor one read with
-                # an assumption, whose warning only a full parse gives again
-                return result
-        self.changes[shown] = Changes(
-            before=was, after=digest(text.encode()), entries=entries if was else None
-        )
-        dumped = None
-        if value is not None and isinstance(prev, dict) and isinstance(prev.get("json"), str):
-            # (nothing changed: the same text, the same value)
-            dumped = _spliced_json(prev["json"], result.value, changed) if changed else prev["json"]
-        shape = None if lines is None else lines.dumps()
-        self.kept[name] = (
-            {"dates": dates_as_text, "lines": shape, "text": len(text)},
-            # (a parse of YAML or JSON holds no cycle: the encoder need not look for one)
-            dumped or json.dumps(result.value, check_circular=False),
-            text,
-        )
-        return result
-
-    def text(self) -> str | None:
-        """The parses to keep (None: none): a first line, a JSON object with the layout's
-        ``format`` and ``parses``, shown path → entry (its ``dates`` flag, its ``Lines`` and
-        the length of its text), then a line of each
-        entry's value as JSON, then each entry's text as it is, all in the same order. (As a
-        JSON string, escaping a large spec's text and reading it back cost more than the rest
-        of the file; on a line of its own, a value is written again by replacing the part an
-        edit changed, ``_spliced_json``.)"""
-        if not self.kept:
-            return None
-        names = sorted(self.kept)
-        head = json.dumps({"format": _PARSES_FORMAT, "parses": {k: self.kept[k][0] for k in names}})
-        values = "".join(self.kept[k][1] + "\n" for k in names)
-        return head + "\n" + values + "".join(self.kept[k][2] for k in names)
-
-    @staticmethod
-    def read(kept: str | None) -> dict[str, Any] | None:
-        """What ``text()`` wrote, as ``ParseCache`` takes it (shown path → ``{"dates", "lines",
-        "text", "value", "json"}``, ``json`` the value's line); None when ``kept`` is not such a
-        text."""
-        if kept is None:
-            return None
-        head, newline, rest = kept.partition("\n")
-        try:
-            top = as_object(json.loads(head)) if newline else None
-        except ValueError:
-            return None
-        if top is None or top.get("format") != _PARSES_FORMAT:
-            return None
-        table = as_object(top.get("parses"))
-        if table is None:
-            return None
-        names = sorted(table)
-        out: dict[str, Any] = {}
-        for name in names:
-            line, newline, rest = rest.partition("\n")
-            entry = as_object(table[name])
-            try:
-                value = json.loads(line) if newline and entry is not None else None
-            except ValueError:
-                return None
-            if entry is None or value is None:
-                return None
-            out[name] = {**entry, "value": value, "json": line}
-        at = 0
-        for name in names:
-            size = out[name].get("text")
-            if type(size) is not int or size < 0 or at + size > len(rest):
-                return None
-            out[name]["text"] = rest[at : at + size]
-            at += size
-        return out if at == len(rest) else None
-
-
-def _spliced_json(old: str, value: Any, changed: list[tuple[list[str], Any]]) -> str | None:
-    """``json.dumps(value)`` made from ``old`` (the dump of the value before one entry of it
-    was replaced: ``changed`` holds its path and previous value) by replacing the text of the
-    smallest object holding that entry that ``old`` holds exactly once (an object's text
-    outside a string is always that object: a string cannot hold its unescaped quotes); None
-    when that is not so."""
-    if len(changed) != 1 or not changed[0][0]:
-        return None
-    path, before = changed[0]
-    *up, key = path
-    chain: list[dict[str, Any]] = []
-    node: Any = value
-    for token in up:
-        if not isinstance(node, dict):
-            return None
-        chain.append(cast("dict[str, Any]", node))
-        node = cast("dict[str, Any]", node).get(token)
-    if not isinstance(node, dict) or key not in node:
-        return None
-    chain.append(cast("dict[str, Any]", node))
-    holder = chain[-1]
-    after = holder[key]
-    for depth in range(len(chain) - 1, 0, -1):  # (the whole document: a plain dump)
-        part = chain[depth]
-        holder[key] = before
-        try:
-            was = json.dumps(part, check_circular=False)
-        finally:
-            holder[key] = after
-        if old.count(was) == 1:
-            at = old.index(was)
-            return old[:at] + json.dumps(part, check_circular=False) + old[at + len(was) :]
-    return None
-
-
-def _accept(text: str, value: Any, depth: int) -> bool:
-    """What ``splice`` asks of an entry parsed again: not too deep for the C loader (before it
-    is parsed), plain JSON values not too deep in the document (after)."""
-    if value is None:
-        return not _yaml_too_deep(text)
-    return _plainly_json(value, depth)
-
-
-_PARSES: contextvars.ContextVar[ParseCache | None] = contextvars.ContextVar(
-    "toolbind_parses", default=None
+_YAML_PARSE: contextvars.ContextVar[YamlParse | None] = contextvars.ContextVar(
+    "toolbind_yaml_parse", default=None
 )
 
 
 @contextlib.contextmanager
-def keeping_parses(cache: ParseCache) -> Generator[ParseCache]:
-    """Parse large YAML files in the block through ``cache`` (and keep their parses there)."""
-    token = _PARSES.set(cache)
+def parsing_yaml(parse: YamlParse) -> Generator[None]:
+    """Offer every YAML spec file loaded in the block to ``parse`` first. The hook through
+    which a layer around loading (``memo``) parses a document again from a kept parse; this
+    module keeps nothing between runs."""
+    token = _YAML_PARSE.set(parse)
     try:
-        yield cache
+        yield
     finally:
-        _PARSES.reset(token)
+        _YAML_PARSE.reset(token)
 
 
 # The warnings of the documents loaded while this is set (``collecting_warnings``).
@@ -467,14 +297,11 @@ def load_document(
     except UnicodeDecodeError as exc:
         return _not_utf8(raw, exc, loc)
     yaml_allowed = path.suffix.lower() not in (".json", ".jsonl")
-    cache = _PARSES.get()
-    if (
-        cache is not None
-        and yaml_allowed
-        and len(raw) >= PARSE_CACHE_MIN_BYTES
-        and text.lstrip()[:1] not in ("", "[", "{")
-    ):
-        return cache.load(display_path(path), text, shown, dates_as_text)
+    parse = _YAML_PARSE.get()
+    if parse is not None and yaml_allowed and text.lstrip()[:1] not in ("", "[", "{"):
+        found = parse(display_path(path), text, shown, dates_as_text=dates_as_text, size=len(raw))
+        if found is not None:
+            return found
     return parse_text(text, shown, yaml_allowed=yaml_allowed, dates_as_text=dates_as_text)
 
 
@@ -571,7 +398,7 @@ def parse_text(
                 return error
             # JSON is a subset of YAML 1.2 but not of PyYAML's 1.1 for every document;
             # report the JSON error when YAML cannot read it either.
-            result = _parse_yaml(text, shown, dates_as_text=dates_as_text)
+            result = parse_yaml(text, shown, dates_as_text=dates_as_text)
             return error if isinstance(result, Diagnostic) else result
     if not yaml_allowed:
         try:
@@ -584,7 +411,7 @@ def parse_text(
             found=f"the document is {describe(value)}",
             expected="a JSON object or array holding tool definitions",
         )
-    return _parse_yaml(text, shown, dates_as_text=dates_as_text)
+    return parse_yaml(text, shown, dates_as_text=dates_as_text)
 
 
 def _json_loads(text: str) -> Any:
@@ -666,10 +493,10 @@ def _json_lines(text: str, loc: SourceLocation) -> list[Any] | Diagnostic | None
     return values
 
 
-def _parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Document | Diagnostic:
+def parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Document | Diagnostic:
     loc = SourceLocation(file=shown)
     try:
-        if _yaml_too_deep(text):
+        if yaml_too_deep(text):
             return _too_deep(loc)
         loader = _TextDatesLoader if dates_as_text else _YamlLoader
         with noting_yaml11() as read:
@@ -757,7 +584,7 @@ def _reading(text: str, loader: type[Any]) -> str:
         return "no value (an error)"
 
 
-def _yaml_too_deep(text: str) -> bool:
+def yaml_too_deep(text: str) -> bool:
     """Whether the YAML text nests collections more than ``MAX_DEPTH`` levels deep.
 
     Every nesting level needs an indicator character of its own, so a small count proves the
@@ -818,7 +645,7 @@ def _checked(
     """``doc``, or the first value JSON cannot hold. ``int_keys``: unquoted number map keys
     (``200:`` under ``responses``, common in real OpenAPI YAML; Matrix's ``1.18:`` under an
     extension) are read as their text, with one warning located at the first."""
-    plain = _plainly_json(doc.value) if yaml_source else _shallow_json(doc.value)
+    plain = plainly_json(doc.value) if yaml_source else _shallow_json(doc.value)
     if plain:
         return doc
     if int_keys:
@@ -905,7 +732,7 @@ def _key_text(key: object) -> str:
     return key.text if isinstance(key, FloatKey) else str(key)
 
 
-def _plainly_json(value: Any, depth: int = 0) -> bool:
+def plainly_json(value: Any, depth: int = 0) -> bool:
     """A quick check that ``_first_problem`` finds nothing: only dicts with ``str`` keys, lists,
     and JSON scalars, each container and each string longer than one character reached once
     (no YAML alias: an aliased string is what ``MAX_ALIAS_TEXT`` bounds), none too deep.
@@ -946,7 +773,7 @@ def _plainly_json(value: Any, depth: int = 0) -> bool:
 
 
 def _shallow_json(value: Any) -> bool:
-    """``_plainly_json`` for what ``json.loads`` made: it shares no value (no alias to bound) and
+    """``plainly_json`` for what ``json.loads`` made: it shares no value (no alias to bound) and
     its keys are strings, so only the nesting depth and the non-finite numbers it accepts
     (``NaN``, ``Infinity``, ``1e400``) are left to check — a few times faster on a 13 MB spec.
     Level by level, on exact types (``json.loads`` makes no subclass)."""
@@ -1050,8 +877,15 @@ def _first_problem(value: Any, *, yaml_source: bool) -> _Problem | None:
         else:
             entries = [(f"{pointer}/{i}", v) for i, v in enumerate(array or [])]
         stack.extend((v, p, depth + 1, False) for p, v in reversed(entries))
-    if not yaml_source:
-        return None
+    return _alias_problem(value, sizes, unique, unique_text) if yaml_source else None
+
+
+def _alias_problem(
+    value: Any, sizes: dict[int, tuple[int, int]], unique: int, unique_text: int
+) -> _Problem | None:
+    """Whether YAML aliases expand the document (``sizes``: each container's values and
+    characters of text, expanded) too far beyond what was written (``unique`` values and
+    ``unique_text`` characters, each shared one once)."""
     expanded, expanded_text = sizes.get(id(value), (1, len(value) if isinstance(value, str) else 0))
     if expanded - unique > MAX_ALIAS_EXPANSION:
         return _Problem(

@@ -1,7 +1,9 @@
-"""Compiler layer (frontends): each OpenAPI operation's lowering, kept for the next run (issue 18).
+"""Compiler layer (frontends): the hook through which an OpenAPI operation's lowering is replayed.
 
-Imports ``ir``, ``diagnostics``, ``naming`` and ``_load``; ``openapi`` uses it, and the driver
-hands it the previous run's records (``keeping_operations``) and keeps the ones it makes.
+Imports ``ir``, ``diagnostics`` and ``naming``; ``openapi`` uses it. Nothing here keeps anything
+between runs: a layer around the read stage (``memo``, which imports this module, never the
+reverse) hands the reader the previous run's records (``keeping_operations``, an ``Operations``)
+and keeps the ones it makes (``memo._operations``).
 
 Lowering an operation does more than make its tool: it claims the tool's name, reports, counts,
 notes what it reported once, and lowers the definitions its schemas reach first. A record holds
@@ -10,7 +12,7 @@ all of it — the tool and the HTTP operation, and those changes to the reader's
 parameters and servers, and every ``$ref`` it followed (of its own schemas and of the
 definitions it lowered).
 
-In a run after an edit that a kept parse located (``_load.ParseCache.changes``: the entries
+In a run after an edit that a kept parse located (``memo._parses.ParseCache.changes``: the entries
 parsed again), the operations are read in the order a full run reads them. One that read none
 of the places changed, while everything before it went as last time, has its record applied
 instead of being lowered. Any other is lowered, and its changes compared with its record's:
@@ -23,7 +25,7 @@ and every report are the full run's, in the same order; a test compares them ove
 
 Records are pickles of IR values (frozen dataclasses), read back by an unpickler that admits
 only the IR's, the diagnostics' and the HTTP contract's classes; the file holding them is
-checked by digest like every kept file (``_incremental``) and keyed on what made it.
+checked by digest like every kept file and keyed on what made it (``memo``).
 """
 
 from __future__ import annotations
@@ -33,35 +35,23 @@ import contextlib
 import contextvars
 import hashlib
 import io
-import json
 import pickle
 import sys
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from .._load import Changes, as_object
 from ..diagnostics import Diagnostic, Diagnostics
-from ..ir import Definition, SourceLocation, ToolSpec, escape_pointer_token
+from ..ir import Definition, SourceLocation, ToolSpec
 from ..naming import Rename, ToolNames
 
 if TYPE_CHECKING:
     from ._jsonschema import SchemaLowerer
 
 _T = TypeVar("_T")
-FORMAT = 1
-"""The records' layout: a record of another is never read."""
-
-# The top-level keys every operation reads without a pointer (the version, which says how
-# schemas are read; Swagger 2.0's default media types; the meta-schema): an edit of one, and
-# every operation is lowered. Any other place an edit touches is compared with what each
-# operation read (the paths mapping itself, a component, a security scheme a $ref names...).
-_READ_BY_ALL = frozenset({"openapi", "swagger", "consumes", "produces", "$schema"})
-# Keys that make a schema a resource or an anchor: where ``$ref``s lead may change with them.
-_NAMING_KEYS = frozenset({"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$schema"})
 _ALLOWED_MODULES = (
     "toolbind.compiler.ir",
     "toolbind.compiler.diagnostics",
@@ -295,110 +285,35 @@ class Record:
         return Record(pointer, reads, base64.b64encode(data).decode("ascii"))
 
 
-@dataclass
-class OperationMemo:
-    """The previous run's records for the documents compiled in a block, and the ones made."""
+class Operations(Protocol):
+    """What a layer around the read stage offers the OpenAPI reader: the previous run's
+    records and a place for this run's (``memo._operations.OperationMemo``)."""
 
-    previous: dict[str, Any] | None
-    """What the previous run kept (``text()``), as read back; None: nothing."""
-    changes: dict[str, Changes]
-    """The kept parses' changes, by shown path (``ParseCache.changes``)."""
-    key: str
-    """A digest of what else the lowering depends on (version, options)."""
-    made: dict[str, Any] | None = None
+    @property
+    def changes(self) -> Mapping[str, object]:
+        """The documents whose edit a kept parse located, by shown path."""
+        ...
 
     def records(self, shown: str) -> tuple[list[Record], list[str]] | None:
-        """The previous records for document ``shown`` and the places changed since (JSON
-        pointers), when both are certain; else None."""
-        change = self.changes.get(shown)
-        prev = self.previous
-        if change is None or change.entries is None or prev is None:
-            return None
-        if (
-            prev.get("format") != FORMAT
-            or prev.get("key") != self.key
-            or prev.get("source") != shown
-            or prev.get("text") != change.before
-        ):
-            return None
-        rows = prev.get("records")
-        if not isinstance(rows, list):
-            return None
-        records: list[Record] = []
-        for row in cast("list[Any]", rows):
-            if not isinstance(row, list) or len(cast("list[Any]", row)) != 3:
-                return None
-            pointer, reads, payload = cast("list[Any]", row)
-            if not isinstance(pointer, str) or not isinstance(payload, str):
-                return None
-            if reads is not None and not (
-                isinstance(reads, list)
-                and all(isinstance(r, str) for r in cast("list[Any]", reads))
-            ):
-                return None
-            records.append(Record(pointer, cast("list[str] | None", reads), payload))
-        places: list[str] = []
-        for path, _ in change.entries:
-            if not path or path[0] in _READ_BY_ALL:
-                return None
-            places.append("".join("/" + escape_pointer_token(t) for t in path))
-        return records, places
+        """The previous records for ``shown`` and the places changed since (JSON pointers)."""
+        ...
 
     def changed_names(self, shown: str, value: Any) -> bool:
-        """Whether an entry changed in ``shown`` holds, before or after, a key that names a
-        resource or an anchor (``value``: the document now)."""
-        change = self.changes.get(shown)
-        for path, old in change.entries or [] if change is not None else []:
-            now: Any = value
-            for token in path:
-                now = (as_object(now) or {}).get(token)
-            if _names(old) or _names(now):
-                return True
-        return False
+        """Whether an edit of ``shown`` touched a key that names a resource or an anchor."""
+        ...
 
     def keep(self, shown: str, records: list[Record]) -> None:
-        change = self.changes.get(shown)
-        if change is None:
-            return
-        self.made = {
-            "format": FORMAT,
-            "key": self.key,
-            "source": shown,
-            "text": change.after,
-            "records": [[r.pointer, r.reads, r.payload] for r in records],
-        }
-
-    def text(self) -> str | None:
-        """What to keep for the next run (None: nothing was recorded)."""
-        if self.made is None:
-            return None
-        return (
-            json.dumps(self.made, ensure_ascii=False, separators=(",", ":"), check_circular=False)
-            + "\n"
-        )
+        """This run's records for ``shown``."""
+        ...
 
 
-def _names(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            table = cast("dict[str, Any]", item)
-            if not _NAMING_KEYS.isdisjoint(table):
-                return True
-            stack.extend(table.values())
-        elif isinstance(item, list):
-            stack.extend(cast("list[Any]", item))
-    return False
-
-
-_MEMO: contextvars.ContextVar[OperationMemo | None] = contextvars.ContextVar(
+_MEMO: contextvars.ContextVar[Operations | None] = contextvars.ContextVar(
     "toolbind_operations", default=None
 )
 
 
 @contextlib.contextmanager
-def keeping_operations(memo: OperationMemo) -> Generator[OperationMemo]:
+def keeping_operations(memo: Operations) -> Generator[Operations]:
     """Lower the OpenAPI documents read in the block through ``memo`` (``Replay``)."""
     token = _MEMO.set(memo)
     try:
@@ -407,7 +322,7 @@ def keeping_operations(memo: OperationMemo) -> Generator[OperationMemo]:
         _MEMO.reset(token)
 
 
-def current() -> OperationMemo | None:
+def current() -> Operations | None:
     return _MEMO.get()
 
 

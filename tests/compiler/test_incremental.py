@@ -1,4 +1,4 @@
-"""Incremental regeneration (issue 18): ``toolbind generate`` into a previous output reuses every
+"""Incremental regeneration (compiler/memo): ``toolbind generate`` into a previous output reuses every
 spec whose inputs did not change, and writes the tree a full run writes, byte for byte."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 
 from toolbind.compiler._cachedir import CACHE_DIR_ENV
 from toolbind.compiler._driver import OutputError, write_into
-from toolbind.compiler._incremental import Previous
 from toolbind.compiler._load import digest
+from toolbind.compiler.memo._outputs import Previous
 from toolbind.compiler.naming import module_name
 
 CORPUS = Path(__file__).parent.parent / "corpus"
@@ -254,8 +254,8 @@ def test_a_large_yaml_spec_is_parsed_again_from_its_kept_parse(
 ) -> None:
     """Large YAML specs keep their parse in .toolbind-cache/; an edited one is parsed again
     from it (one entry), and the tree is still the full run's, byte for byte."""
-    import toolbind.compiler._load as load
-    import toolbind.compiler._reparse as reparse
+    import toolbind.compiler.memo._parses as load
+    import toolbind.compiler.memo._reparse as reparse
 
     monkeypatch.setattr(load, "PARSE_CACHE_MIN_BYTES", 1000)  # the small YAML specs count
     spliced: list[bool] = []
@@ -723,7 +723,7 @@ def test_operations_are_taken_from_their_records_only_where_nothing_they_read_ch
     renamed, removed or added operation lower what they must; a memo edited by hand, or
     damaged with its digest made to match, is never trusted. The tree is a full run's, byte
     for byte, every time."""
-    import toolbind.compiler._load as load
+    import toolbind.compiler.memo._parses as load
     from toolbind.compiler._load import digest
     from toolbind.compiler.frontends import _opmemo
 

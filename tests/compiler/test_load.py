@@ -1,7 +1,7 @@
 """The loader's quick checks agree with its thorough ones (compiler/_load.py).
 
 ``_nesting_bound`` lets a large YAML file skip a second (event) parse before the C loader, so it
-must never be below the real nesting depth; ``_plainly_json`` lets a document skip the located
+must never be below the real nesting depth; ``plainly_json`` lets a document skip the located
 walk, so it must accept only what ``_first_problem`` accepts.
 """
 
@@ -20,14 +20,14 @@ from toolbind.compiler import generate_tree
 from toolbind.compiler._load import (
     MAX_DEPTH,
     Document,
-    ParseCache,
     _first_problem,  # pyright: ignore[reportPrivateUsage]
     _nesting_bound,  # pyright: ignore[reportPrivateUsage]
-    _plainly_json,  # pyright: ignore[reportPrivateUsage]
     _shallow_json,  # pyright: ignore[reportPrivateUsage]
-    _yaml_too_deep,  # pyright: ignore[reportPrivateUsage]
     parse_text,
+    plainly_json,
+    yaml_too_deep,
 )
+from toolbind.compiler.memo._parses import ParseCache
 
 
 def _depth(text: str) -> int:
@@ -73,7 +73,7 @@ def test_nesting_bound_is_never_below_the_real_depth(name: str) -> None:
 def test_deep_yaml_is_still_measured_before_the_c_loader() -> None:
     deep = "- " * 20_000 + "x\n"
     assert _nesting_bound(deep) > 10_000
-    assert _yaml_too_deep(deep)
+    assert yaml_too_deep(deep)
     result = parse_text(deep, "deep.yaml")
     assert not hasattr(result, "value")  # a Diagnostic, no crash
 
@@ -116,7 +116,7 @@ VALUES: dict[str, Any] = {
 @pytest.mark.parametrize("name", sorted(VALUES))
 def test_quick_json_check_accepts_only_what_the_located_check_accepts(name: str) -> None:
     value = VALUES[name]
-    quick = _plainly_json(value)
+    quick = plainly_json(value)
     thorough = _first_problem(value, yaml_source=True) is None
     if quick:
         assert thorough
@@ -131,7 +131,7 @@ def test_quick_json_check_accepts_only_what_the_located_check_accepts(name: str)
 
 def test_quick_check_on_parsed_json() -> None:
     value = json.loads('{"a": [1, {"b": NaN}]}')
-    assert not _plainly_json(value)
+    assert not plainly_json(value)
     assert not _shallow_json(value)
     assert _first_problem(value, yaml_source=False) is not None
 

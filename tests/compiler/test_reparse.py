@@ -1,4 +1,4 @@
-"""Parsing an edited YAML spec again from its previous parse (compiler/_reparse.py, issue 18).
+"""Parsing an edited YAML spec again from its previous parse (compiler/memo/_reparse.py).
 
 ``splice`` must give exactly what a full parse of the new text gives, or None (then the whole
 text is parsed): random edits of real YAML specs — a value changed, lines added, removed or
@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 import yaml
 
-from toolbind.compiler._load import (
-    Document,
+from toolbind.compiler._load import Document
+from toolbind.compiler.memo._parses import (
     ParseCache,
     _accept,  # pyright: ignore[reportPrivateUsage]
     _spliced_json,  # pyright: ignore[reportPrivateUsage]
-    _TextDatesLoader,  # pyright: ignore[reportPrivateUsage]
 )
-from toolbind.compiler._reparse import Lines, splice
+from toolbind.compiler.memo._reparse import Lines, splice
+from toolbind.runtime.yaml12 import TextDatesLoader as _TextDatesLoader
 
 CORPUS = Path(__file__).parent.parent / "corpus" / "openapi"
 SPECS = ["redocly__museum.yaml", "oai-examples__uspto.yaml", "oai-examples__link-example.yaml"]
@@ -184,7 +184,7 @@ def test_the_shared_start_and_end_are_found_a_chunk_at_a_time(
 ) -> None:
     """``splice`` counts the lines two texts share from the characters they share, compared a
     chunk at a time: the same counts as comparing every character, at every chunk boundary."""
-    import toolbind.compiler._reparse as reparse
+    import toolbind.compiler.memo._reparse as reparse
 
     monkeypatch.setattr(reparse, "_CHUNK", 4)
     rng = random.Random(1822)

@@ -1,6 +1,6 @@
-"""Compiler layer: parsing an edited YAML document again from its previous parse (issue 18).
+"""Compiler layer (memo): parsing an edited YAML document again from its previous parse.
 
-Imports PyYAML only; ``_load`` calls it.
+Imports PyYAML only; ``_parses`` (the kept parses) calls it.
 
 A large YAML spec costs about a second to parse even with libyaml, most of it constructing
 Python objects. When the previous text and its parsed value are at hand, an edit that stays
@@ -214,6 +214,30 @@ def splice(
     new = new_text.split("\n")
     if lines is not None and len(lines.indents) != len(old):
         return None
+    first, old_changed_end, new_changed_end = _changed_lines(old_text, old, new, prefix, suffix)
+    old_ind = _indents(old) if lines is None else lines.indents
+    new_ind = old_ind[:first] + _indents(new[first:new_changed_end]) + old_ind[old_changed_end:]
+
+    def load(text: str) -> Any:
+        return yaml.load(text, Loader=loader)  # a safe loader: plain data only
+
+    path, chunk = _entry(
+        old, new, old_ind, new_ind, (first, old_changed_end, new_changed_end), load
+    )
+    if chunk is None:
+        return None
+    value = _finish(old, new, chunk, path, old_value, load, accept, loader, changed)
+    if value is not None and lines is not None:
+        lines.indents = new_ind
+    return value
+
+
+def _changed_lines(
+    old_text: str, old: list[str], new: list[str], prefix: int, suffix: int
+) -> tuple[int, int, int]:
+    """The first line that differs between ``old`` and ``new`` (the two texts' lines; they
+    share ``prefix`` characters at the start and ``suffix`` at the end), and where the changed
+    lines end in each."""
     shortest = min(len(old), len(new))
     # the lines before the first character that differs are the same in both (counted in the
     # text, not compared line by line), and so are the lines after the last; the loops then
@@ -224,13 +248,21 @@ def splice(
     tail = min(old_text.count("\n", len(old_text) - suffix), shortest - first)
     while tail < shortest - first and old[-1 - tail] == new[-1 - tail]:
         tail += 1
-    old_changed_end, new_changed_end = len(old) - tail, len(new) - tail
-    old_ind = _indents(old) if lines is None else lines.indents
-    new_ind = old_ind[:first] + _indents(new[first:new_changed_end]) + old_ind[old_changed_end:]
+    return first, len(old) - tail, len(new) - tail
 
-    def load(text: str) -> Any:
-        return yaml.load(text, Loader=loader)  # a safe loader: plain data only
 
+def _entry(
+    old: list[str],
+    new: list[str],
+    old_ind: list[int],
+    new_ind: list[int],
+    changed: tuple[int, int, int],
+    load: Callable[[str], Any],
+) -> tuple[list[str], tuple[int, int, int] | None]:
+    """The smallest block mapping entry holding every changed line (``changed``: the first of
+    them, and where they end in ``old`` and in ``new``): its path of keys and its lines (start,
+    end in ``old``, end in ``new``); None when no entry holds them all."""
+    first, old_changed_end, new_changed_end = changed
     path: list[str] = []
     chunk: tuple[int, int, int] | None = None  # (start, old end, new end) of the entry
     lo, old_hi, new_hi, k = 0, len(old), len(new), 0
@@ -260,12 +292,7 @@ def splice(
         if inner is None or old_ind[inner] <= k or old[inner][old_ind[inner] :].startswith("-"):
             break
         lo, old_hi, new_hi, k = start + 1, old_end, new_end, old_ind[inner]
-    if chunk is None:
-        return None
-    value = _finish(old, new, chunk, path, old_value, load, accept, loader, changed)
-    if value is not None and lines is not None:
-        lines.indents = new_ind
-    return value
+    return path, chunk
 
 
 def _unique(

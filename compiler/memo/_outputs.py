@@ -1,6 +1,7 @@
-"""Compiler layer: incremental regeneration — what of a previous output can be reused.
+"""Compiler layer (memo): what of a previous output directory can be reused, and how to tell.
 
-Imports ``_load`` (digests), ``diagnostics`` and ``ir``; the driver calls it.
+Imports ``_load`` (digests), ``_cachedir``, ``_tree``, ``_write``, ``diagnostics`` and ``ir``;
+``_layer`` uses ``Previous``, the driver ``Signatures.record`` (through the package).
 
 The manifest (``toolbind.json``) records, for each package, under ``incremental``:
 
@@ -38,25 +39,22 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from ._cachedir import cache_dir
-from ._load import as_object, digest
-from .diagnostics import Diagnostic
-from .ir import SourceLocation
+from .._cachedir import cache_dir
+from .._load import as_object, digest
+from .._tree import Kept, Texts
+from .._write import MANIFEST
+from ..diagnostics import Diagnostic
+from ..ir import SourceLocation
 
 INCREMENTAL = "incremental"
 # An input modified less than this before a run began is not recorded: a file system's
 # timestamps may lag the clock by up to their granularity (2 s on FAT), so an edit made while
 # the run read the file could otherwise carry a time from before the run.
 _RACY_NS = 3_000_000_000
-
-
-def options_digest(version: str, name: str, refs: object, strict: bool) -> str:
-    return digest(json.dumps([version, name, repr(refs), strict]).encode())
 
 
 def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
@@ -82,70 +80,6 @@ def diagnostic_from_json(data: dict[str, Any]) -> Diagnostic:
         line=data["line"],
         column=data["column"],
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Kept:
-    """A file of the previous output whose digest is confirmed: its text is read when asked
-    for (``data``: its bytes, when confirming it read them already)."""
-
-    path: str
-    digest: str
-    data: bytes | None = None
-
-    def text(self) -> str:
-        if self.data is not None:
-            return self.data.decode("utf-8")
-        with open(self.path, "rb") as file:
-            return file.read().decode("utf-8")
-
-
-class Texts(MutableMapping[str, str]):
-    """A tree's files (relative path → text), where the files kept from the previous output
-    are read only when their text is asked for: a large tree's reused files are linked into
-    the new output and never read."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Mapping[str, str] | None = None) -> None:
-        self._items: dict[str, str | Kept] = dict(items or {})
-
-    def __getitem__(self, rel: str) -> str:
-        value = self._items[rel]
-        if isinstance(value, Kept):
-            text = self._items[rel] = value.text()
-            return text
-        return value
-
-    def __setitem__(self, rel: str, text: str) -> None:
-        self._items[rel] = text
-
-    def __delitem__(self, rel: str) -> None:
-        del self._items[rel]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __contains__(self, rel: object) -> bool:
-        return rel in self._items
-
-    def __repr__(self) -> str:
-        return f"Texts({len(self._items)} files)"
-
-    def keep(self, rel: str, kept: Kept) -> None:
-        self._items[rel] = kept
-
-    def merge(self, other: Texts) -> None:
-        """``other``'s files, the kept ones still unread."""
-        self._items.update(other._items)
-
-    def digest(self, rel: str) -> str:
-        """The digest of ``rel``'s text (a kept file's is known: it is not read for it)."""
-        value = self._items[rel]
-        return value.digest if isinstance(value, Kept) else digest(value.encode())
 
 
 def _signatures_file(out: Path) -> Path | None:
@@ -247,7 +181,7 @@ class Previous:
         if out is None:
             return
         try:
-            data = json.loads((out / "toolbind.json").read_text(encoding="utf-8"))
+            data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             return
         top = as_object(data) or {}
