@@ -7,6 +7,11 @@ reference says what the code does today:
 - ``<!-- generated: cli -->``: every command's ``--help``, as the ``toolbind`` console script
   prints it (run as a subprocess: the help is the commands' own, wherever the typer app lives);
 - ``<!-- generated: normalise-table -->``: ``toolbind.compiler.normalise.table()`` as a table.
+
+It also points mkdocstrings at the toolbind being built: an editable install maps
+``toolbind.compiler`` onto ``compiler/`` with an import hook, which griffe (reading files, not
+importing) cannot follow, so the hook lays out a ``toolbind/`` tree of links to the packages as
+imported.
 """
 
 from __future__ import annotations
@@ -84,3 +89,35 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
         return _PARTS[match.group(1)]()
 
     return re.sub(r"^<!-- generated: ([a-z-]+) -->$", part, markdown, flags=re.M)
+
+
+_SUBPACKAGES = ("compiler", "runtime", "testing", "cli")
+API_TREE = Path(__file__).resolve().parents[1] / "build" / "docs-api"
+"""Where the link tree is laid out (mkdocs.yml's mkdocstrings ``paths``; build/ is ignored by git)."""
+
+
+def link_tree() -> None:
+    """Lay out ``API_TREE/toolbind/`` with a link to each public package as Python imports it."""
+    import importlib
+
+    root = API_TREE / "toolbind"
+    shutil.rmtree(API_TREE, ignore_errors=True)
+    root.mkdir(parents=True)
+    kernel = importlib.import_module("toolbind")
+    for location in getattr(kernel, "__path__", []):  # the kernel's own modules, if it has any
+        if not Path(location).is_dir():  # an editable install's path hook entry
+            continue
+        for entry in Path(location).iterdir():
+            if not (root / entry.name).exists() and entry.name not in _SUBPACKAGES:
+                (root / entry.name).symlink_to(entry)
+    for name in _SUBPACKAGES:
+        try:
+            module = importlib.import_module(f"toolbind.{name}")
+        except ImportError:
+            continue
+        (root / name).symlink_to(Path(module.__path__[0]))
+    if not (root / "__init__.py").exists():
+        (root / "__init__.py").write_text("")
+
+
+link_tree()  # when mkdocs loads the hook: before mkdocstrings reads a module

@@ -15,6 +15,12 @@ LLM_SCRIPTS: dict[str, tuple[Reply, ...]] = {
         call({"calls": [{"_tool": "greetUser", "userName": "Bo"}], "output": None}),
         call({"calls": [], "output": "I greeted Bo."}),
     ),
+    # the Agent loop reference: one request (named tool), then a run with one call and an output
+    "runtime": (
+        call({"calls": [{"_tool": "greetUser", "userName": "Ann"}], "output": None}),
+        call({"calls": [{"_tool": "greetUser", "userName": "Bo"}], "output": None}),
+        call({"calls": [], "output": "I greeted Bo."}),
+    ),
     # the MCP guide: an Agent over the time server's tools, answered at once
     "mcp-agent": (call({"calls": [], "output": "It is noon in Tokyo."}),),
     # the context guide: a dynamic _outputPath and a reference, then the output
