@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 _COMMAND = re.compile(r"^│ ([a-z][a-z-]*)\s{2,}\S", re.M)
@@ -66,8 +67,12 @@ def _cell(text: str) -> str:
 
 def normalise_table() -> str:
     """Markdown for every normalising rule (family, name, accepts, makes, warning)."""
-    from toolbind.compiler.normalise import table
+    import importlib
 
+    # by name: pyright, run on docs/ outside the project's include, resolves no toolbind import
+    table: Callable[[], list[tuple[str, ...]]] = importlib.import_module(
+        "toolbind.compiler.normalise"
+    ).table
     rows = table()
     if not rows:
         return "*No rule is registered yet: the table is empty in this version.*\n"

@@ -9,6 +9,9 @@ compile wall time by spec size, toolbind beside datamodel-code-generator), ``val
 configuration), ``selection.json`` (``bench/selection.py --json``: recall@k).
 """
 
+# matplotlib types its methods with **kwargs left unannotated: every call is "partially unknown"
+# pyright: reportUnknownMemberType=false
+
 from __future__ import annotations
 
 import json
@@ -19,7 +22,7 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")  # no display: files only
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 HERE = Path(__file__).resolve().parent / "bench"
 
@@ -41,14 +44,27 @@ def compile_time(rows: list[dict[str, Any]]) -> None:
     """Compile wall time by operations: toolbind and datamodel-code-generator, per spec."""
     rows = sorted(rows, key=lambda r: r["operations"])
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot([r["operations"] for r in rows], [r["toolbind"]["wall"] for r in rows], "o-",
-            label="toolbind generate")
+    ax.plot(
+        [r["operations"] for r in rows],
+        [r["toolbind"]["wall"] for r in rows],
+        "o-",
+        label="toolbind generate",
+    )
     peers = [r for r in rows if r.get("peer") and r["peer"].get("ok")]
-    ax.plot([r["operations"] for r in peers], [r["peer"]["wall"] for r in peers], "s--",
-            label="datamodel-codegen (models only)")
+    ax.plot(
+        [r["operations"] for r in peers],
+        [r["peer"]["wall"] for r in peers],
+        "s--",
+        label="datamodel-codegen (models only)",
+    )
     for r in rows:
-        ax.annotate(r["spec"].split("__")[0], (r["operations"], r["toolbind"]["wall"]),
-                    textcoords="offset points", xytext=(4, -10), fontsize=8)
+        ax.annotate(
+            r["spec"].split("__")[0],
+            (r["operations"], r["toolbind"]["wall"]),
+            textcoords="offset points",
+            xytext=(4, -10),
+            fontsize=8,
+        )
     ax.set_xlabel("operations in the spec")
     ax.set_ylabel("wall time, s (loaded machine)")
     ax.set_title("Compile time by spec size")
@@ -81,8 +97,12 @@ def bfcl(data: dict[str, Any]) -> None:
     fig, ax = plt.subplots(figsize=(8, 4))
     width = 0.8 / len(keys)
     for i, key in enumerate(keys):
-        ax.barh([j + i * width for j in range(len(configs))], [c[key] for c in configs], width,
-                label=key.replace("_", " "))
+        ax.barh(
+            [j + i * width for j in range(len(configs))],
+            [c[key] for c in configs],
+            width,
+            label=key.replace("_", " "),
+        )
     ax.set_yticks([j + width for j in range(len(configs))])
     ax.set_yticklabels([c["name"] for c in configs], fontsize=8)
     ax.set_xlabel(f"of {data['questions']} BFCL questions (SmolLM2-135M)")
@@ -94,8 +114,11 @@ def bfcl(data: dict[str, Any]) -> None:
 def main() -> int:
     """Draw every plot whose input is there; exit 1 when none is."""
     drawn = 0
-    for name, draw in (("openapi.json", compile_time), ("validate.json", validation),
-                       ("bfcl.json", bfcl)):
+    for name, draw in (
+        ("openapi.json", compile_time),
+        ("validate.json", validation),
+        ("bfcl.json", bfcl),
+    ):
         data = _read(name)
         if data is not None:
             draw(data)

@@ -84,8 +84,13 @@ def screenshot(page: Path, out: Path) -> None:
         raise RuntimeError("chromium is not installed (Debian: apt-get install chromium)")
     with tempfile.TemporaryDirectory(prefix="toolbind-chromium-") as profile:
         subprocess.run(
-            [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={out}",
-             page.resolve().as_uri()],
+            [
+                chromium,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                f"--screenshot={out}",
+                page.resolve().as_uri(),
+            ],
             check=True,
             capture_output=True,
             timeout=120,

@@ -54,7 +54,10 @@ def _address(code: str, project: Path, pet_port: int, llm: str) -> str:
 def script(run: list[Block], prelude: list[Block], project: Path, pet_port: int, llm: str) -> str:
     """The prelude's and the page's runnable blocks as one bash script; ``### N`` lines on stdout
     separate the output of block N of ``run``."""
-    parts = ["set -euo pipefail", 'trap \'if [ -n "${PETSTORE:-}" ]; then kill "$PETSTORE"; fi\' EXIT']
+    parts = [
+        "set -euo pipefail",
+        'trap \'if [ -n "${PETSTORE:-}" ]; then kill "$PETSTORE"; fi\' EXIT',
+    ]
     if prelude:  # braces, not a subshell: its cd and exports hold for the page
         body = "\n".join(_address(b.code, project, pet_port, llm).rstrip("\n") for b in prelude)
         parts.append(f"{{\n{body}\n}} >/dev/null")
@@ -85,7 +88,11 @@ def _expected(page: list[Block], run: list[Block]) -> list[tuple[int, Block]]:
     pairs: list[tuple[int, Block]] = []
     last: Block | None = None
     for block in page:
-        if ("output" in block.markers or "output-contains" in block.markers) and last is not None and last in run:
+        if (
+            ("output" in block.markers or "output-contains" in block.markers)
+            and last is not None
+            and last in run
+        ):
             pairs.append((run.index(last), block))
         elif block.lang in RUNNABLE:
             last = block
@@ -107,9 +114,7 @@ def llm_url(request: pytest.FixtureRequest) -> Iterator[tuple[ScriptedLLM, str]]
 
 
 @pytest.mark.parametrize("path", PAGES, ids=[p.relative_to(DOCS).as_posix() for p in PAGES])
-def test_page_blocks_run(
-    path: Path, tmp_path: Path, llm_url: tuple[ScriptedLLM, str]
-) -> None:
+def test_page_blocks_run(path: Path, tmp_path: Path, llm_url: tuple[ScriptedLLM, str]) -> None:
     """The page's runnable blocks run in order and print what the page shows."""
     page = blocks(path)
     run = [b for b in page if b.runs and _available(b)]
@@ -139,7 +144,11 @@ def test_page_blocks_run(
         said = printed.get(number, "")
         if "output-contains" in shown.markers:  # timings vary: each shown line is in a printed one
             for line in shown.code.strip("\n").splitlines():
-                assert any(line in got for got in said.splitlines()), (run[number].where, line, said)
+                assert any(line in got for got in said.splitlines()), (
+                    run[number].where,
+                    line,
+                    said,
+                )
             continue
         assert said == shown.code.strip("\n"), (
             f"{run[number].where} printed\n{printed.get(number)}\nbut {shown.where} shows\n"
