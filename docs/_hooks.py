@@ -21,8 +21,8 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 _COMMAND = re.compile(r"^│ ([a-z][a-z-]*)\s{2,}\S", re.M)
