@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._newcomer import newcomer_bash
 from tests._servers import free_port, serve_asgi
 from tests.scripted_llm import ScriptedLLM
 
@@ -128,22 +129,7 @@ def llm() -> Iterator[tuple[ScriptedLLM, str]]:
 
 
 def _run(bash_script: str, cwd: Path) -> dict[str, str]:
-    # a newcomer's shell: none of this test run's Python or pytest settings
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "VIRTUAL_ENV", "PYTEST_XDIST_WORKER")
-    }
-    result = subprocess.run(
-        ["bash", "-c", bash_script],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        env=env,
-    )
-    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    result = newcomer_bash(bash_script, cwd)
     sections: dict[str, str] = {}
     current = ""
     for line in result.stdout.splitlines():

@@ -6,6 +6,8 @@ A block is preceded by zero or more marker lines (HTML comments, invisible on th
 - ``<!-- run -->``: a ``sh`` block the tests run (``python`` blocks run unless marked otherwise);
 - ``<!-- not-run: REASON -->``: never run, and counted with its reason in the tests' output;
 - ``<!-- output -->``: a ``text`` block that is exactly what the runnable block before it prints;
+- ``<!-- output-contains -->``: each of its lines is within a line that block prints (a day, a
+  timing, a long repr: what cannot be shown whole);
 - ``<!-- llm: NAME -->``: the block talks to a model: the test serves the scripted answers ``NAME``;
 - ``<!-- requires: MODULE -->``: run only where ``MODULE`` imports (else counted as not run, with
   the module named: a name another part of toolbind brings).

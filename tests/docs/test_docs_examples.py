@@ -14,8 +14,6 @@ run are marked with their reason (``tests/docs/_pages.py``) and counted in a war
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
 import warnings
 from collections import Counter
 from collections.abc import Iterator
@@ -23,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._newcomer import newcomer_bash
 from tests._servers import free_port, serve_asgi
 from tests.docs._pages import DOCS, RUNNABLE, Block, blocks, pages
 from tests.docs._scripts import LLM_SCRIPTS
@@ -124,21 +123,7 @@ def test_page_blocks_run(path: Path, tmp_path: Path, llm_url: tuple[ScriptedLLM,
             server.add(*LLM_SCRIPTS[block.markers["llm"]])
     prelude = [] if path == GET_STARTED else _prelude()
     bash = script(run, prelude, tmp_path / "my_project", free_port(), url)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "VIRTUAL_ENV", "PYTEST_XDIST_WORKER")
-    }
-    done = subprocess.run(
-        ["bash", "-c", bash],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=env,
-    )
-    assert done.returncode == 0, f"{path.name}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    done = newcomer_bash(bash, REPO)
     printed = _outputs(done.stdout)
     for number, shown in _expected(page, run):
         said = printed.get(number, "")
