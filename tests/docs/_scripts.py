@@ -21,6 +21,8 @@ LLM_SCRIPTS: dict[str, tuple[Reply, ...]] = {
         call({"calls": [{"_tool": "greetUser", "userName": "Bo"}], "output": None}),
         call({"calls": [], "output": "I greeted Bo."}),
     ),
+    # the streaming guide: the output, streamed in deltas
+    "streaming": (call({"calls": [], "output": "Hello, world."}),),
     # the MCP guide: an Agent over the time server's tools, answered at once
     "mcp-agent": (call({"calls": [], "output": "It is noon in Tokyo."}),),
     # the context guide: a dynamic _outputPath and a reference, then the output
