@@ -6,7 +6,9 @@ reference says what the code does today:
 
 - ``<!-- generated: cli -->``: every command's ``--help``, as the ``toolbind`` console script
   prints it (run as a subprocess: the help is the commands' own, wherever the typer app lives);
-- ``<!-- generated: normalise-table -->``: ``toolbind.compiler.normalise.table()`` as a table.
+- ``<!-- generated: normalise-table -->``: ``toolbind.compiler.normalise.table()`` as a table;
+- ``<!-- generated: capabilities-api -->``: the Agent's capabilities (mkdocstrings), where the
+  installed version has them.
 
 It also points mkdocstrings at the toolbind being built: an editable install maps
 ``toolbind.compiler`` onto ``compiler/`` with an import hook, which griffe (reading files, not
@@ -84,7 +86,20 @@ def normalise_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-_PARTS = {"cli": cli_reference, "normalise-table": normalise_table}
+def capabilities_api() -> str:
+    """``toolbind.runtime.capabilities``'s API, where this version has the package."""
+    import importlib.util
+
+    if importlib.util.find_spec("toolbind.runtime.capabilities") is None:
+        return "*This version has no `toolbind.runtime.capabilities` package.*\n"
+    return "::: toolbind.runtime.capabilities\n    options:\n      show_root_heading: false\n"
+
+
+_PARTS = {
+    "cli": cli_reference,
+    "normalise-table": normalise_table,
+    "capabilities-api": capabilities_api,
+}
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
