@@ -111,6 +111,20 @@ def bfcl(data: dict[str, Any]) -> None:
     _save(fig, "bfcl.png")
 
 
+def selection(rows: list[dict[str, Any]]) -> None:
+    """Recall@k of the BM25 tool selector, per question set."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name in sorted({r["set"] for r in rows}):
+        mine = sorted((r for r in rows if r["set"] == name), key=lambda r: r["k"])
+        ax.plot([r["k"] for r in mine], [r["recall"] for r in mine], "o-", label=name)
+    ax.set_xlabel("k (tools offered per request)")
+    ax.set_ylabel("recall@k (50 questions)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Tool selection on 174-operation specs")
+    ax.legend()
+    _save(fig, "selection.png")
+
+
 def main() -> int:
     """Draw every plot whose input is there; exit 1 when none is."""
     drawn = 0
