@@ -132,6 +132,7 @@ def main() -> int:
         ("openapi.json", compile_time),
         ("validate.json", validation),
         ("bfcl.json", bfcl),
+        ("selection.json", selection),
     ):
         data = _read(name)
         if data is not None:
