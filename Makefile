@@ -37,7 +37,7 @@ define side_venv
 endef
 
 .DEFAULT_GOAL := help
-.PHONY: help install llm demo generate check test test-slow test-corpus test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
+.PHONY: help install llm demo docs docs-check generate check test test-slow test-corpus test-deep ci fuzz lint format typecheck regen bench bfcl conformance wheel-test clean
 
 help: ## Show the targets
 	@echo "Set up (a fresh machine, Python >= 3.11 and make; the local model also needs a C++ compiler and cmake):"
@@ -51,7 +51,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 install: $(PY) ## Create .venv with toolbind (editable) and everything the tests need
-	$(PY) -m pip install --quiet -e '.[test,bench]' --config-settings editable_mode=strict
+	$(PY) -m pip install --quiet -e '.[test,bench,docs]' --config-settings editable_mode=strict
 	@# byte-compiled now, as pip does for a regular install: with PYTHONDONTWRITEBYTECODE set, every
 	@# toolbind process (each test's CLI run too) compiled the editable sources again (0.1-0.2 s)
 	$(PY) -m compileall -q "$$($(PY) -c 'import importlib.util as u, os; print(os.path.dirname(os.path.dirname(u.find_spec("toolbind.compiler").origin)))')"
@@ -86,6 +86,12 @@ llm: $(PY) ## The local models: llama-cpp-python[server] (built from source, 5-1
 
 demo: llm ## Run the seeds' tools through Agent.run against the local model (SmolLM2-135M)
 	$(PY) -m demo.run
+
+docs: ## Build the manual (docs/) into site/ with mkdocs; any warning is an error
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-check: docs ## Open the built site in headless Chromium (screenshots in site-shots/), check every internal link
+	$(PY) -m tests.docs.site_check site --shots site-shots
 
 generate: ## Compile specs/ into generated/ (all-or-nothing; --full: toolbind's own code may have changed)
 	$(BIN)/toolbind generate $(SPECS) -o $(OUT) --full
