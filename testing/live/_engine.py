@@ -184,21 +184,22 @@ class _Target:
         return curl(exchange, secrets=self.how.secrets(), secret_headers=self.secret_headers())
 
 
-def _answer(target: _Target, call: Any) -> tuple[list[Finding], Exchange | None, Any]:
-    """Send ``call`` through the Activity: the no-answer finding or None, the last exchange."""
+def _answer(target: _Target, call: _Drawn) -> tuple[list[Finding], list[Exchange]]:
+    """Send ``call`` through the Activity: the no-answer finding (if so) and the exchanges (more
+    than one when redirects were followed; the last holds the answer)."""
     target.recorder.exchanges.clear()
     target.how.throttle()
     try:
         result = target.activities[call.tool](call.value)
     except HttpConfigurationError as exc:
         raise _Unconfigured(str(exc)) from exc
-    exchange = target.recorder.exchanges[-1] if target.recorder.exchanges else None
+    exchanges = list(target.recorder.exchanges)
     kind = result.metadata.get("error_type")
     if kind in _NO_ANSWER:
-        return [Finding(check=NETWORK, message=f"{kind}: {result.error}")], exchange, result
+        return [Finding(check=NETWORK, message=f"{kind}: {result.error}")], exchanges
     if kind == "invalid_input":
         reject()  # (the Call cannot be sent as the spec describes it: not the server's fault)
-    return [], exchange, result
+    return [], exchanges
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,22 +253,25 @@ def shown_call(tool: ToolBinding, drawn: Any) -> dict[str, Any]:
 
 
 def _failure(
-    target: _Target, tool: ToolBinding, finding: Finding, drawn: Any, ex: Exchange | None
+    target: _Target, tool: ToolBinding, finding: Finding, drawn: Any, sent: Sequence[Exchange]
 ) -> Failure:
+    """``finding`` with what reproduces it: the Call, the first request as sent (a redirect's
+    target is the server's choice), the last answer."""
     call = shown_call(tool, drawn)
-    if ex is None:
+    if not sent:
         return Failure(
             check=finding.check, message=finding.message, pointer=finding.pointer, call=call
         )
+    answer = sent[-1]
     return Failure(
         check=finding.check,
         message=finding.message,
         pointer=finding.pointer,
         call=call,
-        curl=target.show(ex),
-        status=ex.status,
-        content_type=ex.headers.get("content-type", ""),
-        excerpt=ex.excerpt(),
+        curl=target.show(sent[0]),
+        status=answer.status,
+        content_type=answer.headers.get("content-type", ""),
+        excerpt=answer.excerpt(),
     )
 
 
@@ -287,17 +291,18 @@ def _probe_tool(
         except ValidationError:
             reject()
         outcome.requests += 1
-        findings, exchange, _ = _answer(target, _Drawn(tool.name, call))
-        if not findings and exchange is not None:
-            findings = [f for check in ANSWER_CHECKS for f in check(tool, op, exchange)]
+        findings, sent = _answer(target, _Drawn(tool.name, call))
+        if not findings and sent:
+            findings = [f for check in ANSWER_CHECKS for f in check(tool, op, sent[-1])]
             if not auth_checked:
                 auth_checked = True
                 outcome.requests += 1
-                bare = _without_credentials(target, op, exchange)
-                for finding in ignored_auth(tool, bare) if bare is not None else []:
-                    outcome.add(_failure(target, tool, finding, instance, bare))
+                bare = _without_credentials(target, op, sent[0])
+                if bare is not None:
+                    for finding in ignored_auth(tool, bare):
+                        outcome.add(_failure(target, tool, finding, instance, [bare]))
         for finding in findings:
-            outcome.add(_failure(target, tool, finding, instance, exchange))
+            outcome.add(_failure(target, tool, finding, instance, sent))
         if findings:
             raise _failed(findings[0].check)(findings[0].message)
 
@@ -372,6 +377,7 @@ def packages_of(
                 f"spec_or_package: {target.__name__} is not a generated OpenAPI package (no API/HttpActivities)"
             )
         return [target], lambda: None
+    # (the compiler is loaded only when a spec is given as a path)
     from .._runner import compile_specs
 
     inputs = [target] if isinstance(target, (str, Path)) else list(target)

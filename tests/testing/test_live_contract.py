@@ -9,6 +9,7 @@ fail the ``network`` check of the tool, in bounded time. httpbin is the third-pa
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -23,7 +24,7 @@ from tests._servers import free_port, serve_asgi, serve_wsgi
 from tests.conftest import unload
 from tests.realworld._served import compile_served
 from toolbind.runtime.errors import UsageError
-from toolbind.testing.live import LiveReport, check_live, exit_code, junit_xml
+from toolbind.testing.live import LiveReport, check_live, exit_code, junit_xml, run_live
 
 from . import _liars
 
@@ -239,10 +240,8 @@ def test_junit_xml_has_a_case_per_tool_and_a_failure_per_check(
     assert not list(cases["honest"]) and cases["create"].find("skipped") is not None
 
 
-httpbin = pytest.importorskip("httpbin", reason="httpbin is in the test extra (make install)")
-
-
 def test_httpbin_answers_as_its_spec_says_but_for_its_redirect_counts(tmp_path: Path) -> None:
+    httpbin = pytest.importorskip("httpbin", reason="httpbin is in the test extra (make install)")
     with serve_wsgi(httpbin.app, name="httpbin") as base:
         pkg, _, _ = compile_served(f"{base}/spec.json", tmp_path, "httpbin_live")
         try:
@@ -261,3 +260,18 @@ def test_httpbin_answers_as_its_spec_says_but_for_its_redirect_counts(tmp_path: 
     crash = next(f for f in report.failures("get_redirect_by_n") if f.check == "not_a_server_error")
     assert crash.call == {"_tool": "get_redirect_by_n", "n": 0} and crash.status == 500
     assert found == {"get_uuid": [], "get_json": [], "get_headers": [], "get_ip": []}
+
+
+def test_run_live_prints_the_report_writes_junit_and_returns_the_exit_code(
+    liars: tuple[ModuleType, str], tmp_path: Path
+) -> None:
+    _, base = liars
+    spec = tmp_path / "liars.json"
+    spec.write_text(json.dumps(_liars.SPEC), encoding="utf-8")
+    printed: list[str] = []
+    code = run_live(
+        [spec], base, junit=tmp_path / "live.xml", echo=printed.append, tools=["text"], budget=4
+    )
+    assert code == 1 and "[content_type_conformance]" in printed[0]
+    assert ET.parse(tmp_path / "live.xml").getroot().tag == "testsuites"
+    assert run_live([spec], base, echo=printed.append, tools=["honest"], budget=4) == 0
