@@ -198,6 +198,7 @@ def _answer(target: _Target, call: _Drawn) -> tuple[list[Finding], list[Exchange
     if kind in _NO_ANSWER:
         return [Finding(check=NETWORK, message=f"{kind}: {result.error}")], exchanges
     if kind == "invalid_input":
+        target.how.sent -= 1  # (nothing went out)
         reject()  # (the Call cannot be sent as the spec describes it: not the server's fault)
     return [], exchanges
 
@@ -275,6 +276,26 @@ def _failure(
     )
 
 
+def _check_auth(
+    target: _Target,
+    tool: ToolBinding,
+    op: HttpOperation,
+    outcome: ToolOutcome,
+    instance: Any,
+    sent: Exchange,
+) -> None:
+    """Send ``sent`` again without credentials; record ``ignored_auth`` if it is not refused."""
+    outcome.requests += 1
+    bare = _without_credentials(target, op, sent)
+    if bare is None:
+        return
+    alternatives_at = f"{tool.source}/security" if op.security is not None else ""
+    if not alternatives_at and tool.source:
+        alternatives_at = tool.source.partition("#")[0] + "#/security"  # (the API's default)
+    for finding in ignored_auth(bare, alternatives_at):
+        outcome.add(_failure(target, tool, finding, instance, [bare]))
+
+
 def _probe_tool(
     target: _Target, tool: ToolBinding, op: HttpOperation, outcome: ToolOutcome, limit: int
 ) -> None:
@@ -290,17 +311,13 @@ def _probe_tool(
             call = tool.call_model.model_validate(instance)
         except ValidationError:
             reject()
-        outcome.requests += 1
         findings, sent = _answer(target, _Drawn(tool.name, call))
+        outcome.requests += 1
         if not findings and sent:
             findings = [f for check in ANSWER_CHECKS for f in check(tool, op, sent[-1])]
-            if not auth_checked:
+            if not auth_checked and how.sent < how.budget:
                 auth_checked = True
-                outcome.requests += 1
-                bare = _without_credentials(target, op, sent[0])
-                if bare is not None:
-                    for finding in ignored_auth(tool, bare):
-                        outcome.add(_failure(target, tool, finding, instance, [bare]))
+                _check_auth(target, tool, op, outcome, instance, sent[0])
         for finding in findings:
             outcome.add(_failure(target, tool, finding, instance, sent))
         if findings:

@@ -184,11 +184,11 @@ ANSWER_CHECKS: tuple[Check, ...] = (
 )
 
 
-def ignored_auth(tool: ToolBinding, ex: Exchange) -> list[Finding]:
-    """A request sent without credentials to an operation that requires them is refused."""
+def ignored_auth(ex: Exchange, pointer: str) -> list[Finding]:
+    """A request sent without credentials to an operation that requires them (where ``pointer``
+    says so) is refused."""
     if ex.status in (401, 403):
         return []
-    pointer = f"{tool.source}/security" if tool.source else ""
     return [
         Finding(
             check=IGNORED_AUTH,

@@ -87,6 +87,7 @@ def test_each_broken_promise_is_found_as_its_check_on_its_tool(
     # ignored_auth shows the request as sent without credentials
     secret = report.failures("secret")[0]
     assert secret.status == 200 and "authorization" not in secret.curl.lower()
+    assert secret.pointer.endswith("#/paths/~1secret/get/security")
     # the configured secret never shows; its header does, masked
     rendered = report.render()
     assert _liars.THE_TOKEN not in rendered and _liars.THE_TOKEN not in junit_xml(report)
@@ -111,6 +112,14 @@ def test_honest_operations_pass_and_exit_zero(liars: tuple[ModuleType, str]) -> 
     )
     assert report.ok and exit_code(report) == 0
     assert all(t.requests >= 1 for t in report.tools)
+
+
+def test_rate_spaces_the_requests(liars: tuple[ModuleType, str]) -> None:
+    pkg, base = liars
+    started = time.monotonic()
+    report = check_live(pkg, base, tools=["honest", "teapot"], budget=6, rate=10)
+    assert report.requests >= 3
+    assert time.monotonic() - started >= (report.requests - 1) / 10 - 0.01
 
 
 def test_unsafe_methods_go_to_this_machine_when_named(liars: tuple[ModuleType, str]) -> None:
