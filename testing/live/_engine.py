@@ -337,12 +337,18 @@ def _probe_tool(
         runner()
     except _Unconfigured as exc:
         outcome.skipped = f"not configured: {exc} (give credentials=)"
-    except (AssertionError, HypothesisException):
+    except AssertionError:
         pass  # (the failures are recorded as they happen: hypothesis' verdict adds nothing)
+    except HypothesisException as exc:
+        # a schema hypothesis cannot draw from, or every Call rejected: said, not passed over
+        if not outcome.requests:
+            outcome.skipped = f"no Call could be drawn and sent ({type(exc).__name__}: {exc})"
     except ExceptionGroup as group:
         rest = group.split((AssertionError, HypothesisException))[1]
         if rest is not None:
             raise rest from None
+    if not outcome.requests and not outcome.skipped:
+        outcome.skipped = "no drawn Call could be sent (each was refused before going out)"
 
 
 def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> None:

@@ -114,6 +114,11 @@ class LiveReport:
             for t in self.tools
             if t.failures
         ]
+        skipped = [
+            f"skipped {t.method} {t.path} ({t.tool}): {t.skipped}" for t in self.tools if t.skipped
+        ]
+        if skipped:
+            blocks.append("\n".join(skipped))
         return "\n\n".join([*blocks, summary_table(self)])
 
 

@@ -94,6 +94,7 @@ def test_each_broken_promise_is_found_as_its_check_on_its_tool(
     assert "'x-api-key: ***'" in report.failures("teapot")[0].curl
     assert report.requests <= 60 and exit_code(report) == 1
     assert "FAILED" in rendered.splitlines()[-1]
+    assert "skipped POST /items (create): POST is not in methods=" in rendered
 
 
 def test_the_failing_call_is_shrunk(liars: tuple[ModuleType, str]) -> None:
