@@ -1,0 +1,198 @@
+"""Testing layer, live checks: what is wrong with one answer. Imports pydantic, ``toolbind.runtime``
+and ``_wire``.
+
+Each check is named as Schemathesis names it, so a report reads the same to someone who knows
+that tool. A check returns the findings for one answer (none when it holds or does not apply);
+each finding holds the spec's JSON pointer that the answer broke.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolbind.runtime import ToolBinding
+from toolbind.runtime.contract import HttpOperation, HttpResponse
+
+from ._wire import Exchange
+
+NOT_A_SERVER_ERROR = "not_a_server_error"
+STATUS_CODE_CONFORMANCE = "status_code_conformance"
+CONTENT_TYPE_CONFORMANCE = "content_type_conformance"
+RESPONSE_SCHEMA_CONFORMANCE = "response_schema_conformance"
+RESPONSE_HEADERS_CONFORMANCE = "response_headers_conformance"
+IGNORED_AUTH = "ignored_auth"
+# Not a check on an answer: the request got none (unreachable, timed out, refused redirect,
+# not HTTP).
+NETWORK = "network"
+
+CHECKS = (
+    NOT_A_SERVER_ERROR,
+    STATUS_CODE_CONFORMANCE,
+    CONTENT_TYPE_CONFORMANCE,
+    RESPONSE_SCHEMA_CONFORMANCE,
+    RESPONSE_HEADERS_CONFORMANCE,
+    IGNORED_AUTH,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One check that failed on one answer.
+
+    Attributes:
+        check: the check's name (``not_a_server_error``, …, ``network``).
+        message: what was found and what the spec says.
+        pointer: the spec location broken (``file#/json/pointer``), or '' when unknown.
+    """
+
+    check: str
+    message: str
+    pointer: str = ""
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def responses_pointer(tool: ToolBinding, *parts: str) -> str:
+    """The pointer of the operation's ``responses`` member ``parts`` (tokens escaped)."""
+    tail = "".join("/" + _escape(p) for p in parts)
+    return f"{tool.source}/responses{tail}" if tool.source else ""
+
+
+def matching(op: HttpOperation, status: int) -> list[HttpResponse]:
+    """The declared responses for ``status``: exact ones, else its ``NXX`` range, else default."""
+    text = str(status)
+    for wanted in (text, f"{text[0]}XX"):
+        found = [r for r in op.responses if r.status.upper() == wanted]
+        if found:
+            return found
+    return [r for r in op.responses if r.status == "default"]
+
+
+def not_a_server_error(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
+    """A 5xx answer is the server's failure, whatever the spec says."""
+    if ex.status < 500:
+        return []
+    return [Finding(check=NOT_A_SERVER_ERROR, message=f"the server answered {ex.status}")]
+
+
+def status_code_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
+    """The status is one the operation declares (exactly, by range or by ``default``)."""
+    if not op.responses or matching(op, ex.status):
+        return []
+    declared = ", ".join(sorted({r.status for r in op.responses}))
+    return [
+        Finding(
+            check=STATUS_CODE_CONFORMANCE,
+            message=f"status {ex.status} is not declared (declared: {declared})",
+            pointer=responses_pointer(tool),
+        )
+    ]
+
+
+def _media_matches(declared: str, actual: str) -> bool:
+    kind, _, sub = declared.split(";")[0].strip().lower().partition("/")
+    got_kind, _, got_sub = actual.partition("/")
+    return kind in ("*", got_kind) and sub in ("*", got_sub)
+
+
+def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
+    """An answer with a body says a content type its status declares."""
+    responses = matching(op, ex.status)
+    declared = sorted({r.media_type for r in responses if r.media_type})
+    if not declared or not ex.body:
+        return []
+    if any(_media_matches(d, ex.media_type) for d in declared):
+        return []
+    found = ex.media_type or "no Content-Type"
+    return [
+        Finding(
+            check=CONTENT_TYPE_CONFORMANCE,
+            message=f"{found} for status {ex.status}; declared: {', '.join(declared)}",
+            pointer=responses_pointer(tool, responses[0].status, "content"),
+        )
+    ]
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    return "/" + "/".join(_escape(str(p)) for p in loc) if loc else "the body"
+
+
+def response_schema_conformance(
+    tool: ToolBinding, op: HttpOperation, ex: Exchange
+) -> list[Finding]:
+    """A JSON answer of the Output's status validates against the Output model."""
+    output = next((r for r in matching(op, ex.status) if r.is_output), None)
+    if output is None or output.binary or tool.output_schema is None or not ex.body:
+        return []
+    media = output.media_type or ""
+    if "json" not in ex.media_type or "json" not in media:
+        return []  # (a wrong content type is content_type_conformance's finding)
+    pointer = responses_pointer(tool, output.status, "content", media, "schema")
+    try:
+        value: Any = json.loads(ex.body)
+    except ValueError as exc:
+        message = f"the body is not JSON ({exc})"
+        return [Finding(check=RESPONSE_SCHEMA_CONFORMANCE, message=message, pointer=pointer)]
+    try:
+        tool.output_model.model_validate(value)
+    except ValidationError as exc:
+        return [
+            Finding(
+                check=RESPONSE_SCHEMA_CONFORMANCE,
+                message=f"{_location(error['loc'])}: {error['msg']}",
+                pointer=pointer,
+            )
+            for error in exc.errors()[:5]
+        ]
+    return []
+
+
+def response_headers_conformance(
+    tool: ToolBinding, op: HttpOperation, ex: Exchange
+) -> list[Finding]:
+    """The headers the answer's status declares are there."""
+    findings: list[Finding] = []
+    for response in matching(op, ex.status):
+        for name in response.headers:
+            if name.lower() == "set-cookie" or name in ex.headers:
+                continue
+            findings.append(
+                Finding(
+                    check=RESPONSE_HEADERS_CONFORMANCE,
+                    message=f"header {name!r} declared for status {response.status} is missing",
+                    pointer=responses_pointer(tool, response.status, "headers", name),
+                )
+            )
+    return findings
+
+
+Check = Callable[[ToolBinding, HttpOperation, Exchange], list[Finding]]
+
+ANSWER_CHECKS: tuple[Check, ...] = (
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+)
+
+
+def ignored_auth(ex: Exchange, pointer: str) -> list[Finding]:
+    """A request sent without credentials to an operation that requires them (where ``pointer``
+    says so) is refused."""
+    if ex.status in (401, 403):
+        return []
+    return [
+        Finding(
+            check=IGNORED_AUTH,
+            message=f"sent without credentials, it was answered {ex.status} (not 401/403)",
+            pointer=pointer,
+        )
+    ]
