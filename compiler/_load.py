@@ -493,6 +493,14 @@ def _json_lines(text: str, loc: SourceLocation) -> list[Any] | Diagnostic | None
     return values
 
 
+def _char_at(text: str, line: int, column: int) -> str | None:
+    """The character at a 0-based line and column of ``text``, if there is one."""
+    lines = text.split("\n", line + 1)
+    if line < len(lines) and column < len(lines[line]):
+        return lines[line][column]
+    return None
+
+
 def parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Document | Diagnostic:
     loc = SourceLocation(file=shown)
     try:
@@ -517,7 +525,11 @@ def parse_yaml(text: str, shown: str, *, dates_as_text: bool = False) -> Documen
                 column=mark.column + 1 if mark else None,
             )
         hint = None
-        if exc.context and exc.problem and not exc.context.startswith("while "):
+        if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+            # PyYAML says only "found character '\t' that cannot start any token"
+            problem = "a tab character: YAML indents with spaces, never tabs"
+            hint = "replace the tab with spaces"
+        elif exc.context and exc.problem and not exc.context.startswith("while "):
             # e.g. "expected a single document in the stream" + "but found another document"
             problem = f"{exc.context}, {exc.problem}"
             if "single document" in exc.context:

@@ -30,6 +30,8 @@ from ..ir import (
     UnionNode,
 )
 from ..naming import has_identifier_chars
+from ..normalise._schema import JSON_TYPES
+from ..normalise.schema_types import type_hint
 from ._jsonschema import SchemaLowerer
 
 
@@ -92,7 +94,17 @@ class ToolReader:
         objectish = declared in ("object", "dict", None) or (
             declared_types is not None and "object" in declared_types
         )
-        if not objectish:
+        if not objectish and isinstance(declared, str) and declared not in JSON_TYPES:
+            # a misspelt or borrowed name (objekt, Object, Map): said as such, and the object
+            # it must be is read on, so that the spec's other errors are said in the same run
+            self.diags.error(
+                loc.child("type"),
+                f"type {declared!r} is not a JSON Schema type",
+                "type 'object': tool parameters are always named fields",
+                hint=type_hint(declared) or "write type: object",
+            )
+            obj = {**obj, "type": "object"}
+        elif not objectish:
             shown = repr(declared) if isinstance(declared, str) else describe(declared)
             self.diags.error(
                 loc.child("type"),
