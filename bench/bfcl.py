@@ -59,6 +59,8 @@ from typing import Annotated, Any, Literal, Union
 
 from _corpus import REPO, corpus_root, require
 
+from toolbind.runtime import ModelSettings
+
 sys.path.insert(0, str(REPO))  # demo.llm_server
 
 CATEGORIES = (
@@ -439,13 +441,15 @@ def run_toolbind(
             model=model_name,
             tools=tools,
             activities=activities,
-            max_retries=1,
-            timeout=300,
-            meta_fields=meta_fields,
-            tools_in_prompt=tools_in_prompt,
             mode=mode,
-            request_kwargs=SETTINGS,
-            **({"call_tag": call_tag} if call_tag else {}),
+            **{"call_tag": call_tag} if call_tag else {},
+            settings=ModelSettings(
+                max_retries=1,
+                timeout=300,
+                meta_fields=meta_fields,
+                tools_in_prompt=tools_in_prompt,
+                request_kwargs=SETTINGS,
+            ),
         )
         started = time.monotonic()
         calls: Calls | None = None

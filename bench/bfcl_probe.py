@@ -38,6 +38,8 @@ from typing import Any
 import bfcl
 from _corpus import REPO, corpus_root
 
+from toolbind.runtime import ModelSettings
+
 sys.path.insert(0, str(REPO))  # demo.llm_server
 
 Schema = dict[str, Any]
@@ -125,7 +127,13 @@ def requests_for(question: bfcl.Question, pkg: Any) -> tuple[dict[str, Any], dic
     baseline = openai_schema(bfcl.baseline_model(question.functions)).openai_schema
     by_name = {t.name: t for t in pkg.TOOLS}
     tools = [by_name[n] for n in pkg.TOOLSETS[question.id]]
-    agent = Agent("http://127.0.0.1:9/v1", model="m", tools=tools, activities={}, call_tag="_tool")
+    agent = Agent(
+        "http://127.0.0.1:9/v1",
+        model="m",
+        tools=tools,
+        activities={},
+        settings=ModelSettings(call_tag="_tool"),
+    )
     composed = openai_schema(agent.composition(None, "required", tools).response).openai_schema
     return body(baseline), body(composed)
 

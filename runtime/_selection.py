@@ -455,15 +455,15 @@ class BM25Selector:
 
 
 def as_selector(value: int | ToolSelector | None) -> ToolSelector | None:
-    """``Agent(tool_selection=...)``: None (every tool), an int k (``BM25Selector(k)``), or a
+    """``ToolSelection(selector)``: None (every tool), an int k (``BM25Selector(k)``), or a
     ``ToolSelector``."""
     if value is None:
         return None
     given: Any = value
     if isinstance(given, bool) or not isinstance(given, int | ToolSelector):
         raise UsageError(
-            f"Agent(tool_selection={value!r}): expected a number of tools (BM25), an object with "
-            "select(query, tools), or None"
+            f"ToolSelection(selector={value!r}): expected a number of tools (BM25) or an object "
+            "with select(query, tools)"
         )
     if isinstance(value, int):
         return BM25Selector(value)
