@@ -188,10 +188,10 @@ def check_output(out: dict[str, str], project: Path, llm: ScriptedLLM) -> None:
     assert context[1] == (
         "{'user': {'name': 'Alex', 'status': 'inactive', 'tags': ['vip']}} †data.user.status"
     )
-    approval = out["Activity context and approval (`ActivityContext`, `requires_approval`)"]
+    approval = out["Activity context and approval (`ActivityContext`, `RequireApproval`)"]
     assert approval.splitlines() == ["True ['transfer']", "{'sent': 20} Sent 20."]
     delegates = out[
-        "Delegates, scopes and guardrails (`Delegates`, `_delegate`, `_scopes`, `input_guardrails`)"
+        "Delegates, scopes and guardrails (`Delegates`, `_delegate`, `_scopes`, `Guardrails`)"
     ]
     assert delegates.splitlines() == [
         "{'summary': 'A short summary.'} <delegates['summarizer']>",
