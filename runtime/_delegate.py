@@ -395,7 +395,7 @@ class _Counted:
 class Delegation(Capability):
     """``Delegates`` bound to one Agent: which tools are delegated, the Delegate Activity of each,
     and the upfront merge. Its toolset routes a tool that declares ``_delegate`` to its Delegate
-    Activity and offers each tool through ``bind``."""
+    Activity and offers each tool through ``offered``."""
 
     order: ClassVar[int] = Delegates.order
 
@@ -476,7 +476,7 @@ class Delegation(Capability):
 
     # -- upfront resolution
 
-    def bind(self, tool: ToolBinding) -> ToolBinding:
+    def offered(self, tool: ToolBinding) -> ToolBinding:
         """``tool`` as offered: with ``resolution="upfront"`` and a prescribed ``_delegate``, the
         delegate's input schema merged into its parameters and its output schema as ``_output``.
 
@@ -622,11 +622,11 @@ class _DelegatedToolset(WrapperToolset):
         self.delegation = delegation
 
     def __iter__(self) -> Iterator[ToolBinding]:
-        return (self.delegation.bind(t) for t in self.inner)
+        return (self.delegation.offered(t) for t in self.inner)
 
     def get(self, name: str) -> ToolBinding | None:
         found = self.inner.get(name)
-        return self.delegation.bind(found) if found is not None else None
+        return self.delegation.offered(found) if found is not None else None
 
     def activity(self, tool: ToolBinding) -> RegisteredActivity | None:
         delegated = self.delegation.activity(tool)

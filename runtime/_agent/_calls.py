@@ -148,7 +148,7 @@ class Dispatch:
         all of the Agent's, its MCP servers' included; ``instances``: a multi-instance context's
         ids, offered as ``_instance``)."""
         tools = self._all_tools() if tools is None else list(tools)
-        routed = {t.name: self._route(t)[0] for t in tools}
+        routed: dict[str, Route] = {t.name: self._route(t)[0] for t in tools}
         _refuse_stranded(tools, routed, self.activities)
         not_latent = frozenset(n for n, r in routed.items() if r != "latent")
         out_key: Any = (

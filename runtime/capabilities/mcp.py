@@ -34,7 +34,8 @@ class McpServers(Capability):
     def __init__(self, servers: str | os.PathLike[str] | Mapping[str, Any] | Sequence[Any]) -> None:
         from .._mcp_client import McpToolbox
 
-        self.toolbox = McpToolbox(servers)
+        given: Any = servers  # the toolbox reads each of these forms
+        self.toolbox = McpToolbox(given)
 
     def for_child(self) -> None:
         return None  # a delegate's sub-request offers only its own tools
