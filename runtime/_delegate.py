@@ -32,21 +32,20 @@ What 014 and 015 specify, in Python:
 from __future__ import annotations
 
 import contextvars
-import copy
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from ._binding import ToolBinding
-from ._context import MISSING, Context, ContextMessage, Reference
+from ._capability import Capability, Toolset, WrapperToolset
+from ._context import Context, ContextMessage
 from ._registry import RegisteredActivity
 from ._result import ToolResult
-from ._state import ActivityContext, call_meta
+from ._state import ActivityContext, call_meta, call_scopes, scoped_context
 from .contract import META_FIELDS
-from ._capability import Capability, Toolset, WrapperToolset
 from .errors import (
     DelegateDefinitionError,
     DelegateLimitExceeded,
@@ -65,54 +64,6 @@ ANONYMOUS = "anonymous"
 Resolution = Literal["execution", "upfront"]
 _Result = ToolResult[Any]
 _SUFFIXES = (".json", ".yaml", ".yml")
-
-
-# -- scopes (015) ---------------------------------------------------------------------------------
-
-
-def _scope_reference(scope: Any) -> Reference | None:
-    if not isinstance(scope, str):
-        return None
-    parts = scope.strip().removeprefix("†").split(".")
-    if any(not p for p in parts):
-        return None
-    return Reference(parts[0], tuple(parts[1:]))
-
-
-def scoped_context(
-    context: Context | None, scopes: Iterable[Any], instance: str | None = None
-) -> Context:
-    """The part of ``context`` that ``scopes`` allow, as ``instance`` sees it (015): one message
-    per scope (a kind, or a path in one), global (an instance's view is that call's own), with
-    the kind's schema and description when the whole kind is scoped."""
-    out = Context()
-    if context is None:
-        return out
-    for scope in scopes:
-        ref = _scope_reference(scope)
-        if ref is None:
-            continue
-        value = context.lookup(ref, instance)
-        if value is MISSING:
-            continue
-        whole = not ref.path
-        out.messages.append(
-            ContextMessage(
-                kind=ref.kind,
-                value=copy.deepcopy(value),
-                path=ref.path,
-                method="set",
-                schema=context.schema_of(ref.kind, instance) if whole else None,
-                description=context.description_of(ref.kind, instance) if whole else None,
-            )
-        )
-    return out
-
-
-def call_scopes(dumped: Mapping[str, Any], binding: ToolBinding | None) -> list[Any] | None:
-    """The call's ``_scopes`` (its own, or the tool's ``const``/``default``), or None."""
-    scopes = call_meta(dumped, binding, "_scopes")
-    return list(cast("list[Any]", scopes)) if isinstance(scopes, list) else None
 
 
 # -- saved Requests (014) ---------------------------------------------------------------------------

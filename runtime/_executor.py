@@ -71,7 +71,7 @@ class RoutedCall:
             result), ``async`` (pending: the result is submitted later) or ``missing``.
         call: the validated Call model; ``dumped`` its JSON form (by alias, meta fields included);
             ``arguments`` the same without the meta fields.
-        timeout: seconds the Activity may take (its own, else the Agent's ``activity_timeout``).
+        timeout: seconds the Activity may take (its own, else ``LoopSettings.activity_timeout``).
         activity_context: the ``ActivityContext`` given to an Activity that takes a second
             argument (``def fn(call, ctx)``; None: the Activity is called with the call alone).
         refused: why the call cannot run (a variable reference that names nothing, an

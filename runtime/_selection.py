@@ -9,7 +9,7 @@ than any model reads well. Three ways to offer fewer tools, composable:
   (``fnmatch`` globs on the tool's or the spec's name), and prefixing (the model reads
   ``prefix + name``; calls, Activities and results keep the tool's own name);
 * a per-run subset: ``Agent.request/run(..., tools=[names or bindings])``;
-* ``Agent(tool_selection=k or a ToolSelector)``: per request, the ``k`` most relevant tools for the
+* ``ToolSelection(k or a ToolSelector)`` (an Agent capability): per request, the ``k`` most relevant tools for the
   latest user message. ``BM25Selector`` (the default for an ``int``) ranks with BM25 (``bm25s``)
   per field over each tool's name (split at ``_ . -`` and camelCase), tags, description,
   parameters and output fields, the question and the tools normalised alike (Snowball stems, a

@@ -38,7 +38,7 @@ from .._executor import Executor, Pending, RoutedCall
 from .._registry import ActivityFn, ActivityRegistry, RegisteredActivity, ToolRegistry
 from .._response import Composition, OutputSpec, compose
 from .._result import ToolResult
-from .._state import RunContext, takes_context
+from .._state import RunContext, call_scopes, takes_context
 from ..capabilities.context import RunState
 from ..contract import META_FIELDS
 from ..errors import UsageError
@@ -104,6 +104,7 @@ class Dispatch:
     executor: Executor
     execution_activity: ExecutionFactory
     _compositions: dict[Any, Composition]
+    _http_executions: list[Any]
     _made_activities: dict[int, tuple[ToolBinding, RegisteredActivity | None]]
 
     # -- the tools
@@ -184,6 +185,35 @@ class Dispatch:
             )
             self._compositions[key] = found
         return found
+
+    def _http_execution(self, binding: ToolBinding) -> ActivityFn | None:
+        """The default ``execution_activity``: the gateway's HTTP executor, run in a thread."""
+        execution = binding.execution or {}
+        if binding.execution_type == "space" or not (
+            execution.get("url") or execution.get("webhookUrl")
+        ):
+            return None  # async: the result is submitted later
+        from ..errors import HttpConfigurationError
+        from ..http._gateway import HttpExecution
+
+        try:
+            executor = HttpExecution.from_binding(binding)
+        except HttpConfigurationError as exc:
+            message = str(exc)  # never holds a secret value
+
+            def misconfigured(call: Any) -> ToolResult[Any]:
+                return _Result.fail(message, error_type="configuration", execution="explicit")
+
+            return misconfigured
+        self._http_executions.append(executor)
+        output_model = binding.output_model if binding.output_schema is not None else None
+
+        def via_http(call: Any) -> ToolResult[Any]:
+            # the sync client, in the worker thread ``_invoke`` gives sync Activities: it is not
+            # tied to one event loop (each sync ``run`` has its own)
+            return executor.call(call, output_model)
+
+        return via_http
 
     # -- routing
 
@@ -345,8 +375,6 @@ class Dispatch:
 
 
 def _scopes(routed: RoutedCall) -> list[Any] | None:
-    from .._delegate import call_scopes
-
     return call_scopes(routed.dumped, routed.binding)
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "TOOLS_HEADER",
     "as_offered",
     "feed_back",
+    "feed_back_step",
     "message",
     "streamed",
     "unless_started",
@@ -191,3 +192,20 @@ def message(item: Any, index: int) -> dict[str, Any]:
         f"messages[{index}] has no role: expected a chat message {{role, content}} or an RFC "
         "context item {type: 'text', text}"
     )
+
+
+def feed_back_step(
+    convo: list[dict[str, Any]], step: Step, response: ToolResponse[Any, Any], asked: Composition
+) -> None:
+    """The step's answer and its results appended to the conversation (native or composed)."""
+    if step.mode == "native":
+        from .._native import feed_back as feed_back_native
+
+        results = [
+            {"call_id": r.call_id, "tool": asked.shown.get(r.tool, r.tool)}
+            | r.result.model_dump(mode="json")
+            for r in step.calls
+        ]
+        feed_back_native(convo, step.raw_responses[-1], asked, results, for_the_model)
+    else:
+        feed_back(convo, response, step, asked)

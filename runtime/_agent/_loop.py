@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .._aio import drain
 from .._binding import ToolBinding
-from .._capability import Capability, Run, Toolset, for_the_model, in_order
+from .._capability import Capability, Run, Toolset, in_order
 from .._compose import describe_tools
 from .._context import Context, ContextMessage
 from .._delegate import Delegates
@@ -57,7 +57,7 @@ from ..capabilities.approval import RequireApproval
 from ..errors import AgentError, UsageError
 from ..types import ToolResponse
 from ._calls import Dispatch, ExecutionFactory, OwnTools
-from ._feedback import feed_back, message, streamed, unless_started, with_tools_listed
+from ._feedback import feed_back_step, message, streamed, unless_started, with_tools_listed
 from ._settings import LoopSettings, ModelSettings
 
 if TYPE_CHECKING:
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "ContextLike"]
 
 T = TypeVar("T")
-_Result = ToolResult[Any]
 
 ContextLike = Context | Iterable[ContextMessage | Mapping[str, Any]] | None
 """What ``run(..., context=...)`` takes: a ``Context`` or RFC context items (data/state/input)."""
@@ -193,35 +192,6 @@ class Agent(Dispatch):
         return self._model
 
     # -- the client
-
-    def _http_execution(self, binding: ToolBinding) -> ActivityFn | None:
-        """The default ``execution_activity``: the gateway's HTTP executor, run in a thread."""
-        execution = binding.execution or {}
-        if binding.execution_type == "space" or not (
-            execution.get("url") or execution.get("webhookUrl")
-        ):
-            return None  # async: the result is submitted later
-        from ..errors import HttpConfigurationError
-        from ..http._gateway import HttpExecution
-
-        try:
-            executor = HttpExecution.from_binding(binding)
-        except HttpConfigurationError as exc:
-            message = str(exc)  # never holds a secret value
-
-            def misconfigured(call: Any) -> ToolResult[Any]:
-                return _Result.fail(message, error_type="configuration", execution="explicit")
-
-            return misconfigured
-        self._http_executions.append(executor)
-        output_model = binding.output_model if binding.output_schema is not None else None
-
-        def via_http(call: Any) -> ToolResult[Any]:
-            # the sync client, in the worker thread ``_invoke`` gives sync Activities: it is not
-            # tied to one event loop (each sync ``run`` has its own)
-            return executor.call(call, output_model)
-
-        return via_http
 
     async def aclose(self) -> None:
         """Close the HTTP clients the Agent made: the LLM client built from a URL (a no-op for
@@ -579,28 +549,11 @@ class Agent(Dispatch):
             yield event
         step.calls = task.result()
         run.outstanding.update((r.call_id, r) for r in step.calls if r.pending)
-        self._feed_back(run, step, response, tool_choice)
-
-    def _feed_back(
-        self, run: Run, step: Step, response: ToolResponse[Any, Any], tool_choice: str
-    ) -> None:
-        """The step's answer and results appended to the conversation, then the context's
-        changes."""
         asked = step.composition or self.composition(
-            run.output, tool_choice, instances=run.state.instances if run.state else ()
+            run.output, tool_choice, instances=state.instances
         )
-        if step.mode == "native":
-            from .._native import feed_back as feed_back_native
-
-            results = [
-                {"call_id": r.call_id, "tool": asked.shown.get(r.tool, r.tool)}
-                | r.result.model_dump(mode="json")
-                for r in step.calls
-            ]
-            feed_back_native(run.convo, step.raw_responses[-1], asked, results, for_the_model)
-        else:
-            feed_back(run.convo, response, step, asked)
-        if run.state is not None and (update := run.state.updates()) is not None:
+        feed_back_step(run.convo, step, response, asked)
+        if (update := state.updates()) is not None:
             run.convo.append({"role": "user", "content": update})
 
     def _call_prefix(self) -> str:
