@@ -529,7 +529,7 @@ def test_a_durable_run_selects_tools_by_bm25_as_in_process(
     pytest.importorskip("bm25s", reason="the select extra is not installed")
     script = (answer(WEATHER), answer(output="ok"))
     mine, theirs, in_process, durable = _durable_and_in_process(
-        temporal, tools, tmp_path, script, {"tool_selection": 1}, {}
+        temporal, tools, tmp_path, script, {"capabilities": [ToolSelection(1)]}, {}
     )
     assert theirs.steps[0].offered == mine.steps[0].offered == ["weatherCheck"]
     _same_transcript(mine, theirs)
