@@ -2,8 +2,9 @@
 the capabilities it composes.
 
 Imports ``_calls`` (routing and running the calls), ``_feedback`` (what is said to the model),
-``_settings``, ``_capability`` and ``capabilities.approval`` (every Agent parks the calls a spec
-marks ``x-requires-approval``), ``_registry``, ``_response``, ``_events``, ``_executor``,
+``_settings``, ``_capability``, ``capabilities.approval`` and ``_delegate`` (every Agent parks the
+calls a spec marks ``x-requires-approval`` and delegates a tool that declares ``_delegate``),
+``_registry``, ``_response``, ``_events``, ``_executor``,
 ``_llm`` (the model call), ``_native``, ``_selection``, ``_state``, ``_context``, ``errors``;
 ``instructor`` and ``openai`` are imported when an Agent is built (so ``import
 toolbind.runtime`` stays light).
@@ -224,8 +225,6 @@ class Agent(Dispatch):
                 await self.aclose()
 
         return _run_sync(main())
-
-    # -- one LLM step
 
     # -- one LLM step
 
