@@ -14,14 +14,14 @@ Configurations:
   answer ``{calls: [discriminated union]}``, instructor TOOLS mode (the one function forced);
 - ``toolbind latent``: the question's functions compiled by toolbind (the BFCL frontend), every
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
-- ``toolbind latent function``: the same with ``Agent(call_tag="function")`` (each call names its
+- ``toolbind latent function``: the same with ``ModelSettings(call_tag="function")`` (each call names its
   tool under ``function``, the baseline's tag, not the seeds' ``_tool``);
-- ``toolbind latent _tool``: the same with ``Agent(call_tag="_tool")`` (the seeds' tag on every
+- ``toolbind latent _tool``: the same with ``ModelSettings(call_tag="_tool")`` (the seeds' tag on every
   question; the default, ``"auto"``, offers ``_tool`` for one function and ``function`` for several);
 - ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
-- ``toolbind lean``: latent, ``Agent(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
+- ``toolbind lean``: latent, ``ModelSettings(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
 - ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
-- ``toolbind listed``: latent, ``Agent(tools_in_prompt=True)`` (the tools listed in the prompt);
+- ``toolbind listed``: latent, ``ModelSettings(tools_in_prompt=True)`` (the tools listed in the prompt);
 - ``toolbind explicit listed``: explicit, the tools listed in the prompt;
 - ``toolbind native``: ``Agent(mode="native")`` — each function its own tool, the provider's tool
   calling (``tool_choice="required"``), every tool explicit (native offers no ``_output``);
@@ -58,6 +58,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from _corpus import REPO, corpus_root, require
+
+from toolbind.runtime import ModelSettings
 
 sys.path.insert(0, str(REPO))  # demo.llm_server
 
@@ -439,13 +441,15 @@ def run_toolbind(
             model=model_name,
             tools=tools,
             activities=activities,
-            max_retries=1,
-            timeout=300,
-            meta_fields=meta_fields,
-            tools_in_prompt=tools_in_prompt,
             mode=mode,
-            request_kwargs=SETTINGS,
-            **({"call_tag": call_tag} if call_tag else {}),
+            **{"call_tag": call_tag} if call_tag else {},
+            settings=ModelSettings(
+                max_retries=1,
+                timeout=300,
+                meta_fields=meta_fields,
+                tools_in_prompt=tools_in_prompt,
+                request_kwargs=SETTINGS,
+            ),
         )
         started = time.monotonic()
         calls: Calls | None = None

@@ -3,7 +3,7 @@
 ``bench/bfcl.py`` compares whole configurations; this script explains them. For each question it
 builds the two requests llama.cpp receives — the instructor baseline's (``FunctionCalls``, a
 discriminated union tagged ``function``) and toolbind's composed ``Response`` (latent tools, the
-seeds' meta fields and tag ``_tool``: ``Agent(call_tag="_tool")``, ``tool_choice="required"``) —
+seeds' meta fields and tag ``_tool``: ``ModelSettings(call_tag="_tool")``, ``tool_choice="required"``) —
 and sends toolbind's again with exactly one
 thing changed, straight to the local server (no retries, no validation: the raw arguments the
 model wrote, scored as ``bfcl.py`` scores them):
@@ -17,7 +17,7 @@ model wrote, scored as ``bfcl.py`` scores them):
 - ``tag-last``: ``_tool`` after the arguments (llama.cpp writes required properties in order);
 - ``norep``: ``repeat_penalty: 1.0`` (llama-cpp-python's default is 1.1) for toolbind and
   ``base-norep`` for the baseline;
-- ``listed``: the tools listed in a system message (``Agent(tools_in_prompt=True)``).
+- ``listed``: the tools listed in a system message (``ModelSettings(tools_in_prompt=True)``).
 
 Run: ``.venv/bin/python bench/bfcl_probe.py [--limit 14] [--start 0] [--category NAME ...]
 [--variant NAME ...] [-v]``; prints per variant: answers that parsed, right function(s), right
@@ -37,6 +37,8 @@ from typing import Any
 
 import bfcl
 from _corpus import REPO, corpus_root
+
+from toolbind.runtime import ModelSettings
 
 sys.path.insert(0, str(REPO))  # demo.llm_server
 
@@ -125,7 +127,13 @@ def requests_for(question: bfcl.Question, pkg: Any) -> tuple[dict[str, Any], dic
     baseline = openai_schema(bfcl.baseline_model(question.functions)).openai_schema
     by_name = {t.name: t for t in pkg.TOOLS}
     tools = [by_name[n] for n in pkg.TOOLSETS[question.id]]
-    agent = Agent("http://127.0.0.1:9/v1", model="m", tools=tools, activities={}, call_tag="_tool")
+    agent = Agent(
+        "http://127.0.0.1:9/v1",
+        model="m",
+        tools=tools,
+        activities={},
+        settings=ModelSettings(call_tag="_tool"),
+    )
     composed = openai_schema(agent.composition(None, "required", tools).response).openai_schema
     return body(baseline), body(composed)
 
@@ -141,12 +149,12 @@ def variant(name: str, baseline: dict[str, Any], composed: dict[str, Any], pkg: 
     elif name.endswith("norep"):
         body["repeat_penalty"] = 1.0
     elif name == "listed":
-        from toolbind.runtime._agent import _with_tools_listed  # pyright: ignore[reportPrivateUsage]
+        from toolbind.runtime._agent._feedback import with_tools_listed
         from toolbind.runtime._compose import describe_tools
 
         by_name = {t.name: t for t in pkg.TOOLS}
         tools = [by_name[n] for n in pkg.TOOLSETS[q.id]]
-        body["messages"] = _with_tools_listed(list(q.messages), describe_tools(tools))
+        body["messages"] = with_tools_listed(list(q.messages), describe_tools(tools))
     return body
 
 

@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 from tests._servers import serve_asgi  # noqa: E402
 from tests.temporal._support import SERVER_PIDS, SPEC, WorkerProcess, dev_server  # noqa: E402
 from toolbind.compiler import compile_to_directory, load_package  # noqa: E402
-from toolbind.runtime import Agent, ToolRegistry  # noqa: E402
+from toolbind.runtime import Agent, LoopSettings, ToolRegistry  # noqa: E402
 
 ACTIVITIES = Path(__file__).resolve().parent / "_temporal_activities.py"
 STEPS, CALLS = 3, 3
@@ -160,7 +160,9 @@ def main() -> int:
     sequential: dict[str, float] = {}
     with serve_asgi(llm_app()) as base, dev_server() as address:
         url = f"{base}/v1"
-        agent = Agent(url, model="bench", tools=tools, activities=fns, end_on_output=True)
+        agent = Agent(
+            url, model="bench", tools=tools, activities=fns, loop=LoopSettings(end_on_output=True)
+        )
 
         async def local() -> Any:
             return await agent.arun("weather", max_steps=STEPS)
@@ -194,7 +196,11 @@ def main() -> int:
 
                     client = await Client.connect(address)
                     runs = DurableAgent(
-                        client, llm=url, model="bench", task_queue=q, end_on_output=True
+                        client,
+                        llm=url,
+                        model="bench",
+                        task_queue=q,
+                        loop=LoopSettings(end_on_output=True),
                     )
 
                     async def one() -> Any:

@@ -48,6 +48,7 @@ from generated.seeds import TOOLS, SendEmailCall, WeatherCheckCall, WeatherCheck
 from toolbind.runtime import (
     Agent,
     AgentEvent,
+    ModelSettings,
     Pending,
     PendingStore,
     RunResult,
@@ -55,6 +56,7 @@ from toolbind.runtime import (
     ToolBinding,
     pending_app,
 )
+from toolbind.runtime.capabilities import PendingDelivery
 
 TASK = (
     "Tasks: 1. weather in Paris. 2. sentiment of 'I love this product'. "
@@ -297,14 +299,16 @@ def run_demo(llm: LlamaServer, started: float) -> int:
         serve(pending_app(store)) as endpoint,
     ):
         print(f"pending results endpoint: POST {endpoint}/runs/{{run_id}}/tool-results\n")
-        options: dict[str, Any] = {
-            "model": llm.model,
-            "activities": activities,
-            "pending": store,
-            "max_retries": 3,
-            "request_kwargs": {"temperature": 0, "max_tokens": 300},
-        }
-        agent = Agent(llm.base_url, tools=chosen, **options)
+        agent = Agent(
+            llm.base_url,
+            model=llm.model,
+            tools=chosen,
+            activities=activities,
+            capabilities=[PendingDelivery(store)],
+            settings=ModelSettings(
+                max_retries=3, request_kwargs={"temperature": 0, "max_tokens": 300}
+            ),
+        )
 
         print(f"user: {TASK}   [tool_choice=required: calls, no output]")
         act, act_s = streamed_run(

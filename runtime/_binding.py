@@ -65,7 +65,7 @@ class ToolBinding:
             ``_outputMethod``, ``_instance``, ``_delegate``: wire name → JSON Schema), or None.
         extensions_required: those of ``extensions`` the tool requires.
         requires_approval: the spec marks the tool ``x-requires-approval``: an Agent parks its
-            explicit calls until a human decides (``Agent(requires_approval=...)``).
+            explicit calls until a human decides (``RequireApproval``).
     """
 
     name: str

@@ -2,8 +2,9 @@
 isolated request through the same Agent machinery.
 
 Imports ``_context``, ``_state``, ``_binding``, ``_registry`` (``binding_from_schema``: a saved
-Request's tools are compiled like ``Tool.register``'s), ``_result``, ``errors``, ``contract`` and
-pyyaml; ``_agent`` only under ``TYPE_CHECKING`` (the Agent hands itself in).
+Request's tools are compiled like ``Tool.register``'s), ``_result``, ``errors``, ``contract``,
+``_capability`` and pyyaml; never the Agent (it hands itself in: ``Delegates`` is a
+capability, bound to each Agent as a ``Delegation``).
 
 What 014 and 015 specify, in Python:
 
@@ -31,19 +32,19 @@ What 014 and 015 specify, in Python:
 from __future__ import annotations
 
 import contextvars
-import copy
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from ._binding import ToolBinding
-from ._context import MISSING, Context, ContextMessage, Reference
+from ._capability import Capability, Toolset, WrapperToolset
+from ._context import Context, ContextMessage
 from ._registry import RegisteredActivity
 from ._result import ToolResult
-from ._state import ActivityContext, call_meta
+from ._state import ActivityContext, call_meta, call_scopes, scoped_context
 from .contract import META_FIELDS
 from .errors import (
     DelegateDefinitionError,
@@ -55,7 +56,6 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from ._agent import Agent
     from ._events import Step
 
 __all__ = ["ANONYMOUS", "DelegateRequest", "Delegates", "scoped_context"]
@@ -64,54 +64,6 @@ ANONYMOUS = "anonymous"
 Resolution = Literal["execution", "upfront"]
 _Result = ToolResult[Any]
 _SUFFIXES = (".json", ".yaml", ".yml")
-
-
-# -- scopes (015) ---------------------------------------------------------------------------------
-
-
-def _scope_reference(scope: Any) -> Reference | None:
-    if not isinstance(scope, str):
-        return None
-    parts = scope.strip().removeprefix("†").split(".")
-    if any(not p for p in parts):
-        return None
-    return Reference(parts[0], tuple(parts[1:]))
-
-
-def scoped_context(
-    context: Context | None, scopes: Iterable[Any], instance: str | None = None
-) -> Context:
-    """The part of ``context`` that ``scopes`` allow, as ``instance`` sees it (015): one message
-    per scope (a kind, or a path in one), global (an instance's view is that call's own), with
-    the kind's schema and description when the whole kind is scoped."""
-    out = Context()
-    if context is None:
-        return out
-    for scope in scopes:
-        ref = _scope_reference(scope)
-        if ref is None:
-            continue
-        value = context.lookup(ref, instance)
-        if value is MISSING:
-            continue
-        whole = not ref.path
-        out.messages.append(
-            ContextMessage(
-                kind=ref.kind,
-                value=copy.deepcopy(value),
-                path=ref.path,
-                method="set",
-                schema=context.schema_of(ref.kind, instance) if whole else None,
-                description=context.description_of(ref.kind, instance) if whole else None,
-            )
-        )
-    return out
-
-
-def call_scopes(dumped: Mapping[str, Any], binding: ToolBinding | None) -> list[Any] | None:
-    """The call's ``_scopes`` (its own, or the tool's ``const``/``default``), or None."""
-    scopes = call_meta(dumped, binding, "_scopes")
-    return list(cast("list[Any]", scopes)) if isinstance(scopes, list) else None
 
 
 # -- saved Requests (014) ---------------------------------------------------------------------------
@@ -276,8 +228,11 @@ def _tools(declared: Mapping[str, Any], where: str) -> list[ToolBinding]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Delegates:
-    """How an Agent runs delegated calls (``Agent(delegates=Delegates(...))``).
+class Delegates(Capability):
+    """How an Agent runs delegated calls (``Agent(capabilities=[Delegates(...)])``): each call of
+    a tool that declares ``_delegate`` is a new, isolated sub-request of the Agent (same client,
+    the saved Request's tools, the run's ``deps``), given the parent context its ``_scopes``
+    allow and its parameters as the input; its output is the call's result.
 
     Attributes:
         requests: saved Requests by the name a ``_delegate`` gives (a name, a URL, a path):
@@ -313,6 +268,11 @@ class Delegates:
             )
         if self.max_depth < 1 or self.max_llm_requests < 1 or self.max_steps < 1:
             raise UsageError("Delegates(max_depth, max_llm_requests, max_steps) must be >= 1")
+
+    order: ClassVar[int] = 80  # wraps the MCP servers' tools too
+
+    def bind(self, agent: Any) -> Capability:
+        return Delegation(agent, self)
 
 
 @dataclass(slots=True)
@@ -383,29 +343,25 @@ class _Counted:
 # -- the Delegate Activity --------------------------------------------------------------------------
 
 
-class Delegation:
-    """An Agent's delegates: which tools are delegated, the Delegate Activity of each, and the
-    upfront merge. The Agent's loop asks ``activity(tool)`` when it routes a tool and ``bind(tool)``
-    when it offers one."""
+class Delegation(Capability):
+    """``Delegates`` bound to one Agent: which tools are delegated, the Delegate Activity of each,
+    and the upfront merge. Its toolset routes a tool that declares ``_delegate`` to its Delegate
+    Activity and offers each tool through ``offered``."""
 
-    def __init__(self, agent: Agent, config: Delegates | None) -> None:
+    order: ClassVar[int] = Delegates.order
+
+    def __init__(self, agent: Any, config: Delegates) -> None:
         self.agent = agent
-        self.config = config or Delegates()
+        self.config = config
         self._activities: dict[int, tuple[ToolBinding, RegisteredActivity]] = {}
         self._bound: dict[int, tuple[ToolBinding, ToolBinding]] = {}
         self._loaded: dict[str, tuple[float, DelegateRequest]] = {}
 
-    @classmethod
-    def of(cls, agent: Agent, delegates: Delegates | Mapping[str, Any] | None) -> Delegation:
-        """``Agent(delegates=...)``: a ``Delegates``, or a mapping name → saved Request."""
-        if delegates is None or isinstance(delegates, Delegates):
-            return cls(agent, delegates)
-        if isinstance(cast("Any", delegates), Mapping):
-            return cls(agent, Delegates(requests=delegates))
-        raise UsageError(
-            f"Agent(delegates={delegates!r}): expected Delegates(...) or a mapping of names to "
-            "saved Requests"
-        )
+    def for_child(self) -> Capability:
+        return self.config  # bound again to the child: the same delegates, its own caches
+
+    def wrap_toolset(self, toolset: Toolset) -> Toolset:
+        return _DelegatedToolset(toolset, self)
 
     # -- routing
 
@@ -471,7 +427,7 @@ class Delegation:
 
     # -- upfront resolution
 
-    def bind(self, tool: ToolBinding) -> ToolBinding:
+    def offered(self, tool: ToolBinding) -> ToolBinding:
         """``tool`` as offered: with ``resolution="upfront"`` and a prescribed ``_delegate``, the
         delegate's input schema merged into its parameters and its output schema as ``_output``.
 
@@ -598,27 +554,34 @@ class Delegation:
             )
         return out
 
-    def _child(
-        self, request: DelegateRequest | None, chain: Sequence[str], budget: _Budget
-    ) -> Agent:
+    def _child(self, request: DelegateRequest | None, chain: Sequence[str], budget: _Budget) -> Any:
         """A child of the Agent for one sub-request: the same client (its requests charged to
-        the tree's budget), Activities and delegates; the delegate's tools only; no MCP servers,
-        no pending store, no instructions of the parent's."""
+        the tree's budget), Activities and capabilities as each keeps them for a child
+        (``for_child``: no MCP servers, no pending store, no selection); the delegate's tools
+        only; no instructions of the parent's."""
         parent = self.agent
-        child = copy.copy(parent)
-        child.tools = list(request.tools) if request is not None else []
-        child.instructions = None
-        child.pending = None
-        child.last_step = None
-        child.tool_selection = None
-        vars(child).update(
-            _mcp=None,
-            _compositions={},
-            _made_activities={},
-            _model=_Counted(vars(parent)["_model"], self.config, budget, chain),
-        )
-        child.delegation = Delegation(child, self.config)
-        return child
+        tools = list(request.tools) if request is not None else []
+        return parent.spawn(tools, _Counted(parent.model_call, self.config, budget, chain))
+
+
+class _DelegatedToolset(WrapperToolset):
+    """The tools as offered with delegates: each bound (upfront merge), a delegated tool routed to
+    its Delegate Activity before any registered one."""
+
+    def __init__(self, inner: Toolset, delegation: Delegation) -> None:
+        super().__init__(inner)
+        self.delegation = delegation
+
+    def __iter__(self) -> Iterator[ToolBinding]:
+        return (self.delegation.offered(t) for t in self.inner)
+
+    def get(self, name: str) -> ToolBinding | None:
+        found = self.inner.get(name)
+        return self.delegation.offered(found) if found is not None else None
+
+    def activity(self, tool: ToolBinding) -> RegisteredActivity | None:
+        delegated = self.delegation.activity(tool)
+        return delegated if delegated is not None else self.inner.activity(tool)
 
 
 def _refused(exc: Exception) -> ToolResult[Any]:

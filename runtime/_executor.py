@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -49,10 +49,13 @@ class Pending:
     Attributes:
         ttl: seconds the call may stay pending (None: the store's default).
         message: what the model is told meanwhile.
+        arguments: what the pending store keeps as the call's arguments (None: the call's own;
+            a call parked for approval keeps the whole call).
     """
 
     ttl: float | None = None
     message: str = "The result will arrive later as a tool_result event; continue meanwhile."
+    arguments: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,12 +71,14 @@ class RoutedCall:
             result), ``async`` (pending: the result is submitted later) or ``missing``.
         call: the validated Call model; ``dumped`` its JSON form (by alias, meta fields included);
             ``arguments`` the same without the meta fields.
-        timeout: seconds the Activity may take (its own, else the Agent's ``activity_timeout``).
+        timeout: seconds the Activity may take (its own, else ``LoopSettings.activity_timeout``).
         activity_context: the ``ActivityContext`` given to an Activity that takes a second
             argument (``def fn(call, ctx)``; None: the Activity is called with the call alone).
         refused: why the call cannot run (a variable reference that names nothing, an
             ``_instance`` the context lacks): its failed result, the Activity not called.
-        approval: the call waits for a human's approval before it runs (``requires_approval``).
+        approval: the spec marks the tool ``x-requires-approval`` (``RequireApproval`` parks
+            such a call, and calls of the tools it names, until a human decides).
+        approved: a human approved the call: it runs without waiting again.
     """
 
     run_id: str
@@ -92,6 +97,7 @@ class RoutedCall:
     activity_context: Any = None
     refused: str | None = None
     approval: bool = False
+    approved: bool = False
 
     @property
     def key(self) -> str:

@@ -410,7 +410,7 @@ class ActivityRegistry:
         Args:
             name: the Activity's name (the tool's name for zero-config matching).
             fn: the implementation; omitted, a decorator is returned.
-            timeout: per-call timeout in seconds (default: the Agent's ``activity_timeout``). An
+            timeout: per-call timeout in seconds (default: the Agent's ``LoopSettings.activity_timeout``). An
                 async Activity is cancelled when it overruns; a sync one (run in a worker thread)
                 is abandoned — its result is ignored, the thread finishes in the background.
             concurrent: False to opt this Activity out of running beside other calls.

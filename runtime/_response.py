@@ -150,7 +150,7 @@ def compose(
         instances: the instance ids of a multi-instance context (related/013): each tool
             takes an optional ``_instance`` of these, and its Call model a typed ``instance``.
         tag: the key each call names its tool under in the schema the model fills: ``_tool``
-            (the seeds' wire format) or a name a model reads better (``Agent(call_tag=...)``);
+            (the seeds' wire format) or a name a model reads better (``ModelSettings(call_tag=...)``);
             where an offered tool takes a parameter of that name, ``tag + "_name"``, else
             ``_tool`` (``Composition.tag`` says which). The Response reads it back as ``_tool``.
 

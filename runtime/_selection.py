@@ -9,7 +9,7 @@ than any model reads well. Three ways to offer fewer tools, composable:
   (``fnmatch`` globs on the tool's or the spec's name), and prefixing (the model reads
   ``prefix + name``; calls, Activities and results keep the tool's own name);
 * a per-run subset: ``Agent.request/run(..., tools=[names or bindings])``;
-* ``Agent(tool_selection=k or a ToolSelector)``: per request, the ``k`` most relevant tools for the
+* ``ToolSelection(k or a ToolSelector)`` (an Agent capability): per request, the ``k`` most relevant tools for the
   latest user message. ``BM25Selector`` (the default for an ``int``) ranks with BM25 (``bm25s``)
   per field over each tool's name (split at ``_ . -`` and camelCase), tags, description,
   parameters and output fields, the question and the tools normalised alike (Snowball stems, a
@@ -455,15 +455,15 @@ class BM25Selector:
 
 
 def as_selector(value: int | ToolSelector | None) -> ToolSelector | None:
-    """``Agent(tool_selection=...)``: None (every tool), an int k (``BM25Selector(k)``), or a
+    """``ToolSelection(selector)``: None (every tool), an int k (``BM25Selector(k)``), or a
     ``ToolSelector``."""
     if value is None:
         return None
     given: Any = value
     if isinstance(given, bool) or not isinstance(given, int | ToolSelector):
         raise UsageError(
-            f"Agent(tool_selection={value!r}): expected a number of tools (BM25), an object with "
-            "select(query, tools), or None"
+            f"ToolSelection(selector={value!r}): expected a number of tools (BM25) or an object "
+            "with select(query, tools)"
         )
     if isinstance(value, int):
         return BM25Selector(value)

@@ -15,25 +15,42 @@ three things (so the loop itself stays a few lines longer, wherever it lives):
 It also makes the ``ActivityContext`` an Activity gets as a second argument when its signature
 takes one (``def fn(call, ctx)``: AgentB's ``execute(input, agentContext)``, pydantic-ai's
 ``RunContext``): the run, step and call ids, the ``deps`` given to ``run(..., deps=...)``, the
-run's context (read in the call's instance) and a progress reporter.
+run's context (read in the call's instance) and a progress reporter — only the part the call's
+``_scopes`` allow when it has them (related/015; a delegate's sub-request is given the same part).
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from ._binding import ToolBinding
-from ._context import MISSING, Context, Reference, Variable, is_reference, parse_expression
+from ._context import (
+    MISSING,
+    Context,
+    ContextMessage,
+    Reference,
+    Variable,
+    is_reference,
+    parse_expression,
+)
 from ._result import ToolResult
 from .contract import META_FIELDS
 from .errors import InvalidReference, UnresolvedReference
 
-__all__ = ["ActivityContext", "RunContext", "call_meta", "takes_context"]
+__all__ = [
+    "ActivityContext",
+    "RunContext",
+    "call_meta",
+    "call_scopes",
+    "scoped_context",
+    "takes_context",
+]
 
 DepsT = TypeVar("DepsT")
 
@@ -169,8 +186,6 @@ class RunContext:
         related/015) its context is only what they allow, as its instance sees it."""
         context = self.context
         if scopes is not None:
-            from ._delegate import scoped_context
-
             context = scoped_context(self.context, scopes, instance)
         return ActivityContext(
             run_id=run_id,
@@ -261,3 +276,51 @@ class RunContext:
         self.changed.extend((m.kind, m.instance) for m in written)
         where = " && ".join(str(m.reference) for m in written)
         return result.model_copy(update={"metadata": {**result.metadata, "outputPath": where}})
+
+
+# -- scopes (015) ---------------------------------------------------------------------------------
+
+
+def _scope_reference(scope: Any) -> Reference | None:
+    if not isinstance(scope, str):
+        return None
+    parts = scope.strip().removeprefix("†").split(".")
+    if any(not p for p in parts):
+        return None
+    return Reference(parts[0], tuple(parts[1:]))
+
+
+def scoped_context(
+    context: Context | None, scopes: Iterable[Any], instance: str | None = None
+) -> Context:
+    """The part of ``context`` that ``scopes`` allow, as ``instance`` sees it (015): one message
+    per scope (a kind, or a path in one), global (an instance's view is that call's own), with
+    the kind's schema and description when the whole kind is scoped."""
+    out = Context()
+    if context is None:
+        return out
+    for scope in scopes:
+        ref = _scope_reference(scope)
+        if ref is None:
+            continue
+        value = context.lookup(ref, instance)
+        if value is MISSING:
+            continue
+        whole = not ref.path
+        out.messages.append(
+            ContextMessage(
+                kind=ref.kind,
+                value=copy.deepcopy(value),
+                path=ref.path,
+                method="set",
+                schema=context.schema_of(ref.kind, instance) if whole else None,
+                description=context.description_of(ref.kind, instance) if whole else None,
+            )
+        )
+    return out
+
+
+def call_scopes(dumped: Mapping[str, Any], binding: ToolBinding | None) -> list[Any] | None:
+    """The call's ``_scopes`` (its own, or the tool's ``const``/``default``), or None."""
+    scopes = call_meta(dumped, binding, "_scopes")
+    return list(cast("list[Any]", scopes)) if isinstance(scopes, list) else None

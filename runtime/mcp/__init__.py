@@ -1,7 +1,7 @@
 """toolbind.runtime.mcp, runtime layer (imports the runtime; the ``mcp`` SDK lazily, ``toolbind[mcp]``):
 tools from live MCP servers, and compiled tools served as one.
 
-``Agent(mcp_servers=...)`` runs on ``McpToolbox``; a package generated from an MCP configuration
+``Agent(capabilities=[McpServers(...)])`` runs on ``McpToolbox``; a package generated from an MCP configuration
 (``toolbind generate --mcp-config mcp.json``) calls its servers through ``McpConnection``. The
 configuration has the gateway's shape (``{"mcp": {"servers": [{name, url, transport, headers,
 allowedTools, command, args, env, timeout}]}}``); see ``_config`` for the details.

@@ -2,7 +2,7 @@
 and, lazily, ``_registry``, and this package's ``_config``, ``_connection`` and ``_tools``): the
 tools of some MCP servers, discovered at run time.
 
-``McpToolbox`` is what ``Agent(mcp_servers=...)`` runs on: ``tools/list`` at start and again after
+``McpToolbox`` is what ``McpServers`` (an Agent capability) runs on: ``tools/list`` at start and again after
 the server sends ``notifications/tools/list_changed``, each tool a ``ToolBinding`` whose Activity
 calls the server — but for a tool the server's own UI calls (MCP Apps: ``_meta.ui.visibility``
 without ``"model"``), which a host never offers to a model. ``list_server_tools`` is what
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 class McpToolbox:
-    """The tools of some MCP servers, discovered at run time (``Agent(mcp_servers=...)``).
+    """The tools of some MCP servers, discovered at run time (``McpServers``, an Agent capability).
 
     ``refresh()`` lists each server's tools the first time, and again after the server announced
     ``notifications/tools/list_changed`` (or reconnected); ``bindings`` are the tools, in server

@@ -21,7 +21,7 @@ workflows), ``_transcript`` (a RunResult as JSON), ``_agent`` (``DurableAgent``)
   or signal ``tool_result`` (``DurableAgent.submit``, or ``temporal_pending`` behind the usual
   ``pending_app`` endpoint ``POST /runs/{run_id}/tool-results``).
   ``DurableAgent`` takes the run options that are data (``tools`` by name, ``tool_choice``,
-  ``context`` as workflow data, ``mode``, ``tool_selection=k``, ``requires_approval``) and refuses
+  ``context`` as workflow data, ``mode``, ``ToolSelection(k)``, ``RequireApproval``) and refuses
   with a ``UsageError`` what cannot cross (``deps``: ``worker(deps=...)`` gives the workers theirs;
   a ``ToolSelector`` object; an ``instructor.Mode``).
 * Live events — each workflow (the run, a one-call workflow) hosts a Workflow Stream

@@ -6,7 +6,7 @@ durable agent, the client that starts runs on a Temporal cluster and follows the
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, TypedDict, Unpack, cast
 
@@ -14,10 +14,11 @@ from pydantic import BaseModel
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 
-from .._agent import DEFAULT_CALL_TAG, ContextLike
+from .._agent import ContextLike, LoopSettings, ModelSettings
 from .._binding import ToolBinding
 from .._context import Context
 from .._events import AgentEvent, RunResult
+from ..capabilities import Capability
 from ..errors import UsageError
 from ._names import EVENTS, SUBMIT, WORKFLOW
 from ._transcript import EVENT_FIELDS, load_result
@@ -41,13 +42,15 @@ class DurableAgent:
         client: a connected ``temporalio.client.Client``.
         llm: the OpenAI-compatible base URL the workers' LLM activity calls (its key: the
             workers' ``$OPENAI_API_KEY``, or the variable named by ``api_key_env``).
-        model, max_retries, max_calls, end_on_output, meta_fields, call_tag, tools_in_prompt, mode,
-        instructions, timeout, http_retries, request_kwargs, requires_approval: as for ``Agent``
-            (``mode``: ``composed``, ``native`` or ``auto``; an ``instructor.Mode`` is the
-            workers' to choose).
-        tool_selection: a number k (BM25 over the tools: deterministic, so it runs in the
-            workflow); a ``ToolSelector`` object cannot cross to the workers (code, and a selector
-            that asks a service would be I/O in workflow code): ``UsageError``.
+        model, instructions, settings: as for ``Agent`` (``settings.api_key`` stays unset: the
+            workers' key is theirs); ``loop``: its ``end_on_output`` (an Activity's timeout is
+            the worker's, ``worker(activity_timeout=...)``).
+        mode: ``composed``, ``native`` or ``auto`` (an ``instructor.Mode`` is the workers' to
+            choose).
+        capabilities: the Agent's capabilities a workflow can rebuild from data:
+            ``RequireApproval(tools)`` and ``ToolSelection(k)`` (BM25: deterministic, so it runs
+            in the workflow); any other (a ``ToolSelector`` object, a pending store, MCP
+            servers) cannot cross to the workers: ``UsageError``.
         task_queue: the workers' queue (the workflow and the LLM activity run there).
         wait_pending: before each step, wait for the results of the run's pending calls (until
             each call's ttl); False: go on at once, as the in-process loop does.
@@ -60,21 +63,13 @@ class DurableAgent:
         llm: str,
         model: str,
         task_queue: str = "toolbind",
-        max_retries: int = 2,
-        max_calls: int = 100,
-        end_on_output: bool = False,
-        meta_fields: str = "all",
-        call_tag: str = DEFAULT_CALL_TAG,
-        tools_in_prompt: bool = False,
-        mode: str = "composed",
+        capabilities: Sequence[Capability] = (),
         instructions: str | None = None,
-        timeout: float = 60.0,
-        http_retries: int = 2,
+        mode: str = "composed",
+        settings: ModelSettings | None = None,
+        loop: LoopSettings | None = None,
         api_key_env: str | None = None,
-        request_kwargs: Mapping[str, Any] | None = None,
         wait_pending: bool = True,
-        tool_selection: int | None = None,
-        requires_approval: Collection[str] = (),
     ) -> None:
         from .._native import MODES
 
@@ -83,35 +78,36 @@ class DurableAgent:
                 f"DurableAgent(mode={mode!r}): expected one of {', '.join(MODES)} (an "
                 "instructor.Mode object does not cross to the workers)"
             )
-        given: Any = tool_selection
-        if given is not None and (isinstance(given, bool) or not isinstance(given, int)):
+        s = settings or ModelSettings()
+        if s.api_key is not None:
             raise UsageError(
-                f"DurableAgent(tool_selection={tool_selection!r}): a durable run selects tools in "
-                "workflow code, which must be deterministic and cannot receive objects: give a "
-                "number k (BM25) — a ToolSelector runs only in process (Agent(tool_selection=...))"
+                "DurableAgent(settings=ModelSettings(api_key=...)): a key does not cross to the "
+                "workers: name the variable that holds theirs, DurableAgent(api_key_env=...)"
             )
         self.client = client
         self.task_queue = task_queue
-        self.end_on_output = end_on_output
+        self.end_on_output = (loop or LoopSettings()).end_on_output
         self.instructions = instructions
         self.wait_pending = wait_pending
-        self.tool_selection = tool_selection
-        self.requires_approval = sorted(requires_approval)
+        # each capability as the workflow's data (the workflow builds the same ones again)
+        self.capabilities: dict[str, Any] = {"tool_selection": None, "requires_approval": []}
+        for capability in capabilities:
+            self.capabilities.update(capability.durable())
         self.llm: dict[str, Any] = {
             "base_url": llm,
             "model": model,
-            "max_retries": max_retries,
-            "max_calls": max_calls,
-            "meta_fields": meta_fields,
-            "call_tag": call_tag,
-            "tools_in_prompt": tools_in_prompt,
+            "max_retries": s.max_retries,
+            "max_calls": s.max_calls,
+            "meta_fields": s.meta_fields,
+            "call_tag": s.call_tag,
+            "tools_in_prompt": s.tools_in_prompt,
             "mode": mode,
-            "timeout": timeout,
-            "http_retries": http_retries,
+            "timeout": s.timeout,
+            "http_retries": s.http_retries,
             "api_key_env": api_key_env,
-            "request_kwargs": dict(request_kwargs or {}),
+            "request_kwargs": dict(s.request_kwargs),
             # the activity's own bound: every retry of instructor, each request's timeout
-            "activity_timeout": timeout * (max_retries + 1) * (http_retries + 1) + 10,
+            "activity_timeout": s.timeout * (s.max_retries + 1) * (s.http_retries + 1) + 10,
         }
 
     async def start(
@@ -158,8 +154,7 @@ class DurableAgent:
             if tools is None
             else [t if isinstance(t, str) else t.name for t in tools],
             "context": None if context is None else Context.of(context).to_items(),
-            "tool_selection": self.tool_selection,
-            "requires_approval": self.requires_approval,
+            **self.capabilities,
             "end_on_output": self.end_on_output,
             "instructions": self.instructions,
             "wait_pending": self.wait_pending,

@@ -14,9 +14,10 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from .._agent import Agent
+from .._agent import Agent, LoopSettings, ModelSettings
 from .._events import CallRecord
 from .._pending import PendingToolCall
+from ..capabilities import PendingDelivery, RequireApproval, ToolSelection
 from ._model import ActivityModel
 from ._names import DEFAULT_PENDING_TTL
 from ._world import World
@@ -91,24 +92,31 @@ class DurableLoop(Agent):
     explicit calls go to the TemporalExecutor, pending calls park in the workflow."""
 
     def __init__(self, world: World, config: Mapping[str, Any], pending: WorkflowPending) -> None:
+        llm = config["llm"]
+        selection = config.get("tool_selection")
         super().__init__(
             "http://127.0.0.1:9/v1",  # never contacted: the LLM request is an activity
-            model=config["llm"]["model"],
+            model=llm["model"],
             tools=world.tools,
             activities=world.activities,
-            max_retries=config["llm"]["max_retries"],
-            max_calls=config["llm"]["max_calls"],
-            end_on_output=config["end_on_output"],
-            meta_fields=config["llm"]["meta_fields"],
-            call_tag=config["llm"].get("call_tag", "_tool"),
-            tools_in_prompt=config["llm"]["tools_in_prompt"],
-            mode=config["llm"].get("mode") or "composed",
+            capabilities=[  # the same capabilities as in process, rebuilt from the run's data
+                PendingDelivery(pending),
+                RequireApproval(config.get("requires_approval") or ()),
+                *([ToolSelection(selection)] if selection is not None else []),
+            ],
             instructions=config["instructions"],
-            activity_timeout=world.activity_timeout,
-            pending=pending,
+            mode=llm.get("mode") or "composed",
+            settings=ModelSettings(
+                max_retries=llm["max_retries"],
+                max_calls=llm["max_calls"],
+                meta_fields=llm["meta_fields"],
+                call_tag=llm.get("call_tag", "_tool"),
+                tools_in_prompt=llm["tools_in_prompt"],
+            ),
+            loop=LoopSettings(
+                end_on_output=config["end_on_output"], activity_timeout=world.activity_timeout
+            ),
             executor=world.executor,
-            tool_selection=config.get("tool_selection"),
-            requires_approval=config.get("requires_approval") or (),
         )
         self.world = world
         self.config = config

@@ -12,7 +12,7 @@ from typing import Any
 
 from temporalio import workflow
 
-from .._agent import Agent
+from .._agent import Agent, LoopSettings
 from .._registry import ActivityRegistry, ToolRegistry
 from ._executor import TemporalExecutor
 
@@ -39,7 +39,7 @@ def router(tools: ToolRegistry, activities: ActivityRegistry, timeout: float) ->
         model="-",
         tools=tools,
         activities=activities,
-        activity_timeout=timeout,
+        loop=LoopSettings(activity_timeout=timeout),
     )
 
 

@@ -30,6 +30,7 @@ from tests._servers import free_port, serve_asgi
 from tests.scripted_llm import ScriptedLLM, call
 from toolbind.compiler import load_package
 from toolbind.runtime import Agent, RunFailure, ToolRegistry, UsageError
+from toolbind.runtime.capabilities import McpServers
 from toolbind.runtime.mcp import McpConnection, load_mcp_config, read_mcp_config
 
 pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")
@@ -111,7 +112,18 @@ def _generate(tmp_path: Path, config: dict[str, Any], package: str) -> ModuleTyp
 
 
 def _agent(url: str, servers: Any, **kwargs: Any) -> Agent:
-    return Agent(f"{url}/v1", model="scripted", tools=ToolRegistry(), mcp_servers=servers, **kwargs)
+    return Agent(
+        f"{url}/v1",
+        model="scripted",
+        tools=ToolRegistry(),
+        **kwargs,
+        capabilities=[McpServers(servers)],
+    )
+
+
+def _toolbox(agent: Agent) -> Any:
+    """The agent's MCP toolbox (its ``McpServers`` capability's)."""
+    return next(c for c in agent.capabilities if isinstance(c, McpServers)).toolbox
 
 
 def _step(*calls: dict[str, Any], output: Any = None) -> Any:
@@ -424,7 +436,7 @@ def test_agent_streams_progress_events_and_feeds_back_tool_errors(
     # MCP tools are not visible: astream (the user-facing stream) leaves them out
     assert all(not e.visible for e in events if e.tool is not None)
     # the same session served both steps' calls
-    assert agent._mcp.connections["everything"].connects == 1  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+    assert _toolbox(agent).connections["everything"].connects == 1
 
 
 def test_generated_mcp_activities_report_progress_as_agent_events(
@@ -504,7 +516,7 @@ def test_list_changed_makes_the_agent_list_the_tools_again(
         _step(output="done"),
     )
     agent = _agent(url, [everything])
-    toolbox: Any = agent._mcp  # pyright: ignore[reportPrivateUsage]
+    toolbox: Any = _toolbox(agent)
     result = agent.run("sum", max_steps=3)
     assert result.finished
     assert toolbox.listings == 2  # once at start, once after list_changed; not at step 3

@@ -32,6 +32,7 @@ from toolbind.runtime import (
     Agent,
     AgentEvent,
     LLMError,
+    ModelSettings,
     Pending,
     PendingStore,
     RegistrationError,
@@ -45,6 +46,8 @@ from toolbind.runtime import (
 )
 from toolbind.runtime._compose import compose as compose_schema
 from toolbind.runtime._compose import for_grammar
+from toolbind.runtime.capabilities import PendingDelivery
+from toolbind.runtime.errors import UsageError
 
 
 @pytest.fixture(scope="module")
@@ -328,7 +331,13 @@ def test_invalid_answers_are_fed_back_and_recovered(
 ) -> None:
     server, url = llm
     server.add(call(bad), answer(output="fine"))
-    agent = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=1)
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(max_retries=1),
+    )
     result = agent.run("go")
     assert result.output == "fine" and len(server.requests) == 2
     (feedback,) = server.tool_messages(1)
@@ -356,7 +365,13 @@ def test_retries_exhausted_end_with_a_clear_error(
     server, url = llm
     bad = {"output": None, "calls": [{"_tool": "weatherCheck"}]}
     server.add(call(bad), call(bad), call(bad), answer(output="never reached"))
-    agent = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=2)
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(max_retries=2),
+    )
     with pytest.raises(ResponseValidationError) as info:
         agent.run("go")
     assert len(server.requests) == 3  # 1 + max_retries
@@ -373,7 +388,13 @@ def test_http_500_is_retried_by_the_client(
 ) -> None:
     server, url = llm
     server.add(error(500), answer(output="after a 500"))
-    agent = Agent(url, model="scripted", tools=tools, activities=activities, http_retries=1)
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(http_retries=1),
+    )
     assert agent.run("go").output == "after a 500"
     assert len(server.requests) == 2
 
@@ -383,7 +404,13 @@ def test_persistent_http_errors_end_with_llm_error(
 ) -> None:
     server, url = llm
     server.add(error(500), error(503), answer(output="too late"))
-    agent = Agent(url, model="scripted", tools=tools, activities=activities, http_retries=1)
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(http_retries=1),
+    )
     with pytest.raises(LLMError, match=r"InternalServerError|503|500"):
         agent.run("go")
     assert len(server.requests) == 2
@@ -395,7 +422,11 @@ def test_a_slow_reply_times_out(
     server, url = llm
     server.add(Reply(arguments={"output": "slow", "calls": []}, delay=1.5))
     agent = Agent(
-        url, model="scripted", tools=tools, activities=activities, timeout=0.3, http_retries=0
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(timeout=0.3, http_retries=0),
     )
     with pytest.raises(LLMError, match="Timeout"):
         agent.run("go")
@@ -707,7 +738,7 @@ def test_pending_results_arrive_as_events_on_a_later_step(
         model="scripted",
         tools=[space_email, tools["weatherCheck"]],
         activities=registry,
-        pending=store,
+        capabilities=[PendingDelivery(store)],
     )
     answers: list[tuple[int, Any]] = []
 
@@ -781,9 +812,13 @@ def test_results_never_carry_the_api_key(
     server, url = llm
     server.add(answer(WEATHER), answer(output="ok"))
     secret = "sk-test-SECRET-123"
-    result = Agent(url, model="scripted", tools=tools, activities=activities, api_key=secret).run(
-        "go"
-    )
+    result = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(api_key=secret),
+    ).run("go")
     assert secret not in repr(result) and secret not in json.dumps(server.requests)
     assert ToolResult[Any].ok(1).success
 
@@ -837,7 +872,9 @@ def test_raw_schema_tools_and_outputs_run_end_to_end(llm: tuple[ScriptedLLM, str
         answer(output={"summary": 3}),  # wrong type in the output
         answer(output={"summary": "CDG is Charles de Gaulle"}),
     )
-    agent = Agent(url, model="scripted", tools=registry, activities={}, max_retries=1)
+    agent = Agent(
+        url, model="scripted", tools=registry, activities={}, settings=ModelSettings(max_retries=1)
+    )
     result = agent.run("What is CDG?", summary)
     assert result.output.summary == "CDG is Charles de Gaulle"
     assert result.output.model_dump() == {"summary": "CDG is Charles de Gaulle"}
@@ -856,7 +893,13 @@ def test_a_failed_run_keeps_its_transcript(
 ) -> None:
     server, url = llm
     server.add(answer(WEATHER), call("not json at all"), call("{}"))
-    agent = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=1)
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(max_retries=1),
+    )
     with pytest.raises(ResponseValidationError) as info:
         agent.run("go")
     steps = info.value.steps
@@ -872,13 +915,23 @@ def test_a_run_resumes_with_its_run_id_and_gets_its_pending_result(
     space_email = replace(tools["sendEmail"], execution_type="space")
     email = {"_tool": "sendEmail", "recipient": "a@b.c", "subject": "hi"}
     server.add(answer(email))
-    first = Agent(url, model="scripted", tools=[space_email], activities={}, pending=store).run(
-        "mail", max_steps=1
-    )
+    first = Agent(
+        url,
+        model="scripted",
+        tools=[space_email],
+        activities={},
+        capabilities=[PendingDelivery(store)],
+    ).run("mail", max_steps=1)
     assert not first.finished and len(first.pending) == 1
     store.submit(first.run_id, first.pending[0], {"sent": True})  # while no run is going
     server.add(answer(email), answer(output="sent twice"))
-    again = Agent(url, model="scripted", tools=[space_email], activities={}, pending=store)
+    again = Agent(
+        url,
+        model="scripted",
+        tools=[space_email],
+        activities={},
+        capabilities=[PendingDelivery(store)],
+    )
     resumed = again.run(first.messages, run_id=first.run_id)
     assert resumed.output == "sent twice" and resumed.run_id == first.run_id
     (delivered,) = resumed.steps[0].delivered
@@ -918,9 +971,13 @@ def test_a_pydantic_model_tool_joins_generated_ones(
         answer(WEATHER, {"_tool": "forecast", "city": "Oslo", "day": 1, "_output": {"high": 3}}),
         answer(output="ok"),
     )
-    result = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=1).run(
-        "go"
-    )
+    result = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(max_retries=1),
+    ).run("go")
     assert result.output == "ok" and len(server.requests) == 3 and len(result.steps) == 3
     (absent,) = result.steps[0].calls  # optional in the schema: valid, its result null
     assert absent.route == "latent" and absent.result.success and absent.result.data is None
@@ -947,7 +1004,7 @@ def test_sync_calls_inside_an_event_loop_are_refused(
 
     async def main() -> None:
         async with Agent(url, model="scripted", tools=tools) as agent:
-            with pytest.raises(RuntimeError, match="use arun/arequest"):
+            with pytest.raises(UsageError, match="use arun/arequest"):
                 agent.run("go")
 
     asyncio.run(main())
@@ -958,9 +1015,13 @@ def test_a_plain_text_reply_is_fed_back_and_recovered(
 ) -> None:
     server, url = llm
     server.add(Reply(text="Sure! The weather is nice."), answer(output="fine"))
-    result = Agent(url, model="scripted", tools=tools, activities=activities, max_retries=1).run(
-        "go"
-    )
+    result = Agent(
+        url,
+        model="scripted",
+        tools=tools,
+        activities=activities,
+        settings=ModelSettings(max_retries=1),
+    ).run("go")
     assert result.output == "fine" and len(server.requests) == 2
     feedback = [m for m in server.requests[1]["messages"] if m["role"] == "user"][-1]
     assert "No tool calls" in feedback["content"]

@@ -24,6 +24,7 @@ from toolbind.runtime import (
     ToolRegistry,
     pending_app,
 )
+from toolbind.runtime.capabilities import PendingDelivery, RequireApproval
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:
@@ -435,8 +436,10 @@ def test_a_call_requiring_approval_waits_for_a_human(
             model="scripted",
             tools=registry,
             activities=ActivityRegistry({"transfer": transfer}),
-            pending=store,
-            requires_approval={"transfer"} if marked == "in code" else (),
+            capabilities=[
+                PendingDelivery(store),
+                RequireApproval({"transfer"} if marked == "in code" else ()),
+            ],
         )
         first = agent.run("pay", context=context)
         assert ran == [] and first.output == "waiting for approval"

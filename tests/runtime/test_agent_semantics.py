@@ -14,7 +14,8 @@ import pytest
 from tests.conftest import unload
 from tests.scripted_llm import ScriptedLLM, call
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import Agent, ToolRegistry, compose
+from toolbind.runtime import Agent, LoopSettings, ModelSettings, ToolRegistry, compose
+from toolbind.runtime.errors import UsageError
 
 SENTIMENT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -58,7 +59,9 @@ def test_zero_config_tools_work_with_a_model_that_sends_only_what_the_schema_req
     server, url = llm
     server.add(call({"output": None, "calls": [{"_tool": "sentimentAnalysis", "text": "great"}]}))
     server.add(call({"output": "positive", "calls": []}))
-    agent = Agent(url, model="scripted", tools=_latent_tools(), max_retries=0)
+    agent = Agent(
+        url, model="scripted", tools=_latent_tools(), settings=ModelSettings(max_retries=0)
+    )
     result = agent.run("How does 'great' sound?")
     assert result.finished and result.output == "positive"
     assert len(server.requests) == 2  # no retry was needed
@@ -78,7 +81,9 @@ def test_a_latent_output_given_is_still_validated_by_its_schema(
     good = {"_tool": "sentimentAnalysis", "text": "x", "_output": {"sentiment": "neutral"}}
     server.add(call({"output": None, "calls": [bad]}))
     server.add(call({"output": None, "calls": [good]}))
-    agent = Agent(url, model="scripted", tools=_latent_tools(), max_retries=1)
+    agent = Agent(
+        url, model="scripted", tools=_latent_tools(), settings=ModelSettings(max_retries=1)
+    )
     response = agent.request("Mood of x?")
     assert response.calls[0].output is not None
     feedback = json.dumps(server.requests[1]["messages"])
@@ -139,7 +144,7 @@ def test_required_tool_choice_feeds_a_text_only_answer_back_then_the_run_ends(
     server.add(call({"calls": [], "output": "It is sunny."}))  # what a small model does
     server.add(call({"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}))
     server.add(call({"calls": [], "output": "Sunny in Oslo."}))
-    agent = Agent(url, model="scripted", tools=_two_tools(), max_retries=1)
+    agent = Agent(url, model="scripted", tools=_two_tools(), settings=ModelSettings(max_retries=1))
     result = agent.run("Weather in Oslo?", tool_choice="required")
     assert result.finished and result.output == "Sunny in Oslo."
     assert [c.tool for c in result.steps[0].calls] == ["weatherCheck"]
@@ -157,7 +162,9 @@ def test_each_step_tells_its_llm_requests_and_token_usage(llm: tuple[ScriptedLLM
     server.add(call(bad))
     server.add(call({"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}))
     server.add(call({"calls": [], "output": "done"}))
-    result = Agent(url, model="scripted", tools=_two_tools(), max_retries=1).run("go")
+    result = Agent(
+        url, model="scripted", tools=_two_tools(), settings=ModelSettings(max_retries=1)
+    ).run("go")
     assert [s.llm_requests for s in result.steps] == [2, 1]
     assert result.llm_requests == 3 == len(server.requests)
     assert result.steps[0].usage == {"prompt_tokens": 2, "completion_tokens": 2, "total_tokens": 4}
@@ -186,7 +193,11 @@ def test_an_output_given_beside_explicit_calls_is_provisional(llm: tuple[Scripte
 
     server.add(call({"calls": [weather], "output": "Probably sunny."}))
     ending = Agent(
-        url, model="scripted", tools=_two_tools(), activities=activities, end_on_output=True
+        url,
+        model="scripted",
+        tools=_two_tools(),
+        activities=activities,
+        loop=LoopSettings(end_on_output=True),
     )
     first = ending.run("Weather in Oslo?")
     assert first.finished and first.output == "Probably sunny." and len(first.steps) == 1
@@ -404,7 +415,7 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
         model="scripted",
         tools=tools,
         activities={"weatherCheck": weather_check},
-        meta_fields="needed",
+        settings=ModelSettings(meta_fields="needed"),
     )
     result = agent.run("Weather in Oslo, and my mood?")
     assert result.output == "Cold and calm." and checked == ["Oslo"]
@@ -412,8 +423,8 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
     assert routes == [("weatherCheck", "explicit"), ("sentimentAnalysis", "latent")]
     sent = json.dumps(server.requests[0]["tools"])
     assert "_reasoningForCall" not in sent and "_activity" not in sent
-    with pytest.raises(ValueError, match="meta_fields"):
-        Agent(url, model="scripted", tools=tools, meta_fields="some")
+    with pytest.raises(UsageError, match="meta_fields"):
+        Agent(url, model="scripted", tools=tools, settings=ModelSettings(meta_fields="some"))
 
 
 # -- issue 15 item 3: what the model reads of the tools ------------------------------------------
@@ -442,7 +453,7 @@ def test_tools_in_prompt_lists_the_offered_tools_in_the_system_message(
             tools=toolset,
             activities={"find@r1": _one},
             instructions="Be brief.",
-            tools_in_prompt=True,
+            settings=ModelSettings(tools_in_prompt=True),
         )
         result = agent.run("Find x")
         assert result.output == "done"
@@ -537,7 +548,9 @@ def test_an_imported_mcp_tool_never_runs_latently(
             )
         )
         with pytest.raises(UsageError, match="get_forecast"):
-            Agent(url, model="scripted", tools=list(pkg.TOOLS), max_retries=0).request("Oslo?")
+            Agent(
+                url, model="scripted", tools=list(pkg.TOOLS), settings=ModelSettings(max_retries=0)
+            ).request("Oslo?")
         assert server.requests == []  # refused before anything was sent
 
         def forecast(c: Any) -> dict[str, str]:

@@ -18,7 +18,8 @@ import pytest
 from tests.runtime.conftest import ACTIVITIES
 from tests.runtime.test_streaming import collect
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import Agent, ToolRegistry, compose
+from toolbind.runtime import Agent, ModelSettings, ToolRegistry, compose
+from toolbind.runtime.errors import UsageError
 
 
 def items(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -50,7 +51,13 @@ def test_the_request_offers_function_and_the_answer_reads_back_as_tool(
         call({"calls": [{"function": "weatherCheck", "location": "Oslo"}], "output": None}),
         call({"calls": [], "output": "Sunny."}),
     )
-    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, call_tag="function")
+    agent = Agent(
+        url,
+        model="m",
+        tools=seeds.TOOLS,
+        activities=ACTIVITIES,
+        settings=ModelSettings(call_tag="function"),
+    )
     result = agent.run("Weather in Oslo?")
     schemas = items(server.requests[0])
     assert [next(iter(s["properties"])) for s in schemas] == ["function"] * len(schemas)
@@ -70,7 +77,7 @@ def test_the_request_offers_function_and_the_answer_reads_back_as_tool(
     ]
     # compose() itself, and an Agent asked for it, keep the seeds' _tool
     assert "_tool" in compose(seeds.TOOLS)["properties"]["calls"]["items"]["anyOf"][0]["required"]
-    seeds_agent = Agent(url, model="m", tools=seeds.TOOLS, call_tag="_tool")
+    seeds_agent = Agent(url, model="m", tools=seeds.TOOLS, settings=ModelSettings(call_tag="_tool"))
     assert seeds_agent.composition().tag == "_tool"
     # by default ("auto") several tools are offered under function, one under _tool
     assert Agent(url, model="m", tools=seeds.TOOLS).composition().tag == "function"
@@ -84,7 +91,11 @@ def test_a_tool_with_a_parameter_of_that_name_keeps_it(llm: tuple[ScriptedLLM, s
     server, url = llm
     server.add(call({"calls": [{"function_name": "lookup", "function": "sin"}], "output": None}))
     agent = Agent(
-        url, model="m", tools=registry("function"), activities={"lookup": dict}, call_tag="function"
+        url,
+        model="m",
+        tools=registry("function"),
+        activities={"lookup": dict},
+        settings=ModelSettings(call_tag="function"),
     )
     response = agent.request("Look up sin", tool_choice="required")
     (schema,) = items(server.requests[0])
@@ -97,7 +108,12 @@ def test_a_tool_with_a_parameter_of_that_name_keeps_it(llm: tuple[ScriptedLLM, s
         "function": "sin",
     }
     # both names taken: the seeds' _tool
-    both = Agent(url, model="m", tools=registry("function", "function_name"), call_tag="function")
+    both = Agent(
+        url,
+        model="m",
+        tools=registry("function", "function_name"),
+        settings=ModelSettings(call_tag="function"),
+    )
     assert both.composition().tag == "_tool"
 
 
@@ -112,7 +128,11 @@ def test_feedback_names_the_tag_as_it_was_offered(
         call({"calls": [{"function": "weatherCheck", "location": "x"}], "output": None}),
     )
     agent = Agent(
-        url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, max_retries=3, call_tag="function"
+        url,
+        model="m",
+        tools=seeds.TOOLS,
+        activities=ACTIVITIES,
+        settings=ModelSettings(max_retries=3, call_tag="function"),
     )
     response = agent.request("Weather?", tool_choice="required")
     assert [c.tool for c in response.calls] == ["weatherCheck"]
@@ -140,7 +160,13 @@ def test_streamed_deltas_read_the_tag(seeds: ModuleType, llm: tuple[ScriptedLLM,
         Reply(arguments={"calls": [], "output": "Cold."}, chunk=5),
     )
 
-    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, call_tag="function")
+    agent = Agent(
+        url,
+        model="m",
+        tools=seeds.TOOLS,
+        activities=ACTIVITIES,
+        settings=ModelSettings(call_tag="function"),
+    )
     events = collect(agent, "Weather in Reykjavik?")
     assert server.requests[0]["stream"] is True
     kinds = [(e.type, e.tool) for e in events if e.call_id]
@@ -156,8 +182,8 @@ def test_streamed_deltas_read_the_tag(seeds: ModuleType, llm: tuple[ScriptedLLM,
 def test_call_tag_must_be_a_key_name(llm: tuple[ScriptedLLM, str]) -> None:
     _, url = llm
     for bad in ("", "_activity", "_output", "calls"):
-        with pytest.raises(ValueError, match="call_tag"):
-            Agent(url, model="m", tools=registry("q"), call_tag=bad)
+        with pytest.raises(UsageError, match="call_tag"):
+            Agent(url, model="m", tools=registry("q"), settings=ModelSettings(call_tag=bad))
 
 
 def test_auto_offers_tool_for_one_tool_and_function_for_several(
@@ -168,7 +194,13 @@ def test_auto_offers_tool_for_one_tool_and_function_for_several(
         call({"calls": [{"function": "weatherCheck", "location": "Oslo"}], "output": None}),
         call({"calls": [{"_tool": "weatherCheck", "location": "Oslo"}], "output": None}),
     )
-    agent = Agent(url, model="m", tools=seeds.TOOLS, activities=ACTIVITIES, call_tag="auto")
+    agent = Agent(
+        url,
+        model="m",
+        tools=seeds.TOOLS,
+        activities=ACTIVITIES,
+        settings=ModelSettings(call_tag="auto"),
+    )
     assert len(seeds.TOOLS) > 1
     assert agent.composition().tag == "function"
     several = agent.request("Weather in Oslo?", tool_choice="required")
@@ -190,4 +222,9 @@ def test_auto_offers_tool_for_one_tool_and_function_for_several(
     clash = ToolRegistry()
     clash.register("a", {"type": "object", "properties": {"function": {"type": "string"}}})
     clash.register("b", {"type": "object", "properties": {}})
-    assert Agent(url, model="m", tools=clash, call_tag="auto").composition().tag == "function_name"
+    assert (
+        Agent(url, model="m", tools=clash, settings=ModelSettings(call_tag="auto"))
+        .composition()
+        .tag
+        == "function_name"
+    )

@@ -102,7 +102,7 @@ def test_015_instancing_with_scoped_delegates(llm: tuple[ScriptedLLM, str]) -> N
         model="scripted",
         tools=registry,
         activities=ActivityRegistry(),
-        delegates={"translatorDelegate": TRANSLATOR},
+        capabilities=[Delegates(requests={"translatorDelegate": TRANSLATOR})],
     )
     result = agent.run("Translate both", context=context)
     assert result.output == "translated" and len(server.requests) == 4
@@ -170,7 +170,7 @@ def test_015_scoping_a_delegates_context(llm: tuple[ScriptedLLM, str], tmp_path:
         model="scripted",
         tools=registry,
         activities=ActivityRegistry(),
-        delegates={"SummarizerAgent": summarizer},
+        capabilities=[Delegates(requests={"SummarizerAgent": summarizer})],
     )
     result = agent.run(
         "Summarize the article",
@@ -235,7 +235,13 @@ def speaker_agent(
     registry = ToolRegistry()
     send_message_tool(registry)
     delegates = Delegates(requests={SPEAKER_URL: saved}, **options)
-    agent = Agent(url, model="scripted", tools=registry, activities=activities, delegates=delegates)
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=registry,
+        activities=activities,
+        capabilities=[delegates],
+    )
     return agent, saved
 
 
@@ -472,7 +478,11 @@ def test_a_delegate_loop_is_refused(llm: tuple[ScriptedLLM, str], tmp_path: Path
     )
     delegates = Delegates(requests={"a.json": tmp_path / "a.json", "b.json": tmp_path / "b.json"})
     agent = Agent(
-        url, model="scripted", tools=ask_registry("a.json"), activities={}, delegates=delegates
+        url,
+        model="scripted",
+        tools=ask_registry("a.json"),
+        activities={},
+        capabilities=[delegates],
     )
     result = agent.run("go")
     assert result.output == "done" and len(server.requests) == 6
@@ -504,7 +514,7 @@ def test_depth_and_llm_request_limits(llm: tuple[ScriptedLLM, str]) -> None:
         model="scripted",
         tools=ask_registry("one"),
         activities={},
-        delegates=Delegates(requests=requests, max_depth=2),
+        capabilities=[Delegates(requests=requests, max_depth=2)],
     )
     assert agent.run("go").output == "done"
     deepest = json.loads(server.tool_messages(3)[-1]["content"])["results"][0]
@@ -523,7 +533,7 @@ def test_depth_and_llm_request_limits(llm: tuple[ScriptedLLM, str]) -> None:
         model="scripted",
         tools=ask_registry("one"),
         activities={},
-        delegates=Delegates(requests=requests, max_llm_requests=1),
+        capabilities=[Delegates(requests=requests, max_llm_requests=1)],
     )
     record = agent.run("go").steps[0].calls[0]
     assert not record.result.success
@@ -610,7 +620,13 @@ def test_014_music_makers_hierarchical_and_direct(
             "sound_designer.yaml": tmp_path / "sound_designer.yaml",
         }
     )
-    agent = Agent(url, model="scripted", tools=producer, activities={}, delegates=delegates)
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=producer,
+        activities={},
+        capabilities=[delegates],
+    )
     result = agent.run("Make a record", max_steps=3)
     assert result.output == "record done" and len(server.requests) == 7
     song, effect = result.steps[0].calls[0], result.steps[1].calls[0]
@@ -651,7 +667,7 @@ def test_upfront_resolution_of_a_missing_delegate_fails_before_any_request(
         model="scripted",
         tools=ask_registry(str(tmp_path / "gone.json")),
         activities={},
-        delegates=Delegates(resolution="upfront"),
+        capabilities=[Delegates(resolution="upfront")],
     )
     with pytest.raises(DelegateDefinitionError, match=r"gone.json: error: cannot read"):
         agent.run("go")

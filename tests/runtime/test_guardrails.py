@@ -21,6 +21,7 @@ from toolbind.runtime import (
     ToolResult,
     UsageError,
 )
+from toolbind.runtime.capabilities import Guardrails, PendingDelivery, RequireApproval
 
 
 def registry() -> ToolRegistry:
@@ -91,8 +92,7 @@ def test_input_and_output_guardrails_per_tool_and_per_agent(llm: tuple[ScriptedL
         model="scripted",
         tools=registry(),
         activities=ActivityRegistry({"transfer": transfer, "lookup": lookup}),
-        input_guardrails={"*": [audit], "transfer": under_limit},
-        output_guardrails=[no_ssn],
+        capabilities=[Guardrails(input={"*": [audit], "transfer": under_limit}, output=[no_ssn])],
     )
     result = agent.run("pay and look up", context=context)
     small, large, found = result.steps[0].calls
@@ -137,9 +137,11 @@ def test_a_broken_guardrail_rejects_and_a_rejected_call_is_not_parked(
             model="scripted",
             tools=registry(),
             activities=ActivityRegistry({"transfer": transfer}),
-            pending=store,
-            requires_approval={"transfer"},
-            input_guardrails=[broken],
+            capabilities=[
+                PendingDelivery(store),
+                RequireApproval({"transfer"}),
+                Guardrails(input=[broken]),
+            ],
         )
         result = agent.run("pay")
         (record,) = result.steps[0].calls
@@ -151,5 +153,9 @@ def test_a_broken_guardrail_rejects_and_a_rejected_call_is_not_parked(
 
 
 def test_a_guardrail_that_is_no_function_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match=r"input_guardrails=.*'transfer' is not a function"):
-        Agent("http://127.0.0.1:9/v1", model="m", input_guardrails={"transfer": ["nope"]})  # pyright: ignore[reportArgumentType]
+    with pytest.raises(UsageError, match=r"Guardrails\(input=.*'transfer' is not a function"):
+        Agent(
+            "http://127.0.0.1:9/v1",
+            model="m",
+            capabilities=[Guardrails(input={"transfer": ["nope"]})],
+        )  # pyright: ignore[reportArgumentType]

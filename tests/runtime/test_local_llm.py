@@ -21,7 +21,13 @@ from generated.seeds import (
     SentimentAnalysisCall,
     WeatherCheckCall,
 )
-from toolbind.runtime import Agent, call_from_strict, openai_strict_tools, openai_tools
+from toolbind.runtime import (
+    Agent,
+    ModelSettings,
+    call_from_strict,
+    openai_strict_tools,
+    openai_tools,
+)
 
 MISSING = "llama-cpp-python[server] is not installed — `make llm` builds it (~10 min on 2 cores)"
 
@@ -48,10 +54,10 @@ def test_agent_request_against_smollm2_returns_validated_calls() -> None:
             server.base_url,
             model=server.model,
             tools=tools,
-            # weatherCheck and sendEmail explicit (the demo's Activities), sentimentAnalysis latent
             activities={"weatherCheck": weather_check, "sendEmail": send_email},
-            max_retries=3,
-            request_kwargs={"temperature": 0, "max_tokens": 300},
+            settings=ModelSettings(
+                max_retries=3, request_kwargs={"temperature": 0, "max_tokens": 300}
+            ),
         )
         example = act_example(agent.composition().tag)  # several tools: function (auto)
         response = agent.request([*example, {"role": "user", "content": TASK}])
@@ -124,8 +130,9 @@ def test_astream_against_smollm2_tells_partial_arguments_before_the_call() -> No
                 tools=weather,
                 activities={"weatherCheck": weather_check},
                 mode=mode,
-                max_retries=2,
-                request_kwargs={"temperature": 0, "max_tokens": 200},
+                settings=ModelSettings(
+                    max_retries=2, request_kwargs={"temperature": 0, "max_tokens": 200}
+                ),
             )
 
             async def run(agent: Agent = agent) -> list[Any]:

@@ -28,9 +28,11 @@ from toolbind.runtime import (
     Agent,
     Context,
     Delegates,
+    ModelSettings,
     PendingStore,
     ToolRegistry,
 )
+from toolbind.runtime.capabilities import Guardrails, PendingDelivery
 
 pytestmark = pytest.mark.slow
 
@@ -49,9 +51,8 @@ def agent(server: LlamaServer, tools: ToolRegistry, activities: Any, **kw: Any) 
         model=server.model,
         tools=tools,
         activities=activities,
-        max_retries=3,
-        request_kwargs=SETTINGS,
         **kw,
+        settings=ModelSettings(max_retries=3, request_kwargs=SETTINGS),
     )
 
 
@@ -215,7 +216,7 @@ def test_approval_parks_the_call_and_runs_it_once_approved(
         return {"sent": dumped(call)["amount"]}
 
     with PendingStore(tmp_path / "pending.sqlite3", ttl=300) as store:
-        pay = agent(server, tools, {"transfer": transfer}, pending=store)
+        pay = agent(server, tools, {"transfer": transfer}, capabilities=[PendingDelivery(store)])
         first = pay.run("Send 25 dollars to Bob.", tool_choice="transfer", max_steps=1)
         records = first.steps[0].calls
         assert records and all(r.pending for r in records) and ran == []
@@ -261,7 +262,7 @@ def test_an_input_guardrail_rejects_and_the_model_is_told(server: LlamaServer) -
         server,
         tools,
         {"deleteAccount": delete_account},
-        input_guardrails={"deleteAccount": [read_only]},
+        capabilities=[Guardrails(input={"deleteAccount": [read_only]})],
     ).run("Delete the account of user bob.", tool_choice="deleteAccount", max_steps=2)
     assert ran == []
     record = result.steps[0].calls[0]

@@ -14,7 +14,15 @@ from pydantic import BaseModel
 
 from tests.runtime.conftest import ACTIVITIES
 from tests.scripted_llm import Reply, ScriptedLLM, call, tools
-from toolbind.runtime import ActivityContext, Agent, PendingStore, ResponseValidationError
+from toolbind.runtime import (
+    ActivityContext,
+    Agent,
+    ModelSettings,
+    PendingStore,
+    ResponseValidationError,
+)
+from toolbind.runtime.capabilities import PendingDelivery, RequireApproval
+from toolbind.runtime.errors import UsageError
 
 
 def functions(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -111,7 +119,12 @@ def test_required_with_no_call_is_invalid_and_fails_after_the_retries(
     server, url = llm
     server.add(Reply(text="I think it is sunny."), Reply(text="Sunny."))
     agent = Agent(
-        url, model="m", tools=explicit(seeds), activities=ACTIVITIES, mode="native", max_retries=1
+        url,
+        model="m",
+        tools=explicit(seeds),
+        activities=ACTIVITIES,
+        mode="native",
+        settings=ModelSettings(max_retries=1),
     )
     with pytest.raises(ResponseValidationError, match="at least one"):
         agent.request("Weather in Oslo", tool_choice="required")
@@ -132,7 +145,7 @@ def test_auto_is_native_without_latent_tools_and_composed_with_one(
     response = agent.request("How does 'great' sound?")  # sentimentAnalysis is latent
     assert set(functions(server.requests[1])) == {"Response"}
     assert [c.tool for c in response.calls] == ["sentimentAnalysis"]
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(UsageError, match="mode"):
         Agent(url, model="m", mode="fancy")
 
 
@@ -160,7 +173,7 @@ def test_tools_in_prompt_reaches_a_native_request(
         tools=explicit(seeds),
         activities=ACTIVITIES,
         mode="native",
-        tools_in_prompt=True,
+        settings=ModelSettings(tools_in_prompt=True),
     )
     agent.request("Weather in Oslo")
     system = server.requests[0]["messages"][0]
@@ -196,8 +209,7 @@ def test_native_calls_carry_instances_deps_and_wait_for_approval(
             tools=explicit(seeds),
             activities={"weatherCheck": weather_with_context, "sendEmail": ACTIVITIES["sendEmail"]},
             mode="native",
-            requires_approval={"sendEmail"},
-            pending=store,
+            capabilities=[RequireApproval({"sendEmail"}), PendingDelivery(store)],
         )
         result = agent.run("Weather in Paris, mail it", context=context, deps="deps")
         parked = [p.tool for p in store.pending(result.run_id)]
@@ -222,7 +234,12 @@ def test_tool_choice_none_accepts_the_answer_without_calls(
 
     server.add(answer("Sunny in Oslo."), answer("Sunny."))
     agent = Agent(
-        url, model="m", tools=explicit(seeds), activities=ACTIVITIES, mode=mode, max_retries=0
+        url,
+        model="m",
+        tools=explicit(seeds),
+        activities=ACTIVITIES,
+        mode=mode,
+        settings=ModelSettings(max_retries=0),
     )
     response = agent.request("Weather in Oslo?", tool_choice="none")
     assert response.calls == [] and response.output == "Sunny in Oslo."

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.runtime.test_streaming import collect
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import Agent, ResponseValidationError, ToolRegistry
+from toolbind.runtime import Agent, ModelSettings, ResponseValidationError, ToolRegistry
 from toolbind.runtime._salvage import cut_off_calls
 
 WEATHER: dict[str, Any] = {
@@ -37,7 +37,9 @@ WEATHER: dict[str, Any] = {
 def _agent(url: str, **options: Any) -> Agent:
     tools = ToolRegistry()
     tools.register("weather", WEATHER)
-    return Agent(url, model="scripted", tools=tools, max_retries=1, **options)
+    return Agent(
+        url, model="scripted", tools=tools, **options, settings=ModelSettings(max_retries=1)
+    )
 
 
 def _looping(*cities: str, repeats: int = 4) -> str:

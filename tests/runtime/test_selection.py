@@ -24,6 +24,7 @@ from tests.scripted_llm import Reply, ScriptedLLM, call
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, ToolBinding, UsageError
 from toolbind.runtime._selection import BM25Selector, tokens, toolset
+from toolbind.runtime.capabilities import ToolSelection
 
 DATA = Path(__file__).parent / "data"
 QUESTIONS: dict[str, Any] = json.loads((DATA / "slack_questions.json").read_text(encoding="utf-8"))
@@ -189,7 +190,7 @@ def test_agent_offers_the_k_selected_tools_and_runs_the_call(
 ) -> None:
     server, url = llm
     server.add(answer({"_tool": "conversations_setTopic", "channel": "C1", "topic": "on-call"}))
-    agent = Agent(url, model="m", tools=slack.TOOLS, activities={}, tool_selection=5)
+    agent = Agent(url, model="m", tools=slack.TOOLS, activities={}, capabilities=[ToolSelection(5)])
     response = agent.request("Change the topic of #ops to 'on-call: Maria'")
     assert [c.tool for c in response.calls] == ["conversations_setTopic"]
     sent = offered(server.requests[0])
@@ -208,7 +209,7 @@ def test_a_tool_not_offered_this_step_is_fed_back_not_a_crash(
         answer({"_tool": "admin_emoji_add", "name": "x", "url": "u", "token": "t"}),
         answer({"_tool": "users_setPresence", "presence": "away", "token": "t"}),
     )
-    agent = Agent(url, model="m", tools=slack.TOOLS, activities={}, tool_selection=3)
+    agent = Agent(url, model="m", tools=slack.TOOLS, activities={}, capabilities=[ToolSelection(3)])
     response = agent.request("Set my presence to away")
     assert [c.tool for c in response.calls] == ["users_setPresence"]
     assert "admin_emoji_add" not in offered(server.requests[0])
@@ -221,7 +222,7 @@ def test_a_tool_named_by_tool_choice_is_always_offered(
 ) -> None:
     server, url = llm
     server.add(answer({"_tool": "api_test"}))
-    agent = Agent(url, model="m", tools=slack.TOOLS, activities={}, tool_selection=3)
+    agent = Agent(url, model="m", tools=slack.TOOLS, activities={}, capabilities=[ToolSelection(3)])
     agent.request("Set my presence to away", tool_choice="api_test")
     assert offered(server.requests[0]) == ["api_test"]
 
@@ -243,7 +244,7 @@ def test_per_run_subset_and_selector_protocol(
         answer({"_tool": "pins_list", "channel": "C1", "token": "t"}),
         answer(output="done"),
     )
-    agent = Agent(url, model="m", tools=slack.TOOLS, tool_selection=Router())
+    agent = Agent(url, model="m", tools=slack.TOOLS, capabilities=[ToolSelection(Router())])
     subset = ["pins_list", "pins_add", "stars_list", "users_info"]
     result = agent.run("What is pinned in #general?", tools=subset, max_steps=2)
     assert result.output == "done"
@@ -281,7 +282,7 @@ def test_toolset_filters_by_tag_pattern_and_prefix(
 
 
 def test_tool_selection_is_checked() -> None:
-    with pytest.raises(UsageError, match="tool_selection"):
-        Agent("http://127.0.0.1:9/v1", model="m", tool_selection="bm25")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="ToolSelection"):
+        Agent("http://127.0.0.1:9/v1", model="m", capabilities=[ToolSelection("bm25")])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="k"):
         BM25Selector(0)

@@ -26,7 +26,7 @@ from tests._servers import serve_asgi
 from tests.http.test_http import CREDENTIALS, FAST, SECRETS, ItemOut, d, erun, make_api, run
 from tests.http_app import Echo
 from tests.scripted_llm import Reply, ScriptedLLM
-from toolbind.runtime import Agent, ToolRegistry
+from toolbind.runtime import Agent, ModelSettings, ToolRegistry
 from toolbind.runtime.http import (
     HttpApi,
     HttpClient,
@@ -351,7 +351,13 @@ def test_secrets_never_reach_the_agent_transcript_or_the_model(
     llm.add(Reply(arguments={"output": None, "calls": calls}))
     llm.add(Reply(arguments={"output": "done", "calls": []}))
     with serve_asgi(llm.app) as url:
-        agent = Agent(f"{url}/v1", model="m", tools=tools, activities=activities, http_retries=0)
+        agent = Agent(
+            f"{url}/v1",
+            model="m",
+            tools=tools,
+            activities=activities,
+            settings=ModelSettings(http_retries=0),
+        )
 
         async def go() -> Any:
             try:

@@ -25,7 +25,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -43,6 +43,8 @@ from toolbind.runtime import (
     ActivityRegistry,
     Agent,
     LLMError,
+    LoopSettings,
+    ModelSettings,
     ResponseValidationError,
     RunResult,
     ToolRegistry,
@@ -497,10 +499,8 @@ def test_hostile_answers_never_crash_the_loop(
         model="scripted",
         tools=world.tools,
         activities=world.activities,
-        max_retries=max_retries,
-        http_retries=0,
-        timeout=30,
-        activity_timeout=10,
+        settings=ModelSettings(max_retries=max_retries, http_retries=0, timeout=30),
+        loop=LoopSettings(activity_timeout=10),
     )
     composition = agent.composition()
     schema = composition.schema
@@ -560,8 +560,14 @@ def _agent(world: World, **options: Any) -> Agent:
     world.server.requests.clear()
     world.invoked.clear()
     options.setdefault("http_retries", 0)
+    loop = LoopSettings(end_on_output=options.pop("end_on_output", False))
     return Agent(
-        world.url, model="scripted", tools=world.tools, activities=world.activities, **options
+        world.url,
+        model="scripted",
+        tools=world.tools,
+        activities=world.activities,
+        settings=ModelSettings(**options),
+        loop=loop,
     )
 
 
@@ -699,7 +705,9 @@ def test_api_key_echoed_by_the_llm_server_leaked_into_errors_and_logs(
     caplog.set_level(logging.DEBUG)  # every logger: openai's, instructor's, httpx's
     app = Starlette(routes=[Route("/v1/chat/completions", echo, methods=["POST"])])
     with serve_asgi(app) as url:
-        agent = Agent(f"{url}/v1", model="m", tools=[], api_key=secret, http_retries=0)
+        agent = Agent(
+            f"{url}/v1", model="m", tools=[], settings=ModelSettings(api_key=secret, http_retries=0)
+        )
         with pytest.raises(LLMError) as info:
             agent.run("go")
     err = info.value
@@ -727,7 +735,7 @@ def test_max_calls_changed_after_a_request_was_served_from_the_stale_cached_sche
     # regression (review): the Agent's composition cache was keyed without max_calls
     agent = _agent(world, max_retries=1, max_calls=10)
     first = agent.composition()
-    agent.max_calls = 3
+    agent.settings = replace(agent.settings, max_calls=3)
     second = agent.composition()
     assert second is not first and (first.max_calls, second.max_calls) == (10, 3)
     call = {"_tool": "weatherCheck", "location": "P"}

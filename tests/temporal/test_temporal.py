@@ -32,6 +32,7 @@ from tests.scripted_llm import tools as tools_reply
 from tests.temporal._support import HERE, SPEC, WorkerProcess, dev_server
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, AgentEvent, PendingStore, ToolRegistry, pending_app
+from toolbind.runtime.capabilities import PendingDelivery, RequireApproval, ToolSelection
 from toolbind.runtime.temporal import (
     DurableAgent,
     TemporalExecutor,
@@ -112,7 +113,13 @@ def test_the_mixed_run_gives_the_same_transcript_in_process_and_through_temporal
         # streams through an async client; the durable loop's LLM activity never streams), so
         # both sides send and record the same non-streamed requests
         llm = openai.OpenAI(base_url=f"{url}/v1", api_key="not-needed")
-        agent = Agent(llm, model="scripted", tools=tools, activities=FNS, pending=store)
+        agent = Agent(
+            llm,
+            model="scripted",
+            tools=tools,
+            activities=FNS,
+            capabilities=[PendingDelivery(store)],
+        )
 
         async def local() -> list[AgentEvent]:
             events: list[AgentEvent] = []
@@ -522,7 +529,7 @@ def test_a_durable_run_selects_tools_by_bm25_as_in_process(
     pytest.importorskip("bm25s", reason="the select extra is not installed")
     script = (answer(WEATHER), answer(output="ok"))
     mine, theirs, in_process, durable = _durable_and_in_process(
-        temporal, tools, tmp_path, script, {"tool_selection": 1}, {}
+        temporal, tools, tmp_path, script, {"capabilities": [ToolSelection(1)]}, {}
     )
     assert theirs.steps[0].offered == mine.steps[0].offered == ["weatherCheck"]
     _same_transcript(mine, theirs)
@@ -547,7 +554,7 @@ def test_a_durable_run_waits_for_a_humans_approval_before_running_the_call(
                 llm=url,
                 model="scripted",
                 task_queue=queue,
-                requires_approval=["weatherCheck"],
+                capabilities=[RequireApproval(["weatherCheck"])],
             )
             handle = await runs.start("weather", run_id=run_id)
             parked = await _wait_for_pending(runs, run_id)
@@ -581,7 +588,9 @@ def test_what_cannot_cross_the_workflow_boundary_is_refused_with_the_reason() ->
             return tools
 
     with pytest.raises(UsageError, match=r"deterministic.*number k"):
-        DurableAgent(client, llm="u", model="m", tool_selection=cast(Any, Selector()))
+        DurableAgent(
+            client, llm="u", model="m", capabilities=[ToolSelection(cast(Any, Selector()))]
+        )
     with pytest.raises(UsageError, match=r"instructor\.Mode object does not cross"):
         DurableAgent(client, llm="u", model="m", mode=cast(Any, instructor.Mode.TOOLS))
 

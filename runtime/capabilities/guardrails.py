@@ -1,6 +1,7 @@
-"""Runtime layer: guardrails — functions that may reject a Call before it runs, or its result
-before the model sees it (issue 17 item 6; the OpenAI Agents SDK's input/output guardrails,
-per tool as pydantic-ai's tool ``prepare``). Imports ``_result`` and the standard library.
+"""Runtime layer: ``Guardrails`` — functions that may reject a Call before it runs, or its result
+before the model sees it (the OpenAI Agents SDK's input/output guardrails, per tool as
+pydantic-ai's tool ``prepare``). Imports ``_capability``, ``_executor``, ``_result``,
+``errors`` and the standard library.
 
 A guardrail is a function (sync or async) given per agent (every tool) or per tool:
 
@@ -23,7 +24,10 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
-from ._result import ToolResult
+from .._capability import Capability, Outcome, Proceed
+from .._executor import Pending, RoutedCall
+from .._result import ToolResult
+from ..errors import UsageError
 
 __all__ = ["ALL_TOOLS", "GuardrailSpec", "Guardrails"]
 
@@ -32,7 +36,7 @@ ALL_TOOLS = "*"
 
 Guardrail = Callable[..., Any]
 GuardrailSpec = Sequence[Guardrail] | Mapping[str, Sequence[Guardrail] | Guardrail] | None
-"""What ``Agent(input_guardrails=..., output_guardrails=...)`` takes: functions for every tool,
+"""What ``Guardrails(input=..., output=...)`` takes: functions for every tool,
 or a mapping tool name → function(s) (``"*"``: every tool)."""
 
 _Result = ToolResult[Any]
@@ -51,10 +55,8 @@ def _by_tool(spec: GuardrailSpec, where: str) -> dict[str, tuple[Guardrail, ...]
     for name, fns in out.items():
         for fn in fns:
             if not callable(fn):
-                from .errors import UsageError
-
                 raise UsageError(
-                    f"Agent({where}=...): {fn!r} for {name!r} is not a function "
+                    f"Guardrails({where}=...): {fn!r} for {name!r} is not a function "
                     "(expected fn(call) for input, fn(call, result) for output)"
                 )
     return out
@@ -82,12 +84,32 @@ async def _verdict(fn: Guardrail, *args: Any) -> str | None:
     return str(answer)
 
 
-class Guardrails:
-    """An Agent's input and output guardrails (``Agent(input_guardrails=..., ...)``)."""
+class Guardrails(Capability):
+    """Input and output guardrails (``Agent(capabilities=[Guardrails(input=..., output=...)])``).
+
+    Args:
+        input: functions ``fn(call)`` that may reject a call before it runs.
+        output: functions ``fn(call, result)`` that may reject a result before the model sees it.
+            Each: a list (every tool) or a mapping tool name → function(s) (``"*"``: every tool).
+
+    Raises:
+        UsageError: a guardrail that is not a function (the message names the argument).
+    """
 
     def __init__(self, input: GuardrailSpec = None, output: GuardrailSpec = None) -> None:
-        self.input = _by_tool(input, "input_guardrails")
-        self.output = _by_tool(output, "output_guardrails")
+        self.input = _by_tool(input, "input")
+        self.output = _by_tool(output, "output")
+
+    async def wrap_call(self, routed: RoutedCall, proceed: Proceed) -> Outcome:
+        # a call the context refused is not checked: it never runs
+        if routed.refused is None:
+            rejected = await self.check_input(routed.tool, routed.call)
+            if rejected is not None:
+                return rejected
+        value = await proceed(routed)
+        if isinstance(value, Pending):
+            return value  # no result yet: nothing to check
+        return await self.check_output(routed.tool, routed.call, value)
 
     def __bool__(self) -> bool:
         return bool(self.input or self.output)
