@@ -68,6 +68,7 @@ DRAFT3_KEYWORD = schema_rule(
     apply=_draft3_keyword,
     when=lambda c: c.dialect == "jsonschema",
     keys=NEVER_READ,
+    phases=("entry",),
 )
 
 
@@ -100,6 +101,7 @@ OTHER_DRAFT_KEYWORD = schema_rule(
     apply=_other_draft_keyword,
     when=lambda c: c.dialect == "jsonschema" and c.draft is not None,
     keys=READ_ONLY_IN,
+    phases=("entry",),
 )
 
 
@@ -147,6 +149,7 @@ DRAFT3_REQUIRED = schema_rule(
     apply=_draft3_required,
     when=lambda c: c.lenient,
     keys=("properties",),
+    phases=("object",),
 )
 
 RULES = (DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD, DRAFT3_REQUIRED)
