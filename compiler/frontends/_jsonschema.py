@@ -19,10 +19,7 @@ from typing import Any
 from .._load import as_object
 from ..diagnostics import describe
 from ..ir import AnyNode, Meta, NeverNode, NullNode, SchemaNode, SourceLocation, UnionNode
-from ..normalise.schema_drafts import DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD
-from ..normalise.schema_nullable import NULL_TYPE_BESIDE_REF, NULLABLE_IN_JSON_SCHEMA, X_NULLABLE
-from ..normalise.schema_refs import LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS
-from ..normalise.schema_shapes import EMPTY_ENUM, SCHEMA_NOT_OBJECT
+from ..normalise._families import schema_phase
 from ..normalise.schema_types import BFCL_TYPES
 from ._lower_base import CHECK_KEYS, MAX_DEPTH
 from ._lower_checks import ChecksLowerer
@@ -30,15 +27,9 @@ from ._resolver import Dialect, _Context  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["BFCL_TYPES", "Dialect", "SchemaLowerer"]
 
-_ON_ENTRY = (
-    SCHEMA_NOT_OBJECT,
-    DRAFT3_KEYWORD,
-    OTHER_DRAFT_KEYWORD,
-    LEGACY_REF_SIBLINGS,
-    OPENAPI30_REF_SIBLINGS,
-)
+_ON_ENTRY = schema_phase("entry")
 """The rules a schema is read by first (its shape, its draft, what ``$ref`` replaces)."""
-_BEFORE_KEYWORDS = (EMPTY_ENUM, X_NULLABLE, NULLABLE_IN_JSON_SCHEMA, NULL_TYPE_BESIDE_REF)
+_BEFORE_KEYWORDS = schema_phase("before-keywords")
 """The rules read after the checks are split off (each part of the schema is read by them)."""
 
 

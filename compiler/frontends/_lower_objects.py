@@ -11,11 +11,11 @@ from typing import Any
 from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import AnyNode, ArrayNode, Meta, ObjectNode, Property, SchemaNode, SourceLocation
-from ..normalise.schema_drafts import DRAFT3_REQUIRED
+from ..normalise._families import schema_phase
 from ._lower_refs import RefsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
-_OBJECT_RULES = (DRAFT3_REQUIRED,)
+_OBJECT_RULES = schema_phase("object")
 
 
 class ObjectsLowerer(RefsLowerer):

@@ -27,8 +27,8 @@ from ..ir import (
     SourceLocation,
     UnionNode,
 )
+from ..normalise._families import schema_phase
 from ..normalise._schema import ANNOTATIONS
-from ..normalise.schema_refs import RECURSIVE_REF_IN_OPENAPI
 from ._lower_base import LowererBase
 from ._resolver import (
     _Context,  # pyright: ignore[reportPrivateUsage]
@@ -40,7 +40,7 @@ from ._resolver import (
 )
 from ._vocabulary import vocabulary_of
 
-_ON_ENTER = (RECURSIVE_REF_IN_OPENAPI,)
+_ON_ENTER = schema_phase("enter")
 
 
 class RefsLowerer(LowererBase):

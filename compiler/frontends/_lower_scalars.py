@@ -28,13 +28,10 @@ from ..ir import (
     UnionNode,
     freeze,
 )
+from ..normalise._families import schema_phase
 from ..normalise._schema import JSON_TYPES
-from ..normalise.schema_patterns import INLINE_REGEX_FLAGS
-from ..normalise.schema_shapes import PROPERTIES_WITHOUT_TYPE
 from ..normalise.schema_types import (
     BFCL_TYPES,
-    ENUM_SCALARS_AS_TEXT,
-    TYPE_NAME_ALIAS,
     json_type_matches,
     type_hint,
 )
@@ -42,10 +39,10 @@ from ._lower_base import ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS
 from ._lower_objects import ObjectsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
-_ENUM_RULES = (TYPE_NAME_ALIAS, ENUM_SCALARS_AS_TEXT)
-_TYPE_RULES = (TYPE_NAME_ALIAS,)
-_UNTYPED_RULES = (PROPERTIES_WITHOUT_TYPE,)
-_PATTERN_RULES = (INLINE_REGEX_FLAGS,)
+_ENUM_RULES = schema_phase("enum")
+_TYPE_RULES = schema_phase("type")
+_UNTYPED_RULES = schema_phase("untyped")
+_PATTERN_RULES = schema_phase("pattern")
 _TYPED_KEYS = OBJECT_KEYS | ARRAY_KEYS | STRING_KEYS | NUMBER_KEYS
 
 

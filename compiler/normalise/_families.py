@@ -15,6 +15,7 @@ from . import (
     schema_types,
 )
 from ._rule import Rule
+from ._schema import SchemaContext, in_phase
 
 ALL: tuple[Rule[Any], ...] = (
     *schema_shapes.RULES,
@@ -24,3 +25,9 @@ ALL: tuple[Rule[Any], ...] = (
     *schema_types.RULES,
     *schema_patterns.RULES,
 )
+
+
+def schema_phase(phase: str) -> tuple[Rule[SchemaContext], ...]:
+    """The schema rules the lowerer reads in ``phase``, in the order of ``ALL`` (the order their
+    warnings are given in)."""
+    return tuple(r for r in ALL if in_phase(r, phase))

@@ -69,10 +69,19 @@ def without(fragment: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in fragment.items() if k not in keys}
 
 
+PHASES = ("entry", "enter", "before-keywords", "object", "type", "enum", "untyped", "pattern")
+"""Where the lowerer reads a schema by the rules: on entry (its shape, its draft, what ``$ref``
+replaces), as it enters a resource (``enter``), after the checks are split off
+(``before-keywords``), and where a keyword family is read (``object``, ``type``, ``enum``, an
+``untyped`` schema, ``pattern``). A rule names its phases; the lowerer asks for each phase's
+rules (``_families.schema_phase``), so a new rule is its family module and its test alone."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Trigger:
     when: Callable[[SchemaContext], bool]
     keys: frozenset[str] | None  # None: a fragment that is no object
+    phases: frozenset[str]
 
 
 _TRIGGERS: dict[str, _Trigger] = {}
@@ -88,11 +97,16 @@ def schema_rule(
     apply: Callable[[Any, SourceLocation, SchemaContext], Fixed | None],
     when: Callable[[SchemaContext], bool],
     keys: Iterable[str] | None,
+    phases: Iterable[str],
 ) -> Rule[SchemaContext]:
     """A schema rule, with what it can fire on: runs ``when`` says (the context), schema
-    objects with one of ``keys`` (None: fragments that are no object). ``Phase`` reads them so
-    that a schema object with nothing for the rules costs one set test."""
-    _TRIGGERS[name] = _Trigger(when, None if keys is None else frozenset(keys))
+    objects with one of ``keys`` (None: fragments that are no object), in the lowerer's
+    ``phases`` (``PHASES``). ``Phase`` reads them so that a schema object with nothing for the
+    rules costs one set test."""
+    unknown = set(phases) - set(PHASES)
+    if unknown or not phases:
+        raise ValueError(f"schema rule {name!r}: phases {sorted(unknown)} are none of {PHASES}")
+    _TRIGGERS[name] = _Trigger(when, None if keys is None else frozenset(keys), frozenset(phases))
     return Rule(
         name=name, family=family, accepts=accepts, makes=makes, warning=warning, apply=apply
     )
@@ -124,6 +138,12 @@ class Phase:
         if isinstance(fragment, dict):
             return cast("dict[str, Any]", fragment).keys().isdisjoint(self.keys)
         return not self.other_values
+
+
+def in_phase(rule: Rule[Any], phase: str) -> bool:
+    """Whether the lowerer reads ``rule`` in ``phase``."""
+    trigger = _TRIGGERS.get(rule.name)
+    return trigger is not None and phase in trigger.phases
 
 
 def schema_object(fragment: Any) -> dict[str, Any] | None:

@@ -68,6 +68,7 @@ DRAFT3_KEYWORD = schema_rule(
     apply=_draft3_keyword,
     when=lambda c: c.dialect == "jsonschema",
     keys=NEVER_READ,
+    phases=("entry",),
 )
 
 
@@ -100,6 +101,7 @@ OTHER_DRAFT_KEYWORD = schema_rule(
     apply=_other_draft_keyword,
     when=lambda c: c.dialect == "jsonschema" and c.draft is not None,
     keys=READ_ONLY_IN,
+    phases=("entry",),
 )
 
 
@@ -147,6 +149,53 @@ DRAFT3_REQUIRED = schema_rule(
     apply=_draft3_required,
     when=lambda c: c.lenient,
     keys=("properties",),
+    phases=("object",),
 )
 
-RULES = (DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD, DRAFT3_REQUIRED)
+
+def _boolean_exclusive_bound(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    if fragment is None:
+        return None
+    read = dict(fragment)
+    said: list[Any] = []
+    for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = fragment.get(key)
+        if not isinstance(flag, bool):
+            continue
+        number = fragment.get(bound)
+        del read[key]
+        if flag and bound in fragment:
+            del read[bound]
+            read[key] = number
+        reading = f"{key}: {number!r}" if flag and bound in fragment else "no bound of its own"
+        said.append(
+            warn(
+                at.child(key),
+                f"{key} is a boolean {str(flag).lower()} (the form of JSON Schema draft 4 and "
+                f"OpenAPI 3.0); read as {reading}",
+                f"a number ({key}: <the bound>) in drafts 6 and later and OpenAPI 3.1",
+                hint=f"write {key}: <the bound> instead of {bound} and {key}: true"
+                if flag
+                else f"leave out {key}: false ({bound} alone is inclusive)",
+            )
+        )
+    return Fixed(value=read, diagnostics=tuple(said)) if said else None
+
+
+BOOLEAN_EXCLUSIVE_BOUND = schema_rule(
+    name="boolean-exclusive-bound",
+    family="schema-drafts",
+    accepts="exclusiveMinimum/exclusiveMaximum: true/false beside minimum/maximum in a document "
+    "of draft 6 or later (OpenAPI 3.1 included): draft 4's and OpenAPI 3.0's form",
+    makes="exclusiveMinimum/exclusiveMaximum: <the bound> (true), no bound of its own (false)",
+    warning="<key> is a boolean <true|false> (the form of JSON Schema draft 4 and OpenAPI 3.0); "
+    "read as <key>: <bound> | no bound of its own",
+    apply=_boolean_exclusive_bound,
+    # (draft 4, OpenAPI 3.0 and Swagger 2.0 spell it so: there it is no quirk)
+    when=lambda c: c.dialect == "jsonschema" and c.draft not in ("draft3", "draft4"),
+    keys=("exclusiveMinimum", "exclusiveMaximum"),
+    phases=("before-keywords",),
+)
+
+RULES = (DRAFT3_KEYWORD, OTHER_DRAFT_KEYWORD, DRAFT3_REQUIRED, BOOLEAN_EXCLUSIVE_BOUND)

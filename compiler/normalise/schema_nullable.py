@@ -43,6 +43,7 @@ X_NULLABLE = schema_rule(
     apply=_x_nullable,
     when=lambda c: c.drop_extensions and c.dialect == "openapi30",
     keys=("x-nullable",),
+    phases=("before-keywords",),
 )
 
 
@@ -73,6 +74,7 @@ NULLABLE_IN_JSON_SCHEMA = schema_rule(
     apply=_nullable_in_json_schema,
     when=lambda c: c.lenient and c.dialect != "openapi30",
     keys=("nullable",),
+    phases=("before-keywords",),
 )
 
 
@@ -112,6 +114,7 @@ NULL_TYPE_BESIDE_REF = schema_rule(
     apply=_null_type_beside_ref,
     when=lambda c: c.lenient,
     keys=("$ref",),
+    phases=("before-keywords",),
 )
 
 RULES = (X_NULLABLE, NULLABLE_IN_JSON_SCHEMA, NULL_TYPE_BESIDE_REF)

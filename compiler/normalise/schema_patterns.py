@@ -64,6 +64,7 @@ INLINE_REGEX_FLAGS = schema_rule(
     apply=_inline_flags,
     when=lambda c: c.lenient,
     keys=("pattern",),
+    phases=("pattern",),
 )
 
 RULES = (INLINE_REGEX_FLAGS,)

@@ -47,6 +47,7 @@ LEGACY_REF_SIBLINGS = schema_rule(
     apply=_legacy_ref_siblings,
     when=lambda c: c.legacy_ref,
     keys=("$ref",),
+    phases=("entry",),
 )
 
 
@@ -86,6 +87,7 @@ OPENAPI30_REF_SIBLINGS = schema_rule(
     apply=_openapi30_ref_siblings,
     when=lambda c: c.dialect == "openapi30",
     keys=("$ref",),
+    phases=("entry",),
 )
 
 
@@ -121,6 +123,7 @@ RECURSIVE_REF_IN_OPENAPI = schema_rule(
     apply=_recursive_ref_in_openapi,
     when=lambda c: c.dialect != "jsonschema" or c.openapi31,
     keys=("$recursiveRef",),
+    phases=("enter",),
 )
 
 RULES = (LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS, RECURSIVE_REF_IN_OPENAPI)

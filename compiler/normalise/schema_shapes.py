@@ -51,6 +51,7 @@ SCHEMA_NOT_OBJECT = schema_rule(
     apply=_not_object,
     when=lambda c: c.lenient,
     keys=None,
+    phases=("entry",),
 )
 
 
@@ -76,6 +77,7 @@ EMPTY_ENUM = schema_rule(
     apply=_empty_enum,
     when=lambda c: c.lenient,
     keys=("enum",),
+    phases=("before-keywords",),
 )
 
 
@@ -107,6 +109,7 @@ PROPERTIES_WITHOUT_TYPE = schema_rule(
     apply=_properties_without_type,
     when=lambda c: c.lenient,
     keys=("properties",),
+    phases=("untyped",),
 )
 
 RULES = (SCHEMA_NOT_OBJECT, EMPTY_ENUM, PROPERTIES_WITHOUT_TYPE)

@@ -190,6 +190,7 @@ TYPE_NAME_ALIAS = schema_rule(
     apply=_type_name_alias,
     when=lambda c: c.lenient and c.dialect != "bfcl",
     keys=("type",),
+    phases=("type", "enum"),
 )
 
 
@@ -245,6 +246,7 @@ ENUM_SCALARS_AS_TEXT = schema_rule(
     apply=_enum_scalars_as_text,
     when=lambda c: c.lenient,
     keys=("enum",),
+    phases=("enum",),
 )
 
 RULES = (TYPE_NAME_ALIAS, ENUM_SCALARS_AS_TEXT)

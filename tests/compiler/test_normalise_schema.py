@@ -103,6 +103,30 @@ CASES = [
         ],
     ),
     Case(
+        schema_drafts.BOOLEAN_EXCLUSIVE_BOUND,
+        OPENAPI31,
+        {"type": "integer", "minimum": 0, "exclusiveMinimum": True, "maximum": 9},
+        {"type": "integer", "exclusiveMinimum": 0, "maximum": 9},
+        [
+            "{at}/exclusiveMinimum: warning: exclusiveMinimum is a boolean true (the form of JSON "
+            "Schema draft 4 and OpenAPI 3.0); read as exclusiveMinimum: 0 — a number "
+            "(exclusiveMinimum: <the bound>) in drafts 6 and later and OpenAPI 3.1 (hint: write "
+            "exclusiveMinimum: <the bound> instead of minimum and exclusiveMinimum: true)"
+        ],
+    ),
+    Case(
+        schema_drafts.BOOLEAN_EXCLUSIVE_BOUND,
+        DRAFT7,
+        {"type": "number", "maximum": 1.5, "exclusiveMaximum": False},
+        {"type": "number", "maximum": 1.5},
+        [
+            "{at}/exclusiveMaximum: warning: exclusiveMaximum is a boolean false (the form of "
+            "JSON Schema draft 4 and OpenAPI 3.0); read as no bound of its own — a number "
+            "(exclusiveMaximum: <the bound>) in drafts 6 and later and OpenAPI 3.1 (hint: leave "
+            "out exclusiveMaximum: false (maximum alone is inclusive))"
+        ],
+    ),
+    Case(
         schema_drafts.DRAFT3_REQUIRED,
         OPENAPI30,
         {"type": "object", "properties": {"a": {"type": "string", "required": True}}},
@@ -390,3 +414,27 @@ def test_a_type_dropped_for_a_name_meaning_any_value_still_refuses_what_is_no_na
     }
     shown = [i for i, x in enumerate(listed) if x in (5, "json")]
     assert said == [f"{at}/{i}: {expected[listed[i]]}" for i in shown]
+
+
+@pytest.mark.parametrize("version", ["3.0.3", "2.0"])
+def test_a_boolean_exclusive_bound_is_no_quirk_where_it_is_the_form(
+    version: str, tmp_path: Path
+) -> None:
+    # OpenAPI 3.0 and Swagger 2.0 (draft 4's schemas) spell exclusivity as a boolean: read so,
+    # without a word
+    bound = {"type": "integer", "minimum": 0, "exclusiveMinimum": True}
+    if version == "2.0":
+        parameter = {"name": "v", "in": "query", "required": True, **bound}
+        spec: dict[str, Any] = {
+            "swagger": "2.0",
+            "info": {"title": "t", "version": "1"},
+            "paths": {"/things": {"get": {"operationId": "make", "parameters": [parameter]}}},
+        }
+    else:
+        spec = _openapi(version, bound)
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    tree = generate_tree([path])
+    assert not [d for d in tree.diagnostics if "exclusiveMinimum" in d.render()]
+    models = "".join(text for name, text in tree.files.items() if name.endswith(".py"))
+    assert "gt=0" in models  # exclusive, as the boolean says
