@@ -84,7 +84,7 @@ def load_package(out: Path | str, package: str) -> ModuleType:
         OutputError: ``out`` holds no generated ``package`` (named, with what it does hold).
     """
     directory = Path(out).absolute()
-    if not (directory / package / "__init__.py").is_file():
+    if not directory.joinpath(*package.split("."), "__init__.py").is_file():  # (a dotted path too)
         held = sorted(p.parent.name for p in directory.glob("*/__init__.py"))
         raise OutputError(
             f"load_package(out={str(out)!r}, package={package!r}): no generated package "
