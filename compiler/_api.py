@@ -10,11 +10,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolbind.runtime.contract import ToolSchema, compose_schema, never_latent
+from toolbind.contract import ToolSchema, compose_schema, never_latent
 
 from ._driver import GeneratedTree, build, write_into
 from ._load import RefPolicy
-from .diagnostics import Diagnostic, SpecError
+from .diagnostics import Diagnostic
+from .errors import SpecError
 from .frontends.openapi import OperationFilter
 from .ir import SourceLocation
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolbind._version import VERSION
+
 from ._incremental import (
     Previous,
     Reused,
@@ -49,7 +51,6 @@ from ._load import (
     keeping_parses,
     recording_reads,
 )
-from ._version import VERSION
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import OutputError as OutputError
 from .errors import SelectionError as SelectionError

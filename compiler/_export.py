@@ -15,8 +15,8 @@ from .diagnostics import Diagnostic
 from .ir import SourceLocation
 
 if TYPE_CHECKING:
+    from toolbind.contract import ToolSchema
     from toolbind.runtime import ExportIssue
-    from toolbind.runtime.contract import ToolSchema
 
 ExportFormat = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "openai-strict", "anthropic", "gemini", "mcp")
@@ -64,6 +64,9 @@ def provider_export(
         SpecError: the spec has errors, or ``tool`` names none of its tools.
     """
     # the exporters load pydantic: imported when asked for, so `toolbind generate` starts faster
+    # (imported here: the ``toolbind`` command imports this module for its formats' names, and
+    # a ``generate`` that reuses every package needs neither a frontend nor a backend)
+    from toolbind.contract import ToolSchema, never_latent
     from toolbind.runtime import (
         anthropic_tools,
         gemini_tools,
@@ -71,10 +74,6 @@ def provider_export(
         openai_strict_tools,
         openai_tools,
     )
-
-    # (imported here: the ``toolbind`` command imports this module for its formats' names, and
-    # a ``generate`` that reuses every package needs neither a frontend nor a backend)
-    from toolbind.runtime.contract import ToolSchema, never_latent
 
     from ._api import spec_tool_entries
 

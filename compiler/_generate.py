@@ -34,7 +34,8 @@ from ._driver import (
     write_into,
 )
 from ._load import RefPolicy
-from .diagnostics import Diagnostic, SpecError
+from .diagnostics import Diagnostic
+from .errors import SpecError
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring  # the C escaper when available, as json's own
 from typing import Any, cast
 
-from toolbind.runtime.errors import ToolbindError
+from toolbind.errors import ToolbindError
 
 _FLOAT_REPR = float.__repr__
 _INT_REPR = int.__repr__

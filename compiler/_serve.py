@@ -169,7 +169,7 @@ def read_credentials(file: Path | None, pairs: Sequence[str]) -> dict[str, Any]:
             ) from None
         import yaml
 
-        from toolbind.runtime.yaml12 import load_yaml
+        from toolbind.yaml12 import load_yaml
 
         try:  # JSON is YAML; the error names the place, never the text (it holds secrets)
             data: Any = load_yaml(text)

@@ -17,6 +17,8 @@ from typing import Annotated, Any, Union, cast, get_args, get_origin
 import typer
 from rich.console import Console
 
+from toolbind._version import VERSION
+
 from ._driver import (
     SelectionError,
     file_ancestor,
@@ -33,8 +35,7 @@ from ._generate import (
 )
 from ._generate import main as _generate_main
 from ._load import Document, RefPolicy, display_path, load_document
-from ._version import VERSION
-from .diagnostics import SpecError
+from .errors import SpecError
 
 app = typer.Typer(
     add_completion=False,

@@ -16,6 +16,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees with _EXPORTS
+    from toolbind._compose import ComposableTool, nullable, resolve_activity, tool_schema
+
     from ._agent import (
         Agent,
         AgentEvent,
@@ -28,7 +30,6 @@ if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees
         Step,
     )
     from ._binding import ToolBinding, load_bindings
-    from ._compose import ComposableTool, nullable, resolve_activity, tool_schema
     from ._context import Context, ContextMessage, Reference, Variable, parse_reference
     from ._delegate import DelegateRequest, Delegates
     from ._executor import CallContext, Executor, InProcessExecutor, RoutedCall, current_call
@@ -95,7 +96,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RoutedCall",
         "current_call",
     ),
-    "._compose": (
+    "toolbind._compose": (
         "ComposableTool",
         "nullable",
         "resolve_activity",

@@ -50,9 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from ._aio import drain
-from ._binding import ToolBinding
-from ._compose import (
+from toolbind._compose import (
     AUTO_TAG,
     META_FIELD_CHOICES,
     TOOL_TAG,
@@ -60,6 +58,9 @@ from ._compose import (
     describe_tools,
     resolve_activity,
 )
+
+from ._aio import drain
+from ._binding import ToolBinding
 from ._context import Context, ContextMessage
 from ._delegate import Delegates, Delegation, call_scopes
 from ._events import (

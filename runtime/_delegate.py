@@ -167,7 +167,7 @@ class DelegateRequest:
             if file.suffix.lower() == ".json":
                 data: Any = json.loads(text)
             else:
-                from .yaml12 import load_yaml
+                from toolbind.yaml12 import load_yaml
 
                 data = load_yaml(text)
         except ValueError as exc:  # json.JSONDecodeError is one

@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from toolbind._compose import resolve_activity
+
 from ._binding import ToolBinding
-from ._compose import resolve_activity
 from ._executor import to_result as _to_result
 from ._exports import mcp_tools
 from ._response import feedback_for

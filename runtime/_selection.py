@@ -31,7 +31,8 @@ from fnmatch import fnmatchcase
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
-from ._compose import TOOL_CHOICES, names_tool, spec_name
+from toolbind._compose import TOOL_CHOICES, names_tool, spec_name
+
 from .errors import UsageError
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from typing import Any, cast, get_args
 import jinja2
 from jinja2.utils import htmlsafe_json_dumps
 
-from toolbind.runtime.contract import (
+from toolbind.contract import (
     API_FILE,
     FORMATS,
     META_FIELD_NAMES,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 from urllib.parse import urldefrag, urljoin
 
-from toolbind.runtime.contract import compile_pattern
+from toolbind.contract import compile_pattern
 
 from .._load import (
     Document,

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from toolbind.runtime.contract import HttpApi
+from toolbind.contract import HttpApi
 
 from ..ir import (
     ArrayNode,

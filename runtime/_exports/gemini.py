@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, cast
 
-from .._compose import def_name
+from toolbind._compose import def_name
+
 from ._common import ExportableTool, ExportIssue, GeminiExport, call_schema, escape_token
 from .openai_strict import ANNOTATIONS
 from .strict_rules import types_of

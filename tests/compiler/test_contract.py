@@ -107,7 +107,7 @@ def test_the_runtime_reaches_the_compiler_from_one_module() -> None:
 @pytest.mark.parametrize("name", ["META_FIELDS", "META_FIELD_NAMES", "ExecutionType"])
 def test_shared_names_are_defined_once(name: str) -> None:
     definitions: list[str] = []
-    for root in ("compiler", "runtime", "testing"):
+    for root in ("toolbind", "compiler", "runtime", "testing"):
         for path in sorted((REPO / root).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             for node in tree.body:
@@ -118,7 +118,7 @@ def test_shared_names_are_defined_once(name: str) -> None:
                     targets = [node.target]
                 if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                     definitions.append(f"{root}/{path.relative_to(REPO / root)}")
-    assert definitions == ["runtime/contract.py"]
+    assert definitions == ["toolbind/contract.py"]
 
 
 def test_the_contract_is_importable_without_pydantic() -> None:

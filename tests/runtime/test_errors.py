@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import toolbind
 import toolbind.compiler
 import toolbind.compiler.errors
 import toolbind.runtime
@@ -22,7 +23,7 @@ from toolbind.runtime.errors import RunFailure, UsageError
 
 def _all_modules() -> list[str]:
     names: list[str] = []
-    for package in (toolbind.compiler, toolbind.runtime, toolbind.testing):
+    for package in (toolbind, toolbind.compiler, toolbind.runtime, toolbind.testing):
         names.append(package.__name__)
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             names.append(info.name)

@@ -101,7 +101,7 @@ from toolbind.runtime import Tool, compose
 Tool.register_package(github_mcp)
 compose(list(Tool)[:10])
 Tool["get_me"].call_model.model_validate({{"_tool": "get_me"}})
-from toolbind.runtime import _formats
+from toolbind import _formats
 print(json.dumps({{
     "modules": sorted(sys.modules),
     "grammars_compiled": _formats._uri_grammar.cache_info().currsize,
@@ -120,6 +120,7 @@ NOT_ON_THE_USE_PATH = (
     "yaml",
     "jinja2",
     "toolbind.compiler",
+    "toolbind.contract",
     "toolbind.runtime.contract",
     "toolbind.runtime.http",
     "toolbind.runtime._agent",

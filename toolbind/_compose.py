@@ -1,4 +1,4 @@
-"""Runtime layer: schema composition exactly as the seeds specify. Imports pydantic for annotations only.
+"""Kernel layer: schema composition exactly as the seeds specify. Imports pydantic for annotations only.
 
 For each tool (tool-system.md "Schema Composition", tool-system.ru.md):
 

@@ -1,4 +1,4 @@
-"""Runtime layer: a generated package's JSON data files, and the contract's frozen dataclasses
+"""Kernel layer: a generated package's JSON data files, and the contract's frozen dataclasses
 (``HttpApi`` and what it holds) as JSON.
 
 Imports the standard library and ``errors``; ``contract`` (``api_from_json``, ``load_api``) and
