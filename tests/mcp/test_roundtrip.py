@@ -87,7 +87,7 @@ def test_served_then_imported_back_yields_the_same_tools(group: str, tmp_path: P
                             "command": sys.executable,
                             "args": [
                                 "-m",
-                                "toolbind.compiler.cli",
+                                "toolbind.cli",
                                 "serve",
                                 *map(str, specs),
                                 "--activities",

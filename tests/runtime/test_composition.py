@@ -66,7 +66,7 @@ def test_greet_user_matches_the_rfc_example(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "toolbind.compiler.cli",
+            "toolbind.cli",
             "schema",
             "specs/seeds.yaml",
             "--tool",

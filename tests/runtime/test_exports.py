@@ -591,7 +591,7 @@ def test_gemini_inlines_definitions_and_cuts_recursion(compile_spec: CompileSpec
 
 def toolbind(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        [sys.executable, "-m", "toolbind.cli", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -640,8 +640,8 @@ def test_mcp_tools_are_exported_as_they_run_never_asking_the_model_for_their_out
     --format openai-strict``): an MCP tool runs on its server and is never latent, yet the exports,
     ``toolbind schema`` and a package's ``schema.json`` composed it latent — ``_activity: ""`` and
     an ``_output`` for the model to invent (for which most "cannot be made strict")."""
+    from toolbind.cli._export import provider_export
     from toolbind.compiler import composed_schema
-    from toolbind.compiler._export import provider_export
 
     spec = tmp_path / "tools.json"
     tool = {

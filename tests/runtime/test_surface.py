@@ -187,7 +187,7 @@ def test_importing_the_compiler_loads_neither_pydantic_nor_the_exporters() -> No
     """``toolbind generate`` starts once per spec in users' builds: the compiler's import chain
     stays free of pydantic (≈110 ms), which only runtime models and ``toolbind schema`` need."""
     code = (
-        "import sys, toolbind.compiler.cli, toolbind.compiler._api, toolbind.compiler._export;"
+        "import sys, toolbind.cli._app, toolbind.compiler._api, toolbind.cli._export;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'"
         " or m == 'toolbind.runtime._exports'))"
     )

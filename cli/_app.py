@@ -18,12 +18,14 @@ import typer
 from rich.console import Console
 
 from toolbind._version import VERSION
-
-from ._driver import (
+from toolbind.compiler._driver import (
     SelectionError,
     file_ancestor,
     scaffold,
 )
+from toolbind.compiler._load import Document, RefPolicy, display_path, load_document
+from toolbind.compiler.errors import SpecError
+
 from ._export import EXPORT_FORMATS, provider_export
 from ._generate import (
     Param,
@@ -34,8 +36,6 @@ from ._generate import (
     usage,
 )
 from ._generate import main as _generate_main
-from ._load import Document, RefPolicy, display_path, load_document
-from .errors import SpecError
 
 app = typer.Typer(
     add_completion=False,
@@ -244,7 +244,7 @@ def schema(
             )
             raise typer.Exit(1)
         out_schema = cast("dict[str, Any]", value)
-    from ._api import composed_schema  # imports the runtime's composer
+    from toolbind.compiler._api import composed_schema  # imports the runtime's composer
 
     try:
         result = composed_schema(spec, tool=tool, output=out_schema, allow_refs=allowed)
@@ -355,7 +355,7 @@ def test_command(
     --allow-unchecked)."""
     allowed = _allowed_refs(allow_ref)
     try:
-        from toolbind.testing._cli import CommandLineError, run
+        from ._test import CommandLineError, run
     except ImportError as exc:
         raise _usage(
             f"toolbind test needs the testing extra ({exc.name or exc}): "
@@ -525,7 +525,7 @@ def diff_command(
 ) -> None:
     """Compare two versions of specs at the tool surface: each change says whom it breaks
     (Calls, Activities, prompt only, safe) and where, with a witness for a breaking one."""
-    from ._diff import diff_specs, render
+    from toolbind.compiler._diff import diff_specs, render
 
     allowed = _allowed_refs(allow_ref)
     if fmt not in ("text", "json", "markdown"):

@@ -1,6 +1,6 @@
 """Testing layer: ``toolbind test`` — compile specs, check every tool's contract, report.
 
-Imports ``_runner`` and rich. ``compiler/cli.py`` parses the command line and calls ``run``.
+Imports ``_runner`` and rich. ``cli/_app.py`` parses the command line and calls ``run``.
 Results (a table per spec file, then a block per failure) go to ``out``; progress and usage
 errors to ``err``. Exit codes: 0 every contract holds, 1 a contract is broken (or a spec has
 errors, or a part of a contract could not be checked — no instance could be generated — unless
@@ -28,11 +28,10 @@ from rich.table import Table
 from rich.text import Text
 
 from toolbind.runtime.errors import UsageError
-
-from ._activities import activities_in, load_activities
-from ._checks import NO_OUTPUT_SCHEMA, PartResult, RunSettings
-from ._contract import ContractError
-from ._runner import ToolReport, check_tool, compile_specs
+from toolbind.testing._activities import activities_in, load_activities
+from toolbind.testing._checks import NO_OUTPUT_SCHEMA, PartResult, RunSettings
+from toolbind.testing._contract import ContractError
+from toolbind.testing._runner import ToolReport, check_tool, compile_specs
 
 
 class CommandLineError(UsageError):

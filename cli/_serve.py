@@ -97,10 +97,9 @@ def collect(
         UsageError: the activities module can't be used; a credential names no security scheme
             of these specs, does not fit its scheme, or needs an ``${env.X}`` that is not set.
     """
+    from toolbind.compiler._api import compile_to_directory, load_package
     from toolbind.runtime import ToolBinding
     from toolbind.runtime.http import HttpClient
-
-    from ._api import compile_to_directory, load_package
 
     root = Path(tempfile.mkdtemp(prefix="toolbind-"))
     try:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .diagnostics import Diagnostic
-from .ir import SourceLocation
+from toolbind.compiler.diagnostics import Diagnostic
+from toolbind.compiler.ir import SourceLocation
 
 if TYPE_CHECKING:
     from toolbind.contract import ToolSchema
@@ -66,6 +66,7 @@ def provider_export(
     # the exporters load pydantic: imported when asked for, so `toolbind generate` starts faster
     # (imported here: the ``toolbind`` command imports this module for its formats' names, and
     # a ``generate`` that reuses every package needs neither a frontend nor a backend)
+    from toolbind.compiler._api import spec_tool_entries
     from toolbind.contract import ToolSchema, never_latent
     from toolbind.runtime import (
         anthropic_tools,
@@ -74,8 +75,6 @@ def provider_export(
         openai_strict_tools,
         openai_tools,
     )
-
-    from ._api import spec_tool_entries
 
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [ToolSchema.from_entry(t, defs) for t in entries]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ._driver import (
+from toolbind.compiler._driver import (
     MANIFEST,
     OutputError,
     SelectionError,
@@ -33,9 +33,9 @@ from ._driver import (
     manifest_sources,
     write_into,
 )
-from ._load import RefPolicy
-from .diagnostics import Diagnostic
-from .errors import SpecError
+from toolbind.compiler._load import RefPolicy
+from toolbind.compiler.diagnostics import Diagnostic
+from toolbind.compiler.errors import SpecError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -271,7 +271,7 @@ def run(
     progress = LateProgress()
     select = None
     if tag or path or operation:  # (imported only then: a run reusing every package reads no spec)
-        from .frontends.openapi import OperationFilter
+        from toolbind.compiler.frontends.openapi import OperationFilter
 
         select = OperationFilter(
             tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
@@ -355,7 +355,7 @@ def main() -> None:
     """Console-script entry point: a plain ``generate`` here, anything else in ``cli``."""
     direct = plain_arguments(sys.argv[2:]) if sys.argv[1:2] == ["generate"] else None
     if direct is None:
-        from .cli import app_main
+        from ._app import app_main
 
         app_main()
         return
