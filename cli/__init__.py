@@ -8,6 +8,6 @@ this package. Thin: parse, call the library, render diagnostics, return an exit 
 
 from __future__ import annotations
 
-from ._generate import main as main
+from ._main import main as main
 
 __all__ = ["main"]

@@ -1,4 +1,8 @@
-"""Compiler layer: the ``toolbind`` command. Thin: parse, call the library, render, exit code.
+"""CLI layer: the ``toolbind`` command as a typer app. Thin: parse, call the library, render,
+exit code.
+
+Imports the compiler, typer and rich; the runtime, the contract tester and the other commands' modules
+(``_serve``, ``_worker``, ``_test``) when their command runs.
 
 Exit codes: 0 success, 1 spec errors (or a stale tree with ``--check``, or a broken or unchecked
 contract with ``test``), 2 usage errors.
@@ -35,7 +39,6 @@ from ._generate import (
     stderr_console,
     usage,
 )
-from ._generate import main as _generate_main
 
 app = typer.Typer(
     add_completion=False,
@@ -644,17 +647,9 @@ def plain_parameters() -> tuple[Param, ...]:
 
 
 def app_main() -> None:
-    """The typer app (every command line ``_generate.main`` does not run itself)."""
+    """The typer app (every command line ``_main.main`` does not run itself)."""
     try:
         app()
     except KeyboardInterrupt:  # pragma: no cover - interactive
         _err.print("interrupted; the output directory was left as it was", markup=False)
         raise SystemExit(130) from None
-
-
-main = _generate_main
-"""The console script's entry point (``_generate.main``), by its former name."""
-
-
-if __name__ == "__main__":
-    _generate_main()

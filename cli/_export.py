@@ -1,6 +1,6 @@
-"""Compiler layer: a spec file's tools in a provider's format (``toolbind schema --format``).
+"""CLI layer: a spec file's tools in a provider's format (``toolbind schema --format``).
 
-Imports the driver (to compile the spec in memory) and ``toolbind.runtime``'s exports, which do the
+Imports the compiler (to compile the spec in memory) and ``toolbind.runtime``'s exports, which do the
 work; this module only turns a compiled ``tools.json`` into the tools the exports read, and their
 refusals and notes into located diagnostics.
 """

@@ -1,4 +1,5 @@
-"""``toolbind serve``: compile specs in memory and serve their tools over MCP (stdio or HTTP).
+"""CLI layer: ``toolbind serve``, compile specs in memory and serve their tools over MCP (stdio
+or HTTP).
 
 The tools of every spec are offered through ``toolbind.runtime``'s MCP server; their Activities
 are the generated HTTP Activities of OpenAPI specs (calling the API, at ``--base-url`` or the

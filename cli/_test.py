@@ -1,6 +1,6 @@
-"""Testing layer: ``toolbind test`` — compile specs, check every tool's contract, report.
+"""CLI layer: ``toolbind test`` — compile specs, check every tool's contract, report.
 
-Imports ``_runner`` and rich. ``cli/_app.py`` parses the command line and calls ``run``.
+Imports ``toolbind.testing``'s runner, checks and Activity loader, and rich. ``cli/_app.py`` parses the command line and calls ``run``.
 Results (a table per spec file, then a block per failure) go to ``out``; progress and usage
 errors to ``err``. Exit codes: 0 every contract holds, 1 a contract is broken (or a spec has
 errors, or a part of a contract could not be checked — no instance could be generated — unless

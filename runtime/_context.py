@@ -56,6 +56,7 @@ __all__ = [
     "apply_write",
     "parse_expression",
     "parse_reference",
+    "scoped_context",
 ]
 
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
@@ -549,6 +550,48 @@ class Context(_Kinds):
 
     def copy(self) -> Context:
         return Context([replace(m) for m in self.messages])
+
+
+# -- scopes (015) -------------------------------------------------------------------------------
+
+
+def _scope_reference(scope: Any) -> Reference | None:
+    if not isinstance(scope, str):
+        return None
+    parts = scope.strip().removeprefix("†").split(".")
+    if any(not p for p in parts):
+        return None
+    return Reference(parts[0], tuple(parts[1:]))
+
+
+def scoped_context(
+    context: Context | None, scopes: Iterable[Any], instance: str | None = None
+) -> Context:
+    """The part of ``context`` that ``scopes`` allow, as ``instance`` sees it (015): one message
+    per scope (a kind, or a path in one), global (an instance's view is that call's own), with
+    the kind's schema and description when the whole kind is scoped."""
+    out = Context()
+    if context is None:
+        return out
+    for scope in scopes:
+        ref = _scope_reference(scope)
+        if ref is None:
+            continue
+        value = context.lookup(ref, instance)
+        if value is MISSING:
+            continue
+        whole = not ref.path
+        out.messages.append(
+            ContextMessage(
+                kind=ref.kind,
+                value=copy.deepcopy(value),
+                path=ref.path,
+                method="set",
+                schema=context.schema_of(ref.kind, instance) if whole else None,
+                description=context.description_of(ref.kind, instance) if whole else None,
+            )
+        )
+    return out
 
 
 def _own_schema(context: Context, kind: str, instance: str) -> bool:

@@ -3,7 +3,7 @@ isolated request through the same Agent machinery.
 
 Imports ``_context``, ``_state``, ``_binding``, ``_registry`` (``binding_from_schema``: a saved
 Request's tools are compiled like ``Tool.register``'s), ``_result``, ``errors``, ``contract`` and
-pyyaml; ``_agent`` only under ``TYPE_CHECKING`` (the Agent hands itself in).
+pyyaml; never ``_agent`` (the Agent hands itself in, typed by the ``Agent`` protocol below).
 
 What 014 and 015 specify, in Python:
 
@@ -34,13 +34,13 @@ import contextvars
 import copy
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from ._binding import ToolBinding
-from ._context import MISSING, Context, ContextMessage, Reference
+from ._context import Context, ContextMessage, scoped_context
 from ._registry import RegisteredActivity
 from ._result import ToolResult
 from ._state import ActivityContext, call_meta
@@ -55,10 +55,35 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from ._agent import Agent
-    from ._events import Step
+    from ._events import RunResult, Step
 
-__all__ = ["ANONYMOUS", "DelegateRequest", "Delegates", "scoped_context"]
+__all__ = ["ANONYMOUS", "DelegateRequest", "Delegates"]
+
+
+class Agent(Protocol):
+    """What delegation needs of the Agent that hands itself in (``Delegation.of(self, ...)``):
+    its settings, which a child copy replaces, and its loop. A protocol, because this module sits
+    below the Agent: importing it would close an import cycle."""
+
+    tools: Any
+    instructions: Any
+    pending: Any
+    last_step: Any
+    tool_selection: Any
+    delegation: Any
+
+    async def arun(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        output: Any = None,
+        *,
+        max_steps: int = 8,
+        run_id: str | None = None,
+        tool_choice: str = "auto",
+        context: Any = None,
+        deps: Any = None,
+    ) -> RunResult: ...
+
 
 ANONYMOUS = "anonymous"
 Resolution = Literal["execution", "upfront"]
@@ -67,45 +92,6 @@ _SUFFIXES = (".json", ".yaml", ".yml")
 
 
 # -- scopes (015) ---------------------------------------------------------------------------------
-
-
-def _scope_reference(scope: Any) -> Reference | None:
-    if not isinstance(scope, str):
-        return None
-    parts = scope.strip().removeprefix("†").split(".")
-    if any(not p for p in parts):
-        return None
-    return Reference(parts[0], tuple(parts[1:]))
-
-
-def scoped_context(
-    context: Context | None, scopes: Iterable[Any], instance: str | None = None
-) -> Context:
-    """The part of ``context`` that ``scopes`` allow, as ``instance`` sees it (015): one message
-    per scope (a kind, or a path in one), global (an instance's view is that call's own), with
-    the kind's schema and description when the whole kind is scoped."""
-    out = Context()
-    if context is None:
-        return out
-    for scope in scopes:
-        ref = _scope_reference(scope)
-        if ref is None:
-            continue
-        value = context.lookup(ref, instance)
-        if value is MISSING:
-            continue
-        whole = not ref.path
-        out.messages.append(
-            ContextMessage(
-                kind=ref.kind,
-                value=copy.deepcopy(value),
-                path=ref.path,
-                method="set",
-                schema=context.schema_of(ref.kind, instance) if whole else None,
-                description=context.description_of(ref.kind, instance) if whole else None,
-            )
-        )
-    return out
 
 
 def call_scopes(dumped: Mapping[str, Any], binding: ToolBinding | None) -> list[Any] | None:

@@ -28,7 +28,15 @@ from typing import Any, Generic, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from ._binding import ToolBinding
-from ._context import MISSING, Context, Reference, Variable, is_reference, parse_expression
+from ._context import (
+    MISSING,
+    Context,
+    Reference,
+    Variable,
+    is_reference,
+    parse_expression,
+    scoped_context,
+)
 from ._result import ToolResult
 from .contract import META_FIELDS
 from .errors import InvalidReference, UnresolvedReference
@@ -169,8 +177,6 @@ class RunContext:
         related/015) its context is only what they allow, as its instance sees it."""
         context = self.context
         if scopes is not None:
-            from ._delegate import scoped_context
-
             context = scoped_context(self.context, scopes, instance)
         return ActivityContext(
             run_id=run_id,

@@ -3,14 +3,16 @@ roots (``toolbind.errors``) and the standard library.
 
 Errors are sorted by audience: a developer's mistake in code or configuration (``UsageError``), a
 failure while running (``RunFailure``), a contract test's verdict (``ContractViolation``, an
-``AssertionError``), and feedback meant for the model (``ModelFeedback``, which
-goes back to the LLM for a retry and reaches a developer only inside a ``ResponseValidationError``).
+``AssertionError``), and feedback meant for the model (``ModelFeedback``, which goes back to the
+LLM for a retry and reaches a developer only inside a ``ResponseValidationError``).
+
 The roots (``ToolbindError``, ``UsageError``, ``RunFailure``, ``ModelFeedback``) and the two
 errors the kernel raises itself (``RegistrationError``, ``InvalidReference``) are defined in
-``toolbind.errors`` and re-exported here; the compiler's errors (``toolbind.compiler.errors``) and
-the contract tester's (``toolbind.testing``) hang from the same root, so ``except ToolbindError``
-catches anything toolbind raises on purpose. Classes keep the built-in bases they always had (``RegistrationError``
-is a ``ValueError``, ``UnknownPendingCall`` a ``LookupError``), so existing ``except`` clauses hold.
+``toolbind.errors`` and re-exported here; the compiler's errors (``toolbind.compiler.errors``),
+the CLI's and the contract tester's (``toolbind.testing``) hang from the same root, so
+``except ToolbindError`` catches anything toolbind raises on purpose. Classes keep the built-in
+bases they always had (``RegistrationError`` is a ``ValueError``, ``UnknownPendingCall`` a
+``LookupError``), so existing ``except`` clauses hold.
 
 The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
 
@@ -22,7 +24,7 @@ The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
     │   ├── InvalidReference
     │   ├── DelegateDefinitionError
     │   ├── ContractError                  (toolbind.testing)
-    │   ├── CommandLineError               (toolbind.testing)
+    │   ├── CommandLineError               (toolbind.cli)
     │   └── CompileError                   (toolbind.compiler.errors)
     │       ├── SpecError
     │       ├── OutputError

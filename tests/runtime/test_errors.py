@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import toolbind
+import toolbind.cli
 import toolbind.compiler
 import toolbind.compiler.errors
 import toolbind.runtime
@@ -23,7 +24,7 @@ from toolbind.runtime.errors import RunFailure, UsageError
 
 def _all_modules() -> list[str]:
     names: list[str] = []
-    for package in (toolbind, toolbind.compiler, toolbind.runtime, toolbind.testing):
+    for package in (toolbind, toolbind.cli, toolbind.compiler, toolbind.runtime, toolbind.testing):
         names.append(package.__name__)
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             names.append(info.name)
@@ -33,7 +34,7 @@ def _all_modules() -> list[str]:
 def _defined_exceptions() -> dict[str, type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
     for name in _all_modules():
-        if name.endswith("pytest_plugin"):
+        if name.endswith(("pytest_plugin", "__main__")):  # (importing __main__ runs the CLI)
             continue
         module = importlib.import_module(name)
         for value in vars(module).values():
