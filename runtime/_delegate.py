@@ -3,7 +3,7 @@ isolated request through the same Agent machinery.
 
 Imports ``_context``, ``_state``, ``_binding``, ``_registry`` (``binding_from_schema``: a saved
 Request's tools are compiled like ``Tool.register``'s), ``_result``, ``errors``, ``contract`` and
-pyyaml; never ``_agent`` (the Agent hands itself in, typed by the ``Agent`` protocol below).
+pyyaml; never the Agent (it hands itself in, typed ``Any``: importing it would close a cycle).
 
 What 014 and 015 specify, in Python:
 
@@ -37,7 +37,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._binding import ToolBinding
 from ._context import Context, ContextMessage, scoped_context
@@ -55,34 +55,9 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from ._events import RunResult, Step
+    from ._events import Step
 
 __all__ = ["ANONYMOUS", "DelegateRequest", "Delegates"]
-
-
-class Agent(Protocol):
-    """What delegation needs of the Agent that hands itself in (``Delegation.of(self, ...)``):
-    its settings, which a child copy replaces, and its loop. A protocol, because this module sits
-    below the Agent: importing it would close an import cycle."""
-
-    tools: Any
-    instructions: Any
-    pending: Any
-    last_step: Any
-    tool_selection: Any
-    delegation: Any
-
-    async def arun(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        output: Any = None,
-        *,
-        max_steps: int = 8,
-        run_id: str | None = None,
-        tool_choice: str = "auto",
-        context: Any = None,
-        deps: Any = None,
-    ) -> RunResult: ...
 
 
 ANONYMOUS = "anonymous"
@@ -374,7 +349,7 @@ class Delegation:
     upfront merge. The Agent's loop asks ``activity(tool)`` when it routes a tool and ``bind(tool)``
     when it offers one."""
 
-    def __init__(self, agent: Agent, config: Delegates | None) -> None:
+    def __init__(self, agent: Any, config: Delegates | None) -> None:
         self.agent = agent
         self.config = config or Delegates()
         self._activities: dict[int, tuple[ToolBinding, RegisteredActivity]] = {}
@@ -382,7 +357,7 @@ class Delegation:
         self._loaded: dict[str, tuple[float, DelegateRequest]] = {}
 
     @classmethod
-    def of(cls, agent: Agent, delegates: Delegates | Mapping[str, Any] | None) -> Delegation:
+    def of(cls, agent: Any, delegates: Delegates | Mapping[str, Any] | None) -> Delegation:
         """``Agent(delegates=...)``: a ``Delegates``, or a mapping name → saved Request."""
         if delegates is None or isinstance(delegates, Delegates):
             return cls(agent, delegates)
@@ -584,9 +559,7 @@ class Delegation:
             )
         return out
 
-    def _child(
-        self, request: DelegateRequest | None, chain: Sequence[str], budget: _Budget
-    ) -> Agent:
+    def _child(self, request: DelegateRequest | None, chain: Sequence[str], budget: _Budget) -> Any:
         """A child of the Agent for one sub-request: the same client (its requests charged to
         the tree's budget), Activities and delegates; the delegate's tools only; no MCP servers,
         no pending store, no instructions of the parent's."""
@@ -597,7 +570,8 @@ class Delegation:
         child.pending = None
         child.last_step = None
         child.tool_selection = None
-        vars(child).update(
+        state = cast("dict[str, Any]", vars(child))
+        state.update(
             _mcp=None,
             _compositions={},
             _made_activities={},
