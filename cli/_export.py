@@ -16,7 +16,7 @@ from toolbind.compiler.ir import SourceLocation
 
 if TYPE_CHECKING:
     from toolbind.contract import ToolSchema
-    from toolbind.runtime import ExportIssue
+    from toolbind.runtime.exports import ExportIssue
 
 ExportFormat = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "openai-strict", "anthropic", "gemini", "mcp")
@@ -68,7 +68,7 @@ def provider_export(
     # a ``generate`` that reuses every package needs neither a frontend nor a backend)
     from toolbind.compiler._api import spec_tool_entries
     from toolbind.contract import ToolSchema, never_latent
-    from toolbind.runtime import (
+    from toolbind.runtime.exports import (
         anthropic_tools,
         gemini_tools,
         mcp_tools,

@@ -212,7 +212,7 @@ _PARSES_FORMAT = 2
 
 
 class ParseCache:
-    """The parses of large YAML files, kept from one run to the next (issue 18).
+    """The parses of large YAML files, kept from one run to the next.
 
     Parsing a large YAML spec costs about a second even with libyaml; an edited one is parsed
     again from its previous parse and the one entry the edit is in (``_reparse.splice``), with

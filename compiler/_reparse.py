@@ -1,4 +1,4 @@
-"""Compiler layer: parsing an edited YAML document again from its previous parse (issue 18).
+"""Compiler layer: parsing an edited YAML document again from its previous parse.
 
 Imports PyYAML only; ``_load`` calls it.
 

@@ -45,16 +45,8 @@ import uvicorn
 
 from demo.llm_server import LlamaServer, LocalLLMUnavailable, llama_server
 from generated.seeds import TOOLS, SendEmailCall, WeatherCheckCall, WeatherCheckOutput
-from toolbind.runtime import (
-    Agent,
-    AgentEvent,
-    Pending,
-    PendingStore,
-    RunResult,
-    Step,
-    ToolBinding,
-    pending_app,
-)
+from toolbind.runtime import Agent, AgentEvent, RunResult, Step, ToolBinding
+from toolbind.runtime.pending import Pending, PendingStore, pending_app
 
 TASK = (
     "Tasks: 1. weather in Paris. 2. sentiment of 'I love this product'. "

@@ -1,5 +1,5 @@
 """Runtime layer: guardrails — functions that may reject a Call before it runs, or its result
-before the model sees it (issue 17 item 6; the OpenAI Agents SDK's input/output guardrails,
+before the model sees it (the OpenAI Agents SDK's input/output guardrails,
 per tool as pydantic-ai's tool ``prepare``). Imports ``_result`` and the standard library.
 
 A guardrail is a function (sync or async) given per agent (every tool) or per tool:

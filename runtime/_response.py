@@ -53,6 +53,9 @@ OutputSpec = Any
 class Composition(dict[str, Any]):
     """The composed schema (a plain dict, exactly the seeds' JSON) that also knows its Response.
 
+    What ``compose`` returns: ``compose`` is the verb (tools and an output in), ``Composition``
+    its result (the schema the LLM fills, its Response model and the names the model saw).
+
     Attributes:
         tools: the tools, in the order the LLM sees them.
         activities: each tool's resolved ``_activity`` (``''`` for latent).

@@ -371,7 +371,7 @@ class BM25Selector:
 
     def __init__(self, k: int = 10) -> None:
         if k < 1:
-            raise ValueError("BM25Selector(k=...) must be >= 1")
+            raise UsageError(f"BM25Selector(k={k!r}) must be >= 1")
         self.k = k
         self._indexes: dict[tuple[int, ...], _Index] = {}
 

@@ -1,44 +1,42 @@
 """toolbind: typed, validated tool bindings compiled from tool specs, and the runtime they run on.
 
-Kernel layer, the package's face. Imports the kernel's ``errors`` (standard library only) when
-imported; the version and the entry points load on first use (PEP 562, the entry points from
-``toolbind.compiler`` and ``toolbind.runtime``): every ``import toolbind.runtime.types`` of a
-generated package runs this module first, and pays for nothing it does not use.
+Kernel layer, the package's face. Imports nothing when imported but the kernel's ``_face``: every
+name loads on first use (PEP 562) — every ``import toolbind.runtime.types`` of a generated
+package runs this module first, and pays for nothing it does not use.
 
 - ``ToolbindError``, the root of every exception toolbind raises on purpose, and ``UsageError``,
   a developer's mistake (a bad spec, a bad registration, a bad argument);
 - ``__version__``;
-- ``compile_to_directory`` and ``model_from_schema`` (the compiler), ``Agent``, ``Tool``,
-  ``Activity`` and ``ToolBinding`` (the runtime).
+- the entry points: ``compile_to_directory`` and ``model_from_schema`` (the compiler),
+  ``Agent``, ``Tool``, ``Activity`` and ``ToolBinding`` (the runtime).
 
-The rest lives in the sub-packages: ``toolbind.compiler``, ``toolbind.runtime`` (with
-``toolbind.runtime.types``, ``.errors``, ``.exports``...), ``toolbind.testing``, and the kernel's
-``toolbind.contract`` and ``toolbind.errors``, which the compiler, the runtime and generated code
-share.
+The rest lives in the sub-packages: ``toolbind.compiler``, ``toolbind.runtime`` (with its
+sub-namespaces ``types``, ``errors``, ``exports``, ``pending``, ``context``, ``execution``...),
+``toolbind.testing``, ``toolbind.cli`` (the command), and the kernel's ``toolbind.contract`` and
+``toolbind.errors``, which the compiler, the runtime and generated code share.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .errors import ToolbindError, UsageError
+from ._face import lazy
 
-if TYPE_CHECKING:  # the same names as _ENTRY_POINTS, for pyright (tests/runtime/test_surface.py)
+# What ``import toolbind`` gives: each module and the names it lends (the one list of them).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._version": ("__version__",),
+    ".errors": ("ToolbindError", "UsageError"),
+    "toolbind.compiler": ("compile_to_directory", "model_from_schema"),
+    "toolbind.runtime": ("Activity", "Agent", "Tool", "ToolBinding"),
+}
+
+# -- written from _EXPORTS by tests/runtime/test_surface.py (TOOLBIND_REGEN=1): do not edit --
+if TYPE_CHECKING:
     from toolbind.compiler import compile_to_directory, model_from_schema
     from toolbind.runtime import Activity, Agent, Tool, ToolBinding
 
-    from ._version import VERSION as __version__
-
-# Each entry point and the package it lives in: loaded on first use.
-_ENTRY_POINTS = {
-    "compile_to_directory": "toolbind.compiler",
-    "model_from_schema": "toolbind.compiler",
-    "Activity": "toolbind.runtime",
-    "Agent": "toolbind.runtime",
-    "Tool": "toolbind.runtime",
-    "ToolBinding": "toolbind.runtime",
-}
+    from ._version import __version__
+    from .errors import ToolbindError, UsageError
 
 __all__ = [
     "Activity",
@@ -51,21 +49,6 @@ __all__ = [
     "compile_to_directory",
     "model_from_schema",
 ]
+# -- end of the block written from _EXPORTS --
 
-
-def __getattr__(name: str) -> Any:
-    if name == "__version__":  # (reading it looks through sys.path: only when asked)
-        from ._version import VERSION
-
-        globals()[name] = VERSION
-        return VERSION
-    where = _ENTRY_POINTS.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

@@ -55,3 +55,5 @@ def _version() -> str:
 
 
 VERSION = _version()
+__version__ = VERSION
+"""The same, by the name ``toolbind.__version__`` gives it."""

@@ -14,6 +14,8 @@ What it holds:
 - the names ``toolbind.runtime.types`` exports (``TYPES_EXPORTS``), which the compiler reserves;
 - ``ToolSchema``: a tool as schemas only (what ``tools.json`` holds), as composition and the
   provider exports read it;
+- the seeds' composition rules: ``tool_schema`` (one tool's schema, from anything shaped like a
+  ``ComposableTool``), ``resolve_activity`` (zero-config activity matching), ``nullable``;
 - ``compose_schema`` (the seeds' composition over plain dicts), ``FORMATS`` and
   ``compile_pattern`` (ECMA-262 patterns), which the compiler uses to write the same schemas and
   checks the runtime applies;
@@ -48,8 +50,8 @@ from typing import Any, Literal
 from typing import cast as _cast
 
 from ._compose import CALL_EXTENSIONS as CALL_EXTENSIONS
+from ._compose import ComposableTool, nullable, reachable_defs, resolve_activity, tool_schema
 from ._compose import compose as compose_schema
-from ._compose import reachable_defs
 from ._ecma import compile_pattern
 from ._formats import FORMATS
 from ._jsonvalue import json_equal, json_type
@@ -70,6 +72,7 @@ __all__ = [
     "TYPES_EXPORTS",
     "BodyKind",
     "BodyPart",
+    "ComposableTool",
     "ExecutionType",
     "HttpApi",
     "HttpBody",
@@ -95,9 +98,12 @@ __all__ = [
     "mcp_app_only",
     "mcp_task_only",
     "never_latent",
+    "nullable",
     "parse_expression",
     "parse_reference",
     "reachable_defs",
+    "resolve_activity",
+    "tool_schema",
 ]
 
 # The seeds' meta fields (wire names): the tool-system's four and the RFC's Call extensions.

@@ -1,4 +1,4 @@
-"""Compiler layer (frontends): each OpenAPI operation's lowering, kept for the next run (issue 18).
+"""Compiler layer (frontends): each OpenAPI operation's lowering, kept for the next run.
 
 Imports ``ir``, ``diagnostics``, ``naming`` and ``_load``; ``openapi`` uses it, and the driver
 hands it the previous run's records (``keeping_operations``) and keeps the ones it makes.

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import mcp_tools
+from toolbind.runtime.exports import mcp_tools
 
 pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")
 

@@ -23,7 +23,8 @@ import pytest
 
 from demo.petstore import app as petstore_app
 from tests._servers import free_port, serve_asgi
-from toolbind.runtime import mcp_server, mcp_tools
+from toolbind.runtime import mcp_server
+from toolbind.runtime.exports import mcp_tools
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")
 from mcp import Client  # noqa: E402

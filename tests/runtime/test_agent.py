@@ -33,18 +33,14 @@ from toolbind.runtime import (
     ActivityRegistry,
     Agent,
     AgentEvent,
-    LLMError,
-    Pending,
-    PendingStore,
-    RegistrationError,
-    ResponseValidationError,
     Tool,
     ToolBinding,
     ToolRegistry,
     ToolResult,
     compose,
-    pending_app,
 )
+from toolbind.runtime.errors import LLMError, RegistrationError, ResponseValidationError
+from toolbind.runtime.pending import Pending, PendingStore, pending_app
 
 
 @pytest.fixture(scope="module")

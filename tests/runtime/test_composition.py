@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import REPO, CompileSpec
 from toolbind.compiler import composed_schema
-from toolbind.runtime import ToolBinding, compose, resolve_activity
+from toolbind.contract import resolve_activity
+from toolbind.runtime import ToolBinding, compose
 
 SPECS = REPO / "specs" / "seeds.yaml"
 SUMMARY = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}

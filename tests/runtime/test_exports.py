@@ -24,10 +24,11 @@ from pydantic import ValidationError
 
 from tests.compiler.test_corpus_tools import TOOL_DIRS, corpus_tools
 from tests.conftest import NO_CORPUS, REPO, CompileSpec, instances_of, session_dir
-from toolbind.runtime import (
+from toolbind.runtime import ToolBinding
+from toolbind.runtime._exports import call_schema
+from toolbind.runtime.errors import NotStrictable
+from toolbind.runtime.exports import (
     ExportIssue,
-    NotStrictable,
-    ToolBinding,
     anthropic_tools,
     call_from_strict,
     gemini_tools,
@@ -37,7 +38,6 @@ from toolbind.runtime import (
     openai_tools,
     strict_violations,
 )
-from toolbind.runtime._exports import call_schema
 from toolbind.runtime.types import json_equal
 
 

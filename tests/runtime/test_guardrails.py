@@ -12,15 +12,9 @@ import pytest
 
 from tests.runtime.test_agent_context import answer, args
 from tests.scripted_llm import ScriptedLLM
-from toolbind.runtime import (
-    ActivityRegistry,
-    Agent,
-    Context,
-    PendingStore,
-    ToolRegistry,
-    ToolResult,
-    UsageError,
-)
+from toolbind.runtime import ActivityRegistry, Agent, ToolRegistry, ToolResult, UsageError
+from toolbind.runtime.context import Context
+from toolbind.runtime.pending import PendingStore
 
 
 def registry() -> ToolRegistry:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from toolbind.runtime import RegistrationError, ToolBinding, compose
+from toolbind.runtime import ToolBinding, compose
+from toolbind.runtime.errors import RegistrationError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -22,15 +22,9 @@ from demo.llm_server import LlamaServer, llama_server
 from tests.runtime.test_local_llm import (
     _local_model_installed,  # pyright: ignore[reportPrivateUsage, reportUnusedImport]  # noqa: F401 (autouse: skips without the model)
 )
-from toolbind.runtime import (
-    ActivityContext,
-    ActivityRegistry,
-    Agent,
-    Context,
-    Delegates,
-    PendingStore,
-    ToolRegistry,
-)
+from toolbind.runtime import ActivityContext, ActivityRegistry, Agent, Delegates, ToolRegistry
+from toolbind.runtime.context import Context
+from toolbind.runtime.pending import PendingStore
 
 pytestmark = pytest.mark.slow
 

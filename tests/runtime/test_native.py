@@ -14,7 +14,9 @@ from pydantic import BaseModel
 
 from tests.runtime.conftest import ACTIVITIES
 from tests.scripted_llm import Reply, ScriptedLLM, call, tools
-from toolbind.runtime import ActivityContext, Agent, PendingStore, ResponseValidationError
+from toolbind.runtime import ActivityContext, Agent
+from toolbind.runtime.errors import ResponseValidationError
+from toolbind.runtime.pending import PendingStore
 
 
 def functions(request: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -39,15 +39,9 @@ from tests._servers import serve_asgi
 from tests.conftest import REPO
 from tests.scripted_llm import Reply, ScriptedLLM, raw
 from toolbind.compiler import load_package
-from toolbind.runtime import (
-    ActivityRegistry,
-    Agent,
-    LLMError,
-    ResponseValidationError,
-    RunResult,
-    ToolRegistry,
-)
+from toolbind.runtime import ActivityRegistry, Agent, RunResult, ToolRegistry
 from toolbind.runtime._salvage import cut_off_calls  # pyright: ignore[reportPrivateUsage]
+from toolbind.runtime.errors import LLMError, ResponseValidationError
 
 EXAMPLES = max(60, settings().max_examples)  # the profile's, at least 60
 
