@@ -20,7 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._face import lazy
+from ._face import gathered, lazy
+
+# The sub-packages live in folders of their own (compiler/, runtime/...), which an installed
+# toolbind gathers in one folder: when this folder is found first on sys.path instead (a
+# checkout's root as the working directory, beside a strict editable install), the installed one
+# is searched too, or ``toolbind.compiler`` would not be found.
+__path__ = gathered(__path__)
 
 # What ``import toolbind`` gives: each module and the names it lends (the one list of them).
 _EXPORTS: dict[str, tuple[str, ...]] = {

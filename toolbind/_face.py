@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["lazy"]
+__all__ = ["gathered", "lazy"]
 
 
 def lazy(
@@ -62,3 +63,16 @@ def _not_moved(package: str, name: str) -> bool:
     ``hasattr`` here and there), or a sub-module of ``package`` (``from package import types``
     asks the face first, and must then import the module, not every sub-namespace)."""
     return name.startswith("_") or importlib.util.find_spec(f"{package}.{name}") is not None
+
+
+def gathered(path: Iterable[str]) -> list[str]:
+    """The search path of the ``toolbind`` package: ``path``, and, when ``path`` holds no
+    sub-package (the kernel's folder of a checkout, found first on ``sys.path`` when the checkout
+    is the working directory), every other ``toolbind`` folder on ``sys.path`` that does (where
+    a strict editable install gathers them). What ``pkgutil.extend_path`` does, without the
+    cost of importing it on every ``import toolbind.runtime.types``."""
+    own = list(path)
+    if any(os.path.isdir(os.path.join(p, "compiler")) for p in own):
+        return own  # an installed toolbind: every sub-package is here
+    found = (os.path.join(entry or os.curdir, "toolbind") for entry in sys.path)
+    return own + [p for p in found if p not in own and os.path.isdir(os.path.join(p, "compiler"))]

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from toolbind.compiler import compile_to_directory
+from toolbind.compiler.passes.graph import strongly_connected
 
 REPO = Path(__file__).resolve().parents[2]
 SPECS = REPO / "specs"
@@ -100,38 +101,10 @@ def _import_graph() -> dict[str, dict[str, int]]:
 
 
 def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component: list[str] = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
+    """The strongly connected components of more than one module, each sorted."""
+    nodes = sorted(graph)
+    components = strongly_connected(nodes, {v: sorted(graph[v]) for v in nodes})
+    return sorted(sorted(c) for c in components if len(c) > 1)
 
 
 def test_no_import_cycle_of_any_kind() -> None:
