@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._face import gathered, lazy
+from . import _face
 
 # The sub-packages live in folders of their own (compiler/, runtime/...), which an installed
 # toolbind gathers in one folder: when this folder is found first on sys.path instead (a
 # checkout's root as the working directory, beside a strict editable install), the installed one
 # is searched too, or ``toolbind.compiler`` would not be found.
-__path__ = gathered(__path__)
+__path__ = _face.gathered(__path__)
 
 # What ``import toolbind`` gives: each module and the names it lends (the one list of them).
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -57,4 +57,4 @@ __all__ = [
 ]
 # -- end of the block written from _EXPORTS --
 
-__getattr__, __dir__ = lazy(__name__, _EXPORTS)
+__getattr__, __dir__ = _face.lazy(__name__, _EXPORTS)
