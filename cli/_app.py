@@ -450,26 +450,50 @@ def serve_command(
     """Serve SPEC's tools as an MCP server: each tool with an Activity (an OpenAPI operation over
     HTTP, or a function of --activities) is an MCP tool; calls are validated by the generated Call
     models. stdio by default; --http HOST:PORT for streamable HTTP."""
-
-    from toolbind.runtime.errors import UsageError
-
-    from ._serve import parse_address, prepare, read_credentials, run
-
     allowed = _allowed_refs(allow_ref)
     token: str | None = None
     if token_env is not None:
         token = os.environ.get(token_env)
         if not token:
             raise _usage(f"--token-env {token_env}: the variable is not set (or empty)")
+    prepared = _serve_prepared(
+        specs,
+        activities=activities,
+        base_url=base_url,
+        http=http,
+        token=token,
+        credentials=(credentials_file, credential or []),
+        latent=latent,
+        allowed=allowed,
+    )
+    _serve_until_stopped(prepared, http=http, token=token, latent=latent)
+
+
+def _serve_prepared(
+    specs: list[Path],
+    *,
+    activities: str | None,
+    base_url: str | None,
+    http: str | None,
+    token: str | None,
+    credentials: tuple[Path | None, list[str]],
+    latent: bool,
+    allowed: list[str],
+) -> tuple[Any, ...]:
+    """``serve``'s server, compiled from ``specs``: (server, served, skipped, temp root,
+    address); a bad spec or a usage error ends the command as ``serve`` says it."""
+    from toolbind.runtime.errors import UsageError
+
+    from ._serve import parse_address, prepare, read_credentials
+
     try:
         address = parse_address(http, token) if http is not None else None
-        credentials = read_credentials(credentials_file, credential or [])
         server, served, skipped, root = prepare(
             specs,
             activities=activities,
             base_url=base_url,
             allow_refs=allowed,
-            credentials=credentials,
+            credentials=read_credentials(*credentials),
             latent=latent,
         )
     except SpecError as exc:
@@ -477,7 +501,18 @@ def serve_command(
         raise typer.Exit(1) from None
     except UsageError as exc:
         raise _usage(str(exc)) from None
+    return server, served, skipped, root, address
+
+
+def _serve_until_stopped(
+    prepared: tuple[Any, ...], *, http: str | None, token: str | None, latent: bool
+) -> None:
+    """Run the prepared server until it stops, then remove the packages compiled for it."""
     import signal
+
+    from ._serve import run
+
+    server, served, skipped, root, address = prepared
 
     # an MCP client stops a stdio server with SIGTERM, whose default ends the process
     # without `finally`: the compiled packages were left in the temp dir at every stop
