@@ -356,7 +356,22 @@ def test_command(
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output.
     Exit 1 when a contract is broken or a part of one could not be checked (see
     --allow-unchecked)."""
-    allowed = _allowed_refs(allow_ref)
+    settings: dict[str, Any] = {
+        "activities": activities,
+        "examples": examples,
+        "tools": tool or [],
+        "seed": seed,
+        "allow_refs": _allowed_refs(allow_ref),
+        "allow_unchecked": allow_unchecked,
+        "jobs": jobs,
+        "budget": timeout or None,
+    }
+    raise typer.Exit(_run_contract_tests(specs or [Path("specs")], settings))
+
+
+def _run_contract_tests(specs: list[Path], settings: dict[str, Any]) -> int:
+    """``toolbind test``'s run (``_test.run`` with ``settings``): its exit code; a bad spec or
+    a usage error ends the command as ``test`` says it."""
     try:
         from ._test import CommandLineError, run
     except ImportError as exc:
@@ -366,25 +381,12 @@ def test_command(
         ) from None
     out = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
     try:
-        code = run(
-            specs or [Path("specs")],
-            activities=activities,
-            examples=examples,
-            tools=tool or [],
-            seed=seed,
-            out=out,
-            err=_err,
-            allow_refs=allowed,
-            allow_unchecked=allow_unchecked,
-            jobs=jobs,
-            budget=timeout or None,
-        )
+        return run(specs, out=out, err=_err, **settings)
     except SpecError as exc:
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
     except CommandLineError as exc:
         raise _usage(str(exc)) from None
-    raise typer.Exit(code)
 
 
 @app.command("serve")
