@@ -149,8 +149,8 @@ def variant(name: str, baseline: dict[str, Any], composed: dict[str, Any], pkg: 
     elif name.endswith("norep"):
         body["repeat_penalty"] = 1.0
     elif name == "listed":
+        from toolbind._compose import describe_tools
         from toolbind.runtime._agent._feedback import with_tools_listed
-        from toolbind.runtime._compose import describe_tools
 
         by_name = {t.name: t for t in pkg.TOOLS}
         tools = [by_name[n] for n in pkg.TOOLSETS[q.id]]

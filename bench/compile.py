@@ -16,10 +16,10 @@ Inputs:
     only read.
 
 toolbind:
-    ``python -m toolbind.compiler.cli generate <the three corpus directories> -o <fresh dir>``
+    ``python -m toolbind.cli generate <the three corpus directories> -o <fresh dir>``
     — the full output (models, Call unions, activities, JSON schemas), formatted by toolbind
     with ruff (a grandchild process). When ``-m`` does not work (a ``cli.py`` without a
-    ``__main__`` guard exits 0 doing nothing), ``python -c "from toolbind.compiler.cli import
+    ``__main__`` guard exits 0 doing nothing), ``python -c "from toolbind.cli import
     main; main()"`` is used instead; the report shows which.
 
 datamodel-code-generator (the peer):
@@ -103,8 +103,8 @@ REPO = Path(__file__).resolve().parent.parent
 PEER_NAME = "datamodel-codegen"
 PEER_EXPECTED_VERSION = "0.89.0"
 TOOLBIND_ENTRIES = (
-    ("-m", "toolbind.compiler.cli"),
-    ("-c", "from toolbind.compiler.cli import main; main()"),
+    ("-m", "toolbind.cli"),
+    ("-c", "from toolbind.cli import main; main()"),
 )
 MIB = 1024 * 1024
 

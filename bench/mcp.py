@@ -168,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 [
                     sys.executable,
                     "-m",
-                    "toolbind.compiler.cli",
+                    "toolbind.cli",
                     "generate",
                     str(spec),
                     "-o",
@@ -191,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     base,
                 ],
                 "toolbind serve SPEC (no-op)": [
-                    *("-m", "toolbind.compiler.cli", "serve", str(spec)),
+                    *("-m", "toolbind.cli", "serve", str(spec)),
                     *("--activities", str(work / "noop_acts.py")),
                 ],
             }

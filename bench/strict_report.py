@@ -20,7 +20,9 @@ from pathlib import Path
 from _corpus import corpus_root
 
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import NotStrictable, ToolBinding, gemini_tools, openai_strict_schema
+from toolbind.runtime import ToolBinding
+from toolbind.runtime.errors import NotStrictable
+from toolbind.runtime.exports import gemini_tools, openai_strict_schema
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = corpus_root()

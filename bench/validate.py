@@ -21,7 +21,7 @@ calls/second) is validating one realistic tool call that arrives as a JSON strin
   ``BenchToolCall.model_validate_json(payload)``.
 
 Every implementation validates the same contract: the tool's schema as the LLM is asked to fill
-it (``toolbind.runtime.tool_schema(binding)``, with the package's ``$defs``: ``_tool`` const,
+it (``toolbind.contract.tool_schema(binding)``, with the package's ``$defs``: ``_tool`` const,
 ``_activity``, ``_reasoningForCall``, ``_output`` for latent tools, then the parameters), which
 is exactly what the Call model implements, and the same payload (the call with ``"_tool"``).
 Comparing against the bare parameters schema would time the peers on less work (they would
@@ -68,7 +68,7 @@ from _corpus import corpus_root, left_out, require
 from datamodel_code_generator import DataModelType, Formatter, InputFileType, generate
 
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import tool_schema
+from toolbind.contract import tool_schema
 
 try:
     import fastjsonschema

@@ -1,16 +1,28 @@
 """toolbind.compiler: tool specs in, typed bindings packages out.
 
+Compiler layer, the package's face. Imports the kernel's ``_face`` only: the names load on first
+use (PEP 562), so the ``toolbind`` command imports only what its subcommand needs.
+
 Data flows one way: ``frontends`` (spec → IR) → ``backends`` (IR → text); IR → IR passes go in
-``passes/`` when one is needed.
-The public surface is small; everything else is private. The names load on first use (PEP 562),
-so the ``toolbind`` command imports only what its subcommand needs.
+``passes/`` when one is needed. The public surface is small; everything else is private.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from toolbind._face import lazy
+
+# What this package exports: each module and the names it gives (the one list of them).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._api": ("compile_to_directory", "composed_schema", "generate_tree", "load_package"),
+    "._driver": ("GeneratedTree",),
+    "._model": ("model_from_schema", "read_tool_schema"),
+    ".diagnostics": ("Diagnostic",),
+    ".errors": ("CompileError", "OutputError", "SelectionError", "SpecError"),
+}
+
+# -- written from _EXPORTS by tests/runtime/test_surface.py (TOOLBIND_REGEN=1): do not edit --
 if TYPE_CHECKING:
     from ._api import compile_to_directory, composed_schema, generate_tree, load_package
     from ._driver import GeneratedTree
@@ -32,28 +44,6 @@ __all__ = [
     "model_from_schema",
     "read_tool_schema",
 ]
+# -- end of the block written from _EXPORTS --
 
-# What this package exports, and the module each name lives in: the one list of them. ``__all__``
-# and the TYPE_CHECKING imports repeat the names because pyright reads only literals
-# (tests/runtime/test_surface.py checks that the three agree).
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "._api": ("compile_to_directory", "composed_schema", "generate_tree", "load_package"),
-    "._driver": ("GeneratedTree",),
-    "._model": ("model_from_schema", "read_tool_schema"),
-    ".diagnostics": ("Diagnostic",),
-    ".errors": ("CompileError", "OutputError", "SelectionError", "SpecError"),
-}
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

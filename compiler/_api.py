@@ -10,12 +10,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolbind.runtime.contract import ToolSchema, compose_schema, never_latent
+from toolbind.contract import ToolSchema, compose_schema, never_latent
 
 from ._driver import GeneratedTree, build, write_into
 from ._load import RefPolicy
-from .diagnostics import Diagnostic, SpecError
-from .errors import OutputError
+from .diagnostics import Diagnostic
+from .errors import OutputError, SpecError
 from .frontends.openapi import OperationFilter
 from .ir import SourceLocation
 

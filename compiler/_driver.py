@@ -41,6 +41,8 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolbind._version import VERSION
+
 from ._format import format_in, format_source
 from ._load import (
     NO_EXTRA_REFS,
@@ -52,7 +54,6 @@ from ._load import (
 )
 from ._tree import GeneratedTree as GeneratedTree
 from ._tree import Texts
-from ._version import VERSION
 from ._write import MANIFEST as MANIFEST
 from ._write import PARSES, kept_file, recover, shadowing_in_project, staging, swap, write_files
 from ._write import check_output_dir as check_output_dir

@@ -17,15 +17,13 @@ from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring  # the C escaper when available, as json's own
 from typing import Any, cast
 
-from toolbind.runtime.errors import ToolbindError
-
 _FLOAT_REPR = float.__repr__
 _INT_REPR = int.__repr__
 
 
-class _Other(ToolbindError):
-    """A value this encoder leaves to ``json.dumps`` (internal: never escapes
-    ``dumps_indented``; a ``ToolbindError`` as every exception class toolbind defines)."""
+class _Other(Exception):
+    """A value this encoder leaves to ``json.dumps`` (an internal signal: never escapes
+    ``dumps_indented``; a plain ``Exception``, outside the public ``ToolbindError`` tree)."""
 
 
 def dumps_indented(value: Any, indent: int) -> str:

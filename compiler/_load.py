@@ -30,9 +30,9 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from toolbind.runtime.yaml12 import FloatKey, noting_yaml11
-from toolbind.runtime.yaml12 import TextDatesLoader as _TextDatesLoader
-from toolbind.runtime.yaml12 import YamlLoader as _YamlLoader
+from toolbind.yaml12 import FloatKey, noting_yaml11
+from toolbind.yaml12 import TextDatesLoader as _TextDatesLoader
+from toolbind.yaml12 import YamlLoader as _YamlLoader
 
 from .diagnostics import Diagnostic, describe
 from .ir import SourceLocation, escape_pointer_token

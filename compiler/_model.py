@@ -16,11 +16,13 @@ from typing import Any, cast, get_args
 
 from pydantic import BaseModel
 
+from toolbind._version import VERSION
+
 from ._driver import _warnings_as_errors  # pyright: ignore[reportPrivateUsage]
 from ._load import as_object
-from ._version import VERSION
 from .backends.python import PythonBackend
-from .diagnostics import Diagnostics, SpecError
+from .diagnostics import Diagnostics
+from .errors import SpecError
 from .frontends._jsonschema import SchemaLowerer
 from .frontends._resolver import Draft, draft_named
 from .ir import SourceLocation, SpecPackage, ToolSpec

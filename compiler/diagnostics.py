@@ -5,8 +5,8 @@ Every user-facing problem with a spec is a ``Diagnostic`` that reads::
     specs/petstore.yaml#/paths/~1pets/get: error: <what was found> — <what was expected> (hint: …)
 
 Frontends and passes report into a ``Diagnostics`` collector and keep going where they can, so
-a user sees every problem of a run at once. ``SpecError`` carries the collected list out of the
-library; the CLI renders it and exits 1.
+a user sees every problem of a run at once. ``errors.SpecError`` carries the collected list out
+of the library; the CLI renders it and exits 1.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import SpecError as SpecError
 from .ir import SourceLocation
 
 Severity = Literal["error", "warning", "note"]

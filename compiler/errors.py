@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from toolbind.runtime.errors import UsageError
+from toolbind.errors import UsageError
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
-from toolbind.runtime.contract import ExecutionType, HttpApi
+from toolbind.contract import ExecutionType, HttpApi
 
 JsonText = str
 """Canonical JSON text: ``json.dumps(value, sort_keys=True, separators=(",", ":"))``."""

@@ -25,7 +25,7 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 
-from toolbind.runtime.contract import TYPES_EXPORTS
+from toolbind.contract import TYPES_EXPORTS
 
 # Attributes of pydantic.BaseModel (v2) and RootModel: a field with one of these names would
 # shadow a method the runtime relies on.

@@ -1,259 +1,95 @@
 """toolbind.runtime: what generated packages and user code run on.
 
-Imports pydantic and the standard library (``instructor``/``openai`` when an ``Agent`` is built);
-never ``toolbind.compiler`` — except lazily, through ``_compiler`` alone, when a tool or an output
-is given as a raw JSON Schema dict (``Tool.register(name, {...})``), which is compiled to the same
-faithful models a generated package has. ``contract`` is the public, pydantic-free module that the
-compiler and generated packages share with the runtime.
+Runtime layer, the package's face. Imports pydantic and the standard library (``instructor``/
+``openai`` when an ``Agent`` is built); never ``toolbind.compiler`` — except lazily, through
+``_compiler`` alone, when a tool or an output is given as a raw JSON Schema dict
+(``Tool.register(name, {...})``), which is compiled to the same faithful models a generated
+package has.
 
 The names load on first use (PEP 562): ``import toolbind.runtime.types`` — what every generated
-package starts with — does not import the Agent, the pending store or the exporters.
+package starts with — does not import the Agent, the pending store or the exporters. The top level
+holds what a program that runs tools needs: the Agent and its transcript, tools and Activities,
+composition, delegates, tool selection, the MCP server and the two errors most code catches. The
+rest is in sub-namespaces, each with its own ``__all__``:
+
+- ``toolbind.runtime.types``: the building blocks of generated models;
+- ``toolbind.runtime.contract``: the contract generated packages import (``toolbind.contract``
+  and ``HttpCaller``), with the composition rules (``tool_schema``, ``resolve_activity``...);
+- ``toolbind.runtime.errors``: every exception, as one tree;
+- ``toolbind.runtime.exports``: tools in a provider's format (OpenAI, strict, Anthropic, Gemini, MCP);
+- ``toolbind.runtime.pending``: calls answered later (the pending store and its HTTP app);
+- ``toolbind.runtime.context``: the run's context of data, state and input messages;
+- ``toolbind.runtime.execution``: how the Agent runs a call (executors, the call's context);
+- ``toolbind.runtime.http``, ``.mcp``, ``.temporal``: HTTP Activities, MCP, durable runs.
+
+A name the top level once held and that now lives in a sub-namespace still resolves here, with a
+``DeprecationWarning`` that says where it went.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # for pyright; tests/runtime/test_surface.py checks it agrees with _EXPORTS
-    from ._agent import (
-        Agent,
-        AgentEvent,
-        CallRecord,
-        ExecutionFactory,
-        LoopSettings,
-        ModelSettings,
-        Pending,
-        PendingCall,
-        PendingSink,
-        RunResult,
-        Step,
-    )
+from toolbind._face import lazy
+
+# What the top level exports: each module and the names it gives (the one list of them).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._agent": ("Agent", "LoopSettings", "ModelSettings"),
+    "._binding": ("ToolBinding", "load_bindings"),
+    "._delegate": ("DelegateRequest", "Delegates"),
+    "._events": ("AgentEvent", "CallRecord", "RunResult", "Step"),
+    ".mcp._serve": ("mcp_server",),
+    "._registry": ("Activity", "ActivityRegistry", "Tool", "ToolRegistry"),
+    "._response": ("Composition", "compose"),
+    "._result": ("ToolResult",),
+    "._selection": ("BM25Selector", "ToolSelector", "toolset"),
+    "._state": ("ActivityContext",),
+    ".errors": ("ToolbindError", "UsageError"),
+}
+# Where the names the top level no longer holds went (looked up only for such a name).
+_MOVED_TO = ("errors", "exports", "pending", "context", "execution", "contract")
+
+# -- written from _EXPORTS by tests/runtime/test_surface.py (TOOLBIND_REGEN=1): do not edit --
+if TYPE_CHECKING:
+    from ._agent import Agent, LoopSettings, ModelSettings
     from ._binding import ToolBinding, load_bindings
-    from ._compose import ComposableTool, nullable, resolve_activity, tool_schema
-    from ._context import Context, ContextMessage, Reference, Variable, parse_reference
     from ._delegate import DelegateRequest, Delegates
-    from ._executor import CallContext, Executor, InProcessExecutor, RoutedCall, current_call
-    from ._pending import PendingStore, PendingToolCall, pending_app
+    from ._events import AgentEvent, CallRecord, RunResult, Step
     from ._registry import Activity, ActivityRegistry, Tool, ToolRegistry
     from ._response import Composition, compose
     from ._result import ToolResult
     from ._selection import BM25Selector, ToolSelector, toolset
     from ._state import ActivityContext
-    from .errors import (
-        AgentError,
-        AlreadyResolved,
-        InvalidReference,
-        LLMError,
-        ModelFeedback,
-        PendingError,
-        PendingExpired,
-        RegistrationError,
-        ResponseValidationError,
-        RunFailure,
-        ToolbindError,
-        UnknownPendingCall,
-        UnresolvedReference,
-        UsageError,
-    )
-    from .exports import (
-        ExportIssue,
-        GeminiExport,
-        NotStrictable,
-        StrictExport,
-        anthropic_tools,
-        call_from_strict,
-        gemini_tools,
-        mcp_tools,
-        openai_strict_schema,
-        openai_strict_tools,
-        openai_tools,
-        strict_violations,
-    )
+    from .errors import ToolbindError, UsageError
     from .mcp._serve import mcp_server
-
-# What this package exports, and the module each name lives in: the one list of them. ``__all__``
-# repeats the names because pyright reads only a literal list.
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "._agent": (
-        "Agent",
-        "AgentEvent",
-        "CallRecord",
-        "ExecutionFactory",
-        "LoopSettings",
-        "ModelSettings",
-        "Pending",
-        "PendingCall",
-        "PendingSink",
-        "RunResult",
-        "Step",
-    ),
-    "._binding": (
-        "ToolBinding",
-        "load_bindings",
-    ),
-    "._executor": (
-        "CallContext",
-        "Executor",
-        "InProcessExecutor",
-        "RoutedCall",
-        "current_call",
-    ),
-    "._compose": (
-        "ComposableTool",
-        "nullable",
-        "resolve_activity",
-        "tool_schema",
-    ),
-    "._context": (
-        "Context",
-        "ContextMessage",
-        "Reference",
-        "Variable",
-        "parse_reference",
-    ),
-    "._delegate": (
-        "DelegateRequest",
-        "Delegates",
-    ),
-    ".exports": (
-        "ExportIssue",
-        "GeminiExport",
-        "NotStrictable",
-        "StrictExport",
-        "anthropic_tools",
-        "call_from_strict",
-        "gemini_tools",
-        "mcp_tools",
-        "openai_strict_schema",
-        "openai_strict_tools",
-        "openai_tools",
-        "strict_violations",
-    ),
-    ".mcp._serve": ("mcp_server",),
-    "._pending": (
-        "PendingStore",
-        "PendingToolCall",
-        "pending_app",
-    ),
-    "._registry": (
-        "Activity",
-        "ActivityRegistry",
-        "Tool",
-        "ToolRegistry",
-    ),
-    "._response": (
-        "Composition",
-        "compose",
-    ),
-    "._result": ("ToolResult",),
-    "._selection": (
-        "BM25Selector",
-        "ToolSelector",
-        "toolset",
-    ),
-    "._state": ("ActivityContext",),
-    ".errors": (
-        "AgentError",
-        "AlreadyResolved",
-        "InvalidReference",
-        "LLMError",
-        "ModelFeedback",
-        "PendingError",
-        "PendingExpired",
-        "RegistrationError",
-        "ResponseValidationError",
-        "RunFailure",
-        "ToolbindError",
-        "UnknownPendingCall",
-        "UnresolvedReference",
-        "UsageError",
-    ),
-}
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Activity",
     "ActivityContext",
     "ActivityRegistry",
     "Agent",
-    "AgentError",
     "AgentEvent",
-    "AlreadyResolved",
     "BM25Selector",
-    "CallContext",
     "CallRecord",
-    "ComposableTool",
     "Composition",
-    "Context",
-    "ContextMessage",
     "DelegateRequest",
     "Delegates",
-    "ExecutionFactory",
-    "Executor",
-    "ExportIssue",
-    "GeminiExport",
-    "InProcessExecutor",
-    "InvalidReference",
-    "LLMError",
     "LoopSettings",
-    "ModelFeedback",
     "ModelSettings",
-    "NotStrictable",
-    "Pending",
-    "PendingCall",
-    "PendingError",
-    "PendingExpired",
-    "PendingSink",
-    "PendingStore",
-    "PendingToolCall",
-    "Reference",
-    "RegistrationError",
-    "ResponseValidationError",
-    "RoutedCall",
-    "RunFailure",
     "RunResult",
     "Step",
-    "StrictExport",
     "Tool",
     "ToolBinding",
     "ToolRegistry",
     "ToolResult",
     "ToolSelector",
     "ToolbindError",
-    "UnknownPendingCall",
-    "UnresolvedReference",
     "UsageError",
-    "Variable",
-    "anthropic_tools",
-    "call_from_strict",
     "compose",
-    "current_call",
-    "gemini_tools",
     "load_bindings",
     "mcp_server",
-    "mcp_tools",
-    "nullable",
-    "openai_strict_schema",
-    "openai_strict_tools",
-    "openai_tools",
-    "parse_reference",
-    "pending_app",
-    "resolve_activity",
-    "strict_violations",
-    "tool_schema",
     "toolset",
 ]
+# -- end of the block written from _EXPORTS --
 
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy(__name__, _EXPORTS, _MOVED_TO)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel
 from pydantic_core import from_json
 
-from ._package_json import package_data, refused
+from toolbind._package_json import package_data, refused
 
 if TYPE_CHECKING:  # registering a package needs no contract at run time
     from .contract import ExecutionType

@@ -1,7 +1,7 @@
 """Runtime layer: the context of data / state / input messages, variable references and output paths.
 
-Standard library and ``errors`` only (no pydantic): ``contract`` re-exports the reference grammar
-for the compiler, which checks a prescribed ``_outputPath`` when it reads a spec.
+Standard library, the kernel's reference grammar (``toolbind._references``, which the compiler
+also checks a prescribed ``_outputPath`` with) and ``errors`` only (no pydantic).
 
 What the related documents specify, in Python:
 
@@ -37,6 +37,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
+from toolbind._references import (
+    MARK,
+    Reference,
+    is_reference,
+    parse_expression,
+    parse_reference,
+)
+
 from .errors import InvalidReference, UnresolvedReference
 
 __all__ = [
@@ -48,9 +56,9 @@ __all__ = [
     "apply_write",
     "parse_expression",
     "parse_reference",
+    "scoped_context",
 ]
 
-MARK = "†"
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
 METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
 KIND_TITLES = {"data": "Data", "state": "State", "input": "Input"}
@@ -77,65 +85,6 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
-
-
-# -- references ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """``†<kind>.<path>``: a kind of data message and a dot path into its value."""
-
-    kind: str
-    path: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        return MARK + ".".join((self.kind, *self.path))
-
-    def covers(self, other: Reference) -> bool:
-        """Whether this path is ``other``'s or one of its ancestors (same kind)."""
-        return self.kind == other.kind and other.path[: len(self.path)] == self.path
-
-
-def parse_reference(text: str) -> Reference:
-    """``"†data.user.name"`` → ``Reference("data", ("user", "name"))``.
-
-    Raises:
-        InvalidReference: the text is not ``†<kind>[.<key>...]`` (no dagger, an empty key).
-    """
-    body = text.strip()
-    if not body.startswith(MARK):
-        raise InvalidReference(f"{text!r} is no variable reference: expected †<kind>.<path>")
-    parts = body[len(MARK) :].split(".")
-    if any(not p or p != p.strip() for p in parts):
-        raise InvalidReference(
-            f"{text!r} is no variable reference: an empty or space-padded key "
-            "(expected †<kind>.<key>.<key>...)"
-        )
-    return Reference(parts[0], tuple(parts[1:]))
-
-
-def parse_expression(text: str) -> tuple[Literal["||", "&&", ""], tuple[Reference, ...]]:
-    """A reference or an expression of references (011): ``a || b`` (the first that resolves;
-    for an output path, the first on success and the second on failure) or ``a && b`` (all;
-    for an output path, every one). Mixing ``||`` and ``&&`` is refused."""
-    has_or, has_and = "||" in text, "&&" in text
-    if has_or and has_and:
-        raise InvalidReference(f"{text!r}: mixes || and && (use one of them)")
-    op: Literal["||", "&&", ""] = "||" if has_or else "&&" if has_and else ""
-    parts = text.split(op) if op else [text]
-    return op, tuple(parse_reference(p) for p in parts)
-
-
-def is_reference(value: Any) -> bool:
-    """Whether ``value`` is a string written as a reference or an expression of references."""
-    if not isinstance(value, str) or not value.lstrip().startswith(MARK):
-        return False
-    try:
-        parse_expression(value)
-    except InvalidReference:
-        return False
-    return True
 
 
 # -- writes: the five methods of 008 -------------------------------------------------------------
@@ -601,6 +550,48 @@ class Context(_Kinds):
 
     def copy(self) -> Context:
         return Context([replace(m) for m in self.messages])
+
+
+# -- scopes (015) -------------------------------------------------------------------------------
+
+
+def _scope_reference(scope: Any) -> Reference | None:
+    if not isinstance(scope, str):
+        return None
+    parts = scope.strip().removeprefix("†").split(".")
+    if any(not p for p in parts):
+        return None
+    return Reference(parts[0], tuple(parts[1:]))
+
+
+def scoped_context(
+    context: Context | None, scopes: Iterable[Any], instance: str | None = None
+) -> Context:
+    """The part of ``context`` that ``scopes`` allow, as ``instance`` sees it (015): one message
+    per scope (a kind, or a path in one), global (an instance's view is that call's own), with
+    the kind's schema and description when the whole kind is scoped."""
+    out = Context()
+    if context is None:
+        return out
+    for scope in scopes:
+        ref = _scope_reference(scope)
+        if ref is None:
+            continue
+        value = context.lookup(ref, instance)
+        if value is MISSING:
+            continue
+        whole = not ref.path
+        out.messages.append(
+            ContextMessage(
+                kind=ref.kind,
+                value=copy.deepcopy(value),
+                path=ref.path,
+                method="set",
+                schema=context.schema_of(ref.kind, instance) if whole else None,
+                description=context.description_of(ref.kind, instance) if whole else None,
+            )
+        )
+    return out
 
 
 def _own_schema(context: Context, kind: str, instance: str) -> bool:

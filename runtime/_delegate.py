@@ -119,7 +119,7 @@ class DelegateRequest:
             if file.suffix.lower() == ".json":
                 data: Any = json.loads(text)
             else:
-                from .yaml12 import load_yaml
+                from toolbind.yaml12 import load_yaml
 
                 data = load_yaml(text)
         except ValueError as exc:  # json.JSONDecodeError is one

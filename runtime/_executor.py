@@ -46,6 +46,9 @@ _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not 
 class Pending:
     """What an Activity returns to say "the result comes later" (gateway-v3 async tools).
 
+    The pending store then keeps the call as a ``PendingToolCall`` until its result arrives
+    (``toolbind.runtime.pending`` tells the six pending names apart).
+
     Attributes:
         ttl: seconds the call may stay pending (None: the store's default).
         message: what the model is told meanwhile.
@@ -113,7 +116,10 @@ class RoutedCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallContext:
-    """The call an Activity is serving (``current_call()``): its run, id, tool and stable key."""
+    """The call an Activity is serving (``current_call()``): its run, id, tool and stable key.
+
+    Any Activity can ask for it; an Activity that takes a second argument is also given the
+    wider ``ActivityContext`` (its deps, and the part of the run's ``Context`` it may see)."""
 
     run_id: str
     call_id: str

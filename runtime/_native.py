@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
-from ._compose import (
+from toolbind._compose import (
     TOOL_CHOICES,
     for_grammar,
     names_tool,
@@ -39,6 +39,7 @@ from ._compose import (
     reachable_defs,
     tool_schema,
 )
+
 from ._response import read_answer
 from .errors import FEEDBACK_HEADER, LLMError, ModelFeedback, ResponseValidationError
 from .types import ToolResponse

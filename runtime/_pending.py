@@ -49,8 +49,8 @@ from .errors import (
     InvalidPendingValue,
     PendingError,
     PendingExpired,
-    ToolbindError,
     UnknownPendingCall,
+    UsageError,
 )
 
 PendingStatus = Literal["pending", "resolved", "expired", "delivered"]
@@ -146,8 +146,9 @@ def _row(row: tuple[Any, ...]) -> PendingToolCall:
 
 
 def _check_ttl(ttl: float | None, what: str) -> None:
+    """Refuses a ``ttl`` argument that is no positive number of seconds (``what`` names it)."""
     if ttl is not None and (isinstance(ttl, bool) or not math.isfinite(ttl) or ttl <= 0):
-        raise ValueError(f"{what} must be a positive number of seconds or None, not {ttl!r}")
+        raise UsageError(f"{what} must be a positive number of seconds or None, not {ttl!r}")
 
 
 class PendingStore:
@@ -158,11 +159,14 @@ class PendingStore:
             else ``./.toolbind/pending.sqlite3``.
         ttl: the default time to live of a new call, in seconds; None for calls that never expire.
 
+    Raises:
+        UsageError: ``ttl`` is no positive number of seconds.
+
     Use as a context manager, or call ``close``.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, ttl: float | None = 3600.0):
-        _check_ttl(ttl, "ttl")
+        _check_ttl(ttl, "PendingStore(ttl=...)")
         if path is None:
             path = os.environ.get(ENV_PATH) or DEFAULT_PATH
         self.path = Path(path)
@@ -225,8 +229,9 @@ class PendingStore:
         Raises:
             DuplicatePendingCall: the store already holds this run id and call id.
             InvalidPendingValue: ``arguments`` are not JSON.
+            UsageError: ``ttl`` is no positive number of seconds.
         """
-        _check_ttl(ttl, "ttl")
+        _check_ttl(ttl, "add(ttl=...)")
         for name, value in (("run_id", run_id), ("call_id", call_id), ("tool", tool)):
             if not isinstance(value, str) or not value:  # pyright: ignore[reportUnnecessaryIsInstance]
                 raise InvalidPendingValue(f"{name} must be a non-empty string, not {value!r}")
@@ -381,7 +386,10 @@ MAX_BODY = 1024 * 1024
 _BODY_KEYS = {"call_id", "callId", "result", "error"}
 
 
-class _HTTPError(ToolbindError):  # internal: becomes the pending app's HTTP error response
+class _HTTPError(Exception):
+    """An internal signal: becomes the pending app's HTTP error response, never leaves it (a
+    plain ``Exception``, outside the public ``ToolbindError`` tree)."""
+
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status = status

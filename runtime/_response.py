@@ -27,7 +27,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from ._compose import (
+from toolbind._compose import (
     TOOL_CHOICES,
     TOOL_TAG,
     ComposableTool,
@@ -38,7 +38,8 @@ from ._compose import (
     offered_names,
     resolve_activity,
 )
-from ._compose import compose as compose_schema
+from toolbind._compose import compose as compose_schema
+
 from ._salvage import CONTROL_NOTE, cut_off_calls, lenient_json
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, NotNull, ToolResponse, ToolTag
@@ -51,6 +52,9 @@ OutputSpec = Any
 
 class Composition(dict[str, Any]):
     """The composed schema (a plain dict, exactly the seeds' JSON) that also knows its Response.
+
+    What ``compose`` returns: ``compose`` is the verb (tools and an output in), ``Composition``
+    its result (the schema the LLM fills, its Response model and the names the model saw).
 
     Attributes:
         tools: the tools, in the order the LLM sees them.

@@ -31,7 +31,8 @@ from fnmatch import fnmatchcase
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, runtime_checkable
 
-from ._compose import TOOL_CHOICES, names_tool, spec_name
+from toolbind._compose import TOOL_CHOICES, names_tool, spec_name
+
 from .errors import UsageError
 
 if TYPE_CHECKING:
@@ -370,7 +371,7 @@ class BM25Selector:
 
     def __init__(self, k: int = 10) -> None:
         if k < 1:
-            raise ValueError("BM25Selector(k=...) must be >= 1")
+            raise UsageError(f"BM25Selector(k={k!r}) must be >= 1")
         self.k = k
         self._indexes: dict[tuple[int, ...], _Index] = {}
 

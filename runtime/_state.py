@@ -21,9 +21,8 @@ run's context (read in the call's instance) and a progress reporter — only the
 
 from __future__ import annotations
 
-import copy
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
@@ -33,11 +32,11 @@ from ._binding import ToolBinding
 from ._context import (
     MISSING,
     Context,
-    ContextMessage,
     Reference,
     Variable,
     is_reference,
     parse_expression,
+    scoped_context,
 )
 from ._result import ToolResult
 from .contract import META_FIELDS
@@ -279,45 +278,6 @@ class RunContext:
 
 
 # -- scopes (015) ---------------------------------------------------------------------------------
-
-
-def _scope_reference(scope: Any) -> Reference | None:
-    if not isinstance(scope, str):
-        return None
-    parts = scope.strip().removeprefix("†").split(".")
-    if any(not p for p in parts):
-        return None
-    return Reference(parts[0], tuple(parts[1:]))
-
-
-def scoped_context(
-    context: Context | None, scopes: Iterable[Any], instance: str | None = None
-) -> Context:
-    """The part of ``context`` that ``scopes`` allow, as ``instance`` sees it (015): one message
-    per scope (a kind, or a path in one), global (an instance's view is that call's own), with
-    the kind's schema and description when the whole kind is scoped."""
-    out = Context()
-    if context is None:
-        return out
-    for scope in scopes:
-        ref = _scope_reference(scope)
-        if ref is None:
-            continue
-        value = context.lookup(ref, instance)
-        if value is MISSING:
-            continue
-        whole = not ref.path
-        out.messages.append(
-            ContextMessage(
-                kind=ref.kind,
-                value=copy.deepcopy(value),
-                path=ref.path,
-                method="set",
-                schema=context.schema_of(ref.kind, instance) if whole else None,
-                description=context.description_of(ref.kind, instance) if whole else None,
-            )
-        )
-    return out
 
 
 def call_scopes(dumped: Mapping[str, Any], binding: ToolBinding | None) -> list[Any] | None:

@@ -1,13 +1,18 @@
-"""Runtime layer, public: every exception toolbind raises, as one tree. Standard library only.
+"""Runtime layer, public: every exception toolbind raises, as one tree. Imports the kernel's
+roots (``toolbind.errors``) and the standard library.
 
 Errors are sorted by audience: a developer's mistake in code or configuration (``UsageError``), a
 failure while running (``RunFailure``), a contract test's verdict (``ContractViolation``, an
-``AssertionError``), and feedback meant for the model (``ModelFeedback``, which
-goes back to the LLM for a retry and reaches a developer only inside a ``ResponseValidationError``).
-The compiler's errors (``toolbind.compiler.errors``) and the contract tester's
-(``toolbind.testing``) hang from the same root, so ``except ToolbindError`` catches anything
-toolbind raises on purpose. Classes keep the built-in bases they always had (``RegistrationError``
-is a ``ValueError``, ``UnknownPendingCall`` a ``LookupError``), so existing ``except`` clauses hold.
+``AssertionError``), and feedback meant for the model (``ModelFeedback``, which goes back to the
+LLM for a retry and reaches a developer only inside a ``ResponseValidationError``).
+
+The roots (``ToolbindError``, ``UsageError``, ``RunFailure``, ``ModelFeedback``) and the two
+errors the kernel raises itself (``RegistrationError``, ``InvalidReference``) are defined in
+``toolbind.errors`` and re-exported here; the compiler's errors (``toolbind.compiler.errors``),
+the CLI's and the contract tester's (``toolbind.testing``) hang from the same root, so
+``except ToolbindError`` catches anything toolbind raises on purpose. Classes keep the built-in
+bases they always had (``RegistrationError`` is a ``ValueError``, ``UnknownPendingCall`` a
+``LookupError``), so existing ``except`` clauses hold.
 
 The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
 
@@ -19,7 +24,7 @@ The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
     │   ├── InvalidReference
     │   ├── DelegateDefinitionError
     │   ├── ContractError                  (toolbind.testing)
-    │   ├── CommandLineError               (toolbind.testing)
+    │   ├── CommandLineError               (toolbind.cli)
     │   └── CompileError                   (toolbind.compiler.errors)
     │       ├── SpecError
     │       ├── OutputError
@@ -47,13 +52,24 @@ The tree (``tests/runtime/test_errors.py`` checks it against the classes)::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ._agent import Step
-    from .exports import ExportIssue
+from toolbind.errors import (
+    FEEDBACK_HEADER,
+    MAX_FEEDBACK_LINE_CHARS,
+    MAX_FEEDBACK_LINES,
+    InvalidReference,
+    ModelFeedback,
+    RegistrationError,
+    RunFailure,
+    ToolbindError,
+    UsageError,
+)
 
 __all__ = [
+    "FEEDBACK_HEADER",
+    "MAX_FEEDBACK_LINES",
+    "MAX_FEEDBACK_LINE_CHARS",
     "AgentError",
     "AlreadyResolved",
     "DelegateDefinitionError",
@@ -81,19 +97,7 @@ __all__ = [
 ]
 
 
-class ToolbindError(Exception):
-    """The root of every exception toolbind raises on purpose."""
-
-
 # -- a developer's mistake ------------------------------------------------------------------------
-
-
-class UsageError(ToolbindError):
-    """A developer's mistake in code, configuration or a spec: fix the input and run again."""
-
-
-class RegistrationError(UsageError, ValueError):
-    """A user's mistake while registering a tool or an Activity (bad schema, conflicting names)."""
 
 
 class HttpConfigurationError(UsageError, ValueError):
@@ -105,17 +109,13 @@ class HttpConfigurationError(UsageError, ValueError):
 
 
 class NotStrictable(UsageError, ValueError):
-    """A tool whose schema cannot be made OpenAI-strict; ``issues`` holds the reasons."""
+    """A tool whose schema cannot be made OpenAI-strict; ``issues`` holds the reasons (the
+    exporters' ``ExportIssue``s, typed loosely because this module sits below the exporters)."""
 
-    def __init__(self, tool: str, issues: Sequence[ExportIssue]) -> None:
+    def __init__(self, tool: str, issues: Sequence[Any]) -> None:
         super().__init__("; ".join(map(str, issues)) or f"{tool}: not strictable")
         self.tool = tool
         self.issues = list(issues)
-
-
-class InvalidReference(UsageError, ValueError):
-    """A variable reference or output path that is not ``†<kind>.<path>`` (related/007), or an
-    unknown ``_outputMethod``; a model's such mistake reaches it as the Call's failed result."""
 
 
 class DelegateDefinitionError(UsageError, ValueError):
@@ -126,18 +126,15 @@ class DelegateDefinitionError(UsageError, ValueError):
 # -- a failure while running ----------------------------------------------------------------------
 
 
-class RunFailure(ToolbindError):
-    """Something failed while running: the model, a server, the pending store, a credential."""
-
-
 class AgentError(RunFailure):
     """Base of the Agent's run-time failures.
 
     Attributes:
-        steps: the transcript of the run up to the failure (empty for ``request``).
+        steps: the transcript of the run up to the failure (empty for ``request``): the Agent's
+            ``Step``s, typed loosely because this module sits below the Agent.
     """
 
-    steps: list[Step]
+    steps: list[Any]
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)
@@ -222,44 +219,3 @@ class ParameterError(RunFailure, ValueError):
 
 class ResponseTooLarge(RunFailure):
     """An HTTP response body passed ``max_response_bytes`` (the call fails; nothing more is read)."""
-
-
-# -- feedback meant for the model -----------------------------------------------------------------
-
-# The first line of every feedback message; the model reads it before the list of problems.
-FEEDBACK_HEADER = "Invalid response (fix each and answer again):\n"
-# Bounds of the feedback: an answer with 10^5 bad items, or a megabyte-long tool name, must not
-# become a megabyte-long retry message (nor ``ResponseValidationError.errors``).
-MAX_FEEDBACK_LINES = 20
-MAX_FEEDBACK_LINE_CHARS = 400
-
-
-class ModelFeedback(ToolbindError, ValueError):
-    """What was wrong with the model's answer, one line per problem: a typed value.
-
-    Raised inside the Response model's validators, where pydantic keeps the instance (its error's
-    ``ctx["error"]``) and instructor sends its text back to the model for a retry. The text is
-    rendered once, from ``lines``, by ``str()``; code that needs the problems reads ``lines``.
-
-    Attributes:
-        lines: one ``- <where>: <what> (keyword: <keyword>)`` line per problem shown (at most
-            ``MAX_FEEDBACK_LINES``, each cut to ``MAX_FEEDBACK_LINE_CHARS``).
-        total: how many problems there were (more than ``lines`` when the list was cut).
-    """
-
-    def __init__(self, lines: Sequence[str], total: int | None = None) -> None:
-        self.total = len(lines) if total is None else total
-        self.lines = tuple(
-            line
-            if len(line) <= MAX_FEEDBACK_LINE_CHARS
-            else line[: MAX_FEEDBACK_LINE_CHARS - 1] + "…"
-            for line in lines[:MAX_FEEDBACK_LINES]
-        )
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        """The message the model reads: the header, the lines, and how many were left out."""
-        shown = list(self.lines)
-        if self.total > len(shown):
-            shown.append(f"- … and {self.total - len(shown)} more errors of the same answer")
-        return FEEDBACK_HEADER + "\n".join(shown)

@@ -1,4 +1,5 @@
-"""Runtime layer: the building blocks generated models are made of. Imports pydantic only.
+"""Runtime layer: the building blocks generated models are made of. Imports pydantic and the
+kernel's pydantic-free helpers (``toolbind._ecma``, ``._formats``, ``._jsonvalue``).
 
 Generated modules import these names; users rarely need them directly. Each type accepts exactly
 the JSON values its JSON Schema counterpart accepts (no lax coercion: ``"1"`` is not an integer,
@@ -31,7 +32,8 @@ from pydantic import (
 from pydantic.config import ExtraValues
 from pydantic_core import SchemaValidator, core_schema
 
-from ._ecma import compile_pattern as _compile
+from toolbind._ecma import compile_pattern as _compile
+from toolbind._jsonvalue import json_equal as json_equal
 
 __all__ = [
     "AllOf",
@@ -309,22 +311,6 @@ is fine, an explicit null is not, and since None can only mean absent, dumps lea
 Nothing = Annotated[JsonValue, BeforeValidator(_nothing)]
 
 
-def json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: ``1 == 1.0``, ``true != 1``, objects and arrays compared deeply."""
-    same_type = type(a) is type(b)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return same_type and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        xs, ys = cast("list[Any]", a), cast("list[Any]", b)
-        return len(xs) == len(ys) and all(json_equal(x, y) for x, y in zip(xs, ys, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        da, db = cast("dict[str, Any]", a), cast("dict[str, Any]", b)
-        return da.keys() == db.keys() and all(json_equal(da[k], db[k]) for k in da)
-    return same_type and a == b
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -348,7 +334,7 @@ def Format(name: str) -> AfterValidator:
     """``format`` asserted (models compiled with format assertion on; see ``_formats``)."""
     # here, not at import: the format checkers (their regexes, ``ipaddress``, ``unicodedata``)
     # load when a model asserts a format, not with every generated package
-    from ._formats import FORMATS
+    from toolbind._formats import FORMATS
 
     test = FORMATS[name]
 

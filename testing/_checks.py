@@ -27,7 +27,8 @@ from hypothesis.errors import FlakyFailure, InvalidArgument, Unsatisfiable
 from jsonschema.protocols import Validator
 from pydantic import ValidationError
 
-from toolbind.runtime import ToolBinding, tool_schema
+from toolbind.contract import tool_schema
+from toolbind.runtime import ToolBinding
 from toolbind.runtime.types import json_equal
 
 from ._activities import ActivityCheck

@@ -4,7 +4,7 @@ Imports ``toolbind.runtime``, pydantic and jsonschema; never ``toolbind.compiler
 
 A ``Contract`` pairs one pydantic model with the JSON Schema it must accept exactly:
 
-* a tool's **Call model** ↔ the tool's composed call schema (``toolbind.runtime.tool_schema``)
+* a tool's **Call model** ↔ the tool's composed call schema (``toolbind.contract.tool_schema``)
   with ``_activity`` widened to any string and ``_output`` always allowed — the Call model serves
   every Activity registration, while the composed schema the LLM sees pins ``_activity`` to one
   of them at run time;
@@ -32,7 +32,8 @@ import jsonschema.protocols
 import jsonschema.validators
 from pydantic import BaseModel
 
-from toolbind.runtime import ToolBinding, tool_schema
+from toolbind.contract import tool_schema
+from toolbind.runtime import ToolBinding
 from toolbind.runtime.errors import UsageError
 
 Side = Literal["Call", "Output", "Model"]

@@ -24,8 +24,8 @@ import jsonschema.protocols
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from toolbind.runtime._ecma import translate
-from toolbind.runtime.contract import json_type
+from toolbind._ecma import translate
+from toolbind.contract import json_type
 
 from ._contract import Contract
 from ._unroll import recursive_defs, unrolled

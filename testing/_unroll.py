@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from typing import Any, cast
 from urllib.parse import unquote
 
-from toolbind.runtime.errors import ToolbindError
-
 _DEF_KEYWORDS = ("$defs", "definitions")
 # keywords whose value is JSON data, never a schema
 _DATA_KEYWORDS = frozenset(("const", "enum", "default", "examples", "required", "type"))
@@ -31,8 +29,9 @@ MAX_NODES = 20_000  # schema objects an unrolling may have (else a smaller depth
 DEPTHS = (3, 2, 1)  # how many times one recursive definition may be nested in itself
 
 
-class _TooBig(ToolbindError):
-    """Internal: the unrolled schema outgrew its limit (caught here, never raised further)."""
+class _TooBig(Exception):
+    """An internal signal: the unrolled schema outgrew its limit (caught here, never raised
+    further; a plain ``Exception``, outside the public ``ToolbindError`` tree)."""
 
 
 def def_name(ref: object) -> str | None:

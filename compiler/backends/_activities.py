@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbind.runtime.contract import API_FILE, api_to_json
+from toolbind.contract import API_FILE, api_to_json
 
 from .. import naming
 from ..ir import thaw

@@ -12,7 +12,7 @@ import json
 import zlib
 from typing import Any, cast
 
-from toolbind.runtime.contract import ToolSchema, compose_schema, never_latent, reachable_defs
+from toolbind.contract import ToolSchema, compose_schema, never_latent, reachable_defs
 
 from .. import naming
 from .._jsontext import Path as JsonPath

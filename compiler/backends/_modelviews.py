@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast, get_args
 
-from toolbind.runtime.contract import META_FIELD_NAMES
+from toolbind.contract import META_FIELD_NAMES
 
 from .. import naming
 from ..diagnostics import Diagnostic, Severity

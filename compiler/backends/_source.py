@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, cast
 
-from toolbind.runtime.contract import TYPES_EXPORTS, explicit_fields
+from toolbind.contract import TYPES_EXPORTS, explicit_fields
 
 from .. import naming
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from toolbind.runtime.contract import FORMATS
+from toolbind.contract import FORMATS
 
 from .. import naming
 from ..ir import (

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolbind.runtime.contract import TOOLBIND_EXTENSIONS
+from toolbind.contract import TOOLBIND_EXTENSIONS
 
 from .._load import (
     NO_EXTRA_REFS,

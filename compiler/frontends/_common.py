@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolbind.runtime.contract import META_FIELDS
+from toolbind.contract import META_FIELDS
 
 from .._load import as_array, as_object
 from ..diagnostics import Diagnostics, describe

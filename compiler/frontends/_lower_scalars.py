@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbind.runtime.contract import compile_pattern
+from toolbind.contract import compile_pattern
 
 from .._load import as_array
 from ..diagnostics import describe

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbind.runtime.contract import META_FIELDS
+from toolbind.contract import META_FIELDS
 
 from .._load import as_array, as_object
 from ..diagnostics import describe

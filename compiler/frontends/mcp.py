@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
-from toolbind.runtime.contract import META_FIELDS, mcp_app_only, mcp_task_only
+from toolbind.contract import META_FIELDS, mcp_app_only, mcp_task_only
 
 from .._load import as_object
 from ..diagnostics import Diagnostics

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote
 
-from toolbind.runtime.contract import (
+from toolbind.contract import (
     IGNORED_HEADERS,
     META_FIELDS,
     BodyKind,

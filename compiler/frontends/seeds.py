@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolbind.runtime.contract import (
+from toolbind.contract import (
     APPROVAL_KEY,
     CALL_EXTENSIONS,
     META_FIELDS,
     OUTPUT_METHODS,
     parse_expression,
 )
-from toolbind.runtime.errors import InvalidReference
+from toolbind.errors import InvalidReference
 
 from .._load import as_array, as_object
 from ..diagnostics import describe

@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from toolbind._version import VERSION
+
 from .._load import digest, parsing_yaml
 from .._tree import Kept, Texts
-from .._version import VERSION
 from .._write import MANIFEST, PARSES
 from ..diagnostics import Diagnostic, Diagnostics
 from ._outputs import Previous, Reused, diagnostic_to_json

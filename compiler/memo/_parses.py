@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, cast
 
-from toolbind.runtime.yaml12 import TextDatesLoader, YamlLoader, noting_yaml11
+from toolbind.yaml12 import TextDatesLoader, YamlLoader, noting_yaml11
 
 from .._load import Diagnostic, Document, as_object, digest, parse_yaml, plainly_json, yaml_too_deep
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolbind.runtime.contract import compile_pattern
+from toolbind.contract import compile_pattern
 
 from ..ir import SourceLocation
 from ._rule import Fixed, warn

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
-from toolbind.runtime.contract import HttpApi, HttpServer
+from toolbind.contract import HttpApi, HttpServer
 
 from ..ir import (
     ArrayNode,

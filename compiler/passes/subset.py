@@ -26,8 +26,7 @@ from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, Final, cast
 
-from toolbind.runtime.contract import compile_pattern, json_type
-from toolbind.runtime.types import json_equal
+from toolbind.contract import compile_pattern, json_equal, json_type
 
 from ..ir import (
     AllOfNode,

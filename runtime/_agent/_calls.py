@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_jsonable_python
 
+from toolbind._compose import resolve_activity
+
 from .._binding import ToolBinding
 from .._capability import Capability, Outcome, Toolset, chain, in_order, visible
-from .._compose import resolve_activity
 from .._events import AgentEvent, CallRecord, EventType, Route
 from .._executor import Executor, Pending, RoutedCall
 from .._registry import ActivityFn, ActivityRegistry, RegisteredActivity, ToolRegistry

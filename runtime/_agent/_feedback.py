@@ -10,9 +10,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from toolbind._compose import TOOL_TAG
+
 from .._binding import ToolBinding
 from .._capability import for_the_model, visible
-from .._compose import TOOL_TAG
 from .._events import AgentEvent, EventType, Step
 from .._response import Composition
 from .._stream import Emit

@@ -38,10 +38,11 @@ from dataclasses import replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from toolbind._compose import describe_tools
+
 from .._aio import drain
 from .._binding import ToolBinding
 from .._capability import Capability, Run, Toolset, in_order
-from .._compose import describe_tools
 from .._context import Context, ContextMessage
 from .._delegate import Delegates
 from .._events import AgentEvent, CallRecord, RunResult, Step

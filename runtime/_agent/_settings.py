@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from .._compose import AUTO_TAG, META_FIELD_CHOICES, TOOL_TAG, MetaFields
+from toolbind._compose import AUTO_TAG, META_FIELD_CHOICES, TOOL_TAG, MetaFields
+
 from .._executor import DEFAULT_ACTIVITY_TIMEOUT
 from ..contract import META_FIELDS
 from ..errors import UsageError

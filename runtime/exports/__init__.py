@@ -28,16 +28,9 @@ Call model, so a dropped keyword can cost a retry, never a wrong value.
 
 from __future__ import annotations
 
-from ..errors import NotStrictable
+# -- written from _EXPORTS by tests/runtime/test_surface.py (TOOLBIND_REGEN=1): do not edit --
 from ._anthropic import anthropic_tools
-from ._common import (
-    ExportableTool,
-    ExportIssue,
-    GeminiExport,
-    StrictCallable,
-    StrictExport,
-    call_schema,
-)
+from ._common import ExportIssue, GeminiExport, StrictExport
 from ._gemini import gemini_tools
 from ._mcp import mcp_tools
 from ._openai import openai_tools
@@ -46,14 +39,10 @@ from ._strict_rules import strict_violations
 
 __all__ = [
     "ExportIssue",
-    "ExportableTool",
     "GeminiExport",
-    "NotStrictable",
-    "StrictCallable",
     "StrictExport",
     "anthropic_tools",
     "call_from_strict",
-    "call_schema",
     "gemini_tools",
     "mcp_tools",
     "openai_strict_schema",
@@ -61,3 +50,16 @@ __all__ = [
     "openai_tools",
     "strict_violations",
 ]
+# -- end of the block written from _EXPORTS --
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "._anthropic": ("anthropic_tools",),
+    "._common": ("ExportIssue", "GeminiExport", "StrictExport"),
+    "._gemini": ("gemini_tools",),
+    "._mcp": ("mcp_tools",),
+    "._openai": ("openai_tools",),
+    "._openai_strict": ("call_from_strict", "openai_strict_schema", "openai_strict_tools"),
+    "._strict_rules": ("strict_violations",),
+}
+"""The face's names, by the module each is defined in: the one list (the block below is written
+from it). ``NotStrictable``, the refusal, is ``toolbind.runtime.errors``'."""

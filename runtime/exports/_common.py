@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from .._compose import ComposableTool, reachable_defs, tool_schema
+from toolbind._compose import ComposableTool, reachable_defs, tool_schema
 
 
 class ExportableTool(ComposableTool, Protocol):

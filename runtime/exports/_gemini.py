@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, cast
 
-from .._compose import def_name
+from toolbind._compose import def_name
+
 from ._common import ExportableTool, ExportIssue, GeminiExport, call_schema, escape_token
 from ._openai_strict import ANNOTATIONS
 from ._strict_rules import types_of

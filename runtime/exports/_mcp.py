@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from .._compose import reachable_defs
+from toolbind._compose import reachable_defs
+
 from ._common import ExportableTool, call_schema
 
 

@@ -13,7 +13,8 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-from .._compose import def_name
+from toolbind._compose import def_name
+
 from ..contract import json_type
 from ..errors import NotStrictable
 from ..types import json_equal

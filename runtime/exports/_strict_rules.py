@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from .._compose import def_name
+from toolbind._compose import def_name
+
 from ._common import ExportIssue, escape_token
 
 # -- OpenAI structured outputs: the rules ------------------------------------------------------

@@ -305,7 +305,7 @@ def load_mcp_config(
         except ValueError:
             import yaml
 
-            from ..yaml12 import load_yaml
+            from toolbind.yaml12 import load_yaml
 
             try:
                 value = load_yaml(text)

@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
+from toolbind._compose import resolve_activity
+
 from .._binding import ToolBinding
-from .._compose import resolve_activity
 from .._result import ToolResult
 from ..exports import mcp_tools
 from ._replies import invalid, quiet_telemetry, reply, report_progress, tool_error

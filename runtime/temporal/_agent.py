@@ -128,7 +128,7 @@ class DurableAgent:
 
         max_steps = options.get("max_steps", 8)
         if max_steps < 1:
-            raise ValueError("start(max_steps=...) must be >= 1")
+            raise UsageError(f"start(max_steps={max_steps!r}): expected at least 1")
         if options.get("deps") is not None:
             raise UsageError(
                 "DurableAgent: deps= cannot cross the workflow boundary (a run's input is JSON "

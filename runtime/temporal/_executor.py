@@ -56,7 +56,7 @@ class TemporalExecutor:
         client: Client | None = None,
     ) -> None:
         if queues not in ("one", "toolset", "tool"):
-            raise ValueError(f"TemporalExecutor(queues={queues!r}): expected one, toolset or tool")
+            raise UsageError(f"TemporalExecutor(queues={queues!r}): expected one, toolset or tool")
         self.task_queue = task_queue
         self.queues: Queues = queues
         self.policies = dict(policies or {})

@@ -130,7 +130,7 @@ def policies_from_spec(
     Raises:
         UsageError: a malformed extension (located by file and JSON pointer).
     """
-    from ..yaml12 import load_yaml
+    from toolbind.yaml12 import load_yaml
 
     text = Path(path).read_text(encoding="utf-8")
     document: Any = load_yaml(text)

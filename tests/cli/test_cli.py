@@ -13,14 +13,14 @@ from typing import cast
 import pytest
 
 from tests.conftest import REPO
-from toolbind.compiler._generate import GENERATE, plain_arguments, say
+from toolbind.cli._generate import GENERATE, plain_arguments, say
 
 SEEDS = REPO / "specs" / "seeds.yaml"
 
 
 def toolbind(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        [sys.executable, "-m", "toolbind.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -299,7 +299,7 @@ def test_generate_fast_path_parses_as_typer_does(argv: list[str]) -> None:
     import typer.main
     from typer.core import TyperGroup
 
-    from toolbind.compiler import cli
+    from toolbind.cli import _app as cli
 
     direct = plain_arguments(argv)
     assert direct is not None
@@ -329,7 +329,7 @@ def test_generate_fast_path_knows_generates_parameters_as_typer_reads_them() -> 
     """``toolbind generate`` runs without typer for plain command lines: the parameters it
     knows are those typer reads from ``cli.generate``'s declaration (names, options, flags,
     lists, types, defaults), so a new or changed option cannot be parsed otherwise."""
-    from toolbind.compiler import cli
+    from toolbind.cli import _app as cli
 
     assert cli.plain_parameters() == GENERATE
 

@@ -22,10 +22,10 @@ from hypothesis.errors import InvalidArgument
 from rich.console import Console
 
 from tests.cli.test_cli import toolbind
+from toolbind.cli._test import run
 from toolbind.testing import _unroll
 from toolbind.testing._checks import MAX_REASON, brief, run_model
 from toolbind.testing._checks import RunSettings as Settings
-from toolbind.testing._cli import run
 from toolbind.testing._contract import Contract
 from toolbind.testing._strategies import json_instances
 from toolbind.testing._unroll import recursive_defs, unroll

@@ -25,7 +25,7 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL")
 
-CLI = [sys.executable, "-c", "from toolbind.compiler.cli import main; main()"]
+CLI = [sys.executable, "-c", "from toolbind.cli import main; main()"]
 PACKAGES = 12  # spec files per tree: enough files that writing them takes a moment
 
 

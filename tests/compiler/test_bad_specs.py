@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES_DIR = ROOT / "tests" / "bad_specs"
 SPEC_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 REGEN = os.environ.get("TOOLBIND_REGEN") == "1"
-CLI = [sys.executable, "-c", "from toolbind.compiler.cli import main; main()"]
+CLI = [sys.executable, "-c", "from toolbind.cli import main; main()"]
 
 CASES = sorted(
     p.name for p in CASES_DIR.iterdir() if p.is_file() and p.suffix.lower() in SPEC_SUFFIXES

@@ -13,8 +13,8 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import CompileSpec
+from toolbind.cli._export import provider_export
 from toolbind.compiler import SpecError, composed_schema, read_tool_schema
-from toolbind.compiler._export import provider_export
 
 STATUS: dict[str, Any] = {
     "type": "object",

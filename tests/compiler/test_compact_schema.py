@@ -14,8 +14,8 @@ from typing import Any, cast
 import pytest
 
 from tests.conftest import CORPUS, NO_CORPUS
+from toolbind._compose import inline_single_use
 from toolbind.compiler._driver import build
-from toolbind.runtime._compose import inline_single_use
 
 DATA = ("const", "enum", "default", "example", "examples")
 SPECS = (

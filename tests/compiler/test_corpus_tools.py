@@ -22,7 +22,8 @@ from pydantic import ValidationError
 
 from tests.conftest import CORPUS, NO_CORPUS, instances_of, sampled, session_dir, sweep_settings
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import ToolBinding, tool_schema
+from toolbind.contract import tool_schema
+from toolbind.runtime import ToolBinding
 from toolbind.runtime.types import json_equal
 
 TOOL_DIRS = [

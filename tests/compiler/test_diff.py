@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from toolbind.cli._app import app
 from toolbind.compiler._diff import diff_json_schemas, diff_specs
-from toolbind.compiler.cli import app
 
 CORPUS = Path(__file__).parent.parent / "diff_corpus"
 PAIRS = sorted(

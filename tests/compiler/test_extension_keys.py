@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from toolbind.cli._export import EXPORT_FORMATS, provider_export
 from toolbind.compiler import SpecError, compile_to_directory, composed_schema
-from toolbind.compiler._export import EXPORT_FORMATS, provider_export
 
 SPEC: dict[str, Any] = {
     "greetUser": {

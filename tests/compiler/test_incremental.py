@@ -669,7 +669,7 @@ def test_the_version_in_every_key_is_the_installed_distributions(
     import importlib.metadata
     import sys
 
-    from toolbind.compiler import _version
+    from toolbind import _version  # pyright: ignore[reportPrivateUsage]
 
     assert importlib.metadata.version("toolbind") == _version.VERSION
     site = tmp_path / "site"

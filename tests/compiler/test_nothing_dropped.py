@@ -45,7 +45,7 @@ def test_the_counts_are_printed_with_verbose(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "toolbind.compiler.cli",
+            "toolbind.cli",
             "generate",
             "-v",
             "-o",

@@ -24,7 +24,7 @@ from toolbind.compiler.memo._parses import (
     _spliced_json,  # pyright: ignore[reportPrivateUsage]
 )
 from toolbind.compiler.memo._reparse import Lines, splice
-from toolbind.runtime.yaml12 import TextDatesLoader as _TextDatesLoader
+from toolbind.yaml12 import TextDatesLoader as _TextDatesLoader
 
 CORPUS = Path(__file__).parent.parent / "corpus" / "openapi"
 SPECS = ["redocly__museum.yaml", "oai-examples__uspto.yaml", "oai-examples__link-example.yaml"]

@@ -253,8 +253,8 @@ def test_the_idempotency_key_is_the_running_calls_stable_key_and_can_be_opted_in
     """Issue 16: an Activity run by an Agent or a Temporal worker sends its call's stable key
     (``current_call().key``: the same on a retry on another worker); ``idempotency_keys=True``
     sends one with a POST whose operation does not declare the header (and retries it)."""
-    from toolbind.runtime import CallContext
     from toolbind.runtime._executor import _CURRENT  # pyright: ignore[reportPrivateUsage]
+    from toolbind.runtime.execution import CallContext
 
     pkg, base = api
     quick = RetryPolicy(backoff=0.01)

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl
 
 from tests._servers import serve_asgi
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import tool_schema
+from toolbind.contract import tool_schema
 from toolbind.runtime.http import HttpClient
 
 SPEC = """\

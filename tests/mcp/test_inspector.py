@@ -20,7 +20,7 @@ from tests._servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECTOR = REPO / "tests" / "mcp" / "npm" / "node_modules" / ".bin" / "inspector"
-SERVE = [sys.executable, "-m", "toolbind.compiler.cli", "serve", str(REPO / "specs" / "seeds.yaml")]
+SERVE = [sys.executable, "-m", "toolbind.cli", "serve", str(REPO / "specs" / "seeds.yaml")]
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def _expected_tools(acts: Path) -> list[dict[str, Any]]:
         [
             sys.executable,
             "-m",
-            "toolbind.compiler.cli",
+            "toolbind.cli",
             "schema",
             str(REPO / "specs" / "seeds.yaml"),
             "--format",

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import mcp_tools
+from toolbind.runtime.exports import mcp_tools
 
 pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")
 
@@ -87,7 +87,7 @@ def test_served_then_imported_back_yields_the_same_tools(group: str, tmp_path: P
                             "command": sys.executable,
                             "args": [
                                 "-m",
-                                "toolbind.compiler.cli",
+                                "toolbind.cli",
                                 "serve",
                                 *map(str, specs),
                                 "--activities",

@@ -23,7 +23,8 @@ import pytest
 
 from demo.petstore import app as petstore_app
 from tests._servers import free_port, serve_asgi
-from toolbind.runtime import mcp_server, mcp_tools
+from toolbind.runtime import mcp_server
+from toolbind.runtime.exports import mcp_tools
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")
 from mcp import Client  # noqa: E402
@@ -109,7 +110,7 @@ def petstore() -> Iterator[str]:
 
 
 def _serve_args(*extra: str) -> list[str]:
-    return ["-m", "toolbind.compiler.cli", "serve", *extra]
+    return ["-m", "toolbind.cli", "serve", *extra]
 
 
 def test_an_openapi_spec_is_a_working_mcp_server_over_stdio(petstore: str) -> None:
@@ -431,7 +432,7 @@ def test_a_spec_named_like_an_imported_module_is_served(stem: str, tmp_path: Pat
     it): a package is named after its spec file, and serve imported it by that bare name — the
     ``mcp`` SDK (or any module imported before, ``httpx``) came back, a traceback
     (``module 'mcp' has no attribute 'TOOLS'``)."""
-    from toolbind.compiler._serve import prepare
+    from toolbind.cli._serve import prepare
 
     spec = tmp_path / f"{stem}.json"
     echo = {"_tool": {"const": "echo"}, "text": {"type": "string"}, "_output": {"type": "object"}}
@@ -511,7 +512,7 @@ def test_an_mcp_configuration_is_served_through_its_servers(tmp_path: Path) -> N
     an Activity per tool (``McpActivities``), yet ``toolbind serve servers.json`` served nothing —
     "no tool has an Activity to run it" — unless an ``--activities`` module wired them by hand.
     An OpenAPI spec's HTTP Activities were always used."""
-    from toolbind.compiler._serve import prepare
+    from toolbind.cli._serve import prepare
 
     config = tmp_path / "servers.json"
     entry = {

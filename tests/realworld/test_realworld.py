@@ -167,7 +167,7 @@ def test_strict_turns_every_assumption_into_an_error(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "toolbind.compiler.cli",
+            "toolbind.cli",
             "generate",
             "--strict",
             "-o",

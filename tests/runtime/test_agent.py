@@ -25,6 +25,8 @@ from pydantic import BaseModel, Field
 from tests._servers import serve_asgi
 from tests.conftest import REPO
 from tests.scripted_llm import Reply, ScriptedLLM, call, error
+from toolbind._compose import compose as compose_schema
+from toolbind._compose import for_grammar
 from toolbind.compiler import load_package
 from toolbind.runtime import (
     Activity,
@@ -44,8 +46,6 @@ from toolbind.runtime import (
     compose,
     pending_app,
 )
-from toolbind.runtime._compose import compose as compose_schema
-from toolbind.runtime._compose import for_grammar
 from toolbind.runtime.capabilities import PendingDelivery
 from toolbind.runtime.errors import UsageError
 

@@ -474,7 +474,7 @@ def test_tools_in_prompt_lists_the_offered_tools_in_the_system_message(
 
 
 def test_describe_tools_reads_types_enums_defaults_and_descriptions() -> None:
-    from toolbind.runtime._compose import describe_tools
+    from toolbind._compose import describe_tools
 
     tools = ToolRegistry()
     tools.register(

@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import REPO, CompileSpec
 from toolbind.compiler import composed_schema
-from toolbind.runtime import ToolBinding, compose, resolve_activity
+from toolbind.contract import resolve_activity
+from toolbind.runtime import ToolBinding, compose
 
 SPECS = REPO / "specs" / "seeds.yaml"
 SUMMARY = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}
@@ -66,7 +67,7 @@ def test_greet_user_matches_the_rfc_example(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "toolbind.compiler.cli",
+            "toolbind.cli",
             "schema",
             "specs/seeds.yaml",
             "--tool",

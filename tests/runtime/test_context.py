@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolbind.runtime import Context, ContextMessage, parse_reference
 from toolbind.runtime._context import MISSING
+from toolbind.runtime.context import Context, ContextMessage, parse_reference
 from toolbind.runtime.errors import InvalidReference, UnresolvedReference
 
 # -- 008's worked example: "Appending and Resolving" -------------------------------------------

@@ -17,11 +17,11 @@ from toolbind.runtime import (
     ActivityContext,
     ActivityRegistry,
     Agent,
-    Context,
     DelegateRequest,
     Delegates,
     ToolRegistry,
 )
+from toolbind.runtime.context import Context
 from toolbind.runtime.errors import DelegateDefinitionError
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import regex
 
+from toolbind._ecma import compile_pattern
 from toolbind.compiler import SpecError, model_from_schema
-from toolbind.runtime._ecma import compile_pattern
 
 CASES: list[tuple[str, list[str], list[str]]] = [
     # Annex B: a class escape at an end of a range makes the "-" a literal (seen in AWS, Azure specs)

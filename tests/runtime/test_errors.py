@@ -11,18 +11,20 @@ from pathlib import Path
 
 import pytest
 
+import toolbind
+import toolbind.cli
 import toolbind.compiler
 import toolbind.compiler.errors
 import toolbind.runtime
 import toolbind.runtime.errors
 import toolbind.testing
-from toolbind.runtime import ModelFeedback, RegistrationError, Tool, ToolbindError
-from toolbind.runtime.errors import RunFailure, UsageError
+from toolbind.runtime import Tool, ToolbindError
+from toolbind.runtime.errors import ModelFeedback, RegistrationError, RunFailure, UsageError
 
 
 def _all_modules() -> list[str]:
     names: list[str] = []
-    for package in (toolbind.compiler, toolbind.runtime, toolbind.testing):
+    for package in (toolbind, toolbind.cli, toolbind.compiler, toolbind.runtime, toolbind.testing):
         names.append(package.__name__)
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             names.append(info.name)
@@ -32,7 +34,7 @@ def _all_modules() -> list[str]:
 def _defined_exceptions() -> dict[str, type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
     for name in _all_modules():
-        if name.endswith("pytest_plugin"):
+        if name.endswith(("pytest_plugin", "__main__")):  # (importing __main__ runs the CLI)
             continue
         module = importlib.import_module(name)
         for value in vars(module).values():
@@ -54,19 +56,44 @@ CONTROL_FLOW = {
 }
 
 
+# Internal signals: a private plain ``Exception``, raised and caught inside one module, outside
+# the public tree, so that an ``except ToolbindError`` could never swallow one that leaked
+INTERNAL_SIGNALS = {
+    "toolbind._package_json._Misfit",
+    "toolbind.compiler._jsontext._Other",
+    "toolbind.compiler.passes.subset._NoSample",
+    "toolbind.runtime._pending._HTTPError",
+    "toolbind.testing._unroll._TooBig",
+    "toolbind.testing.live._engine._Unconfigured",
+}
+
+
 def test_every_exception_class_toolbind_defines_is_a_toolbind_error() -> None:
     classes = _defined_exceptions()
     assert len(classes) >= 20, sorted(classes)
     strays = sorted(
         name
         for name, cls in classes.items()
-        if not issubclass(cls, ToolbindError) and name not in CONTROL_FLOW
+        if not issubclass(cls, ToolbindError) and name not in CONTROL_FLOW | INTERNAL_SIGNALS
     )
     assert strays == []
     for name in CONTROL_FLOW:
         cls = classes[name]
         assert name.rsplit(".", 1)[1].startswith("_"), name
         assert not issubclass(cls, Exception), name
+    for name in INTERNAL_SIGNALS:
+        cls = classes[name]
+        assert name.rsplit(".", 1)[1].startswith("_"), name
+        assert issubclass(cls, Exception) and not issubclass(cls, ToolbindError), name
+
+
+def test_no_private_exception_class_is_in_the_public_tree() -> None:
+    private = sorted(
+        name
+        for name, cls in _defined_exceptions().items()
+        if name.rsplit(".", 1)[1].startswith("_") and issubclass(cls, ToolbindError)
+    )
+    assert private == []
 
 
 def _drawn_tree(doc: str, root: str) -> dict[str, str]:
@@ -134,7 +161,8 @@ def test_a_bad_spec_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_a_pending_store_refusal_is_a_run_failure(tmp_path: Path) -> None:
-    from toolbind.runtime import PendingStore, UnknownPendingCall
+    from toolbind.runtime.errors import UnknownPendingCall
+    from toolbind.runtime.pending import PendingStore
 
     with PendingStore(tmp_path / "p.sqlite3") as store, pytest.raises(UnknownPendingCall) as info:
         store.submit("run", "call", {"x": 1})

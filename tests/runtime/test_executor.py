@@ -11,16 +11,9 @@ import pytest
 from tests.conftest import REPO
 from tests.scripted_llm import Reply, ScriptedLLM, call
 from toolbind.compiler import load_package
-from toolbind.runtime import (
-    Agent,
-    CallContext,
-    InProcessExecutor,
-    Pending,
-    RoutedCall,
-    ToolRegistry,
-    ToolResult,
-    current_call,
-)
+from toolbind.runtime import Agent, ToolRegistry, ToolResult
+from toolbind.runtime.execution import CallContext, InProcessExecutor, RoutedCall, current_call
+from toolbind.runtime.pending import Pending
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ from toolbind.runtime import (
     openai_tools,
     strict_violations,
 )
-from toolbind.runtime.exports import call_schema
+from toolbind.runtime.exports._common import call_schema
 from toolbind.runtime.types import json_equal
 
 

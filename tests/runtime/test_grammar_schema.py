@@ -21,8 +21,8 @@ import jsonschema
 import pytest
 
 from tests.conftest import REPO
+from toolbind._compose import for_grammar
 from toolbind.runtime import Agent, ToolRegistry, compose
-from toolbind.runtime._compose import for_grammar
 
 ANY = ["string", "number", "boolean", "object", "array", "null"]
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from toolbind.runtime import RegistrationError, ToolBinding, compose
+from toolbind.runtime import ToolBinding, compose
+from toolbind.runtime.errors import RegistrationError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -101,7 +102,7 @@ from toolbind.runtime import Tool, compose
 Tool.register_package(github_mcp)
 compose(list(Tool)[:10])
 Tool["get_me"].call_model.model_validate({{"_tool": "get_me"}})
-from toolbind.runtime import _formats
+from toolbind import _formats
 print(json.dumps({{
     "modules": sorted(sys.modules),
     "grammars_compiled": _formats._uri_grammar.cache_info().currsize,
@@ -120,6 +121,7 @@ NOT_ON_THE_USE_PATH = (
     "yaml",
     "jinja2",
     "toolbind.compiler",
+    "toolbind.contract",
     "toolbind.runtime.contract",
     "toolbind.runtime.http",
     "toolbind.runtime._agent",

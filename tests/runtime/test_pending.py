@@ -22,15 +22,9 @@ import httpx
 import pytest
 
 from tests._servers import serve_asgi
-from toolbind.runtime import (
-    AlreadyResolved,
-    PendingExpired,
-    PendingStore,
-    PendingToolCall,
-    UnknownPendingCall,
-    pending_app,
-)
 from toolbind.runtime._pending import InvalidPendingValue
+from toolbind.runtime.errors import AlreadyResolved, PendingExpired, UnknownPendingCall, UsageError
+from toolbind.runtime.pending import PendingStore, PendingToolCall, pending_app
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses SIGKILL")
 
@@ -69,7 +63,7 @@ def spawn(code: str, *args: str) -> subprocess.Popen[str]:
 
 COLLECT = """
 import json, sys
-from toolbind.runtime import PendingStore
+from toolbind.runtime.pending import PendingStore
 with PendingStore(sys.argv[1]) as s:
     print(json.dumps([r.as_dict() for r in s.collect(sys.argv[2])]))
 """
@@ -180,9 +174,9 @@ def test_ttl_expiry(store: PendingStore, db: Path) -> None:
 
 
 def test_bad_ttl_is_refused(db: Path) -> None:
-    with pytest.raises(ValueError, match="ttl"):
+    with pytest.raises(UsageError, match=r"PendingStore\(ttl=\.\.\.\)"):
         PendingStore(db, ttl=-1)
-    with PendingStore(db) as s, pytest.raises(ValueError, match="ttl"):
+    with PendingStore(db) as s, pytest.raises(UsageError, match=r"add\(ttl=\.\.\.\)"):
         s.add(run_id="r", call_id="c", tool="t", arguments={}, ttl=float("inf"))
 
 
@@ -272,7 +266,8 @@ def test_http_endpoint(store: PendingStore) -> None:
 
 SUBMIT_RACE = """
 import os, sys, time
-from toolbind.runtime import AlreadyResolved, PendingStore
+from toolbind.runtime.errors import AlreadyResolved
+from toolbind.runtime.pending import PendingStore
 db, go, me = sys.argv[1], sys.argv[2], sys.argv[3]
 with PendingStore(db) as s:
     while not os.path.exists(go):
@@ -306,7 +301,7 @@ def test_concurrent_submissions_from_processes_exactly_one_wins(
 
 ADD_THEN_HANG = """
 import sys, time
-from toolbind.runtime import PendingStore
+from toolbind.runtime.pending import PendingStore
 s = PendingStore(sys.argv[1])
 s.add(run_id="run", call_id="email-1", tool="sendEmail", arguments={"recipient": "a@b.c"})
 print("added", flush=True)
@@ -343,7 +338,7 @@ def test_kill_9_between_submission_and_pickup(db: Path) -> None:
 
 PAUSE_IN_COLLECT = """
 import sys, time
-from toolbind.runtime import PendingStore
+from toolbind.runtime.pending import PendingStore
 s = PendingStore(sys.argv[1])
 marked = []
 def trace(statement):
@@ -388,7 +383,7 @@ def test_kill_9_in_the_middle_of_collect_loses_and_doubles_nothing(
 
 COLLECT_LOOP = """
 import json, sys, time
-from toolbind.runtime import PendingStore
+from toolbind.runtime.pending import PendingStore
 got = []
 with PendingStore(sys.argv[1]) as s:
     deadline = time.monotonic() + 20
@@ -457,7 +452,7 @@ def test_concurrent_submissions_from_threads_exactly_one_wins(
 
 WRITER = """
 import sys
-from toolbind.runtime import PendingStore
+from toolbind.runtime.pending import PendingStore
 db, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with PendingStore(db) as s:
     for i in range(count):

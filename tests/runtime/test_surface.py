@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 from pathlib import Path
 from types import ModuleType
 
@@ -33,10 +34,14 @@ def test_compiler_surface() -> None:
 
 
 def test_contract_surface() -> None:
-    import toolbind.runtime.contract as contract
+    import toolbind.contract as contract
+    import toolbind.runtime.contract as runtime_contract
 
+    # generated packages read the kernel's contract through the runtime, which adds one name
+    assert runtime_contract.__all__ == ["HttpCaller", *contract.__all__]
     assert contract.__all__ == sorted(contract.__all__, key=lambda n: (not n.isupper(), n))
-    public = {n for n in vars(contract) if not n.startswith("_") and n != "annotations"}
+    # (pytest may rewrite the module: its "@py_..." helpers are no names of it)
+    public = {n for n in vars(contract) if not n.startswith(("_", "@")) and n != "annotations"}
     imported_helpers = {
         "TYPE_CHECKING",
         "Any",
@@ -55,105 +60,204 @@ def test_runtime_surface() -> None:
         "ActivityContext",
         "ActivityRegistry",
         "Agent",
-        "AgentError",
         "AgentEvent",
-        "AlreadyResolved",
         "BM25Selector",
-        "CallContext",
         "CallRecord",
-        "ComposableTool",
         "Composition",
-        "Context",
-        "ContextMessage",
         "DelegateRequest",
         "Delegates",
-        "ExecutionFactory",
-        "Executor",
-        "ExportIssue",
-        "GeminiExport",
-        "InProcessExecutor",
-        "InvalidReference",
-        "LLMError",
         "LoopSettings",
-        "ModelFeedback",
         "ModelSettings",
-        "NotStrictable",
-        "Pending",
-        "PendingCall",
-        "PendingError",
-        "PendingExpired",
-        "PendingSink",
-        "PendingStore",
-        "PendingToolCall",
-        "Reference",
-        "RegistrationError",
-        "ResponseValidationError",
-        "RoutedCall",
-        "RunFailure",
         "RunResult",
         "Step",
-        "StrictExport",
         "Tool",
         "ToolBinding",
         "ToolRegistry",
         "ToolResult",
         "ToolSelector",
         "ToolbindError",
-        "UnknownPendingCall",
-        "UnresolvedReference",
         "UsageError",
-        "Variable",
-        "anthropic_tools",
-        "call_from_strict",
         "compose",
-        "current_call",
-        "gemini_tools",
         "load_bindings",
         "mcp_server",
-        "mcp_tools",
-        "nullable",
-        "openai_strict_schema",
-        "openai_strict_tools",
-        "openai_tools",
-        "parse_reference",
-        "pending_app",
-        "resolve_activity",
-        "strict_violations",
-        "tool_schema",
         "toolset",
     ]
 
 
-def _type_checking_imports(module: ModuleType) -> dict[str, str]:
-    """name -> module of the ``if TYPE_CHECKING:`` imports of a package's ``__init__``."""
-    tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
-    found: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for stmt in node.body:
-                if isinstance(stmt, ast.ImportFrom):
-                    for alias in stmt.names:
-                        found[alias.asname or alias.name] = "." * stmt.level + (stmt.module or "")
-    return found
+def test_runtime_sub_namespaces() -> None:
+    import toolbind.runtime.context
+    import toolbind.runtime.execution
+    import toolbind.runtime.exports
+    import toolbind.runtime.pending
+
+    assert toolbind.runtime.context.__all__ == [
+        "Context",
+        "ContextMessage",
+        "Reference",
+        "Variable",
+        "parse_reference",
+    ]
+    assert toolbind.runtime.execution.__all__ == [
+        "CallContext",
+        "ExecutionFactory",
+        "Executor",
+        "InProcessExecutor",
+        "RoutedCall",
+        "current_call",
+    ]
+    assert toolbind.runtime.exports.__all__ == [
+        "ExportIssue",
+        "GeminiExport",
+        "StrictExport",
+        "anthropic_tools",
+        "call_from_strict",
+        "gemini_tools",
+        "mcp_tools",
+        "openai_strict_schema",
+        "openai_strict_tools",
+        "openai_tools",
+        "strict_violations",
+    ]
+    assert toolbind.runtime.pending.__all__ == [
+        "Pending",
+        "PendingCall",
+        "PendingSink",
+        "PendingStore",
+        "PendingToolCall",
+        "pending_app",
+    ]
 
 
-@pytest.mark.parametrize("module", [toolbind.compiler, toolbind.runtime], ids=lambda m: m.__name__)
-def test_a_lazy_package_names_each_export_once(module: ModuleType) -> None:
-    """``_EXPORTS`` (module -> names) is the one list; ``__all__`` and the ``TYPE_CHECKING``
-    imports repeat it for pyright, which reads only literals: all three must agree, and every
-    name must resolve to what its module defines (as httpx's exported-members test checks)."""
-    where: dict[str, str] = vars(module)["_WHERE"]
-    assert module.__all__ == sorted(where)
-    assert _type_checking_imports(module) == where
-    for name, source in where.items():
-        value = getattr(module, name)
-        assert value is getattr(importlib.import_module(source, module.__name__), name)
+def test_package_face() -> None:
+    import toolbind
+
+    assert toolbind.__all__ == [
+        "Activity",
+        "Agent",
+        "Tool",
+        "ToolBinding",
+        "ToolbindError",
+        "UsageError",
+        "__version__",
+        "compile_to_directory",
+        "model_from_schema",
+    ]
+    assert toolbind.ToolbindError is toolbind.runtime.errors.ToolbindError
+
+
+REPO = Path(__file__).resolve().parents[2]
+BEGIN = (
+    "# -- written from _EXPORTS by tests/runtime/test_surface.py (TOOLBIND_REGEN=1): do not edit --"
+)
+END = "# -- end of the block written from _EXPORTS --"
+# Every face that lists its exports once (``_EXPORTS``): its file, and whether its names load on
+# first use (imported under ``TYPE_CHECKING`` only, for pyright) or when it is imported.
+FACES = {
+    "toolbind": ("toolbind/__init__.py", True),
+    "toolbind.compiler": ("compiler/__init__.py", True),
+    "toolbind.runtime": ("runtime/__init__.py", True),
+    "toolbind.runtime.context": ("runtime/context.py", False),
+    "toolbind.runtime.execution": ("runtime/execution.py", False),
+    "toolbind.runtime.exports": ("runtime/exports/__init__.py", False),
+    "toolbind.runtime.pending": ("runtime/pending.py", False),
+}
+
+
+def _exports_table(path: Path) -> dict[str, tuple[str, ...]]:
+    """The literal ``_EXPORTS`` of a face, read from its source."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "_EXPORTS":
+            assert node.value is not None
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{path}: no _EXPORTS")
+
+
+def _member_key(name: str) -> tuple[int, str]:
+    """isort's order of imported names (ruff's ``order-by-type``): constants, classes, the rest."""
+    kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name.lower()
+
+
+def _render(exports: dict[str, tuple[str, ...]], lazy: bool) -> str:
+    """The block a face holds for pyright: the imports of ``exports`` (under ``TYPE_CHECKING``
+    when ``lazy``), as ruff sorts and formats them, and the literal ``__all__``."""
+    indent = "    " if lazy else ""
+    absolute = sorted((m for m in exports if not m.startswith(".")), key=str.lower)
+    relative = sorted((m for m in exports if m.startswith(".")), key=str.lower)
+    lines = [BEGIN, *(["if TYPE_CHECKING:"] if lazy else [])]
+    for group in (absolute, relative):
+        if group and lines[-1] not in (BEGIN, "if TYPE_CHECKING:"):
+            lines.append("")
+        for module in group:
+            names = sorted(exports[module], key=_member_key)
+            one = f"{indent}from {module} import {', '.join(names)}"
+            if len(one) <= 100:
+                lines.append(one)
+            else:
+                lines += [f"{indent}from {module} import (", *(f"{indent}    {n}," for n in names)]
+                lines.append(f"{indent})")
+    every = sorted(n for names in exports.values() for n in names)
+    lines += ["", "__all__ = [", *(f'    "{n}",' for n in every), "]", END]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_each_face_lists_its_exports_once(face: str) -> None:
+    """``_EXPORTS`` (module -> names) is the one list of a face's exports; the imports pyright
+    reads and the literal ``__all__`` are written from it (``TOOLBIND_REGEN=1`` rewrites them),
+    and every name resolves to what its module defines (as httpx's exported-members test checks)."""
+    path = REPO / FACES[face][0]
+    text = path.read_text(encoding="utf-8")
+    exports = _exports_table(path)
+    block = _render(exports, FACES[face][1])
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    if os.environ.get("TOOLBIND_REGEN") and text[start:end] != block:
+        path.write_text(text[:start] + block + text[end:], encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+    assert text[start : start + len(block)] == block, (
+        f"{path}: run TOOLBIND_REGEN=1 pytest {__file__}"
+    )
+    module = importlib.import_module(face)
+    every = [n for names in exports.values() for n in names]
+    assert len(every) == len(set(every)), "a name listed twice"
+    assert module.__all__ == sorted(every)
+    anchor = face if path.name == "__init__.py" else face.rsplit(".", 1)[0]
+    for source, names in exports.items():
+        for name in names:
+            assert getattr(module, name) is getattr(importlib.import_module(source, anchor), name)
     public = {
         n
         for n, v in vars(module).items()
         if not n.startswith("_") and not isinstance(v, ModuleType)  # submodules once imported
-    } - {"TYPE_CHECKING", "Any", "annotations"}
+    } - {"TYPE_CHECKING", "annotations", "lazy"}
     assert public <= set(module.__all__)
+
+
+def test_no_name_is_exported_by_two_faces() -> None:
+    """Each public name has one home: a face's sub-namespaces share no name with it."""
+    homes: dict[str, list[str]] = {}
+    for face, (file, _) in FACES.items():
+        if face == "toolbind":  # the package's face lends a few names of the others
+            continue
+        for names in _exports_table(REPO / file).values():
+            for name in names:
+                homes.setdefault(name, []).append(face)
+    assert {n: f for n, f in homes.items() if len(f) > 1} == {}
+
+
+def test_the_runtimes_top_level_is_small() -> None:
+    assert len(toolbind.runtime.__all__) <= 30
+
+
+def test_a_name_moved_to_a_sub_namespace_still_resolves_with_a_warning() -> None:
+    import toolbind.runtime.pending
+
+    with pytest.warns(DeprecationWarning, match=r"toolbind\.runtime\.pending\.PendingStore"):
+        store = toolbind.runtime.PendingStore  # pyright: ignore[reportAttributeAccessIssue]
+    assert store is toolbind.runtime.pending.PendingStore
+    assert "PendingStore" not in dir(toolbind.runtime)
+    with pytest.raises(AttributeError):
+        _ = toolbind.runtime.NoSuchName  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_runtime_types_surface_is_sorted_and_complete() -> None:
@@ -185,9 +289,9 @@ def test_importing_the_compiler_loads_neither_pydantic_nor_the_exporters() -> No
     """``toolbind generate`` starts once per spec in users' builds: the compiler's import chain
     stays free of pydantic (≈110 ms), which only runtime models and ``toolbind schema`` need."""
     code = (
-        "import sys, toolbind.compiler.cli, toolbind.compiler._api, toolbind.compiler._export;"
+        "import sys, toolbind.cli._app, toolbind.compiler._api, toolbind.cli._export;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'"
-        " or m == 'toolbind.runtime.exports'))"
+        " or m == 'toolbind.runtime._exports'))"
     )
     assert _fresh_interpreter(code).strip() == "[]"
 

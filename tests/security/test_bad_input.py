@@ -38,7 +38,7 @@ from tests._servers import serve_asgi
 from toolbind.compiler import SpecError, generate_tree
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-c", "from toolbind.compiler.cli import main; main()"]
+CLI = [sys.executable, "-c", "from toolbind.cli import main; main()"]
 SETPRIV = shutil.which("setpriv")
 # Run as root without the capabilities that bypass file permissions: chmod 000 then holds.
 UNPRIVILEGED = (

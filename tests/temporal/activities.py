@@ -18,7 +18,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from toolbind.runtime import ActivityContext, Pending
+from toolbind.runtime import ActivityContext
+from toolbind.runtime.pending import Pending
 
 
 async def weather_check(call: Any, ctx: ActivityContext[Any]) -> AsyncIterator[dict[str, Any]]:

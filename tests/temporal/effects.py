@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from toolbind.runtime import current_call
+from toolbind.runtime.execution import current_call
 
 
 def _effect(tool: str, keyed: bool) -> None:

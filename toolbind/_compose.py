@@ -1,4 +1,4 @@
-"""Runtime layer: schema composition exactly as the seeds specify. Imports pydantic for annotations only.
+"""Kernel layer: schema composition exactly as the seeds specify. Imports pydantic for annotations only.
 
 For each tool (tool-system.md "Schema Composition", tool-system.ru.md):
 
@@ -244,6 +244,24 @@ ToolChoice = str
 TOOL_CHOICES = ("auto", "required", "none")
 
 
+def _chosen(tools: list[ComposableTool], tool_choice: str) -> list[ComposableTool]:
+    """The tools a step offers: all of them, or the one ``tool_choice`` names.
+
+    Raises:
+        ValueError: ``tool_choice`` is no choice and names no tool offered.
+    """
+    if tool_choice in TOOL_CHOICES:
+        return tools
+    chosen = [t for t in tools if names_tool(t, tool_choice)]
+    if not chosen:
+        offered = ", ".join(t.name for t in tools) or "none"
+        raise ValueError(
+            f"tool_choice={tool_choice!r}: expected auto, required, none or a tool offered "
+            f"({offered})"
+        )
+    return chosen
+
+
 def compose(
     tools: Iterable[ComposableTool],
     output: type[BaseModel] | Mapping[str, Any] | None = None,
@@ -257,7 +275,7 @@ def compose(
     """The composed ``{calls, output}`` schema the LLM fills.
 
     ``calls`` comes first: a model fills properties in order, and a small one that meets
-    ``output`` first answers in text and stops (measured on BFCL: issue 21's 94 % right function
+    ``output`` first answers in text and stops (measured on BFCL: 94 % right function
     with calls first and required, against 40 % with output first). ``tool_choice`` narrows one
     step: ``required`` makes ``calls`` ``minItems: 1`` and ``output`` null, a tool's name offers
     only that tool (and requires a call of it), ``none`` allows no call and requires the output.
@@ -282,16 +300,7 @@ def compose(
         raise ValueError(
             f"meta_fields={meta_fields!r}: expected one of {', '.join(META_FIELD_CHOICES)}"
         )
-    tool_list = list(tools)
-    if tool_choice not in TOOL_CHOICES:
-        chosen = [t for t in tool_list if names_tool(t, tool_choice)]
-        if not chosen:
-            offered = ", ".join(t.name for t in tool_list) or "none"
-            raise ValueError(
-                f"tool_choice={tool_choice!r}: expected auto, required, none or a tool offered "
-                f"({offered})"
-            )
-        tool_list = chosen
+    tool_list = _chosen(list(tools), tool_choice)
     names = offered_names(tool_list)
     tag = call_tag(tool_list, tag, instances)
     schemas = [

@@ -1,4 +1,8 @@
-"""Compiler layer: the ``toolbind`` command. Thin: parse, call the library, render, exit code.
+"""CLI layer: the ``toolbind`` command as a typer app. Thin: parse, call the library, render,
+exit code.
+
+Imports the compiler, typer and rich; the runtime, the contract tester and the other commands' modules
+(``_serve``, ``_worker``, ``_test``) when their command runs.
 
 Exit codes: 0 success, 1 spec errors (or a stale tree with ``--check``, or a broken or unchecked
 contract with ``test``), 2 usage errors.
@@ -17,11 +21,15 @@ from typing import Annotated, Any, Union, cast, get_args, get_origin
 import typer
 from rich.console import Console
 
-from ._driver import (
+from toolbind._version import VERSION
+from toolbind.compiler._driver import (
     SelectionError,
     file_ancestor,
     scaffold,
 )
+from toolbind.compiler._load import Document, RefPolicy, display_path, load_document
+from toolbind.compiler.errors import SpecError
+
 from ._export import EXPORT_FORMATS, provider_export
 from ._generate import (
     Param,
@@ -31,10 +39,6 @@ from ._generate import (
     stderr_console,
     usage,
 )
-from ._generate import main as _generate_main
-from ._load import Document, RefPolicy, display_path, load_document
-from ._version import VERSION
-from .diagnostics import SpecError
 
 app = typer.Typer(
     add_completion=False,
@@ -243,7 +247,7 @@ def schema(
             )
             raise typer.Exit(1)
         out_schema = cast("dict[str, Any]", value)
-    from ._api import composed_schema  # imports the runtime's composer
+    from toolbind.compiler._api import composed_schema  # imports the runtime's composer
 
     try:
         result = composed_schema(spec, tool=tool, output=out_schema, allow_refs=allowed)
@@ -354,9 +358,24 @@ def test_command(
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output.
     Exit 1 when a contract is broken or a part of one could not be checked (see
     --allow-unchecked)."""
-    allowed = _allowed_refs(allow_ref)
+    settings: dict[str, Any] = {
+        "activities": activities,
+        "examples": examples,
+        "tools": tool or [],
+        "seed": seed,
+        "allow_refs": _allowed_refs(allow_ref),
+        "allow_unchecked": allow_unchecked,
+        "jobs": jobs,
+        "budget": timeout or None,
+    }
+    raise typer.Exit(_run_contract_tests(specs or [Path("specs")], settings))
+
+
+def _run_contract_tests(specs: list[Path], settings: dict[str, Any]) -> int:
+    """``toolbind test``'s run (``_test.run`` with ``settings``): its exit code; a bad spec or
+    a usage error ends the command as ``test`` says it."""
     try:
-        from toolbind.testing._cli import CommandLineError, run
+        from ._test import CommandLineError, run
     except ImportError as exc:
         raise _usage(
             f"toolbind test needs the testing extra ({exc.name or exc}): "
@@ -364,25 +383,12 @@ def test_command(
         ) from None
     out = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else 160)
     try:
-        code = run(
-            specs or [Path("specs")],
-            activities=activities,
-            examples=examples,
-            tools=tool or [],
-            seed=seed,
-            out=out,
-            err=_err,
-            allow_refs=allowed,
-            allow_unchecked=allow_unchecked,
-            jobs=jobs,
-            budget=timeout or None,
-        )
+        return run(specs, out=out, err=_err, **settings)
     except SpecError as exc:
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
     except CommandLineError as exc:
         raise _usage(str(exc)) from None
-    raise typer.Exit(code)
 
 
 @app.command("serve")
@@ -448,26 +454,50 @@ def serve_command(
     """Serve SPEC's tools as an MCP server: each tool with an Activity (an OpenAPI operation over
     HTTP, or a function of --activities) is an MCP tool; calls are validated by the generated Call
     models. stdio by default; --http HOST:PORT for streamable HTTP."""
-
-    from toolbind.runtime.errors import UsageError
-
-    from ._serve import parse_address, prepare, read_credentials, run
-
     allowed = _allowed_refs(allow_ref)
     token: str | None = None
     if token_env is not None:
         token = os.environ.get(token_env)
         if not token:
             raise _usage(f"--token-env {token_env}: the variable is not set (or empty)")
+    prepared = _serve_prepared(
+        specs,
+        activities=activities,
+        base_url=base_url,
+        http=http,
+        token=token,
+        credentials=(credentials_file, credential or []),
+        latent=latent,
+        allowed=allowed,
+    )
+    _serve_until_stopped(prepared, http=http, token=token, latent=latent)
+
+
+def _serve_prepared(
+    specs: list[Path],
+    *,
+    activities: str | None,
+    base_url: str | None,
+    http: str | None,
+    token: str | None,
+    credentials: tuple[Path | None, list[str]],
+    latent: bool,
+    allowed: list[str],
+) -> tuple[Any, ...]:
+    """``serve``'s server, compiled from ``specs``: (server, served, skipped, temp root,
+    address); a bad spec or a usage error ends the command as ``serve`` says it."""
+    from toolbind.errors import UsageError
+
+    from ._serve import parse_address, prepare, read_credentials
+
     try:
         address = parse_address(http, token) if http is not None else None
-        credentials = read_credentials(credentials_file, credential or [])
         server, served, skipped, root = prepare(
             specs,
             activities=activities,
             base_url=base_url,
             allow_refs=allowed,
-            credentials=credentials,
+            credentials=read_credentials(*credentials),
             latent=latent,
         )
     except SpecError as exc:
@@ -475,7 +505,18 @@ def serve_command(
         raise typer.Exit(1) from None
     except UsageError as exc:
         raise _usage(str(exc)) from None
+    return server, served, skipped, root, address
+
+
+def _serve_until_stopped(
+    prepared: tuple[Any, ...], *, http: str | None, token: str | None, latent: bool
+) -> None:
+    """Run the prepared server until it stops, then remove the packages compiled for it."""
     import signal
+
+    from ._serve import run
+
+    server, served, skipped, root, address = prepared
 
     # an MCP client stops a stdio server with SIGTERM, whose default ends the process
     # without `finally`: the compiled packages were left in the temp dir at every stop
@@ -526,7 +567,7 @@ def diff_command(
 ) -> None:
     """Compare two versions of specs at the tool surface: each change says whom it breaks
     (Calls, Activities, prompt only, safe) and where, with a witness for a breaking one."""
-    from ._diff import diff_specs, render
+    from toolbind.compiler._diff import diff_specs, render
 
     allowed = _allowed_refs(allow_ref)
     if fmt not in ("text", "json", "markdown"):
@@ -595,7 +636,7 @@ def worker_command(
 ) -> None:
     """Run a Temporal worker (the temporal extra): the durable agent loop, the LLM activity
     and every tool Activity of SPEC_OR_PACKAGE (generated HTTP Activities, --activities functions)."""
-    from toolbind.runtime.errors import UsageError
+    from toolbind.errors import UsageError
 
     from ._worker import run
 
@@ -645,17 +686,9 @@ def plain_parameters() -> tuple[Param, ...]:
 
 
 def app_main() -> None:
-    """The typer app (every command line ``_generate.main`` does not run itself)."""
+    """The typer app (every command line ``_main.main`` does not run itself)."""
     try:
         app()
     except KeyboardInterrupt:  # pragma: no cover - interactive
         _err.print("interrupted; the output directory was left as it was", markup=False)
         raise SystemExit(130) from None
-
-
-main = _generate_main
-"""The console script's entry point (``_generate.main``), by its former name."""
-
-
-if __name__ == "__main__":
-    _generate_main()

@@ -1,4 +1,4 @@
-"""Runtime layer: the names ``toolbind.runtime.types`` exports, without importing pydantic.
+"""Kernel layer: the names ``toolbind.runtime.types`` exports, without importing pydantic.
 
 The compiler reserves these names and imports them into generated modules; reading them from
 ``types.__all__`` would load pydantic in every ``toolbind generate``, which never needs it.

@@ -1,4 +1,4 @@
-"""Runtime layer: JSON Schema ``format`` assertions (opt-in). Standard library, ``_ecma`` and
+"""Kernel layer: JSON Schema ``format`` assertions (opt-in). Standard library, ``_ecma`` and
 ``idna`` (IDNA 2008, imported on first use).
 
 Draft 2020-12 makes ``format`` an annotation by default; models compiled with format assertion

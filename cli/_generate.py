@@ -1,29 +1,26 @@
-"""Compiler layer (CLI): ``toolbind generate``, the command a build runs most, without typer or
-rich — and the console script's entry point (``main``).
+"""CLI layer: ``toolbind generate``, the command a build runs most, without typer or rich.
 
-Imports the driver, the loader and the diagnostics; ``cli`` (the typer app, every other command)
-imports this. Typer, click and rich cost about a fifth of a ``generate`` that reuses every
+Imports the compiler's driver, loader and diagnostics; ``_main`` (the console script's entry
+point) and ``_app`` (the typer app, every other command) import this. Typer, click and rich cost about a fifth of a ``generate`` that reuses every
 package, and most of what a one-description regeneration spends before it reads anything. So a
 ``generate`` command line in a plain form (``plain_arguments``: the options as ``GENERATE``
 declares them) is run here without importing them, and printed as rich prints it when stderr is
 no terminal (``say``); anything else — ``--help``, another command, an option typer must coerce or
 report — goes to the typer app, whose ``generate`` runs ``run`` too. A test holds ``GENERATE`` to
-what typer reads from ``cli.generate``'s declaration, so the two cannot disagree.
+what typer reads from ``_app.generate``'s declaration, so the two cannot disagree.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-from ._driver import (
+from toolbind.compiler._driver import (
     MANIFEST,
     GeneratedTree,
     OutputError,
@@ -34,8 +31,9 @@ from ._driver import (
     manifest_sources,
     write_into,
 )
-from ._load import RefPolicy
-from .diagnostics import Diagnostic, SpecError
+from toolbind.compiler._load import RefPolicy
+from toolbind.compiler.diagnostics import Diagnostic
+from toolbind.compiler.errors import SpecError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -271,7 +269,7 @@ def run(
     progress = LateProgress()
     select = None
     if tag or path or operation:  # (imported only then: a run reusing every package reads no spec)
-        from .frontends.openapi import OperationFilter
+        from toolbind.compiler.frontends.openapi import OperationFilter
 
         select = OperationFilter(
             tags=tuple(tag or ()), paths=tuple(path or ()), operations=tuple(operation or ())
@@ -344,36 +342,3 @@ def _written(tree: GeneratedTree, out: Path, before: dict[str, str]) -> int:
             )
     say(lines)
     return 0
-
-
-def _exit_now(code: int) -> NoReturn:
-    """End a ``generate`` process once its output is flushed, without the interpreter's
-    teardown (as mypy's ``hard_exit`` does): freeing a large spec's parse, IR and rendered text
-    object by object, and the collection that comes with it, took 40–70 ms, a twentieth of a
-    one-description regeneration. Everything ``generate`` writes is written and closed by
-    then; nothing it starts registers work for exit."""
-    for stream in (sys.stdout, sys.stderr):
-        # (a closed pipe: nothing more can be said on it)
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code)
-
-
-def main() -> None:
-    """Console-script entry point: a plain ``generate`` here, anything else in ``cli``."""
-    direct = plain_arguments(sys.argv[2:]) if sys.argv[1:2] == ["generate"] else None
-    if direct is None:
-        from .cli import app_main
-
-        app_main()
-        return
-    # no cyclic collection for the rest of a process that ends in ``_exit_now``: the one that
-    # ``build`` re-enabling it set off walked every object it had made (about 40 ms on the
-    # largest spec) to free next to nothing
-    gc.disable()
-    try:
-        code = run(**direct)
-    except KeyboardInterrupt:  # pragma: no cover - interactive
-        say([("interrupted; the output directory was left as it was", None)])
-        code = 130
-    _exit_now(code)

@@ -1,6 +1,6 @@
-"""Compiler layer: a spec file's tools in a provider's format (``toolbind schema --format``).
+"""CLI layer: a spec file's tools in a provider's format (``toolbind schema --format``).
 
-Imports the driver (to compile the spec in memory) and ``toolbind.runtime``'s exports, which do the
+Imports the compiler (to compile the spec in memory) and ``toolbind.runtime``'s exports, which do the
 work; this module only turns a compiled ``tools.json`` into the tools the exports read, and their
 refusals and notes into located diagnostics.
 """
@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .diagnostics import Diagnostic
-from .ir import SourceLocation
+from toolbind.compiler.diagnostics import Diagnostic
+from toolbind.compiler.ir import SourceLocation
 
 if TYPE_CHECKING:
-    from toolbind.runtime import ExportIssue
-    from toolbind.runtime.contract import ToolSchema
+    from toolbind.contract import ToolSchema
+    from toolbind.runtime.exports import ExportIssue
 
 ExportFormat = Literal["openai", "openai-strict", "anthropic", "gemini", "mcp"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("openai", "openai-strict", "anthropic", "gemini", "mcp")
@@ -64,19 +64,17 @@ def provider_export(
         SpecError: the spec has errors, or ``tool`` names none of its tools.
     """
     # the exporters load pydantic: imported when asked for, so `toolbind generate` starts faster
-    from toolbind.runtime import (
+    # (imported here: the ``toolbind`` command imports this module for its formats' names, and
+    # a ``generate`` that reuses every package needs neither a frontend nor a backend)
+    from toolbind.compiler._api import spec_tool_entries
+    from toolbind.contract import ToolSchema, never_latent
+    from toolbind.runtime.exports import (
         anthropic_tools,
         gemini_tools,
         mcp_tools,
         openai_strict_tools,
         openai_tools,
     )
-
-    # (imported here: the ``toolbind`` command imports this module for its formats' names, and
-    # a ``generate`` that reuses every package needs neither a frontend nor a backend)
-    from toolbind.runtime.contract import ToolSchema, never_latent
-
-    from ._api import spec_tool_entries
 
     entries, defs = spec_tool_entries(spec, tool, allow_refs)
     tools = [ToolSchema.from_entry(t, defs) for t in entries]

@@ -1,4 +1,5 @@
-"""``toolbind serve``: compile specs in memory and serve their tools over MCP (stdio or HTTP).
+"""CLI layer: ``toolbind serve``, compile specs in memory and serve their tools over MCP (stdio
+or HTTP).
 
 The tools of every spec are offered through ``toolbind.runtime``'s MCP server; their Activities
 are the generated HTTP Activities of OpenAPI specs (calling the API, at ``--base-url`` or the
@@ -23,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from toolbind.runtime.errors import UsageError
+from toolbind.errors import UsageError
 
 _counter = itertools.count()
 
@@ -97,10 +98,9 @@ def collect(
         UsageError: the activities module can't be used; a credential names no security scheme
             of these specs, does not fit its scheme, or needs an ``${env.X}`` that is not set.
     """
+    from toolbind.compiler._api import compile_to_directory, load_package
     from toolbind.runtime import ToolBinding
     from toolbind.runtime.http import HttpClient
-
-    from ._api import compile_to_directory, load_package
 
     root = Path(tempfile.mkdtemp(prefix="toolbind-"))
     try:
@@ -169,7 +169,7 @@ def read_credentials(file: Path | None, pairs: Sequence[str]) -> dict[str, Any]:
             ) from None
         import yaml
 
-        from toolbind.runtime.yaml12 import load_yaml
+        from toolbind.yaml12 import load_yaml
 
         try:  # JSON is YAML; the error names the place, never the text (it holds secrets)
             data: Any = load_yaml(text)

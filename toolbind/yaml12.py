@@ -1,4 +1,4 @@
-"""Reading YAML as YAML 1.2's core schema, for every YAML file toolbind reads (specs, credentials,
+"""Kernel layer: reading YAML as YAML 1.2's core schema, for every YAML file toolbind reads (specs, credentials,
 MCP configurations, saved Requests).
 
 PyYAML implements YAML 1.1 only, whose plain scalars silently change real data: Norway's country

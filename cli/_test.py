@@ -1,6 +1,6 @@
-"""Testing layer: ``toolbind test`` — compile specs, check every tool's contract, report.
+"""CLI layer: ``toolbind test`` — compile specs, check every tool's contract, report.
 
-Imports ``_runner`` and rich. ``compiler/cli.py`` parses the command line and calls ``run``.
+Imports ``toolbind.testing``'s runner, checks and Activity loader, and rich. ``cli/_app.py`` parses the command line and calls ``run``.
 Results (a table per spec file, then a block per failure) go to ``out``; progress and usage
 errors to ``err``. Exit codes: 0 every contract holds, 1 a contract is broken (or a spec has
 errors, or a part of a contract could not be checked — no instance could be generated — unless
@@ -27,12 +27,11 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from toolbind.runtime.errors import UsageError
-
-from ._activities import activities_in, load_activities
-from ._checks import NO_OUTPUT_SCHEMA, PartResult, RunSettings
-from ._contract import ContractError
-from ._runner import ToolReport, check_tool, compile_specs
+from toolbind.errors import UsageError
+from toolbind.testing._activities import activities_in, load_activities
+from toolbind.testing._checks import NO_OUTPUT_SCHEMA, PartResult, RunSettings
+from toolbind.testing._contract import ContractError
+from toolbind.testing._runner import ToolReport, check_tool, compile_specs
 
 
 class CommandLineError(UsageError):
@@ -229,32 +228,67 @@ def _report(
     out: Console,
     allow_unchecked: bool = False,
 ) -> int:
+    """Print the results (a table per spec file, then the failures and what was not checked)
+    and the summary; the exit code."""
     sources = list(dict.fromkeys(r.source for r in reports))
-    with_activities = activities is not None
     for source in sources:
-        # names and paths as Text: a ``[...]`` in them is no markup
-        table = Table(title=Text(source), title_justify="left", show_lines=False)
-        table.add_column("tool", overflow="fold")
-        table.add_column("Call valid", justify="right")
-        table.add_column("Call invalid", justify="right")
-        table.add_column("Output valid", justify="right")
-        table.add_column("Output invalid", justify="right")
-        if with_activities:
-            table.add_column("Activity", justify="right")
-        table.add_column("result")
-        for r in (r for r in reports if r.source == source):
-            row: list[str | Text] = [
-                Text(r.tool.name),
-                _cell(r.call),
-                _cell(r.call, invalid=True),
-                _cell(r.output),
-                _cell(r.output, invalid=True),
-            ]
-            if with_activities:
-                row.append(_cell(r.activity) if r.activity else "[dim]no Activity[/dim]")
-            row.append(_result(r))
-            table.add_row(*row)
-        out.print(table)
+        out.print(_table(source, [r for r in reports if r.source == source], activities))
+    _print_problems(reports, activities, unknown_activities, out)
+    failed_tools = sum(not r.ok for r in reports)
+    unchecked_tools = sum(r.ok and any(p.unchecked for p in r.parts) for r in reports)
+    passed = len(reports) - failed_tools - unchecked_tools
+    checked = sum(p.examples + p.invalid for r in reports for p in r.parts)
+    summary = (
+        f"{len(reports)} tool(s) from {len(sources)} spec(s): {passed} passed, "
+        f"{failed_tools} failed, {unchecked_tools} not fully checked; {checked} instances "
+        f"checked ({examples} examples per property, seed {seed})"
+    )
+    out.print()
+    if failed_tools or unknown_activities:
+        out.print(
+            f"{summary} — {failed_tools} tool(s) FAILED",
+            style="bold red",
+            markup=False,
+            soft_wrap=True,
+        )
+        return 1
+    if unchecked_tools:
+        return _unchecked_verdict(summary, unchecked_tools, allow_unchecked, out)
+    out.print(f"{summary} — every contract holds", style="green", markup=False, soft_wrap=True)
+    return 0
+
+
+def _table(source: str, reports: list[ToolReport], activities: str | None) -> Table:
+    """One spec file's tools, a row each."""
+    # names and paths as Text: a ``[...]`` in them is no markup
+    table = Table(title=Text(source), title_justify="left", show_lines=False)
+    table.add_column("tool", overflow="fold")
+    table.add_column("Call valid", justify="right")
+    table.add_column("Call invalid", justify="right")
+    table.add_column("Output valid", justify="right")
+    table.add_column("Output invalid", justify="right")
+    if activities is not None:
+        table.add_column("Activity", justify="right")
+    table.add_column("result")
+    for r in reports:
+        row: list[str | Text] = [
+            Text(r.tool.name),
+            _cell(r.call),
+            _cell(r.call, invalid=True),
+            _cell(r.output),
+            _cell(r.output, invalid=True),
+        ]
+        if activities is not None:
+            row.append(_cell(r.activity) if r.activity else "[dim]no Activity[/dim]")
+        row.append(_result(r))
+        table.add_row(*row)
+    return table
+
+
+def _print_problems(
+    reports: list[ToolReport], activities: str | None, unknown_activities: list[str], out: Console
+) -> None:
+    """A block per failure, a line per part not checked, a line per Activity of no tool."""
     failures = [(r, p) for r in reports for p in r.parts if p.failure is not None]
     for r, part in failures:
         assert part.failure is not None
@@ -278,43 +312,25 @@ def _report(
             markup=False,
             style="red",
         )
-    failed_tools = sum(not r.ok for r in reports)
-    unchecked_tools = sum(r.ok and any(p.unchecked for p in r.parts) for r in reports)
-    passed = len(reports) - failed_tools - unchecked_tools
-    checked = sum(p.examples + p.invalid for r in reports for p in r.parts)
-    summary = (
-        f"{len(reports)} tool(s) from {len(sources)} spec(s): {passed} passed, "
-        f"{failed_tools} failed, {unchecked_tools} not fully checked; {checked} instances "
-        f"checked ({examples} examples per property, seed {seed})"
+
+
+def _unchecked_verdict(summary: str, unchecked_tools: int, allow: bool, out: Console) -> int:
+    """The verdict when every contract checked holds but some were not fully checked."""
+    verdict = (
+        f"{summary} — every contract checked holds, but {unchecked_tools} tool(s) not fully checked"
     )
-    out.print()
-    if failed_tools or unknown_activities:
+    if allow:
         out.print(
-            f"{summary} — {failed_tools} tool(s) FAILED",
-            style="bold red",
+            f"{verdict}; accepted with --allow-unchecked",
+            style="yellow",
             markup=False,
             soft_wrap=True,
         )
-        return 1
-    if unchecked_tools:
-        verdict = (
-            f"{summary} — every contract checked holds, but {unchecked_tools} tool(s) not "
-            "fully checked"
-        )
-        if allow_unchecked:
-            out.print(
-                f"{verdict}; accepted with --allow-unchecked",
-                style="yellow",
-                markup=False,
-                soft_wrap=True,
-            )
-            return 0
-        out.print(
-            f"{verdict}; exit 1 (--allow-unchecked accepts this)",
-            style="bold yellow",
-            markup=False,
-            soft_wrap=True,
-        )
-        return 1
-    out.print(f"{summary} — every contract holds", style="green", markup=False, soft_wrap=True)
-    return 0
+        return 0
+    out.print(
+        f"{verdict}; exit 1 (--allow-unchecked accepts this)",
+        style="bold yellow",
+        markup=False,
+        soft_wrap=True,
+    )
+    return 1

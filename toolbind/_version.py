@@ -1,4 +1,4 @@
-"""Compiler layer: the version stamped into generated headers (and into incremental keys).
+"""Kernel layer: the version stamped into generated headers (and into incremental keys).
 
 Standard library only. ``importlib.metadata`` costs ~25 ms to import (email, csv, zipfile...),
 a twentieth of a ``generate`` that reuses every package: the version is read from the first
@@ -55,3 +55,5 @@ def _version() -> str:
 
 
 VERSION = _version()
+__version__ = VERSION
+"""The same, by the name ``toolbind.__version__`` gives it."""

@@ -1,4 +1,4 @@
-"""Runtime layer: a generated package's JSON data files, and the contract's frozen dataclasses
+"""Kernel layer: a generated package's JSON data files, and the contract's frozen dataclasses
 (``HttpApi`` and what it holds) as JSON.
 
 Imports the standard library and ``errors``; ``contract`` (``api_from_json``, ``load_api``) and
@@ -25,7 +25,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, cast
 
-from .errors import RegistrationError, ToolbindError
+from .errors import RegistrationError
 
 _T = TypeVar("_T")
 
@@ -99,9 +99,12 @@ class LazyMapping(Mapping[str, _V]):
         return f"LazyMapping({len(self._raw)} {self._cls.__name__} values from {self._where})"
 
 
-class _Misfit(ToolbindError):
+class _Misfit(Exception):
     """A value that does not fit its annotation; ``path`` is filled in (innermost key first)
-    as the decoders unwind, so decoding builds no pointer until one is needed."""
+    as the decoders unwind, so decoding builds no pointer until one is needed.
+
+    An internal signal, caught in this module and turned into a ``RegistrationError``: a plain
+    ``Exception``, outside the public tree, so no ``except ToolbindError`` can swallow one."""
 
     def __init__(self, expected: str, data: Any) -> None:
         super().__init__(expected)

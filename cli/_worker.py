@@ -1,4 +1,4 @@
-"""``toolbind worker``: a Temporal worker for specs (compiled in memory) or generated packages.
+"""CLI layer: ``toolbind worker``, a Temporal worker for specs (compiled in memory) or generated packages.
 
 The worker hosts the durable agent loop (workflow ``toolbind.run``), the LLM activity and every
 tool Activity: the generated HTTP Activities of OpenAPI specs/packages and the functions of an
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from toolbind.runtime.errors import UsageError
+from toolbind.errors import UsageError
 
 
 def load(

@@ -1,4 +1,4 @@
-"""Runtime layer: JSON Schema ``pattern`` regular expressions with ECMA-262 meaning. Imports regex.
+"""Kernel layer: JSON Schema ``pattern`` regular expressions with ECMA-262 meaning. Imports regex.
 
 JSON Schema patterns are ECMA-262 regular expressions. Python's ``re`` differs where it matters
 for validation: it cannot compile ``\\p{…}`` property escapes, its ``\\d``/``\\w`` match any
