@@ -353,11 +353,41 @@ def test_command(
             show_default=False,
         ),
     ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help=_LIVE["base_url"])] = None,
+    credentials_file: Annotated[
+        Path | None, typer.Option("--credentials", metavar="FILE", help=_LIVE["credentials"])
+    ] = None,
+    credential: Annotated[
+        list[str] | None,
+        typer.Option("--credential", metavar="SCHEME=VALUE", help=_LIVE["credential"]),
+    ] = None,
+    header: Annotated[
+        list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help=_LIVE["header"])
+    ] = None,
+    budget: Annotated[int, typer.Option("--budget", min=1, help=_LIVE["budget"])] = 100,
+    rate: Annotated[float | None, typer.Option("--rate", min=0, help=_LIVE["rate"])] = None,
+    method: Annotated[list[str] | None, typer.Option("--method", help=_LIVE["method"])] = None,
+    allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help=_LIVE["unsafe"])] = False,
+    junit_xml: Annotated[
+        Path | None, typer.Option("--junit-xml", metavar="PATH", help=_LIVE["junit"])
+    ] = None,
 ) -> None:
     """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
-    invalid ones; with --activities, every Activity takes every Call and returns a valid Output.
-    Exit 1 when a contract is broken or a part of one could not be checked (see
-    --allow-unchecked)."""
+    invalid ones; with --activities, every Activity takes every Call and returns a valid Output;
+    with --base-url, a live server keeps the spec's promises. Exit 1 when a contract is broken or
+    a part of one could not be checked (see --allow-unchecked)."""
+    if base_url is not None:
+        live: dict[str, Any] = {
+            "credentials": (credentials_file, credential or []),
+            "headers": header or [],
+            "budget": budget,
+            "rate": rate,
+            "allow_unsafe": allow_unsafe,
+            "tools": tool or None,
+            "seed": seed,
+            **({"methods": [m.upper() for m in method]} if method else {}),
+        }
+        raise typer.Exit(_run_live_tests(specs or [Path("specs")], base_url, junit_xml, live))
     settings: dict[str, Any] = {
         "activities": activities,
         "examples": examples,
@@ -369,6 +399,66 @@ def test_command(
         "budget": timeout or None,
     }
     raise typer.Exit(_run_contract_tests(specs or [Path("specs")], settings))
+
+
+_LIVE = {
+    "base_url": "Check that the live server at URL keeps the spec's promises: valid Calls of each "
+    "operation go through the generated HTTP Activities, and every answer is checked (status, "
+    "content type, body, headers, auth). Safe methods only unless --method says otherwise.",
+    "credentials": "With --base-url: JSON/YAML, securitySchemes name → credential (as serve).",
+    "credential": "With --base-url: one string credential, e.g. Bearer='${env.API_TOKEN}'.",
+    "header": "With --base-url: a header every request sends (repeatable).",
+    "budget": "With --base-url: requests sent at most, over all tools.",
+    "rate": "With --base-url: requests per second at most (default: no limit).",
+    "method": "With --base-url: an HTTP method to send (repeatable; default GET, HEAD, OPTIONS).",
+    "unsafe": "With --base-url: send unsafe methods (POST, …) to a host that is not loopback.",
+    "junit": "With --base-url: also write the report as JUnit XML to PATH (for CI).",
+}
+"""The help of ``test``'s live-server options (``toolbind.testing.live``)."""
+
+
+def _headers(lines: list[str]) -> dict[str, str]:
+    """``--header 'Name: value'`` lines as a mapping (a line without a colon is a usage error)."""
+    from toolbind.errors import UsageError
+
+    out: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip():  # (the text itself is not shown: it may hold a secret)
+            raise UsageError(f"--header (the {number}. one): expected 'NAME: VALUE'")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _run_live_tests(
+    specs: list[Path], base_url: str, junit: Path | None, options: dict[str, Any]
+) -> int:
+    """``toolbind test --base-url``'s run (``toolbind.testing.live.run_live``): its exit code;
+    a caller's mistake ends the command with exit 2, a bad spec with exit 1."""
+    try:
+        from toolbind.testing.live import run_live
+    except ImportError as exc:
+        raise _usage(
+            f"toolbind test needs the testing extra ({exc.name or exc}): "
+            "pip install 'toolbind[testing]'"
+        ) from None
+    from toolbind.errors import UsageError
+
+    from ._serve import read_credentials
+
+    try:
+        options["credentials"] = read_credentials(*options["credentials"])
+        options["headers"] = _headers(options["headers"])
+        return run_live(specs, base_url, junit=junit, echo=_out_line, **options)
+    except SpecError as exc:
+        _render(exc.diagnostics)
+        raise typer.Exit(1) from None
+    except UsageError as exc:
+        raise _usage(str(exc)) from None
+
+
+def _out_line(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def _run_contract_tests(specs: list[Path], settings: dict[str, Any]) -> int:

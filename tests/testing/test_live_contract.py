@@ -285,3 +285,32 @@ def test_run_live_prints_the_report_writes_junit_and_returns_the_exit_code(
     assert code == 1 and "[content_type_conformance]" in printed[0]
     assert ET.parse(tmp_path / "live.xml").getroot().tag == "testsuites"
     assert run_live([spec], base, echo=printed.append, tools=["honest"], budget=4) == 0
+
+
+def test_toolbind_test_base_url_from_the_command_line(
+    liars: tuple[ModuleType, str], tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    _, base = liars
+    spec = tmp_path / "liars.json"
+    spec.write_text(json.dumps(_liars.SPEC), encoding="utf-8")
+    toolbind = [sys.executable, "-m", "toolbind.cli", "test", str(spec), "--base-url", base]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*toolbind, *extra], capture_output=True, text=True, timeout=300, check=False
+        )
+
+    broken = run("--tool", "text", "--budget", "4", "--junit-xml", str(tmp_path / "ci.xml"))
+    assert broken.returncode == 1, broken.stderr
+    assert "[content_type_conformance]" in broken.stdout
+    assert ET.parse(tmp_path / "ci.xml").getroot().tag == "testsuites"
+    honest = run("--tool", "honest", "--budget", "4", "--header", "X-Trace: t1")
+    assert honest.returncode == 0, honest.stdout + honest.stderr
+    bad = run("--header", "no colon here")
+    assert bad.returncode == 2 and "--header (the 1. one): expected 'NAME: VALUE'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    refused = run("--budget", "0")
+    assert refused.returncode == 2 and "--budget" in refused.stderr
