@@ -20,7 +20,12 @@ from toolbind.compiler.normalise.openapi_refs import (
     PATHS_REF,
     SECURITY_SCHEMES_REF,
 )
-from toolbind.compiler.normalise.openapi_swagger2 import COLLECTION_FORMAT, FILE_TYPE
+from toolbind.compiler.normalise.openapi_swagger2 import (
+    COLLECTION_FORMAT,
+    FILE_TYPE,
+    SECURITY_SCHEME,
+    SERVERS,
+)
 
 AT = SourceLocation(file="spec.json", pointer="/paths/pets")
 OK = {"200": {"description": "ok"}}
@@ -193,7 +198,7 @@ def test_path_item_ref_siblings_end_to_end(tmp_path: Path) -> None:
 
 def test_x_ms_paths_rule() -> None:
     top = SourceLocation(file="spec.json")
-    document = {"x-ms-paths": {"/{c}?restype=container": {}}}
+    document: dict[str, Any] = {"x-ms-paths": {"/{c}?restype=container": {}}}
     first = PathEntry(route="/a", item={}, in_map=top.child("paths"))
     fixed = X_MS_PATHS.apply((first,), top, OpenApi(document=document, swagger=True))
     assert fixed is not None
@@ -315,3 +320,81 @@ def test_file_type_end_to_end(tmp_path: Path) -> None:
     assert op.body is not None and op.body.media_type == "multipart/form-data"
     assert [(p.property, p.is_file) for p in op.body.parts] == [("file", True)]
     assert [r.binary for r in op.responses] == [True]
+
+
+def test_servers_rule() -> None:
+    swagger = OpenApi(document={}, swagger=True)
+    document = {
+        "swagger": "2.0",
+        "host": "api.example.com",
+        "basePath": "/v1",
+        "schemes": ["http", "ws"],
+    }
+    fixed = SERVERS.apply(document, AT, swagger)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value["servers"] == [{"url": "http://api.example.com/v1"}]
+    assert fixed.value is not document and "servers" not in document
+    no_host = SERVERS.apply({"swagger": "2.0", "basePath": "/v1"}, AT, swagger)
+    assert no_host is not None and no_host.value["servers"] == [{"url": "/v1"}]
+    assert SERVERS.apply(document, AT, OpenApi(document={})) is None  # OpenAPI 3 has its own
+
+
+def test_servers_end_to_end(tmp_path: Path) -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "host": "api.example.com",
+        "basePath": "/v1",
+        "paths": {"/pets": {"get": _op("listPets")}},
+    }
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    assert [s.url for s in package.http.servers] == ["https://api.example.com/v1"]
+
+
+def test_security_scheme_rule() -> None:
+    swagger = OpenApi(document={}, swagger=True)
+    basic = SECURITY_SCHEME.apply({"type": "basic"}, AT, OpenApi(document={}))
+    assert basic is not None and basic.value == {"type": "http", "scheme": "basic"}
+    oauth = {
+        "type": "oauth2",
+        "flow": "application",
+        "tokenUrl": "https://t",
+        "scopes": {"read": "r"},
+    }
+    fixed = SECURITY_SCHEME.apply(oauth, AT, swagger)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "type": "oauth2",
+        "flows": {"clientCredentials": {"scopes": {"read": "r"}, "tokenUrl": "https://t"}},
+    }
+    implicit = SECURITY_SCHEME.apply({"type": "oauth2", "flow": "implicit"}, AT, swagger)
+    assert implicit is not None and implicit.value["flows"] == {"implicit": {"scopes": None}}
+    assert SECURITY_SCHEME.apply(oauth, AT, OpenApi(document={})) is None
+
+
+def test_security_scheme_end_to_end(tmp_path: Path) -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/pets": {"get": _op("listPets")}},
+        "securityDefinitions": {
+            "basic": {"type": "basic"},
+            "app": {
+                "type": "oauth2",
+                "flow": "application",
+                "tokenUrl": "https://auth.example.com/token",
+                "scopes": {"write": "w", "read": "r"},
+            },
+        },
+    }
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    schemes = package.http.security_schemes
+    assert (schemes["basic"].type, schemes["basic"].scheme) == ("http", "basic")
+    app = schemes["app"]
+    assert (app.type, app.token_url, app.scopes) == (
+        "oauth2",
+        "https://auth.example.com/token",
+        ("read", "write"),
+    )

@@ -23,7 +23,7 @@ from ...ir import (
     ToolSpec,
     UnionNode,
 )
-from ...normalise import openapi_refs
+from ...normalise import openapi_refs, openapi_swagger2
 from ._common import Where
 from ._context import Context
 
@@ -81,6 +81,7 @@ def security_schemes(ctx: Context) -> dict[str, SecurityScheme]:
                 at, f"security scheme is {describe(found.value)}", "an object; skipped"
             )
             continue
+        scheme = ctx.normalise((openapi_swagger2.SECURITY_SCHEME,), scheme, found.loc)
         made = _scheme(ctx, key, scheme, found.loc)
         if made is not None:
             out[key] = made
@@ -109,15 +110,13 @@ def _scheme(
             )
             return None
         return SecurityScheme(key=key, type="apiKey", name=name, location=where)
-    if kind == "basic":  # Swagger 2.0
-        return SecurityScheme(key=key, type="http", scheme="basic")
     if kind == "http":
         scheme = s.get("scheme")
         return SecurityScheme(
             key=key, type="http", scheme=scheme.lower() if isinstance(scheme, str) else None
         )
     if kind == "oauth2":
-        return _oauth2(ctx, key, s)
+        return _oauth2(key, s)
     if kind == "openIdConnect":
         url = s.get("openIdConnectUrl")
         return SecurityScheme(
@@ -127,21 +126,16 @@ def _scheme(
     return None
 
 
-def _oauth2(ctx: Context, key: str, s: dict[str, Any]) -> SecurityScheme:
+def _oauth2(key: str, s: dict[str, Any]) -> SecurityScheme:
     """An OAuth 2 scheme: its client-credentials token URL and every flow's scopes."""
     token_url: Any = None
     scopes: dict[str, Any] = {}
-    if ctx.swagger:
-        if s.get("flow") == "application":
-            token_url = s.get("tokenUrl")
-        scopes = as_object(s.get("scopes")) or {}
-    else:
-        flows = as_object(s.get("flows")) or {}
-        flow = as_object(flows.get("clientCredentials"))
-        if flow is not None:
-            token_url = flow.get("tokenUrl")
-        for raw_flow in flows.values():
-            scopes.update(as_object((as_object(raw_flow) or {}).get("scopes")) or {})
+    flows = as_object(s.get("flows")) or {}
+    flow = as_object(flows.get("clientCredentials"))
+    if flow is not None:
+        token_url = flow.get("tokenUrl")
+    for raw_flow in flows.values():
+        scopes.update(as_object((as_object(raw_flow) or {}).get("scopes")) or {})
     return SecurityScheme(
         key=key,
         type="oauth2",

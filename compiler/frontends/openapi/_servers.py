@@ -1,6 +1,7 @@
-"""Compiler layer (frontends/openapi): the Server Objects (Swagger 2.0: host, basePath and
-schemes; AutoRest's ``x-ms-parameterized-host``) as the HTTP contract's ``HttpServer``. Imports
-``ir``, ``_load``, ``diagnostics``, ``_common``, ``_context`` and the runtime's HTTP contract.
+"""Compiler layer (frontends/openapi): the Server Objects (Swagger 2.0's host, basePath and
+schemes through ``normalise.openapi_swagger2``; AutoRest's ``x-ms-parameterized-host``) as the
+HTTP contract's ``HttpServer``. Imports ``ir``, ``_load``, ``diagnostics``, ``normalise``,
+``_common``, ``_context`` and the runtime's HTTP contract.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from toolbind.runtime.contract import HttpServer
 from ..._load import as_array, as_object
 from ...diagnostics import describe
 from ...ir import SourceLocation
+from ...normalise import openapi_swagger2
 from ._common import Where
 from ._context import Context
 
@@ -22,8 +24,13 @@ PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 
 def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[HttpServer, ...]:
     """The servers ``owner`` (the document, a path item or an operation) declares."""
-    if ctx.swagger:
-        return _swagger_servers(ctx) if owner is ctx.spec else ()
+    if ctx.swagger:  # servers are the document's only (``normalise.openapi_swagger2``)
+        if owner is not ctx.spec:
+            return ()
+        ms_host = as_object(ctx.spec.get("x-ms-parameterized-host"))
+        if ms_host is not None and isinstance(ms_host.get("hostTemplate"), str):
+            return (_parameterized_host(ctx, ms_host),)
+        owner = ctx.normalise((openapi_swagger2.SERVERS,), owner, loc)
     out: list[HttpServer] = []
     for i, raw in enumerate(as_array(owner.get("servers")) or []):
         server = as_object(raw)
@@ -55,29 +62,16 @@ def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[H
     return tuple(out)
 
 
-def _swagger_servers(ctx: Context) -> tuple[HttpServer, ...]:
-    """Swagger 2.0's host, basePath and schemes (or ``x-ms-parameterized-host``) as servers."""
-    host = ctx.spec.get("host")
-    base = ctx.spec.get("basePath") or ""
-    base = base if isinstance(base, str) else ""
-    schemes = [s for s in as_array(ctx.spec.get("schemes")) or [] if s in ("https", "http")]
-    ms_host = as_object(ctx.spec.get("x-ms-parameterized-host"))
-    if ms_host is not None and isinstance(ms_host.get("hostTemplate"), str):
-        return (_parameterized_host(ctx, ms_host, base, schemes),)
-    if not isinstance(host, str) or not host:
-        return (HttpServer(url=base or "/"),)
-    return tuple(HttpServer(url=f"{s}://{host}{base}") for s in schemes or ["https"])
-
-
-def _parameterized_host(
-    ctx: Context, ms_host: dict[str, Any], base: str, schemes: list[Any]
-) -> HttpServer:
+def _parameterized_host(ctx: Context, ms_host: dict[str, Any]) -> HttpServer:
     """AutoRest's ``x-ms-parameterized-host`` (every Azure data-plane spec: Key Vault's
     ``{vaultBaseUrl}``, Storage's ``{url}``) as a server with variables: its parameters'
     defaults and enums, the others given with ``server_variables=``. Ignored as an
     extension, the API had the server '/', and every client was refused ("not an absolute
     URL") with nothing said of the host the spec declares."""
     loc = ctx.top.child("x-ms-parameterized-host")
+    base = ctx.spec.get("basePath") or ""
+    base = base if isinstance(base, str) else ""
+    schemes = [s for s in as_array(ctx.spec.get("schemes")) or [] if s in ("https", "http")]
     template = str(ms_host["hostTemplate"])
     scheme = str(schemes[0]) if schemes else "https"
     prefix = "" if ms_host.get("useSchemePrefix") is False else f"{scheme}://"
