@@ -75,16 +75,11 @@ def body(
         return _swagger_body(ctx, op, raw_params, into)
     if "requestBody" not in op:
         return None
-    found = ctx.deref(
-        Where(op["requestBody"], loc.child("requestBody"), item.root, item.path), "request body"
-    )
-    rb = as_object(found.value) if found is not None else None
-    if found is None or rb is None:
-        if found is not None:
-            ctx.diags.warning(
-                found.loc, f"request body is {describe(found.value)}", "an object; skipped"
-            )
+    at = Where(op["requestBody"], loc.child("requestBody"), item.root, item.path)
+    read = ctx.deref_object(at, "request body")
+    if read is None:
         return None
+    found, rb = read
     content = as_object(rb.get("content")) or {}
     if not content:
         ctx.diags.warning(found.loc, "request body has no content", "content: {<type>: ...}")

@@ -135,6 +135,18 @@ class Context:
                 value=value, loc=SourceLocation(file=file, pointer=pointer), root=root, path=path
             )
 
+    def deref_object(self, where: Where, what: str) -> tuple[Where, dict[str, Any]] | None:
+        """``deref``, then the object found (None: no object there, said why)."""
+        found = self.deref(where, what)
+        obj = as_object(found.value) if found is not None else None
+        if found is None or obj is None:
+            if found is not None:
+                self.diags.warning(
+                    found.loc, f"{what} is {describe(found.value)}", "an object; skipped"
+                )
+            return None
+        return found, obj
+
     def _ref_document(
         self, where: Where, what: str, ref: str, file_part: str
     ) -> tuple[Any, Path, str] | None:

@@ -239,18 +239,13 @@ def _operation(
     ctx.counts["operations", "read"] += 1
     # Split specs put whole operations in other files (``get: {$ref: ops/x.yaml}``): followed
     # like any $ref, and the operation's own $refs are relative to its file.
-    found = ctx.deref(
-        Where(raw_op, holder.loc.child(method), holder.root, holder.path), "operation"
-    )
-    if found is None:
+    at = Where(raw_op, holder.loc.child(method), holder.root, holder.path)
+    read = ctx.deref_object(at, "operation")
+    if read is None:
         ctx.counts["operations", "reported"] += 1
         return
-    op = as_object(found.value)
+    found, op = read
     oloc = found.loc
-    if op is None:
-        ctx.diags.warning(oloc, f"operation is {describe(found.value)}", "an object; skipped")
-        ctx.counts["operations", "reported"] += 1
-        return
     ctx.fields(op, oloc, "operation", OPERATION_FIELDS)
     callbacks = as_object(op.get("callbacks"))
     if callbacks:

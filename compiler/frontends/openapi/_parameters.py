@@ -52,16 +52,13 @@ def collect(
     accept: str | None = None
     for owner, oloc, doc in owners:
         for i, raw in enumerate(as_array(owner.get("parameters")) or []):
-            p = ctx.deref(Where(raw, oloc.child("parameters", i), doc.root, doc.path), "parameter")
-            pobj = as_object(p.value) if p is not None else None
-            if p is None or pobj is None:
-                if p is not None:
-                    ctx.diags.warning(
-                        p.loc, f"parameter is {describe(p.value)}", "an object; skipped"
-                    )
+            at = Where(raw, oloc.child("parameters", i), doc.root, doc.path)
+            found = ctx.deref_object(at, "parameter")
+            if found is None:
                 ctx.counts["parameters", "read"] += 1
                 ctx.counts["parameters", "reported"] += 1
                 continue
+            p, pobj = found
             pname, pin = pobj.get("name"), pobj.get("in")
             valid = isinstance(pname, str) and pin in (*LOCATIONS, "body", "formData")
             kind = f"parameters in {pin}" if valid else "parameters"

@@ -13,7 +13,6 @@ from typing import Any
 from toolbind.runtime.contract import HttpResponse
 
 from ..._load import as_array, as_object
-from ...diagnostics import describe
 from ...ir import AnyNode, Meta, NullNode, SchemaNode, SourceLocation, StringNode
 from ._common import Where, body_kind, file_type, is_json, pick_media_type
 from ._context import Context
@@ -36,17 +35,12 @@ def responses(ctx: Context, op: dict[str, Any], loc: SourceLocation, item: Where
         if status.startswith("x-"):
             continue
         ctx.counts["responses", "read"] += 1
-        found = ctx.deref(
-            Where(raw, loc.child("responses", status), item.root, item.path), "response"
-        )
-        resp = as_object(found.value) if found is not None else None
-        if found is None or resp is None:
-            if found is not None:
-                ctx.diags.warning(
-                    found.loc, f"response is {describe(found.value)}", "an object; skipped"
-                )
+        at = Where(raw, loc.child("responses", status), item.root, item.path)
+        read = ctx.deref_object(at, "response")
+        if read is None:
             ctx.counts["responses", "reported"] += 1
             continue
+        found, resp = read
         media_type, schema = _content(ctx, op, resp, found)
         is_output = status == chosen
         if is_output:
