@@ -4,7 +4,8 @@ Imports ``diagnostics`` and ``ir`` (through ``_rule``) and ``_openapi``.
 A parameter's ``collectionFormat`` is OpenAPI 3's ``style`` and ``explode``; ``type: file`` is
 binary content, ``{type: string, format: binary}``; ``host``, ``basePath`` and ``schemes`` are
 the document's ``servers``; a ``basic`` security scheme is ``{type: http, scheme: basic}`` and an
-``oauth2`` one's ``flow`` is one of OpenAPI 3's ``flows``.
+``oauth2`` one's ``flow`` is one of OpenAPI 3's ``flows``; an operation's media types default to
+the document's ``consumes`` and ``produces``.
 """
 
 from __future__ import annotations
@@ -104,6 +105,15 @@ def _security_scheme(scheme: Any, _at: SourceLocation, context: OpenApi) -> Fixe
     return Fixed(value=rest | {"flows": {name: flow}})
 
 
+def _media_types(operation: Any, _at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(operation, dict):
+        return None
+    op = cast("dict[str, Any]", operation)
+    inherited = {k: context.document[k] for k in ("consumes", "produces") if k in context.document}
+    missing = {k: v for k, v in inherited.items() if k not in op}
+    return Fixed(value=op | missing) if missing else None
+
+
 COLLECTION_FORMAT: Rule[OpenApi] = Rule(
     name="swagger2-collection-format",
     family="openapi-swagger2",
@@ -139,4 +149,19 @@ SECURITY_SCHEME: Rule[OpenApi] = Rule(
     apply=_security_scheme,
 )
 
-RULES: tuple[Rule[OpenApi], ...] = (COLLECTION_FORMAT, FILE_TYPE, SERVERS, SECURITY_SCHEME)
+MEDIA_TYPES: Rule[OpenApi] = Rule(
+    name="swagger2-media-types",
+    family="openapi-swagger2",
+    accepts="a Swagger 2.0 operation without consumes or produces, in a document that has them",
+    makes="the operation with the document's consumes and produces",
+    warning="",
+    apply=_media_types,
+)
+
+RULES: tuple[Rule[OpenApi], ...] = (
+    COLLECTION_FORMAT,
+    FILE_TYPE,
+    SERVERS,
+    SECURITY_SCHEME,
+    MEDIA_TYPES,
+)

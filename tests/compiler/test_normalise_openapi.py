@@ -23,6 +23,7 @@ from toolbind.compiler.normalise.openapi_refs import (
 from toolbind.compiler.normalise.openapi_swagger2 import (
     COLLECTION_FORMAT,
     FILE_TYPE,
+    MEDIA_TYPES,
     SECURITY_SCHEME,
     SERVERS,
 )
@@ -68,7 +69,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 11
+    assert len(names) == len(set(names)) == 12
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -398,3 +399,34 @@ def test_security_scheme_end_to_end(tmp_path: Path) -> None:
         "https://auth.example.com/token",
         ("read", "write"),
     )
+
+
+def test_media_types_rule() -> None:
+    document: dict[str, Any] = {"consumes": ["application/xml"], "produces": ["text/csv"]}
+    swagger = OpenApi(document=document, swagger=True)
+    fixed = MEDIA_TYPES.apply({"produces": ["application/json"]}, AT, swagger)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {"produces": ["application/json"], "consumes": ["application/xml"]}
+    both: dict[str, Any] = {"consumes": [], "produces": []}
+    assert MEDIA_TYPES.apply(both, AT, swagger) is None
+    assert MEDIA_TYPES.apply({}, AT, OpenApi(document=document)) is None
+
+
+def test_media_types_end_to_end(tmp_path: Path) -> None:
+    add = {
+        "operationId": "addPet",
+        "parameters": [{"name": "pet", "in": "body", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok", "schema": {"type": "string"}}},
+    }
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "consumes": ["text/plain"],
+        "produces": ["text/csv"],
+        "paths": {"/pets": {"post": add}},
+    }
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    (op,) = package.http.operations.values()
+    assert op.body is not None and (op.body.media_type, op.body.kind) == ("text/plain", "text")
+    assert [r.media_type for r in op.responses] == ["text/csv"]

@@ -102,11 +102,7 @@ def body(
 def _swagger_body(
     ctx: Context, op: dict[str, Any], raw_params: Params, into: Fields
 ) -> HttpBody | None:
-    consumes = [
-        c
-        for c in as_array(op.get("consumes", ctx.spec.get("consumes"))) or []
-        if isinstance(c, str)
-    ]
+    consumes = [c for c in as_array(op.get("consumes")) or [] if isinstance(c, str)]
     body_params = [p for (_, pin), p in raw_params.items() if pin == "body"]
     if body_params:
         return _body_parameter(ctx, body_params[0], consumes, into)

@@ -37,7 +37,7 @@ from ...ir import (
     ToolSpec,
     UnionNode,
 )
-from ...normalise import openapi_azure, openapi_paths, openapi_refs
+from ...normalise import openapi_azure, openapi_paths, openapi_refs, openapi_swagger2
 from ...normalise._openapi import PathEntry, RefSiblings
 from .. import _opmemo
 from ._common import METHODS, OperationFilter, Where
@@ -254,6 +254,7 @@ def _operation(
             f"{len(callbacks)} callback(s) skipped: callbacks are requests the API "
             "sends, not operations a tool can call",
         )
+    op = ctx.normalise((openapi_swagger2.MEDIA_TYPES,), op, oloc)
     lower = partial(operation, ctx, route, method, parts, op, oloc, select, found)
     if ctx.replay is None:
         built = lower()

@@ -77,11 +77,7 @@ def _content(
     if ctx.swagger:
         if "schema" not in resp:
             return None, None
-        produces = [
-            c
-            for c in as_array(op.get("produces", ctx.spec.get("produces"))) or []
-            if isinstance(c, str)
-        ]
+        produces = [c for c in as_array(op.get("produces")) or [] if isinstance(c, str)]
         media_type = pick_media_type(produces or ["application/json"])
         schema = Where(file_type(resp["schema"]), found.loc.child("schema"), found.root, found.path)
         return media_type, schema
