@@ -414,53 +414,76 @@ class RefResolver:
                     "or allow the URL with --allow-ref",
                 )
                 return None
-            if ctx.path is None or not self.allow_remote_files:
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} points to another file",
-                    "a local pointer ('#/...')",
-                    hint="inline schemas from other files when compiling from a dict",
-                )
+            file_ctx = self._file_context(ref, uri, loc, ctx)
+            if file_ctx is None:
                 return None
-            file_path = ref_file(ctx.path.parent, unquote(uri))
-            if file_path is None:
-                self.diags.error(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} is not a usable file name",
-                    "a file name relative to this spec",
-                )
-                return None
-            if not self.refs.allows_file(file_path):
-                self._refuse(
-                    str(file_path),
-                    loc.child("$ref"),
-                    f"$ref {ref!r} leads outside the spec's directory ({display_path(file_path)})",
-                    "a file in the spec's directory or below it",
-                    hint="allow the directory with --allow-ref DIR",
-                )
-                return None
-            doc = self._document(file_path, ctx.file, uri)
-            if not isinstance(doc, Document):
-                where = doc.place
-                self._refuse(
-                    str(file_path),
-                    loc.child("$ref"),
-                    f"$ref {ref!r} names a file that cannot be read ({where}: {doc.found})",
-                    "a readable JSON or YAML file, named relative to this spec",
-                )
-                return None
-            # the name it was first loaded under: one file reached by several paths (``../``,
-            # links, a link to its own directory) is one document, and ref chains through it end
-            shown = doc.path
-            target_ctx = _Context(
-                file=shown,
-                path=file_path,
-                root=doc.value,
-                resource=doc.value,
-                base="",
-                id_key=id_keyword(doc.value, self.id_key),
+            target_ctx = file_ctx
+        found = self._target(ref, uri, unquote(fragment), loc, target_ctx)
+        if found is None:
+            return None
+        target_value, pointer, target_ctx = found
+        full = target_ctx.base + pointer
+        key = f"{target_ctx.file}#{full}"
+        hint = _name_hint(full, target_ctx.file)
+        target_loc = SourceLocation(file=target_ctx.file, pointer=full)
+        return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
+
+    def _file_context(
+        self, ref: str, uri: str, loc: SourceLocation, ctx: _Context
+    ) -> _Context | None:
+        """Where a ``$ref`` to the file ``uri`` (relative to ``ctx``'s) leads: the file's
+        document as a resource, or None (said why)."""
+        if ctx.path is None or not self.allow_remote_files:
+            self.diags.error(
+                loc.child("$ref"),
+                f"$ref {ref!r} points to another file",
+                "a local pointer ('#/...')",
+                hint="inline schemas from other files when compiling from a dict",
             )
-        pointer = unquote(fragment)
+            return None
+        file_path = ref_file(ctx.path.parent, unquote(uri))
+        if file_path is None:
+            self.diags.error(
+                loc.child("$ref"),
+                f"$ref {ref!r} is not a usable file name",
+                "a file name relative to this spec",
+            )
+            return None
+        if not self.refs.allows_file(file_path):
+            self._refuse(
+                str(file_path),
+                loc.child("$ref"),
+                f"$ref {ref!r} leads outside the spec's directory ({display_path(file_path)})",
+                "a file in the spec's directory or below it",
+                hint="allow the directory with --allow-ref DIR",
+            )
+            return None
+        doc = self._document(file_path, ctx.file, uri)
+        if not isinstance(doc, Document):
+            where = doc.place
+            self._refuse(
+                str(file_path),
+                loc.child("$ref"),
+                f"$ref {ref!r} names a file that cannot be read ({where}: {doc.found})",
+                "a readable JSON or YAML file, named relative to this spec",
+            )
+            return None
+        # the name it was first loaded under: one file reached by several paths (``../``,
+        # links, a link to its own directory) is one document, and ref chains through it end
+        return _Context(
+            file=doc.path,
+            path=file_path,
+            root=doc.value,
+            resource=doc.value,
+            base="",
+            id_key=id_keyword(doc.value, self.id_key),
+        )
+
+    def _target(
+        self, ref: str, uri: str, pointer: str, loc: SourceLocation, target_ctx: _Context
+    ) -> tuple[Any, str, _Context] | None:
+        """What ``pointer`` (a JSON pointer or an anchor's name) names in ``target_ctx``'s
+        resource: the value, its pointer and the context it is in; None (said why)."""
         if pointer and not pointer.startswith("/"):
             target = _find_anchor(target_ctx.resource, pointer, id_key=target_ctx.id_key)
             if target is None and target_ctx.base:
@@ -474,31 +497,26 @@ class RefResolver:
                     "or a JSON pointer ('#/...')",
                 )
                 return None
-            target_value, pointer = target
-        else:
-            target_value = walk_pointer(target_ctx.resource, pointer)
-            if target_value is MISSING and target_ctx.base:
-                # a pointer from the top of the file, as some tool lists share definitions
-                from_top = walk_pointer(target_ctx.root, pointer)
-                if from_top is not MISSING:
-                    target_value = from_top
-                    target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
-            if target_value is MISSING:
-                why, suggestion = _explain_missing(target_ctx.resource, pointer)
-                report = self.diags.warning if self.lenient else self.diags.error
-                report(
-                    loc.child("$ref"),
-                    f"$ref {ref!r} does not resolve: {why}"
-                    + ("; any value is allowed there" if self.lenient else ""),
-                    f"a JSON pointer into {_describe_resource(target_ctx)}",
-                    hint=f"did you mean {(uri + '#' + suggestion)!r}?" if suggestion else None,
-                )
-                return None
-        full = target_ctx.base + pointer
-        key = f"{target_ctx.file}#{full}"
-        hint = _name_hint(full, target_ctx.file)
-        target_loc = SourceLocation(file=target_ctx.file, pointer=full)
-        return key, hint, target_value, self._scope_along(target_ctx, pointer), target_loc
+            return target[0], target[1], target_ctx
+        target_value = walk_pointer(target_ctx.resource, pointer)
+        if target_value is MISSING and target_ctx.base:
+            # a pointer from the top of the file, as some tool lists share definitions
+            from_top = walk_pointer(target_ctx.root, pointer)
+            if from_top is not MISSING:
+                target_value = from_top
+                target_ctx = replace(target_ctx, resource=target_ctx.root, base="")
+        if target_value is MISSING:
+            why, suggestion = _explain_missing(target_ctx.resource, pointer)
+            report = self.diags.warning if self.lenient else self.diags.error
+            report(
+                loc.child("$ref"),
+                f"$ref {ref!r} does not resolve: {why}"
+                + ("; any value is allowed there" if self.lenient else ""),
+                f"a JSON pointer into {_describe_resource(target_ctx)}",
+                hint=f"did you mean {(uri + '#' + suggestion)!r}?" if suggestion else None,
+            )
+            return None
+        return target_value, pointer, target_ctx
 
     @contextlib.contextmanager
     def quietly(self) -> Generator[None]:

@@ -7,6 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import (
+    openapi_azure,
+    openapi_paths,
+    openapi_refs,
+    openapi_swagger2,
     schema_drafts,
     schema_nullable,
     schema_patterns,
@@ -24,6 +28,10 @@ ALL: tuple[Rule[Any], ...] = (
     *schema_nullable.RULES,
     *schema_types.RULES,
     *schema_patterns.RULES,
+    *openapi_paths.RULES,
+    *openapi_refs.RULES,
+    *openapi_azure.RULES,
+    *openapi_swagger2.RULES,
 )
 
 

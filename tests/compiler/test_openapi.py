@@ -24,8 +24,8 @@ from pydantic import TypeAdapter, ValidationError
 from tests.conftest import CORPUS, NO_CORPUS, CompileSpec, session_dir
 from toolbind.compiler import SpecError, generate_tree, load_package
 from toolbind.compiler._driver import GeneratedTree, build, write_tree
-from toolbind.compiler.frontends.openapi import (
-    _looks_like_credential,  # pyright: ignore[reportPrivateUsage]
+from toolbind.compiler.frontends.openapi._security import (
+    looks_like_credential as _looks_like_credential,
 )
 from toolbind.compiler.naming import class_name
 from toolbind.runtime.contract import HttpApi

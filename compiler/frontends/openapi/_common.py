@@ -1,0 +1,122 @@
+"""Compiler layer (frontends/openapi): what the OpenAPI reader's modules share. Imports ``ir``,
+``_load``, ``normalise`` and the runtime's HTTP contract.
+
+``Where`` is a raw value with its place and the document its ``$ref``s are relative to;
+``OperationFilter`` says which operations to keep; the rest reads media types and annotates a
+parameter's schema.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from toolbind.contract import BodyKind, ParameterLocation, ParameterStyle
+
+from ..._load import Document, load_document
+from ...diagnostics import Diagnostic
+from ...ir import SchemaNode, SourceLocation
+from ...normalise import openapi_swagger2
+from ...normalise._openapi import OpenApi
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
+DEFAULT_STYLE: dict[str, ParameterStyle] = {
+    "path": "simple",
+    "query": "form",
+    "header": "simple",
+    "cookie": "form",
+}
+# Keys of a Swagger 2.0 non-body parameter that are not part of its schema.
+SWAGGER_PARAM_KEYS = {"name", "in", "required", "collectionFormat", "allowEmptyValue"}
+# The Call field a non-object (or unflattenable) body is wrapped under.
+BODY_FIELD = "body"
+_NO_CONTEXT = OpenApi(document={})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperationFilter:
+    """Which operations to keep (``toolbind generate --tag/--path/--operation``).
+
+    An operation is kept when it matches every non-empty criterion: one of ``tags``; a path
+    matching one of the ``paths`` glob patterns (``/pets*``); an ``operationId`` or tool name in
+    ``operations``.
+    """
+
+    tags: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.tags or self.paths or self.operations)
+
+    def keeps(self, tags: tuple[str, ...], path: str, operation_id: str | None, name: str) -> bool:
+        if self.tags and not set(tags) & set(self.tags):
+            return False
+        if self.paths and not any(fnmatch.fnmatchcase(path, p) for p in self.paths):
+            return False
+        return not self.operations or bool({operation_id, name} & set(self.operations))
+
+
+@dataclass
+class Where:
+    """A raw value, where it is, and the document its ``$ref``s are relative to."""
+
+    value: Any
+    loc: SourceLocation
+    root: Any
+    path: Path | None
+
+
+def load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:
+    """A file an OpenAPI spec ``$ref``s, read as the spec itself is: an unquoted YAML date or
+    timestamp (common in examples and defaults) is the text written."""
+    return load_document(path, shown, dates_as_text=True)
+
+
+def is_json(media_type: str) -> bool:
+    base = media_type.split(";")[0].strip().lower()
+    return base == "application/json" or base.endswith("+json") or base == "*/*"
+
+
+def body_kind(media_type: str) -> BodyKind:
+    base = media_type.split(";")[0].strip().lower()
+    if is_json(base):
+        return "json"
+    if base == "application/x-www-form-urlencoded":
+        return "form"
+    if base.startswith("multipart/"):
+        return "multipart"
+    if base.startswith("text/") or base in ("application/xml", "application/sdp"):
+        return "text"
+    return "binary"
+
+
+def pick_media_type(types: list[str]) -> str:
+    """JSON first, then form, multipart, text; otherwise the first listed."""
+    for kind in ("json", "form", "multipart", "text"):
+        for t in types:
+            if body_kind(t) == kind:
+                return t
+    return types[0]
+
+
+def file_type(value: Any) -> Any:
+    """Swagger 2.0's ``type: file`` as binary content (``normalise.openapi_swagger2``)."""
+    fixed = openapi_swagger2.FILE_TYPE.apply(value, SourceLocation(file=""), _NO_CONTEXT)
+    return value if fixed is None else fixed.value
+
+
+def annotate(node: SchemaNode, pobj: dict[str, Any]) -> SchemaNode:
+    """A parameter's own description and deprecation on its schema node."""
+    description = pobj.get("description")
+    meta = node.meta
+    if isinstance(description, str) and description.strip() and not meta.description:
+        meta = replace(meta, description=description.strip())
+    if pobj.get("deprecated") is True:
+        meta = replace(meta, deprecated=True)
+    if meta is node.meta:
+        return node
+    return replace(node, meta=meta)

@@ -1,0 +1,432 @@
+"""The OpenAPI normalising rules (``toolbind.compiler.normalise.openapi_*``): each rule on its
+fragment gives the canonical fragment and its located warning, and a minimal spec with the
+quirk, compiled end to end, gives the tools and the warning the reader always gave."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from toolbind.compiler.diagnostics import Diagnostic, Diagnostics
+from toolbind.compiler.frontends import read_spec
+from toolbind.compiler.ir import SourceLocation, SpecPackage
+from toolbind.compiler.normalise import table
+from toolbind.compiler.normalise._openapi import OpenApi, PathEntry, RefSiblings
+from toolbind.compiler.normalise.openapi_azure import X_MS_PATHS
+from toolbind.compiler.normalise.openapi_paths import EXPRESS, LEADING_SLASH, WHITE_SPACE
+from toolbind.compiler.normalise.openapi_refs import (
+    PATH_ITEM_SIBLINGS,
+    PATHS_REF,
+    SECURITY_SCHEMES_REF,
+)
+from toolbind.compiler.normalise.openapi_swagger2 import (
+    COLLECTION_FORMAT,
+    FILE_TYPE,
+    MEDIA_TYPES,
+    SECURITY_SCHEME,
+    SERVERS,
+)
+
+AT = SourceLocation(file="spec.json", pointer="/paths/pets")
+OK = {"200": {"description": "ok"}}
+
+
+def _op(name: str) -> dict[str, Any]:
+    return {"operationId": name, "responses": OK}
+
+
+def _compile(
+    tmp_path: Path, spec: dict[str, Any], extra: dict[str, Any] | None = None
+) -> tuple[SpecPackage, list[Diagnostic]]:
+    for name, value in (extra or {}).items():
+        (tmp_path / name).write_text(json.dumps(value), encoding="utf-8")
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    diags = Diagnostics()
+    package = read_spec(path, "spec.json", diags)
+    assert package is not None and package.http is not None
+    return package, diags.items
+
+
+def _routes(package: SpecPackage) -> dict[str, str]:
+    """Tool name → the path its HTTP operation is sent to."""
+    assert package.http is not None
+    return {name: op.path for name, op in package.http.operations.items()}
+
+
+def _warned(diags: list[Diagnostic], found: str) -> Diagnostic:
+    """The one warning or note whose text is ``found``."""
+    hits = [d for d in diags if d.found == found]
+    assert len(hits) == 1, [d.found for d in diags]
+    return hits[0]
+
+
+def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": paths, **more}
+
+
+def test_the_table_lists_every_openapi_rule_once() -> None:
+    rows = [row for row in table() if row[0].startswith("openapi-")]
+    names = [name for _, name, *_ in rows]
+    assert len(names) == len(set(names)) == 12
+    assert all(accepts and makes for _, _, accepts, makes, _ in rows)
+
+
+# -- openapi-paths ----------------------------------------------------------------------------
+
+
+def test_path_white_space_rule() -> None:
+    fixed = WHITE_SPACE.apply("/rooms/{id}/invite ", AT, OpenApi(document={}))
+    assert fixed is not None and fixed.value == "/rooms/{id}/invite"
+    (warning,) = fixed.diagnostics
+    assert warning.severity == "warning" and warning.loc == AT
+    assert warning.found == (
+        "the path '/rooms/{id}/invite ' has white space around it; read as '/rooms/{id}/invite'"
+    )
+    assert WHITE_SPACE.apply("/rooms", AT, OpenApi(document={})) is None
+
+
+def test_path_white_space_end_to_end(tmp_path: Path) -> None:
+    package, diags = _compile(tmp_path, _v3({"/pets ": {"get": _op("listPets")}}))
+    assert list(_routes(package).values()) == ["/pets"]
+    warning = _warned(diags, "the path '/pets ' has white space around it; read as '/pets'")
+    assert warning.loc.pointer == "/paths/~1pets "
+
+
+def test_path_leading_slash_rule() -> None:
+    fixed = LEADING_SLASH.apply("pets/{id}", AT, OpenApi(document={}))
+    assert fixed is not None and fixed.value == "/pets/{id}"
+    assert (
+        fixed.diagnostics[0].found
+        == "the path 'pets/{id}' does not start with /; read as '/pets/{id}'"
+    )
+    assert LEADING_SLASH.apply("?comp=list", AT, OpenApi(document={})) is None
+
+
+def test_path_leading_slash_end_to_end(tmp_path: Path) -> None:
+    package, diags = _compile(tmp_path, _v3({"pets": {"get": _op("listPets")}}))
+    assert list(_routes(package).values()) == ["/pets"]
+    assert _warned(diags, "the path 'pets' does not start with /; read as '/pets'").loc.pointer == (
+        "/paths/pets"
+    )
+
+
+def test_path_express_parameter_rule() -> None:
+    fixed = EXPRESS.apply("/media/:id/info", AT, OpenApi(document={}))
+    assert fixed is not None and fixed.value == "/media/:id/info"
+    (warning,) = fixed.diagnostics
+    assert warning.expected == "a path template: /media/{id}/info"
+    assert EXPRESS.apply("/media/{id}/info", AT, OpenApi(document={})) is None
+
+
+def test_path_express_parameter_end_to_end(tmp_path: Path) -> None:
+    package, diags = _compile(tmp_path, _v3({"/media/:id/info": {"get": _op("mediaInfo")}}))
+    assert list(_routes(package).values()) == ["/media/:id/info"]
+    _warned(
+        diags,
+        "the path '/media/:id/info' has ':id', a parameter as Express writes it; OpenAPI's are "
+        "{name}, so it is sent as written",
+    )
+
+
+# -- openapi-refs -----------------------------------------------------------------------------
+
+
+def test_paths_ref_rule() -> None:
+    at = SourceLocation(file="spec.json", pointer="/paths")
+    fixed = PATHS_REF.apply({"$ref": "paths.json"}, at, OpenApi(document={}))
+    assert fixed is not None and fixed.value == {"$ref": "paths.json"}
+    (warning,) = fixed.diagnostics
+    assert warning.loc.pointer == "/paths/$ref"
+    assert warning.found == "paths is a $ref to the whole map; followed"
+    assert PATHS_REF.apply({"/pets": {}}, at, OpenApi(document={})) is None
+
+
+def test_paths_ref_end_to_end(tmp_path: Path) -> None:
+    spec = _v3({"$ref": "paths.json"})
+    package, diags = _compile(tmp_path, spec, {"paths.json": {"/pets": {"get": _op("listPets")}}})
+    assert list(_routes(package).values()) == ["/pets"]
+    _warned(diags, "paths is a $ref to the whole map; followed")
+
+
+def test_security_schemes_ref_rule() -> None:
+    at = SourceLocation(file="spec.json", pointer="/components/securitySchemes")
+    fixed = SECURITY_SCHEMES_REF.apply({"$ref": "s.json"}, at, OpenApi(document={}))
+    assert fixed is not None
+    assert fixed.diagnostics[0].found == "securitySchemes is a $ref to the whole map; followed"
+    assert fixed.diagnostics[0].expected == "a map of security schemes (each may be a $ref)"
+
+
+def test_security_schemes_ref_end_to_end(tmp_path: Path) -> None:
+    spec = _v3(
+        {"/pets": {"get": _op("listPets")}},
+        components={"securitySchemes": {"$ref": "schemes.json"}},
+        security=[{"key": []}],
+    )
+    schemes = {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}}
+    package, diags = _compile(tmp_path, spec, {"schemes.json": schemes})
+    assert package.http is not None and list(package.http.security_schemes) == ["key"]
+    _warned(diags, "securitySchemes is a $ref to the whole map; followed")
+
+
+def test_path_item_ref_siblings_rule() -> None:
+    both = RefSiblings(beside={"get": {}, "x-a": 1}, referenced={"get": {}, "x-a": 2})
+    fixed = PATH_ITEM_SIBLINGS.apply(both, AT, OpenApi(document={}))
+    assert fixed is not None and fixed.value is both
+    assert fixed.diagnostics[0].found == (
+        "the path item has get both beside its $ref and in the item it references; read as "
+        "written beside the $ref"
+    )
+    apart = RefSiblings(beside={"delete": {}}, referenced={"get": {}})
+    assert PATH_ITEM_SIBLINGS.apply(apart, AT, OpenApi(document={})) is None
+
+
+def test_path_item_ref_siblings_end_to_end(tmp_path: Path) -> None:
+    spec = _v3({"/pets": {"$ref": "item.json", "get": _op("listMine"), "post": _op("addPet")}})
+    item = {"get": _op("listTheirs")}
+    package, diags = _compile(tmp_path, spec, {"item.json": item})
+    assert sorted(_routes(package)) == ["addPet", "listMine"]
+    _warned(
+        diags,
+        "the path item has get both beside its $ref and in the item it references; read as "
+        "written beside the $ref",
+    )
+
+
+# -- openapi-azure ----------------------------------------------------------------------------
+
+
+def test_x_ms_paths_rule() -> None:
+    top = SourceLocation(file="spec.json")
+    document: dict[str, Any] = {"x-ms-paths": {"/{c}?restype=container": {}}}
+    first = PathEntry(route="/a", item={}, in_map=top.child("paths"))
+    fixed = X_MS_PATHS.apply((first,), top, OpenApi(document=document, swagger=True))
+    assert fixed is not None
+    assert fixed.value == (
+        first,
+        PathEntry(route="/{c}?restype=container", item={}, in_map=top.child("x-ms-paths")),
+    )
+    (note,) = fixed.diagnostics
+    assert note.severity == "note" and note.loc.pointer == "/x-ms-paths"
+    assert X_MS_PATHS.apply((first,), top, OpenApi(document={})) is None
+
+
+def test_x_ms_paths_end_to_end(tmp_path: Path) -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "host": "example.com",
+        "paths": {"/{c}": {"get": _op("getContainerItem")}},
+        "x-ms-paths": {
+            "/{c}?restype=container": {
+                "put": {
+                    "operationId": "createContainer",
+                    "parameters": [{"name": "c", "in": "path", "required": True, "type": "string"}],
+                    "responses": OK,
+                }
+            }
+        },
+    }
+    package, diags = _compile(tmp_path, spec)
+    routes = _routes(package)
+    assert sorted(routes.values()) == ["/{c}", "/{c}?restype=container"]
+    _warned(
+        diags,
+        "1 path(s) read from x-ms-paths (AutoRest's paths with a fixed query): each query is "
+        "sent as written",
+    )
+    assert not any("x-ms-paths" in d.found and "extension" in d.found for d in diags)
+
+
+# -- openapi-swagger2 -------------------------------------------------------------------------
+
+
+def test_collection_format_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    fixed = COLLECTION_FORMAT.apply({"type": "array", "collectionFormat": "multi"}, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {"type": "array", "style": "form", "explode": True}
+    tsv = COLLECTION_FORMAT.apply({"type": "array", "collectionFormat": "tsv"}, AT, context)
+    assert tsv is not None and tsv.value["style"] == "form" and tsv.value["explode"] is False
+    (warning,) = tsv.diagnostics
+    assert warning.loc.pointer == "/paths/pets/collectionFormat"
+    assert warning.found == (
+        "collectionFormat 'tsv' cannot be sent (tab-separated: OpenAPI 3 has no such style); "
+        "the items are sent comma-separated (csv)"
+    )
+
+
+def test_collection_format_end_to_end(tmp_path: Path) -> None:
+    parameters = [
+        {
+            "name": "ids",
+            "in": "query",
+            "type": "array",
+            "items": {"type": "string"},
+            "collectionFormat": "pipes",
+        },
+        {
+            "name": "tags",
+            "in": "query",
+            "type": "array",
+            "items": {"type": "string"},
+            "collectionFormat": "tsv",
+        },
+    ]
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/pets": {"get": {"operationId": "listPets", "parameters": parameters, "responses": OK}}
+        },
+    }
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    (op,) = package.http.operations.values()
+    assert [(p.name, p.style, p.explode) for p in op.parameters] == [
+        ("ids", "pipeDelimited", False),
+        ("tags", "form", False),
+    ]
+    warning = _warned(
+        diags,
+        "collectionFormat 'tsv' cannot be sent (tab-separated: OpenAPI 3 has no such style); "
+        "the items are sent comma-separated (csv)",
+    )
+    assert warning.loc.pointer == "/paths/~1pets/get/parameters/1/collectionFormat"
+
+
+def test_file_type_rule() -> None:
+    fixed = FILE_TYPE.apply({"type": "file", "description": "d"}, AT, OpenApi(document={}))
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {"type": "string", "format": "binary", "description": "d"}
+    assert FILE_TYPE.apply({"type": "string"}, AT, OpenApi(document={})) is None
+
+
+def test_file_type_end_to_end(tmp_path: Path) -> None:
+    upload = {
+        "operationId": "upload",
+        "consumes": ["multipart/form-data"],
+        "parameters": [{"name": "file", "in": "formData", "type": "file", "required": True}],
+        "responses": {"200": {"description": "ok", "schema": {"type": "file"}}},
+    }
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/up": {"post": upload}},
+    }
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    (op,) = package.http.operations.values()
+    assert op.body is not None and op.body.media_type == "multipart/form-data"
+    assert [(p.property, p.is_file) for p in op.body.parts] == [("file", True)]
+    assert [r.binary for r in op.responses] == [True]
+
+
+def test_servers_rule() -> None:
+    swagger = OpenApi(document={}, swagger=True)
+    document = {
+        "swagger": "2.0",
+        "host": "api.example.com",
+        "basePath": "/v1",
+        "schemes": ["http", "ws"],
+    }
+    fixed = SERVERS.apply(document, AT, swagger)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value["servers"] == [{"url": "http://api.example.com/v1"}]
+    assert fixed.value is not document and "servers" not in document
+    no_host = SERVERS.apply({"swagger": "2.0", "basePath": "/v1"}, AT, swagger)
+    assert no_host is not None and no_host.value["servers"] == [{"url": "/v1"}]
+    assert SERVERS.apply(document, AT, OpenApi(document={})) is None  # OpenAPI 3 has its own
+
+
+def test_servers_end_to_end(tmp_path: Path) -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "host": "api.example.com",
+        "basePath": "/v1",
+        "paths": {"/pets": {"get": _op("listPets")}},
+    }
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    assert [s.url for s in package.http.servers] == ["https://api.example.com/v1"]
+
+
+def test_security_scheme_rule() -> None:
+    swagger = OpenApi(document={}, swagger=True)
+    basic = SECURITY_SCHEME.apply({"type": "basic"}, AT, OpenApi(document={}))
+    assert basic is not None and basic.value == {"type": "http", "scheme": "basic"}
+    oauth = {
+        "type": "oauth2",
+        "flow": "application",
+        "tokenUrl": "https://t",
+        "scopes": {"read": "r"},
+    }
+    fixed = SECURITY_SCHEME.apply(oauth, AT, swagger)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "type": "oauth2",
+        "flows": {"clientCredentials": {"scopes": {"read": "r"}, "tokenUrl": "https://t"}},
+    }
+    implicit = SECURITY_SCHEME.apply({"type": "oauth2", "flow": "implicit"}, AT, swagger)
+    assert implicit is not None and implicit.value["flows"] == {"implicit": {"scopes": None}}
+    assert SECURITY_SCHEME.apply(oauth, AT, OpenApi(document={})) is None
+
+
+def test_security_scheme_end_to_end(tmp_path: Path) -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/pets": {"get": _op("listPets")}},
+        "securityDefinitions": {
+            "basic": {"type": "basic"},
+            "app": {
+                "type": "oauth2",
+                "flow": "application",
+                "tokenUrl": "https://auth.example.com/token",
+                "scopes": {"write": "w", "read": "r"},
+            },
+        },
+    }
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    schemes = package.http.security_schemes
+    assert (schemes["basic"].type, schemes["basic"].scheme) == ("http", "basic")
+    app = schemes["app"]
+    assert (app.type, app.token_url, app.scopes) == (
+        "oauth2",
+        "https://auth.example.com/token",
+        ("read", "write"),
+    )
+
+
+def test_media_types_rule() -> None:
+    document: dict[str, Any] = {"consumes": ["application/xml"], "produces": ["text/csv"]}
+    swagger = OpenApi(document=document, swagger=True)
+    fixed = MEDIA_TYPES.apply({"produces": ["application/json"]}, AT, swagger)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {"produces": ["application/json"], "consumes": ["application/xml"]}
+    both: dict[str, Any] = {"consumes": [], "produces": []}
+    assert MEDIA_TYPES.apply(both, AT, swagger) is None
+    assert MEDIA_TYPES.apply({}, AT, OpenApi(document=document)) is None
+
+
+def test_media_types_end_to_end(tmp_path: Path) -> None:
+    add = {
+        "operationId": "addPet",
+        "parameters": [{"name": "pet", "in": "body", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok", "schema": {"type": "string"}}},
+    }
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "consumes": ["text/plain"],
+        "produces": ["text/csv"],
+        "paths": {"/pets": {"post": add}},
+    }
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    (op,) = package.http.operations.values()
+    assert op.body is not None and (op.body.media_type, op.body.kind) == ("text/plain", "text")
+    assert [r.media_type for r in op.responses] == ["text/csv"]
