@@ -85,6 +85,10 @@ def _has_refs(value: Any) -> bool:
 class ActivityContext(Generic[DepsT]):
     """What an Activity that takes a second argument is given (``def fn(call, ctx)``).
 
+    The widest of the runtime's contexts: the run's ``Context`` (its data, state and input
+    messages) is the part of it the call may see; ``CallContext`` (``current_call()``) is the
+    narrow view any Activity has, this one included.
+
     Attributes:
         run_id: the run's id (``RunResult.run_id``).
         step: the step's index in the run.

@@ -56,7 +56,7 @@ _ALLOWED_MODULES = (
     "toolbind.compiler.ir",
     "toolbind.compiler.diagnostics",
     "toolbind.compiler.naming",
-    "toolbind.runtime.contract",
+    "toolbind.contract",
 )
 
 
