@@ -158,7 +158,35 @@ MEDIA_TYPES: Rule[OpenApi] = Rule(
     apply=_media_types,
 )
 
+
+def _parameter_without_type(parameter: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(parameter, dict):
+        return None
+    obj = cast("dict[str, Any]", parameter)
+    if "type" in obj or obj.get("in") == "body" or "$ref" in obj:
+        return None
+    name = obj.get("name")
+    shown = repr(name) if isinstance(name, str) else describe(name)
+    said = warn(
+        at,
+        f"parameter {shown} has no type",
+        "a type (string, number, integer, boolean, array; file in a form); any value is allowed",
+        hint="name the type the API takes, e.g. type: string",
+    )
+    return Fixed(value=obj, diagnostics=(said,))
+
+
+PARAMETER_WITHOUT_TYPE: Rule[OpenApi] = Rule(
+    name="swagger2-parameter-without-type",
+    family="openapi-swagger2",
+    accepts="a Swagger 2.0 parameter (not in: body) without a type",
+    makes="the parameter as it is: any value (JSON Schema without a type)",
+    warning="parameter '…' has no type — a type (…); any value is allowed",
+    apply=_parameter_without_type,
+)
+
 RULES: tuple[Rule[OpenApi], ...] = (
+    PARAMETER_WITHOUT_TYPE,
     COLLECTION_FORMAT,
     FILE_TYPE,
     SERVERS,

@@ -24,6 +24,7 @@ from toolbind.compiler.normalise.openapi_swagger2 import (
     COLLECTION_FORMAT,
     FILE_TYPE,
     MEDIA_TYPES,
+    PARAMETER_WITHOUT_TYPE,
     SECURITY_SCHEME,
     SERVERS,
 )
@@ -69,7 +70,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 12
+    assert len(names) == len(set(names)) == 13
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -294,6 +295,39 @@ def test_collection_format_end_to_end(tmp_path: Path) -> None:
         "the items are sent comma-separated (csv)",
     )
     assert warning.loc.pointer == "/paths/~1pets/get/parameters/1/collectionFormat"
+
+
+def test_parameter_without_type_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    fixed = PARAMETER_WITHOUT_TYPE.apply({"name": "q", "in": "query"}, AT, context)
+    assert fixed is not None and fixed.value == {"name": "q", "in": "query"}
+    (warning,) = fixed.diagnostics
+    assert (warning.severity, warning.loc.pointer) == ("warning", "/paths/pets")
+    assert warning.found == "parameter 'q' has no type"
+    typed = {"name": "q", "in": "query", "type": "string"}
+    body = {"name": "b", "in": "body", "schema": {}}
+    assert PARAMETER_WITHOUT_TYPE.apply(typed, AT, context) is None
+    assert PARAMETER_WITHOUT_TYPE.apply(body, AT, context) is None
+    assert (
+        PARAMETER_WITHOUT_TYPE.apply({"name": "q", "in": "query"}, AT, OpenApi(document={})) is None
+    )
+
+
+def test_parameter_without_type_end_to_end(tmp_path: Path) -> None:
+    # a Swagger 2.0 parameter without a type was any value, with no word even under -v
+    parameters = [{"name": "q", "in": "query", "required": True}]
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/pets": {"get": {"operationId": "findPets", "parameters": parameters, "responses": OK}}
+        },
+    }
+    package, diags = _compile(tmp_path, spec)
+    warning = _warned(diags, "parameter 'q' has no type")
+    assert warning.loc.pointer == "/paths/~1pets/get/parameters/0"
+    assert warning.expected is not None and "any value is allowed" in warning.expected
+    assert package.tools[0].name == "findPets"
 
 
 def test_file_type_rule() -> None:

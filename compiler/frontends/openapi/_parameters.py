@@ -191,6 +191,7 @@ def _parameter(
     pobj: dict[str, Any] = p.value
     content_type: str | None = None
     if ctx.swagger:
+        pobj = ctx.normalise((openapi_swagger2.PARAMETER_WITHOUT_TYPE,), pobj, p.loc)
         schema_value: Any = {k: v for k, v in pobj.items() if k not in SWAGGER_PARAM_KEYS}
         schema_loc = p.loc
         style, explode = collection_format(ctx, pobj, p.loc)
