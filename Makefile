@@ -117,11 +117,11 @@ fuzz: ## Adversarial specs (10,000 by default) through compile, import, pyright;
 	$(PY) -m tests.adversarial --count $(FUZZ_COUNT) --jobs 2 --pyright-every 5
 
 lint: ## ruff lint + format check
-	$(BIN)/ruff check compiler runtime testing tests bench
-	$(BIN)/ruff format --check compiler runtime testing tests bench
+	$(BIN)/ruff check toolbind cli compiler runtime testing tests bench demo docs
+	$(BIN)/ruff format --check toolbind cli compiler runtime testing tests bench demo docs
 
 format: ## ruff format the sources
-	$(BIN)/ruff format compiler runtime testing tests bench
+	$(BIN)/ruff format toolbind cli compiler runtime testing tests bench demo docs
 
 typecheck: ## pyright (strict) over compiler/, runtime/, tests/, generated/
 	$(BIN)/pyright
