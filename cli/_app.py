@@ -301,6 +301,22 @@ def scaffold_command(
     _err.print(f"{spec} → {out} (Activity functions to fill in)", markup=False)
 
 
+_LIVE = {
+    "base_url": "Check that the live server at URL keeps the spec's promises: valid Calls of each "
+    "operation go through the generated HTTP Activities, and every answer is checked (status, "
+    "content type, body, headers, auth). Safe methods only unless --method says otherwise.",
+    "credentials": "With --base-url: JSON/YAML, securitySchemes name → credential (as serve).",
+    "credential": "With --base-url: one string credential, e.g. Bearer='${env.API_TOKEN}'.",
+    "header": "With --base-url: a header every request sends (repeatable).",
+    "budget": "With --base-url: requests sent at most, over all tools.",
+    "rate": "With --base-url: requests per second at most (default: no limit).",
+    "method": "With --base-url: an HTTP method to send (repeatable; default GET, HEAD, OPTIONS).",
+    "unsafe": "With --base-url: send unsafe methods (POST, …) to a host that is not loopback.",
+    "junit": "With --base-url: also write the report as JUnit XML to PATH (for CI).",
+}
+"""The help of ``test``'s live-server options (``toolbind.testing.live``)."""
+
+
 @app.command("test")
 def test_command(
     specs: Annotated[
@@ -399,22 +415,6 @@ def test_command(
         "budget": timeout or None,
     }
     raise typer.Exit(_run_contract_tests(specs or [Path("specs")], settings))
-
-
-_LIVE = {
-    "base_url": "Check that the live server at URL keeps the spec's promises: valid Calls of each "
-    "operation go through the generated HTTP Activities, and every answer is checked (status, "
-    "content type, body, headers, auth). Safe methods only unless --method says otherwise.",
-    "credentials": "With --base-url: JSON/YAML, securitySchemes name → credential (as serve).",
-    "credential": "With --base-url: one string credential, e.g. Bearer='${env.API_TOKEN}'.",
-    "header": "With --base-url: a header every request sends (repeatable).",
-    "budget": "With --base-url: requests sent at most, over all tools.",
-    "rate": "With --base-url: requests per second at most (default: no limit).",
-    "method": "With --base-url: an HTTP method to send (repeatable; default GET, HEAD, OPTIONS).",
-    "unsafe": "With --base-url: send unsafe methods (POST, …) to a host that is not loopback.",
-    "junit": "With --base-url: also write the report as JUnit XML to PATH (for CI).",
-}
-"""The help of ``test``'s live-server options (``toolbind.testing.live``)."""
 
 
 def _headers(lines: list[str]) -> dict[str, str]:

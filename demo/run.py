@@ -47,18 +47,9 @@ import uvicorn
 
 from demo.llm_server import MODELS, LlamaServer, LocalLLMUnavailable, llama_server
 from generated.seeds import TOOLS, SendEmailCall, WeatherCheckCall, WeatherCheckOutput
-from toolbind.runtime import (
-    Agent,
-    AgentEvent,
-    ModelSettings,
-    Pending,
-    PendingStore,
-    RunResult,
-    Step,
-    ToolBinding,
-    pending_app,
-)
+from toolbind.runtime import Agent, AgentEvent, ModelSettings, RunResult, Step, ToolBinding
 from toolbind.runtime.capabilities import PendingDelivery
+from toolbind.runtime.pending import Pending, PendingStore, pending_app
 
 # the model the demo runs by default: the docs' local-model guide says why
 DEMO_MODEL = "qwen"

@@ -19,9 +19,9 @@ that carries an undeclared key.
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 import re
-import re._parser as re_parser  # the standard library's own regex parser: see _pattern_sample
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any, Final, cast
@@ -831,6 +831,11 @@ def _strings(node: StringNode) -> list[Any]:
         if shortest is not None:
             out.insert(0, shortest + "a" * max(0, n - len(shortest)))
     return out
+
+
+# the standard library's own regex parser (``re._parser``, which typeshed does not describe): see
+# _pattern_sample
+re_parser: Any = importlib.import_module("re._parser")
 
 
 class _NoSample(Exception):

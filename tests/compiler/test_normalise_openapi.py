@@ -305,7 +305,7 @@ def test_parameter_without_type_rule() -> None:
     assert (warning.severity, warning.loc.pointer) == ("warning", "/paths/pets")
     assert warning.found == "parameter 'q' has no type"
     typed = {"name": "q", "in": "query", "type": "string"}
-    body = {"name": "b", "in": "body", "schema": {}}
+    body: dict[str, Any] = {"name": "b", "in": "body", "schema": {}}
     assert PARAMETER_WITHOUT_TYPE.apply(typed, AT, context) is None
     assert PARAMETER_WITHOUT_TYPE.apply(body, AT, context) is None
     assert (

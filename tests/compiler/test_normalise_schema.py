@@ -34,8 +34,14 @@ OPENAPI30 = SchemaContext(dialect="openapi30", lenient=True, drop_extensions=Tru
 OPENAPI31 = SchemaContext(lenient=True, drop_extensions=True, openapi31=True)
 DRAFT7 = SchemaContext(draft="draft7", legacy_ref=True)
 TOOLS = SchemaContext()
-FAMILIES = (schema_drafts, schema_nullable, schema_patterns, schema_refs, schema_shapes)
-FAMILIES += (schema_types,)
+FAMILIES = (
+    schema_drafts,
+    schema_nullable,
+    schema_patterns,
+    schema_refs,
+    schema_shapes,
+    schema_types,
+)
 
 
 @dataclass(frozen=True)

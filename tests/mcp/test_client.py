@@ -29,8 +29,9 @@ import pytest
 from tests._servers import free_port, serve_asgi
 from tests.scripted_llm import ScriptedLLM, call
 from toolbind.compiler import load_package
-from toolbind.runtime import Agent, RunFailure, ToolRegistry, UsageError
+from toolbind.runtime import Agent, ToolRegistry, UsageError
 from toolbind.runtime.capabilities import McpServers
+from toolbind.runtime.errors import RunFailure
 from toolbind.runtime.mcp import McpConnection, load_mcp_config, read_mcp_config
 
 pytest.importorskip("mcp", reason="the mcp extra is in the test extra (make install)")

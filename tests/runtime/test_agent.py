@@ -33,21 +33,16 @@ from toolbind.runtime import (
     ActivityRegistry,
     Agent,
     AgentEvent,
-    LLMError,
     ModelSettings,
-    Pending,
-    PendingStore,
-    RegistrationError,
-    ResponseValidationError,
     Tool,
     ToolBinding,
     ToolRegistry,
     ToolResult,
     compose,
-    pending_app,
 )
 from toolbind.runtime.capabilities import PendingDelivery
-from toolbind.runtime.errors import UsageError
+from toolbind.runtime.errors import LLMError, RegistrationError, ResponseValidationError, UsageError
+from toolbind.runtime.pending import Pending, PendingStore, pending_app
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,10 @@ import pytest
 from tests._servers import serve_asgi
 from tests.runtime.test_context import EMPLOYEES_013
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import (
-    ActivityContext,
-    ActivityRegistry,
-    Agent,
-    Context,
-    PendingStore,
-    ToolRegistry,
-    pending_app,
-)
+from toolbind.runtime import ActivityContext, ActivityRegistry, Agent, ToolRegistry
 from toolbind.runtime.capabilities import PendingDelivery, RequireApproval
+from toolbind.runtime.context import Context
+from toolbind.runtime.pending import PendingStore, pending_app
 
 
 def answer(*calls: dict[str, Any], output: Any = None) -> Reply:

@@ -11,7 +11,7 @@ import pytest
 from tests.runtime.test_agent_context import answer
 from tests.runtime.test_guardrails import registry
 from tests.scripted_llm import ScriptedLLM
-from toolbind.runtime import Agent, LoopSettings, ModelSettings, PendingStore, UsageError
+from toolbind.runtime import Agent, LoopSettings, ModelSettings, UsageError
 from toolbind.runtime.capabilities import (
     Capability,
     Delegates,
@@ -21,6 +21,7 @@ from toolbind.runtime.capabilities import (
     RequireApproval,
     ToolSelection,
 )
+from toolbind.runtime.pending import PendingStore
 
 
 class Audit(Capability):
@@ -38,6 +39,14 @@ class Audit(Capability):
         return value
 
 
+def _lookup(call: Any) -> dict[str, Any]:
+    return {"user": call.user}
+
+
+def _allow(call: Any) -> None:
+    return None
+
+
 def test_a_capability_of_ones_own_wraps_each_call(llm: tuple[ScriptedLLM, str]) -> None:
     server, url = llm
     server.add(answer({"_tool": "lookup", "user": "ann"}), answer(output="done"))
@@ -46,8 +55,8 @@ def test_a_capability_of_ones_own_wraps_each_call(llm: tuple[ScriptedLLM, str]) 
         url,
         model="scripted",
         tools=registry(),
-        activities={"lookup": lambda call: {"user": call.user}},
-        capabilities=[audit, Guardrails(input=[lambda call: None])],
+        activities={"lookup": _lookup},
+        capabilities=[audit, Guardrails(input=[_allow])],
     )
     result = agent.run("who is ann?")
     assert result.output == "done"

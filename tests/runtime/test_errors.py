@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+# (imported for what they define: the test walks every module loaded)
+# pyright: reportUnusedImport=false
 import toolbind
 import toolbind.cli
 import toolbind.compiler

@@ -24,10 +24,10 @@ from pydantic import ValidationError
 
 from tests.compiler.test_corpus_tools import TOOL_DIRS, corpus_tools
 from tests.conftest import NO_CORPUS, REPO, CompileSpec, instances_of, session_dir
-from toolbind.runtime import (
+from toolbind.runtime import ToolBinding
+from toolbind.runtime.errors import NotStrictable
+from toolbind.runtime.exports import (
     ExportIssue,
-    NotStrictable,
-    ToolBinding,
     anthropic_tools,
     call_from_strict,
     gemini_tools,
@@ -640,8 +640,8 @@ def test_mcp_tools_are_exported_as_they_run_never_asking_the_model_for_their_out
     --format openai-strict``): an MCP tool runs on its server and is never latent, yet the exports,
     ``toolbind schema`` and a package's ``schema.json`` composed it latent — ``_activity: ""`` and
     an ``_output`` for the model to invent (for which most "cannot be made strict")."""
+    from toolbind.cli._export import provider_export
     from toolbind.compiler import composed_schema
-    from toolbind.compiler._export import provider_export
 
     spec = tmp_path / "tools.json"
     tool = {

@@ -12,16 +12,10 @@ import pytest
 
 from tests.runtime.test_agent_context import answer, args
 from tests.scripted_llm import ScriptedLLM
-from toolbind.runtime import (
-    ActivityRegistry,
-    Agent,
-    Context,
-    PendingStore,
-    ToolRegistry,
-    ToolResult,
-    UsageError,
-)
+from toolbind.runtime import ActivityRegistry, Agent, ToolRegistry, ToolResult, UsageError
 from toolbind.runtime.capabilities import Guardrails, PendingDelivery, RequireApproval
+from toolbind.runtime.context import Context
+from toolbind.runtime.pending import PendingStore
 
 
 def registry() -> ToolRegistry:
@@ -157,5 +151,5 @@ def test_a_guardrail_that_is_no_function_is_a_usage_error() -> None:
         Agent(
             "http://127.0.0.1:9/v1",
             model="m",
-            capabilities=[Guardrails(input={"transfer": ["nope"]})],
-        )  # pyright: ignore[reportArgumentType]
+            capabilities=[Guardrails(input={"transfer": ["nope"]})],  # pyright: ignore[reportArgumentType]
+        )

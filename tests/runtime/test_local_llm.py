@@ -21,13 +21,8 @@ from generated.seeds import (
     SentimentAnalysisCall,
     WeatherCheckCall,
 )
-from toolbind.runtime import (
-    Agent,
-    ModelSettings,
-    call_from_strict,
-    openai_strict_tools,
-    openai_tools,
-)
+from toolbind.runtime import Agent, ModelSettings
+from toolbind.runtime.exports import call_from_strict, openai_strict_tools, openai_tools
 
 MISSING = "llama-cpp-python[server] is not installed — `make llm` builds it (~10 min on 2 cores)"
 

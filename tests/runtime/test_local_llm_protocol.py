@@ -26,13 +26,13 @@ from toolbind.runtime import (
     ActivityContext,
     ActivityRegistry,
     Agent,
-    Context,
     Delegates,
     ModelSettings,
-    PendingStore,
     ToolRegistry,
 )
 from toolbind.runtime.capabilities import Guardrails, PendingDelivery
+from toolbind.runtime.context import Context
+from toolbind.runtime.pending import PendingStore
 
 pytestmark = pytest.mark.slow
 

@@ -14,15 +14,10 @@ from pydantic import BaseModel
 
 from tests.runtime.conftest import ACTIVITIES
 from tests.scripted_llm import Reply, ScriptedLLM, call, tools
-from toolbind.runtime import (
-    ActivityContext,
-    Agent,
-    ModelSettings,
-    PendingStore,
-    ResponseValidationError,
-)
+from toolbind.runtime import ActivityContext, Agent, ModelSettings
 from toolbind.runtime.capabilities import PendingDelivery, RequireApproval
-from toolbind.runtime.errors import UsageError
+from toolbind.runtime.errors import ResponseValidationError, UsageError
+from toolbind.runtime.pending import PendingStore
 
 
 def functions(request: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from tests.runtime.test_streaming import collect
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import Agent, ModelSettings, ResponseValidationError, ToolRegistry
+from toolbind.runtime import Agent, ModelSettings, ToolRegistry
 from toolbind.runtime._salvage import cut_off_calls
+from toolbind.runtime.errors import ResponseValidationError
 
 WEATHER: dict[str, Any] = {
     "type": "object",

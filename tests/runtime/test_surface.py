@@ -11,6 +11,8 @@ from types import ModuleType
 import pytest
 from pydantic import ValidationError
 
+# (the faces are read through their modules: pyright does not count that as a use)
+# pyright: reportUnusedImport=false
 import toolbind.compiler
 import toolbind.runtime
 import toolbind.runtime.types

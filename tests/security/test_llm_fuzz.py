@@ -42,14 +42,13 @@ from toolbind.compiler import load_package
 from toolbind.runtime import (
     ActivityRegistry,
     Agent,
-    LLMError,
     LoopSettings,
     ModelSettings,
-    ResponseValidationError,
     RunResult,
     ToolRegistry,
 )
 from toolbind.runtime._salvage import cut_off_calls  # pyright: ignore[reportPrivateUsage]
+from toolbind.runtime.errors import LLMError, ResponseValidationError
 
 EXAMPLES = max(60, settings().max_examples)  # the profile's, at least 60
 

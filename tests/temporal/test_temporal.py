@@ -31,8 +31,9 @@ from tests.scripted_llm import Reply, ScriptedLLM, call
 from tests.scripted_llm import tools as tools_reply
 from tests.temporal._support import HERE, SPEC, WorkerProcess, dev_server
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime import Agent, AgentEvent, PendingStore, ToolRegistry, pending_app
+from toolbind.runtime import Agent, AgentEvent, ToolRegistry
 from toolbind.runtime.capabilities import PendingDelivery, RequireApproval, ToolSelection
+from toolbind.runtime.pending import PendingStore, pending_app
 from toolbind.runtime.temporal import (
     DurableAgent,
     TemporalExecutor,
