@@ -555,6 +555,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=CONFIGS, help="run only these toolbind configurations"
     )
+    parser.add_argument(
+        "--model",
+        choices=("qwen", "smollm2"),
+        default=None,
+        help="the local model (default: $TOOLBIND_LOCAL_MODEL, else smollm2; demo/llm_server.py)",
+    )
     args = parser.parse_args(argv)
     global VERBOSE
     VERBOSE = args.verbose
@@ -562,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
     from demo.llm_server import LocalLLMUnavailable, llama_server
 
     try:
-        server_cm = llama_server(n_ctx=4096)
+        server_cm = llama_server(args.model, n_ctx=4096)
         server = server_cm.__enter__()
     except LocalLLMUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
