@@ -32,6 +32,7 @@ from toolbind.compiler.errors import SpecError
 
 from ._export import EXPORT_FORMATS, provider_export
 from ._generate import (
+    LateProgress,
     Param,
     allowed_refs_error,
     render,
@@ -664,13 +665,17 @@ def diff_command(
         raise _usage(f"--format {fmt!r}: expected text, json or markdown")
     if fail_on not in ("breaking", "any", "none"):
         raise _usage(f"--fail-on {fail_on!r}: expected breaking, any or none")
+    progress = LateProgress(doing="")  # (a line on a terminal once the run takes a second)
     try:
-        report = diff_specs(old, new, RefPolicy.allowing(allowed))
+        report = diff_specs(old, new, RefPolicy.allowing(allowed), progress)
     except SpecError as exc:
+        progress.stop()
         _render(exc.diagnostics)
         raise typer.Exit(1) from None
     except SelectionError as exc:
+        progress.stop()
         raise _usage(str(exc)) from None
+    progress.stop()
     _render(report.diagnostics)
     sys.stdout.write(render(report, fmt))  # pyright: ignore[reportArgumentType]
     raise typer.Exit(1 if report.fails(fail_on) else 0)  # pyright: ignore[reportArgumentType]

@@ -188,7 +188,8 @@ class LateProgress:
     """A progress line that appears only once a run has taken more than a second (on a
     terminal: rich is imported only then)."""
 
-    def __init__(self) -> None:
+    def __init__(self, doing: str = "compiling") -> None:
+        self.doing = doing
         self.start = time.monotonic()
         self.progress: Any = None
         self.task: Any = None
@@ -212,7 +213,7 @@ class LateProgress:
             self.progress.start()
             self.task = self.progress.add_task("")
         if self.progress is not None:
-            self.progress.update(self.task, description=f"compiling {item}")
+            self.progress.update(self.task, description=f"{self.doing} {item}".strip())
 
     def stop(self) -> None:
         if self.progress is not None:

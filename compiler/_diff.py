@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -55,11 +55,17 @@ class DiffReport:
         return {a: sum(c.audience == a for c in self.changes) for a in AUDIENCES}
 
 
-def diff_specs(old: str, new: str, refs: RefPolicy = NO_EXTRA_REFS) -> DiffReport:
+def diff_specs(
+    old: str,
+    new: str,
+    refs: RefPolicy = NO_EXTRA_REFS,
+    progress: Callable[[str], None] | None = None,
+) -> DiffReport:
     """Compare the specs ``old`` and ``new`` (a file, a directory or ``REV:PATH``).
 
     Two files are compared with each other whatever their names; two directories (or
-    revisions of one) spec by spec, matched by file name.
+    revisions of one) spec by spec, matched by file name. ``progress`` is told each step
+    (reading a side, comparing a spec) as it starts.
 
     Raises:
         SpecError: either side has errors (each located in its own version).
@@ -67,7 +73,10 @@ def diff_specs(old: str, new: str, refs: RefPolicy = NO_EXTRA_REFS) -> DiffRepor
     """
     diags = Diagnostics()
     with _materialised(old) as (old_path, old_shown), _materialised(new) as (new_path, new_shown):
+        tell = progress or (lambda _: None)
+        tell(f"reading {old_shown}")
         old_pkgs = _read(old_path, old_shown, diags, refs)
+        tell(f"reading {new_shown}")
         new_pkgs = _read(new_path, new_shown, diags, refs)
         if diags.has_errors:
             raise SpecError(diags.items)
@@ -77,6 +86,7 @@ def diff_specs(old: str, new: str, refs: RefPolicy = NO_EXTRA_REFS) -> DiffRepor
     else:
         pairs = [(old_pkgs.get(k), new_pkgs.get(k)) for k in sorted({*old_pkgs, *new_pkgs})]
     for a, b in pairs:
+        tell(f"comparing {(b or a).source if (b or a) else old_shown}")
         changes.extend(diff_packages(a, b))
     return DiffReport(old=old, new=new, changes=changes, diagnostics=diags.items)
 
