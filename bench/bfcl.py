@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from _corpus import REPO, corpus_root, require
+from _progress import steps
 
 from toolbind.runtime import ModelSettings
 
@@ -582,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.only or name in args.only
             ]
             tallies = [tally for tally, _ in runners]
-            for done, q in enumerate(questions, 1):
+            for done, q in enumerate(steps(questions, "questions", name=lambda q: q.id), 1):
                 for _, ask in runners:  # each configuration in turn, on the same question
                     ask(q)
                 if args.progress:  # the table so far: a run cut short still compares alike

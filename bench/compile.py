@@ -98,6 +98,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from _corpus import corpus_root
+from _progress import steps
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_NAME = "datamodel-codegen"
@@ -236,7 +237,7 @@ def prepare(corpus: Corpus, root: Path) -> Prepared:
     schemas: list[Path] = []
     raw = 0
     files = corpus.spec_files()
-    for spec in files:
+    for spec in steps(files, "tool files"):
         if spec.parent == corpus.mcp_dir:
             tools = _mcp_schemas(spec)
             raw += len(tools)

@@ -124,6 +124,7 @@ from types import FrameType
 from typing import Any, Literal, Protocol, cast
 
 from _corpus import corpus_root
+from _progress import steps
 from _suite import DRAFTS, Case, Group, Suite, load_groups, load_remotes, suite_files, suite_root
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -962,7 +963,7 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore")
             for draft in drafts:
                 for suite, modes in plan:
-                    for path in suite_files(root, draft, suite):
+                    for path in steps(list(suite_files(root, draft, suite)), f"{draft} {suite}"):
                         groups = load_groups(root, draft, suite, path)
                         if args.only and (not groups or args.only not in groups[0].file):
                             continue

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from _corpus import corpus_root, left_out
+from _progress import steps
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = corpus_root() / "openapi"
@@ -274,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     floor = import_floor()
     print(f"import floor (pydantic + toolbind.runtime.types): {floor * 1000:.0f}ms", flush=True)
     try:
-        for spec in specs:
+        for spec in steps(specs, "specs"):
             rows.append(_spec_row(spec, work))
             print(_line(rows[-1]), flush=True)
         print(_summary(rows))

@@ -52,3 +52,17 @@ def test_diff_of_two_large_specs_shows_what_it_is_doing_on_a_terminal() -> None:
     piped = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False, timeout=300)
     assert piped.returncode == 0
     assert "reading" not in piped.stderr and "\x1b[" not in piped.stderr  # quiet off a terminal
+
+
+def test_a_bench_loop_shows_a_bar_on_a_terminal_and_nothing_off_one() -> None:
+    code = (
+        "import sys, time; sys.path.insert(0, 'bench'); from _progress import steps\n"
+        "for spec in steps(['a.yaml', 'b.yaml'], 'specs'): time.sleep(0.3)\n"
+        "print('figures')\n"
+    )
+    status, written = _on_a_terminal([sys.executable, "-c", code], timeout=60)
+    assert status == 0 and "specs: a.yaml" in written and "figures" in written, written
+    piped = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert (piped.stdout, piped.stderr) == ("figures\n", "")
