@@ -127,7 +127,7 @@ FILE_TYPE: Rule[OpenApi] = Rule(
     family="openapi-swagger2",
     accepts="Swagger 2.0's type: file (a form part or a response)",
     makes="binary content: {type: string, format: binary}",
-    warning="",
+    warning="none: the same API, said in OpenAPI 3's words",
     apply=_file_type,
 )
 
@@ -137,7 +137,7 @@ SERVERS: Rule[OpenApi] = Rule(
     accepts="Swagger 2.0's host, basePath and schemes",
     makes="the document's servers: one URL per scheme (https when none; basePath alone, or /, "
     "when no host)",
-    warning="",
+    warning="none: the same API, said in OpenAPI 3's words",
     apply=_servers,
 )
 SECURITY_SCHEME: Rule[OpenApi] = Rule(
@@ -145,7 +145,7 @@ SECURITY_SCHEME: Rule[OpenApi] = Rule(
     family="openapi-swagger2",
     accepts="a security scheme of type basic; a Swagger 2.0 oauth2 scheme's flow, tokenUrl, scopes",
     makes="{type: http, scheme: basic}; OpenAPI 3's flows (application: clientCredentials)",
-    warning="",
+    warning="none: the same API, said in OpenAPI 3's words",
     apply=_security_scheme,
 )
 
@@ -154,7 +154,7 @@ MEDIA_TYPES: Rule[OpenApi] = Rule(
     family="openapi-swagger2",
     accepts="a Swagger 2.0 operation without consumes or produces, in a document that has them",
     makes="the operation with the document's consumes and produces",
-    warning="",
+    warning="none: the same API, said in OpenAPI 3's words",
     apply=_media_types,
 )
 

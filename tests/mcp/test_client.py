@@ -93,7 +93,7 @@ def _wait_for_port(port: int, timeout: float = 30) -> None:
 
 def _toolbind(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        [sys.executable, "-m", "toolbind.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -598,7 +598,7 @@ def served_seeds(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         [
             sys.executable,
             "-m",
-            "toolbind.compiler.cli",
+            "toolbind.cli",
             "serve",
             str(REPO / "specs" / "seeds.yaml"),
             "--activities",

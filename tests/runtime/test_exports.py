@@ -591,7 +591,7 @@ def test_gemini_inlines_definitions_and_cuts_recursion(compile_spec: CompileSpec
 
 def toolbind(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "toolbind.compiler.cli", *args],
+        [sys.executable, "-m", "toolbind.cli", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

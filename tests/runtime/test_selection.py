@@ -284,5 +284,5 @@ def test_toolset_filters_by_tag_pattern_and_prefix(
 def test_tool_selection_is_checked() -> None:
     with pytest.raises(UsageError, match="ToolSelection"):
         Agent("http://127.0.0.1:9/v1", model="m", capabilities=[ToolSelection("bm25")])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="k"):
+    with pytest.raises(UsageError, match=r"BM25Selector\(k=0\)"):
         BM25Selector(0)
