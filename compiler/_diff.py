@@ -73,7 +73,7 @@ def diff_specs(
     """
     diags = Diagnostics()
     with _materialised(old) as (old_path, old_shown), _materialised(new) as (new_path, new_shown):
-        tell = progress or (lambda _: None)
+        tell: Callable[[str], None] = progress or _quiet
         tell(f"reading {old_shown}")
         old_pkgs = _read(old_path, old_shown, diags, refs)
         tell(f"reading {new_shown}")
@@ -86,9 +86,14 @@ def diff_specs(
     else:
         pairs = [(old_pkgs.get(k), new_pkgs.get(k)) for k in sorted({*old_pkgs, *new_pkgs})]
     for a, b in pairs:
-        tell(f"comparing {(b or a).source if (b or a) else old_shown}")
+        either = b or a
+        tell(f"comparing {either.source if either is not None else old_shown}")
         changes.extend(diff_packages(a, b))
     return DiffReport(old=old, new=new, changes=changes, diagnostics=diags.items)
+
+
+def _quiet(_: str) -> None:
+    """No progress is shown."""
 
 
 def diff_json_schemas(

@@ -171,7 +171,10 @@ def test_a_delegate_runs_on_its_scoped_context(server: LlamaServer) -> None:
         },
     }
     result = agent(
-        server, tools, ActivityRegistry(), delegates=Delegates(requests={"summarizer": summarizer})
+        server,
+        tools,
+        ActivityRegistry(),
+        capabilities=[Delegates(requests={"summarizer": summarizer})],
     ).run(
         "Summarize the article.",
         context=[
