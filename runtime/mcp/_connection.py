@@ -11,6 +11,7 @@ connects again. Progress notifications are the call's progress items
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -21,6 +22,10 @@ from .._result import ToolResult
 from ..errors import UsageError
 from ._config import McpServerConfig, expand_env
 from ._results import result_value
+
+START_TIMEOUT = 60.0
+"""Seconds a server may take to start and answer ``initialize`` when its configuration gives no
+``timeout``."""
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -121,19 +126,38 @@ class McpConnection:
             closing = asyncio.Event()
             self._closing = closing
             self._task = asyncio.create_task(self._hold(ready, closing), name=f"mcp:{self.name}")
-            self._client = await ready
+            # bounded: a server that never answers ``initialize`` must not hold the run forever
+            start = self.config.timeout if self.config.timeout is not None else START_TIMEOUT
+            try:
+                client = await asyncio.wait_for(asyncio.shield(ready), start)
+            except TimeoutError:
+                ready.cancel()
+                task, self._task, self._closing = self._task, None, None
+                task.cancel()  # (its transport ends with it: a stdio server is stopped)
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(task, 5)
+                raise TimeoutError(
+                    f"MCP server {self.name!r} did not finish starting (initialize) in "
+                    f"{start:g} s (its timeout in the configuration bounds the start too)"
+                ) from None
+            self._client = client
             self.connects += 1
-            return self._client
+            return client
 
     async def _hold(self, ready: asyncio.Future[Client], closing: asyncio.Event) -> None:
-        from mcp import Client
-
         async def on_message(message: Any) -> None:
             listed = getattr(message, "method", None) == "notifications/tools/list_changed"
             if listed and self.on_list_changed is not None:
                 self.on_list_changed()
 
         try:
+            try:
+                from mcp import Client
+            except ImportError as exc:  # said to the waiting call, which would wait forever else
+                raise UsageError(
+                    f"MCP server {self.name!r}: the MCP client is not installed ({exc}) — "
+                    "pip install 'toolbind[mcp]'"
+                ) from None
             transport = self._transport()
             async with Client(transport, message_handler=on_message) as client:
                 ready.set_result(client)
