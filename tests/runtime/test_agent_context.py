@@ -317,7 +317,7 @@ def test_a_latent_output_is_written_at_its_prescribed_path(llm: tuple[ScriptedLL
     assert result.steps[0].calls[0].route == "latent"
 
 
-# -- the Activity context (issue 17 item 5) -----------------------------------------------------
+# -- the Activity context -----------------------------------------------------
 
 
 @dataclass
@@ -385,7 +385,7 @@ def test_an_activity_gets_a_typed_context(llm: tuple[ScriptedLLM, str]) -> None:
     assert calls[2].result.data == "plain"
 
 
-# -- approval (issue 17 item 6) -----------------------------------------------------------------
+# -- approval -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("marked", ["in code", "in the spec"])

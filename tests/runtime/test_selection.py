@@ -1,4 +1,4 @@
-"""Large toolsets (issue 15 item 5): tool selection, per-run subsets, toolset filters.
+"""Large toolsets: tool selection, per-run subsets, toolset filters.
 
 The recall tests compile two real 174-operation specs from the corpus and ask their 50 questions
 each through the default BM25 selector: Slack's Web API (``data/slack_questions.json``, the set

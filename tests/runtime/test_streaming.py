@@ -1,4 +1,4 @@
-"""Streaming (issue 15 item 4): ``Agent.astream`` against the scripted server streaming SSE chunks.
+"""Streaming: ``Agent.astream`` against the scripted server streaming SSE chunks.
 
 The server cuts the text and each call's arguments into a few characters per chunk, as providers
 stream them. Asserted: the order of the events (never their timing) — a call's start, its partial
