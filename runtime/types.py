@@ -22,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     GetPydanticSchema,
     JsonValue,
     ModelWrapValidatorHandler,
@@ -31,6 +32,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.config import ExtraValues
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from toolbind._ecma import compile_pattern as _compile
@@ -412,6 +414,14 @@ class NativePattern:
             custom_error_context={"error": _mismatch(self.pattern)},
         )
         return core_schema.chain_schema([handler(source), check])
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        # the value's own schema in both modes, as the Python check gives (pydantic would show
+        # the Rust spelling in serialization mode)
+        steps = cast("list[core_schema.CoreSchema]", schema.get("steps", [schema]))
+        return handler(steps[0])
 
 
 def UniqueItems() -> AfterValidator:

@@ -132,3 +132,15 @@ def test_both_readings_agree(pattern: str, texts: list[str]) -> None:
         except ValidationError:
             natively = False
         assert natively == (ecma.search(text) is not None), (pattern, text)
+
+
+def test_the_json_schema_is_the_python_checks() -> None:
+    class Native(BaseModel):
+        a: Annotated[str, Pattern(r"^\d+$")]
+
+    class Python(BaseModel):
+        a: Annotated[str, Pattern(r"^\s+$")]
+
+    for mode in ("validation", "serialization"):
+        native, python = Native.model_json_schema(mode=mode), Python.model_json_schema(mode=mode)
+        assert native["properties"] == python["properties"], mode
