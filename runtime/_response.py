@@ -432,8 +432,8 @@ def _unoffered_meta(
     by_tool: Mapping[str, Mapping[str, Any]], raw: Any, tag: str, renamed: Mapping[str, str]
 ) -> list[ErrorDetails]:
     """The meta fields the calls (``raw``, as the model sent them) give that their composed
-    schemas refuse (``_meta``: a closed schema refuses ``_output`` on a tool an Activity runs as
-    it refuses any other undeclared key), as pydantic's own errors at the place pydantic puts
+    schemas refuse (the rule of ``_meta``: a closed schema refuses ``_output`` on a tool an
+    Activity runs as it refuses any other undeclared key), as pydantic's own errors at the place pydantic puts
     them (the tool's name in the place only when the calls are a union), so they are told in
     the same words."""
     union = len(by_tool) > 1

@@ -5,11 +5,11 @@ MCP server (``toolbind serve``).
 Each tool with a way to run (an Activity: a user function, a generated HTTP Activity) is an MCP
 tool: ``inputSchema`` is exactly what ``toolbind schema --format mcp`` exports (``mcp_tools``), and
 ``outputSchema``, ``title``, ``annotations`` and the description come along. A call is validated
-by the tool's generated Call model, and its meta fields by the ``inputSchema`` listed (``_meta``:
-``_tool`` and ``_activity`` may be left out, and are the listed ``const`` when given; a meta field
-the schema does not list is refused where it refuses extra keys) — a validation error is an MCP
-tool error naming the tool and each field — then routed to the Activity; the result comes back as ``structuredContent`` (the Output's JSON)
-plus the same JSON as text (a string: as the text itself), and a failed ``ToolResult`` as
+by the tool's generated Call model, and its meta fields by the ``inputSchema`` listed (the rule of
+the runtime's ``_meta``: ``_tool`` and ``_activity`` may be left out, and are the listed ``const``
+when given; a meta field the schema does not list is refused where it refuses extra keys) — a
+validation error is an MCP tool error naming the tool and each field — then routed to the
+Activity; the result comes back as ``structuredContent`` (the Output's JSON) plus the same JSON as text (a string: as the text itself), and a failed ``ToolResult`` as
 ``isError``; the content blocks another MCP server answered (a generated ``McpActivities``
 method's image, audio, resource...) come back as those blocks. Every configured secret
 (credentials, ``${env.X}`` values) is scrubbed from what goes back, as from an Agent's tool
