@@ -143,8 +143,6 @@ def read_specs(
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
 ) -> list[SpecPackage]:
-    from .frontends import read_spec
-
     packages: list[SpecPackage] = []
     for path in paths:
         if progress:
@@ -153,6 +151,22 @@ def read_specs(
         if pkg is not None:
             packages.append(pkg)
     return packages
+
+
+def read_spec(
+    path: Path,
+    shown: str,
+    diags: Diagnostics,
+    select: OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
+) -> SpecPackage | None:
+    """The frontends' ``read_spec``, then the passes that change what the model reads (tools
+    told apart where their descriptions are the same)."""
+    from .frontends import read_spec as lowered
+    from .passes.descriptions import told_apart
+
+    pkg = lowered(path, shown, diags, select, refs)
+    return told_apart(pkg) if pkg is not None else None
 
 
 def _shadows(name: str) -> str | None:
@@ -450,8 +464,6 @@ def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
             continue
         if run.progress:
             run.progress(source)
-        from .frontends import read_spec  # (not imported when every package is reused)
-
         own = Diagnostics()
         with recording_reads() as reads, run.memo.reading(source, name, options) as kept:
             pkg = read_spec(path, source, own, run.select, run.refs)

@@ -40,6 +40,7 @@ from toolbind._compose import (
 )
 from toolbind._compose import compose as compose_schema
 
+from ._meta import call_schemas, refused_meta
 from ._salvage import CONTROL_NOTE, cut_off_calls, lenient_json
 from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, NotNull, ToolResponse, ToolTag
@@ -286,6 +287,7 @@ def response_model(
         return self
 
     sent = for_grammar(frozen_schema)
+    by_tool = call_schemas(frozen_schema, tag)
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         # what instructor sends as the function's parameters: the composed schema, written so a
@@ -305,6 +307,7 @@ def response_model(
                         "(keyword: maxItems)"
                     ]
                 )
+        unoffered = _unoffered_meta(by_tool, raw_calls, tag, renamed)
         if (renamed or tag != TOOL_TAG) and isinstance(raw_calls, list):
             data = {
                 **cast("dict[str, Any]", data),
@@ -332,14 +335,17 @@ def response_model(
                 ]
             )
         try:
-            return handler(data)
+            made = handler(data)
         except ValidationError as exc:
             errors = exc.errors()
             # feedback our own validators raised is kept by pydantic as the typed value itself
             own = [e.get("ctx", {}).get("error") for e in errors]
             if own and all(isinstance(e, ModelFeedback) for e in own):
                 raise cast("ModelFeedback", own[0]) from None
-            raise feedback_for(errors, data, fields, offered_as, tag) from None
+            raise feedback_for([*unoffered, *errors], data, fields, offered_as, tag) from None
+        if unoffered:
+            raise feedback_for(unoffered, data, fields, offered_as, tag)
+        return made
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -420,6 +426,35 @@ def with_instance(call_model: type[BaseModel], instances: tuple[str, ...]) -> ty
         )
         _INSTANCED[key] = found
     return found
+
+
+def _unoffered_meta(
+    by_tool: Mapping[str, Mapping[str, Any]], raw: Any, tag: str, renamed: Mapping[str, str]
+) -> list[ErrorDetails]:
+    """The meta fields the calls (``raw``, as the model sent them) give that their composed
+    schemas refuse (the rule of ``_meta``: a closed schema refuses ``_output`` on a tool an
+    Activity runs as it refuses any other undeclared key), as pydantic's own errors at the place pydantic puts
+    them (the tool's name in the place only when the calls are a union), so they are told in
+    the same words."""
+    union = len(by_tool) > 1
+    errors: list[ErrorDetails] = []
+    for index, call in enumerate(cast("list[Any]", raw) if isinstance(raw, list) else []):
+        if not isinstance(call, dict):
+            continue
+        given = cast("dict[str, Any]", call)
+        tool: Any = given.get(tag, given.get(TOOL_TAG))
+        schema = by_tool.get(tool) if isinstance(tool, str) else None
+        if schema is None:
+            continue
+        for key, message, keyword in refused_meta(schema, given, tag=tag):
+            if keyword != "additionalProperties":  # (a wrong const: ``check_meta_fields``)
+                continue
+            name = renamed.get(tool, tool)
+            loc = ("calls", index, name, key) if union else ("calls", index, key)
+            errors.append(
+                {"type": "extra_forbidden", "loc": loc, "msg": message, "input": given[key]}
+            )
+    return errors
 
 
 def _extra_output_keys(schema: Mapping[str, Any], data: Any) -> dict[str, list[str]]:

@@ -78,6 +78,8 @@ class McpConnection:
         self.on_list_changed = on_list_changed
         self.connects = 0
         """How many sessions were opened (1 + reconnections)."""
+        self.unlisted: tuple[str, ...] = ()
+        """The names ``allowedTools`` gives that the last ``tools/list`` did not list."""
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
@@ -213,6 +215,8 @@ class McpConnection:
             raise ConnectionError(f"MCP server {self.name!r}: {_why(exc)}") from exc
         allowed = self.config.allowed_tools
         if allowed is not None:
+            names = {t.get("name") for t in tools}
+            self.unlisted = tuple(n for n in allowed if n not in names)
             tools = [t for t in tools if t.get("name") in allowed]
         return tools
 
@@ -230,7 +234,18 @@ class McpConnection:
         ``timeout`` (default: the config's) bounds the call: past it the SDK sends
         ``notifications/cancelled`` and the result is a failed one. ``progress`` gets
         ``{"progress", "total", "message"}`` for each progress notification.
+
+        Raises:
+            UsageError: ``tool`` is not one the configuration's ``allowedTools`` keeps (nothing
+                is sent: the list holds here as it does in ``list_tools``, the generated
+                code, the Agent and ``toolbind serve``).
         """
+        allowed = self.config.allowed_tools
+        if allowed is not None and tool not in allowed:
+            raise UsageError(
+                f"MCP server {self.name!r}: tool={tool!r} is not in its allowedTools "
+                f"({', '.join(allowed) or 'none'}); nothing was sent"
+            )
         from mcp import MCPError
         from mcp_types import REQUEST_TIMEOUT
 
