@@ -1,9 +1,11 @@
 """toolbind.runtime.temporal, runtime layer (imports temporalio's activity API, the runtime's model
-call (``_llm``, lazily), composition and errors, and this package's ``_names`` and ``_world``): the
-activity ``toolbind.llm`` that asks the model on a worker.
+call (``_llm``, lazily), composition and errors, and this package's ``_names``, ``_beat`` and
+``_world``): the activity ``toolbind.llm`` that asks the model on a worker.
 
 The workflow sends what it decided (the tools offered, output, tool choice, instances, composed or
-native); the activity composes the same request here (once per worker) and asks the model.
+native); the activity composes the same request here (once per worker) and asks the model. It
+heartbeats while the model answers, so a worker lost mid-request is noticed within the heartbeat
+timeout and the request is sent again from another worker.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .._events import Step
 from .._response import Composition, compose
 from ..errors import LLMError, ResponseValidationError
 from ..types import ToolResponse
+from ._beat import heartbeating
 from ._names import LLM_ACTIVITY
 from ._world import World
 
@@ -36,7 +39,8 @@ def llm_activity(world: World) -> Callable[..., Any]:
         native = bool(payload.get("native"))
         step = Step(index=payload["step"], mode="native" if native else "composed")
         try:
-            response = await _request(model, payload, llm, composition, step, native=native)
+            async with heartbeating():
+                response = await _request(model, payload, llm, composition, step, native=native)
         except ResponseValidationError as exc:
             raise ApplicationError(
                 str(exc),

@@ -1,0 +1,130 @@
+"""The fault matrix: every outside part a run talks to — an HTTP API, the model server, an MCP
+server over stdio and over HTTP — and every fault it may show — it never answers, answers slowly,
+dies before / during / between calls, closes the connection mid-body, answers garbage, answers a
+valid-looking lie — injected against the real part, with the outcome each must have: a named
+failure within a stated bound (the user-settable timeout plus slack), no hang, no effect repeated
+beyond what the docs promise, nothing lost from the transcript.
+
+Real parts only: a raw ASGI app and the scripted OpenAI-protocol server served by uvicorn, MCP
+servers in their own processes (``tests/faults/mcp_server.py``, the ``mcp`` SDK's server, over
+stdio and streamable HTTP), and ``tests/faults/_proxy.py`` (a TCP proxy on 127.0.0.1) where the
+fault is on the wire. The Temporal rows (a worker killed during a tool call, during the model
+call, the workflow's worker killed mid-step, a pending result sent while no worker runs) are
+in ``tests/temporal/`` (slow). Each row prints its measured time: ``pytest tests/faults -s``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, TypeVar
+
+import pytest
+
+from tests._servers import free_port, serve_asgi
+from tests.conftest import CompileSpec
+from tests.faults import _upstream
+from tests.faults._proxy import Fault, FaultProxy
+from toolbind.runtime.http import HttpClient, RetryPolicy
+
+T = TypeVar("T")
+SLACK = 3.0
+"""Seconds over a row's configured bound a loaded machine may take (2 cores, 8 helpers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One cell of the matrix: the fault, what must come of it, within how long."""
+
+    fault: str
+    outcome: str | None  # the failure's ``error_type`` (or exception class); None: it succeeds
+    bound: float  # the seconds configured (the timeout the user sets); SLACK is added
+
+
+def timed(run: Callable[[], T]) -> tuple[T, float]:
+    started = time.monotonic()
+    value = run()
+    return value, time.monotonic() - started
+
+
+def report(part: str, row: Row, seconds: float, outcome: str | None) -> None:
+    print(f"\n{part} | {row.fault} | {outcome} | {seconds:.2f} s (bound {row.bound:g} s)")
+    assert outcome == row.outcome
+    assert seconds < row.bound + SLACK
+
+
+# -- an HTTP API ----------------------------------------------------------------------------------
+
+HTTP_TIMEOUT = 1.0
+HTTP_RETRY = RetryPolicy(max_attempts=2, backoff=0.05, max_backoff=0.1)
+HTTP_ROWS = {
+    "never answers": Row("never answers", "timeout", HTTP_TIMEOUT),
+    "answers slowly": Row("answers slowly (5 s, past the 1 s timeout)", "timeout", HTTP_TIMEOUT),
+    "dies before": Row("dies before the call (nothing listens)", "connection", HTTP_TIMEOUT),
+    "dies during": Row("dies during a POST, after its effect", "connection", HTTP_TIMEOUT),
+    "dies during get": Row("dies during a GET (sent again once)", "connection", HTTP_TIMEOUT),
+    "dies between": Row("dies between calls (restarted)", None, HTTP_TIMEOUT),
+    "cut": Row("closes the connection mid-body", "connection", HTTP_TIMEOUT),
+    "garbage": Row("answers garbage", "invalid_response", HTTP_TIMEOUT),
+    "wrong type": Row("lies: an HTML page for JSON", "invalid_output", HTTP_TIMEOUT),
+    "wrong shape": Row("lies: JSON of the wrong shape", "invalid_output", HTTP_TIMEOUT),
+}
+
+
+ON_THE_WIRE: dict[str, Fault] = {
+    "never answers": "silent",
+    "dies during": "reset",
+    "dies during get": "reset",
+    "cut": "cut",
+}
+"""The rows whose fault the proxy injects (the others: the server's own answer, or no server)."""
+
+
+@pytest.fixture(scope="module")
+def http_api() -> Iterator[int]:
+    with serve_asgi(_upstream.app) as url:
+        yield int(url.rpartition(":")[2])
+
+
+@pytest.fixture
+def api_pkg(compile_spec: CompileSpec) -> ModuleType:
+    _upstream.reset()
+    return compile_spec(_upstream.SPEC)
+
+
+@pytest.mark.parametrize("case", HTTP_ROWS)
+def test_an_http_api(case: str, http_api: int, api_pkg: ModuleType) -> None:
+    row = HTTP_ROWS[case]
+    with FaultProxy(http_api).running() as proxy:
+        base = f"http://127.0.0.1:{free_port()}" if case == "dies before" else proxy.url
+        client = HttpClient(api_pkg.API, base_url=base, timeout=HTTP_TIMEOUT, retry=HTTP_RETRY)
+        with client:
+            acts = api_pkg.HttpActivities(client).activities()
+
+            def call(tool: str) -> Any:
+                return acts[tool](api_pkg.CallAdapter.validate_python({"_tool": tool}))
+
+            operation = {
+                "answers slowly": "getSlow",
+                "dies during": "makeEffect",
+                "garbage": "getGarbage",
+                "wrong type": "getHtml",
+                "wrong shape": "getShape",
+            }.get(case, "getItem")
+            if case == "dies between":
+                assert call("getItem").success  # a kept-alive connection, then the server goes
+                proxy.drop()
+                time.sleep(0.1)
+            proxy.fault = ON_THE_WIRE.get(case, "none")
+            result, seconds = timed(lambda: call(operation))
+    outcome = None if result.success else result.metadata["error_type"]
+    report("HTTP API", row, seconds, outcome)
+    if case == "dies during":  # a POST is never sent again: its effect happened once
+        assert _upstream.EFFECTS == [1] and result.metadata["attempts"] == 1
+        assert "it may have been done" in (result.error or "")
+    if case == "dies during get":  # an idempotent request is sent again, within the policy
+        assert _upstream.HITS["/item"] == 2 and result.metadata["attempts"] == 2
+    if case == "dies between":
+        assert result.data.id == 2  # answered by the server, on a new connection
