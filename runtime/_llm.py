@@ -175,6 +175,7 @@ class InstructorModel:
         hooks = Hooks()
 
         answered = [False]  # whether the latest request got a completion back
+        not_completion: list[str] = []  # bodies that came back instead of one
 
         def on_kwargs(*args: Any, **kwargs: Any) -> None:
             answered[0] = False
@@ -188,7 +189,11 @@ class InstructorModel:
             )
 
         def on_response(response: Any) -> None:
-            answered[0] = True
+            # openai hands back the body's text when its content type is not JSON (an HTML error
+            # page with a 200): no completion came, so the request failed (not the model)
+            answered[0] = not isinstance(response, str)
+            if isinstance(response, str):
+                not_completion.append(response)
             step.raw_responses.append(_scrub(_dump(response), self.redact))
             # an answer that is not strict JSON but has one meaning — cut off inside ``calls``
             # (llama-cpp-python says "tool_calls", not "length"), raw newlines in strings:
@@ -224,7 +229,11 @@ class InstructorModel:
             cause = exc.__cause__ or exc
             # did the last request get a completion? If not, the request itself failed (HTTP
             # error, timeout, a body that is no completion), maybe after invalid answers
-            if not answered[0] or not failed:
+            if not answered[0] and not_completion:
+                from ._native import not_a_completion
+
+                failure = LLMError(redact(not_a_completion(not_completion[-1])))
+            elif not answered[0] or not failed:
                 after = f" (after {len(failed)} invalid answer(s))" if failed else ""
                 failure = LLMError(
                     redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")

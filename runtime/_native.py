@@ -371,6 +371,8 @@ async def ask(
             raise LLMError(
                 redact(f"the LLM request failed{after}: {type(exc).__name__}: {exc}")
             ) from None
+        if isinstance(completion, str):  # openai's text of a body that is not JSON
+            raise LLMError(redact(not_a_completion(completion)))
         dumped: dict[str, Any] = cast(
             "dict[str, Any]",
             completion if isinstance(completion, dict) else completion.model_dump(mode="json"),
@@ -472,3 +474,10 @@ def feed_back(
         convo.append(
             {"role": "tool", "tool_call_id": str(fields.get("id")), "content": shown(content)}
         )
+
+
+def not_a_completion(body: str) -> str:
+    """What the LLM server sent instead of a completion (openai gives the text of a body whose
+    content type is not JSON, such as a proxy's HTML error page with a 200), for ``LLMError``."""
+    shown = body if len(body) <= 200 else body[:199] + "…"
+    return f"the LLM server's answer is not a completion: {shown!r}"

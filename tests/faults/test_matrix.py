@@ -24,9 +24,13 @@ from typing import Any, TypeVar
 import pytest
 
 from tests._servers import free_port, serve_asgi
-from tests.conftest import CompileSpec
+from tests.conftest import REPO, CompileSpec
 from tests.faults import _upstream
 from tests.faults._proxy import Fault, FaultProxy
+from tests.scripted_llm import Reply, ScriptedLLM, call, raw, tools
+from toolbind.compiler import load_package
+from toolbind.runtime import Agent, ModelSettings, ToolRegistry
+from toolbind.runtime.errors import AgentError
 from toolbind.runtime.http import HttpClient, RetryPolicy
 
 T = TypeVar("T")
@@ -128,3 +132,97 @@ def test_an_http_api(case: str, http_api: int, api_pkg: ModuleType) -> None:
         assert _upstream.HITS["/item"] == 2 and result.metadata["attempts"] == 2
     if case == "dies between":
         assert result.data.id == 2  # answered by the server, on a new connection
+
+
+# -- the model server -----------------------------------------------------------------------------
+
+MODEL = ModelSettings(timeout=1.0, http_retries=1, max_retries=0)
+MODEL_BOUND = MODEL.timeout * (MODEL.http_retries + 1) + 1.0  # (+ the client's backoff, < 1 s)
+MODEL_ROWS = {
+    "never answers": Row("never answers", "LLMError", MODEL_BOUND),
+    "answers slowly": Row("answers slowly (5 s, past the 1 s timeout)", "LLMError", MODEL_BOUND),
+    "dies before": Row("dies before the run (nothing listens)", "LLMError", MODEL_BOUND),
+    "dies during": Row("dies during a request", "LLMError", MODEL_BOUND),
+    "dies between": Row("dies between requests (restarted)", None, MODEL_BOUND),
+    "cut": Row("closes the connection mid-body", "LLMError", MODEL_BOUND),
+    "garbage": Row("answers garbage", "LLMError", MODEL_BOUND),
+    "wrong type": Row("lies: an HTML page, 200", "LLMError", MODEL_BOUND),
+    "wrong type native": Row("lies: an HTML page, 200 (native mode)", "LLMError", MODEL_BOUND),
+    # an answer, if an empty one: fed back like any invalid answer (as the fuzz tests have it)
+    "wrong shape": Row(
+        "lies: a completion with no choices", "ResponseValidationError", MODEL_BOUND
+    ),
+    "wrong answer": Row(
+        "lies: a call that breaks the tool's schema", "ResponseValidationError", MODEL_BOUND
+    ),
+}
+SECOND_ANSWER: dict[str, Reply] = {
+    "answers slowly": call({"output": "late", "calls": []}, delay=5),
+    "garbage": raw(b"\x00\xff<<not json"),
+    "wrong type": raw("<html><h1>502 Bad Gateway</h1></html>", media_type="text/html"),
+    "wrong type native": raw("<html><h1>502 Bad Gateway</h1></html>", media_type="text/html"),
+    "wrong shape": raw('{"id": "x", "object": "chat.completion", "choices": []}'),
+    "wrong answer": call({"output": None, "calls": [{"_tool": "weatherCheck", "location": 7}]}),
+}
+"""What the model server answers the second request with (twice: the client's retry too)."""
+
+
+@pytest.fixture(scope="module")
+def seeds() -> ModuleType:
+    """The seeds package, after one unmeasured run: the first run imports instructor's provider
+    modules (seconds on a loaded machine), which no row's time should hold."""
+    pkg = load_package(REPO / "generated", "seeds")
+    server = ScriptedLLM(call({"output": "warm", "calls": []}))
+    with serve_asgi(server.app) as url:
+        Agent(f"{url}/v1", model="scripted", tools=ToolRegistry(pkg.TOOLS)).run("warm up")
+    return pkg
+
+
+@pytest.mark.parametrize("case", MODEL_ROWS)
+def test_the_model_server(case: str, seeds: ModuleType) -> None:
+    row = MODEL_ROWS[case]
+    native = case.endswith("native")
+    server = ScriptedLLM(
+        tools(("weatherCheck", {"location": "Oslo"}))
+        if native
+        else call({"output": None, "calls": [{"_tool": "weatherCheck", "location": "Oslo"}]})
+    )
+    second = SECOND_ANSWER.get(case, call({"output": "done", "calls": []}))
+    server.add(second, second)
+    effects: list[str] = []
+    with serve_asgi(server.app) as url, FaultProxy(int(url.rpartition(":")[2])).running() as proxy:
+
+        def weather(c: Any) -> dict[str, Any]:
+            effects.append(c.location)
+            if case == "dies between":
+                proxy.drop()  # the kept-alive connection to the model server is gone
+            proxy.fault = ON_THE_WIRE.get(case, "none")  # for the next request
+            return {"temperature": 3.5, "conditions": "snow"}
+
+        base = f"http://127.0.0.1:{free_port()}" if case == "dies before" else proxy.url
+        agent = Agent(
+            f"{base}/v1",
+            model="scripted",
+            tools=ToolRegistry(seeds.TOOLS),
+            activities={"weatherCheck": weather},
+            settings=MODEL,
+            mode="native" if native else "composed",
+        )
+        failure: AgentError | None = None
+        started = time.monotonic()
+        try:
+            result = agent.run("weather in Oslo", max_steps=3)
+        except AgentError as exc:
+            failure = exc
+        seconds = time.monotonic() - started
+    report("model server", row, seconds, None if failure is None else type(failure).__name__)
+    if case.startswith("wrong type"):
+        assert "502 Bad Gateway" in str(failure)  # what came instead of a completion
+    steps = result.steps if failure is None else failure.steps
+    if case == "dies before":
+        assert [s.calls for s in steps] == [[]] and effects == []
+        return
+    # nothing lost: the first step's call and its result are in the transcript, done once
+    (done,) = steps[0].calls
+    assert done.tool == "weatherCheck" and done.result.success
+    assert effects == ["Oslo"]
