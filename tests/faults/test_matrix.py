@@ -15,9 +15,19 @@ in ``tests/temporal/`` (slow). Each row prints its measured time: ``pytest tests
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -32,6 +42,7 @@ from toolbind.compiler import load_package
 from toolbind.runtime import Agent, ModelSettings, ToolRegistry
 from toolbind.runtime.errors import AgentError
 from toolbind.runtime.http import HttpClient, RetryPolicy
+from toolbind.runtime.mcp import McpConnection, load_mcp_config
 
 T = TypeVar("T")
 SLACK = 3.0
@@ -226,3 +237,231 @@ def test_the_model_server(case: str, seeds: ModuleType) -> None:
     (done,) = steps[0].calls
     assert done.tool == "weatherCheck" and done.result.success
     assert effects == ["Oslo"]
+
+
+# -- an MCP server, over stdio and over HTTP -------------------------------------------------------
+
+MCP_SERVER = REPO / "tests" / "faults" / "mcp_server.py"
+CALL_MS, START_MS = 2000, 1000
+"""The configuration's ``timeout`` (each call) and, where the start is the fault, its
+``startTimeout``; elsewhere the start has 60 s (a loaded machine starts Python slowly)."""
+CALL_S, START_S = CALL_MS / 1000, START_MS / 1000
+STOP_S = 2.0
+"""The SDK's grace for a stdio server to exit once its stdin is closed (then it is terminated):
+part of a failed start's wait."""
+MCP_ROWS = {
+    "never answers": Row("never answers (initialize)", "connection", START_S),
+    "answers slowly": Row("answers slowly (10 s, past the 2 s timeout)", "timeout", CALL_S),
+    "dies before": Row("dies before the call", "connection", START_S),
+    "dies during": Row("dies during a call, after its effect", "connection", CALL_S),
+    "dies between": Row("dies between calls", None, CALL_S),
+    "garbage": Row("answers garbage", "connection", START_S),
+    "wrong shape": Row("lies: a result that breaks its outputSchema", "output", CALL_S),
+}
+MCP_STDIO_ROWS = MCP_ROWS | {
+    "never answers": Row("never answers (initialize)", "connection", START_S + STOP_S),
+    "garbage": Row("answers garbage", "connection", START_S + STOP_S),
+    # the next call starts a new process: bounded by the start's 60 s
+    "dies between": Row("dies between calls (the next call restarts it)", None, 60.0),
+}
+MCP_HTTP_ROWS = MCP_ROWS | {
+    "cut": Row("closes the connection mid-body", "connection", CALL_S),
+    "wrong type": Row("lies: an HTML page, 200", "connection", START_S),
+}
+
+
+def _mcp_call(config: dict[str, Any], tool: str, args: dict[str, Any], before: Any = None) -> Any:
+    """``tool`` called on a fresh connection to the server ``config`` (after ``before``, if given,
+    on the same connection): the result, the seconds the call took, the connection."""
+    (server,) = load_mcp_config({"servers": [config]})
+    connection = McpConnection(server)
+
+    async def run() -> tuple[Any, float]:
+        try:
+            if before is not None:
+                await before(connection)
+            started = time.monotonic()
+            result = await connection.call(tool, args)
+            return result, time.monotonic() - started
+        finally:
+            await connection.aclose()
+
+    result, seconds = asyncio.run(run())
+    return result, seconds, connection
+
+
+def _effects(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+async def _kill_it(connection: McpConnection) -> None:
+    """Ask the server its pid, kill it (SIGKILL), give it a moment to be gone: between calls."""
+    pid = await connection.call("pid", {})
+    os.kill(int(pid.data["result"]), signal.SIGKILL)
+    await asyncio.sleep(0.5)
+
+
+@pytest.mark.parametrize("case", MCP_STDIO_ROWS)
+def test_an_mcp_server_over_stdio(case: str, tmp_path: Path) -> None:
+    row = MCP_STDIO_ROWS[case]
+    effects = tmp_path / "effects"
+    config: dict[str, Any] = {
+        "name": "faults",
+        "command": sys.executable,
+        "args": [str(MCP_SERVER)],
+        "env": {"FAULTS_EFFECTS": str(effects)},
+        "timeout": CALL_MS,
+        "startTimeout": 60000,
+    }
+    tool, args = {
+        "answers slowly": ("sleep", {"seconds": 10}),
+        "dies during": ("die", {"key": "d"}),
+        "dies between": ("effect", {"key": "b"}),
+        "wrong shape": ("lie", {}),
+    }.get(case, ("effect", {"key": "e"}))
+
+    async def before(connection: McpConnection) -> None:
+        if case in ("never answers", "garbage", "dies before"):  # the start is measured
+            return
+        await connection.list_tools()  # the session is up (a process start is not measured)
+        if case == "dies between":
+            await _kill_it(connection)
+
+    if case in ("never answers", "garbage", "dies before"):
+        code = {
+            "never answers": "import time; time.sleep(60)",
+            "garbage": "import time; print('\\x00garbage, not JSON-RPC', flush=True); time.sleep(60)",
+            "dies before": "raise SystemExit(3)",
+        }[case]
+        config |= {"args": ["-c", code], "startTimeout": START_MS}
+    result, seconds, connection = _mcp_call(config, tool, args, before)
+    report("MCP stdio", row, seconds, None if result.success else result.metadata["error_type"])
+    if case == "dies during":  # its effect happened, once: a call is never sent again
+        assert _effects(effects) == ["d"]
+    if case == "dies between":  # no call lost: the session ended when the server did
+        assert _effects(effects) == ["b"] and connection.connects == 2
+
+
+@pytest.fixture(scope="module")
+def mcp_http() -> Iterator[tuple[int, Path]]:
+    """The fault server over streamable HTTP (one for the rows that do not kill it)."""
+    effects = Path(tempfile.mkdtemp()) / "effects"
+    with _mcp_http_server(effects) as port:
+        yield port, effects
+
+
+@contextmanager
+def _mcp_http_server(effects: Path) -> Iterator[int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(MCP_SERVER), "--http", str(port)],
+        env={**os.environ, "FAULTS_EFFECTS": str(effects)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(port, proc)
+        yield port
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def _wait_for(port: int, proc: subprocess.Popen[bytes]) -> None:
+    """Until ``proc`` listens on ``port`` (60 s at most)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, "no MCP server"
+            time.sleep(0.1)
+
+
+@pytest.mark.parametrize("case", MCP_HTTP_ROWS)
+def test_an_mcp_server_over_http(
+    case: str, mcp_http: tuple[int, Path], http_api: int, tmp_path: Path
+) -> None:
+    row = MCP_HTTP_ROWS[case]
+    shared, effects = mcp_http
+    tool, args = {
+        "answers slowly": ("sleep", {"seconds": 10}),
+        "dies during": ("die", {"key": f"d-{tmp_path.name}"}),
+        "wrong shape": ("lie", {}),
+    }.get(case, ("effect", {"key": f"e-{tmp_path.name}"}))
+    own = tmp_path / "effects"
+    with ExitStack() as stack:
+        killed = case in ("dies during", "dies between")
+        port = stack.enter_context(_mcp_http_server(own)) if killed else shared
+        proxy = stack.enter_context(FaultProxy(port).running())
+        url = {
+            "dies before": f"http://127.0.0.1:{free_port()}/mcp",
+            "garbage": f"http://127.0.0.1:{http_api}/garbage",
+            "wrong type": f"http://127.0.0.1:{http_api}/html",
+        }.get(case, f"{proxy.url}/mcp")
+        config: dict[str, Any] = {"name": "faults", "url": url, "timeout": CALL_MS}
+        config["startTimeout"] = START_MS if row.bound == START_S else 60000
+
+        async def before(connection: McpConnection) -> None:
+            if case == "never answers":
+                proxy.fault = "silent"
+            if row.bound == START_S:  # the start is the fault: it is measured
+                return
+            await connection.list_tools()  # the session is up
+            if case == "cut":
+                proxy.fault = "cut"
+            if case == "dies between":  # killed, and started again behind the same address
+                await _kill_it(connection)
+                proxy.upstream_port = stack.enter_context(_mcp_http_server(own))
+
+        result, seconds, _ = _mcp_call(config, tool, args, before)
+    report("MCP HTTP", row, seconds, None if result.success else result.metadata["error_type"])
+    if case == "dies during":
+        assert _effects(own) == [args["key"]]
+    if case == "dies between":  # (the SDK opens a new session when the server forgot its own)
+        assert _effects(own) == [args["key"]]
+    if case == "cut":  # the call was made once, its answer lost: not sent again
+        assert _effects(effects).count(args["key"]) == 1
+
+
+EVERYTHING = (
+    REPO / "tests/mcp/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
+
+
+def test_a_resumable_http_mcp_server_killed_mid_call_is_a_lost_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The reference server's answers carry event ids: the SDK tries to resume a broken answer
+    (a second later, twice, past the call's 2 s) — its first try finds nobody listening, and
+    the call fails as a lost connection then, not as a timeout "cancelled on the server" at the
+    end of its 2 s; no traceback is printed."""
+    if not EVERYTHING.exists() or shutil.which("node") is None:
+        pytest.skip("@modelcontextprotocol/server-everything or node is missing: make install")
+    port = free_port()
+    proc = subprocess.Popen(
+        ["node", str(EVERYTHING), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    row = Row("dies during a call (resumable answers: server-everything)", "connection", 2.0)
+    url = f"http://127.0.0.1:{port}/mcp"
+    config = {"name": "everything", "url": url, "timeout": 2000, "startTimeout": 60000}
+
+    async def kill_soon(connection: McpConnection) -> None:
+        await connection.list_tools()
+        asyncio.get_running_loop().call_later(0.2, proc.kill)
+
+    try:
+        _wait_for(port, proc)
+        args = {"duration": 10, "steps": 10}
+        result, seconds, _ = _mcp_call(config, "trigger-long-running-operation", args, kill_soon)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    report("MCP HTTP", row, seconds, None if result.success else result.metadata["error_type"])
+    assert "went away during the call" in (result.error or "")
+    tracebacks = [r for r in caplog.records if r.name.startswith("mcp") and r.exc_info]
+    assert tracebacks == []
