@@ -143,6 +143,10 @@ def test_an_http_api(case: str, http_api: int, api_pkg: ModuleType) -> None:
         assert _upstream.HITS["/item"] == 2 and result.metadata["attempts"] == 2
     if case == "dies between":
         assert result.data.id == 2  # answered by the server, on a new connection
+    if case == "dies before":  # a GET: sent again, within the policy
+        assert result.metadata["attempts"] == HTTP_RETRY.max_attempts
+    if case == "cut":  # an answer cut mid-body is not asked again (even for a GET)
+        assert result.metadata["attempts"] == 1
 
 
 # -- the model server -----------------------------------------------------------------------------
