@@ -1,6 +1,6 @@
 """toolbind.runtime.temporal, runtime layer (imports temporalio's activity API, the runtime's model
-call (``_llm``, lazily), composition and errors, and this package's ``_names``, ``_beat`` and
-``_world``): the activity ``toolbind.llm`` that asks the model on a worker.
+call (``_llm``, instructor and openai, lazily), composition and errors, and this package's
+``_names``, ``_beat`` and ``_world``): the activity ``toolbind.llm`` that asks the model on a worker.
 
 The workflow sends what it decided (the tools offered, output, tool choice, instances, composed or
 native); the activity composes the same request here (once per worker) and asks the model. It
@@ -30,6 +30,7 @@ from ._world import World
 def llm_activity(world: World) -> Callable[..., Any]:
     """The worker's LLM activity; its model clients are kept per base URL and timeouts."""
     models: dict[str, Any] = {}
+    _warm()
 
     @activity.defn(name=LLM_ACTIVITY)
     async def ask(payload: dict[str, Any]) -> str:
@@ -70,6 +71,20 @@ def llm_activity(world: World) -> Callable[..., Any]:
         )
 
     return ask
+
+
+def _warm() -> None:
+    """Import the model client's modules now, as the worker starts: the first request would
+    import them in the activity (seconds on a loaded machine, the event loop blocked), and an
+    activity that sends no heartbeat for its heartbeat timeout is taken for lost and asked again."""
+    import instructor
+    import openai
+
+    from .._llm import InstructorModel
+
+    del InstructorModel  # (imported for its module's imports)
+    # (no request is made: the client is only built, so instructor loads its provider's modules)
+    instructor.from_openai(openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1"))
 
 
 def _model(models: dict[str, Any], llm: Mapping[str, Any]) -> Any:

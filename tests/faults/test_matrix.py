@@ -40,9 +40,11 @@ from tests.faults._proxy import Fault, FaultProxy
 from tests.scripted_llm import Reply, ScriptedLLM, call, raw, tools
 from toolbind.compiler import load_package
 from toolbind.runtime import Agent, ModelSettings, ToolRegistry
+from toolbind.runtime.capabilities import PendingDelivery
 from toolbind.runtime.errors import AgentError
 from toolbind.runtime.http import HttpClient, RetryPolicy
 from toolbind.runtime.mcp import McpConnection, load_mcp_config
+from toolbind.runtime.pending import Pending, PendingStore
 
 T = TypeVar("T")
 SLACK = 3.0
@@ -91,6 +93,7 @@ HTTP_ROWS = {
 ON_THE_WIRE: dict[str, Fault] = {
     "never answers": "silent",
     "dies during": "reset",
+    "dies during pending": "reset",
     "dies during get": "reset",
     "cut": "cut",
 }
@@ -158,6 +161,7 @@ MODEL_ROWS = {
     "answers slowly": Row("answers slowly (5 s, past the 1 s timeout)", "LLMError", MODEL_BOUND),
     "dies before": Row("dies before the run (nothing listens)", "LLMError", MODEL_BOUND),
     "dies during": Row("dies during a request", "LLMError", MODEL_BOUND),
+    "dies during pending": Row("dies during a request, a call pending", "LLMError", MODEL_BOUND),
     "dies between": Row("dies between requests (restarted)", None, MODEL_BOUND),
     "cut": Row("closes the connection mid-body", "LLMError", MODEL_BOUND),
     "garbage": Row("answers garbage", "LLMError", MODEL_BOUND),
@@ -194,8 +198,9 @@ def seeds() -> ModuleType:
 
 
 @pytest.mark.parametrize("case", MODEL_ROWS)
-def test_the_model_server(case: str, seeds: ModuleType) -> None:
+def test_the_model_server(case: str, seeds: ModuleType, tmp_path: Path) -> None:
     row = MODEL_ROWS[case]
+    store = PendingStore(tmp_path / "pending.sqlite3")
     native = case.endswith("native")
     server = ScriptedLLM(
         tools(("weatherCheck", {"location": "Oslo"}))
@@ -207,11 +212,13 @@ def test_the_model_server(case: str, seeds: ModuleType) -> None:
     effects: list[str] = []
     with serve_asgi(server.app) as url, FaultProxy(int(url.rpartition(":")[2])).running() as proxy:
 
-        def weather(c: Any) -> dict[str, Any]:
+        def weather(c: Any) -> dict[str, Any] | Pending:
             effects.append(c.location)
             if case == "dies between":
                 proxy.drop()  # the kept-alive connection to the model server is gone
             proxy.fault = ON_THE_WIRE.get(case, "none")  # for the next request
+            if case == "dies during pending":
+                return Pending(ttl=60)  # its result comes later, through the store
             return {"temperature": 3.5, "conditions": "snow"}
 
         base = f"http://127.0.0.1:{free_port()}" if case == "dies before" else proxy.url
@@ -222,11 +229,12 @@ def test_the_model_server(case: str, seeds: ModuleType) -> None:
             activities={"weatherCheck": weather},
             settings=MODEL,
             mode="native" if native else "composed",
+            capabilities=[PendingDelivery(store)],
         )
         failure: AgentError | None = None
         started = time.monotonic()
         try:
-            result = agent.run("weather in Oslo", max_steps=3)
+            result = agent.run("weather in Oslo", max_steps=3, run_id="run-1")
         except AgentError as exc:
             failure = exc
         seconds = time.monotonic() - started
@@ -241,6 +249,9 @@ def test_the_model_server(case: str, seeds: ModuleType) -> None:
     (done,) = steps[0].calls
     assert done.tool == "weatherCheck" and done.result.success
     assert effects == ["Oslo"]
+    if case == "dies during pending":  # the pending call waits in the store for its result
+        (waiting,) = store.pending("run-1")
+        assert waiting.call_id == done.call_id and waiting.tool == "weatherCheck"
 
 
 # -- an MCP server, over stdio and over HTTP -------------------------------------------------------
