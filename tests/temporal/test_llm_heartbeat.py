@@ -71,6 +71,7 @@ def test_a_worker_killed_while_the_model_answers_is_noticed_in_seconds(
                 await asyncio.to_thread(second.ready)
                 killed = time.monotonic()
                 first.kill()  # mid-request: the model has not answered
+                assert first.proc.returncode == -9, first.log.read_text()
                 await asyncio.to_thread(
                     _wait, lambda: len(server.requests) >= 2, 120, "the request sent again"
                 )
