@@ -445,6 +445,7 @@ EVERYTHING = (
 )
 
 
+@pytest.mark.slow  # a node server's start: seconds, for one row
 def test_a_resumable_http_mcp_server_killed_mid_call_is_a_lost_connection(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
