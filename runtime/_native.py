@@ -371,10 +371,7 @@ async def ask(
             raise LLMError(
                 redact(f"the LLM request failed{after}: {type(exc).__name__}: {exc}")
             ) from None
-        dumped: dict[str, Any] = cast(
-            "dict[str, Any]",
-            completion if isinstance(completion, dict) else completion.model_dump(mode="json"),
-        )
+        dumped = _dumped(completion, redact)
         record_response(dumped)
         last = dumped
         try:
@@ -472,3 +469,24 @@ def feed_back(
         convo.append(
             {"role": "tool", "tool_call_id": str(fields.get("id")), "content": shown(content)}
         )
+
+
+def _dumped(completion: Any, redact: Callable[[str], str]) -> dict[str, Any]:
+    """The completion as JSON data.
+
+    Raises:
+        LLMError: what came is no completion (openai gives the text of a body whose content
+            type is not JSON).
+    """
+    if isinstance(completion, str):
+        raise LLMError(redact(not_a_completion(completion)))
+    if isinstance(completion, dict):
+        return cast("dict[str, Any]", completion)
+    return cast("dict[str, Any]", completion.model_dump(mode="json"))
+
+
+def not_a_completion(body: str) -> str:
+    """What the LLM server sent instead of a completion (openai gives the text of a body whose
+    content type is not JSON, such as a proxy's HTML error page with a 200), for ``LLMError``."""
+    shown = body if len(body) <= 200 else body[:199] + "…"
+    return f"the LLM server's answer is not a completion: {shown!r}"
