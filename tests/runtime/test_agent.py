@@ -674,8 +674,7 @@ def test_astream_yields_progress_and_respects_visibility(
     assert kinds == [
         ("tool-call.start", "weatherCheck"),
         ("tool-input-delta", "weatherCheck"),
-        ("tool-result", "weatherCheck"),
-        ("tool-result", "weatherCheck"),
+        ("tool-result", "weatherCheck"),  # the first item; the last is the result
         ("tool-call.complete", "weatherCheck"),
         ("run.complete", None),
     ]
@@ -689,6 +688,52 @@ def test_astream_yields_progress_and_respects_visibility(
     weather_, email = final.steps[0].calls
     assert weather_.result.data == {"temperature": 3, "conditions": "snow"}
     assert email.result.data == {"sent": True} and not email.visible  # internal: hidden, not lost
+
+
+def test_the_last_item_of_an_async_generator_is_its_result_not_progress(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry
+) -> None:
+    """Each item but the last is progress (told while the Activity goes on); the last is final."""
+    server, url = llm
+    told_before_next: list[bool] = []
+    events_so_far: list[AgentEvent] = []
+
+    async def analyse(call: Any) -> AsyncIterator[dict[str, Any]]:
+        yield {"status": "loading"}
+        await asyncio.sleep(0.01)
+        # the first item was told while the Activity went on, not when the next one came
+        told_before_next.append(any(e.type == "tool-result" for e in events_so_far))
+        yield {"status": "analysing"}
+        await asyncio.sleep(0.01)
+        yield {"temperature": 3, "conditions": "snow"}
+
+    server.add(answer(WEATHER), answer(output="done"))
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=[tools["weatherCheck"]],
+        activities=ActivityRegistry({"weatherCheck": analyse}),
+    )
+
+    async def run() -> list[AgentEvent]:
+        async for event in agent.astream("go"):
+            events_so_far.append(event)
+        return events_so_far
+
+    events = asyncio.run(run())
+    results = [e.data for e in events if e.type == "tool-result"]
+    assert results == [
+        {"preliminary": True, "output": {"status": "loading"}},
+        {"preliminary": True, "output": {"status": "analysing"}},
+    ]
+    assert told_before_next == [True]
+    final = events[-1].result
+    assert final is not None
+    (record,) = final.steps[0].calls
+    assert record.progress == [{"status": "loading"}, {"status": "analysing"}]
+    assert record.result.data == {"temperature": 3, "conditions": "snow"}
+    complete = next(e for e in events if e.type == "tool-call.complete")
+    assert complete.data["data"] == {"temperature": 3, "conditions": "snow"}
 
 
 def test_the_visible_flag_overrides_the_default(
