@@ -115,7 +115,8 @@ class Run:
         binding: the tool of a name as the Agent offers it, or None.
         shown: the names the model is shown for the tools of ``output``'s request.
         execute: runs a call again through the Agent (``call_id``, the Call, the RoutedCall
-            changes to apply) and gives its result.
+            changes to apply) and gives its record (its result and progress; its events are
+            the caller's to tell).
     """
 
     run_id: str
@@ -125,7 +126,7 @@ class Run:
     state: RunContext | None
     binding: Callable[[str], ToolBinding | None]
     shown: Callable[[], Mapping[str, str]]
-    execute: Callable[[str, Any, Mapping[str, Any]], Awaitable[ToolResult[Any]]]
+    execute: Callable[[str, Any, Mapping[str, Any]], Awaitable[CallRecord]]
 
 
 class Capability:

@@ -51,7 +51,6 @@ from .._llm import InstructorModel, ModelCall
 from .._native import MODES, wants_native
 from .._registry import Activity, ActivityFn, ActivityRegistry, Tool, ToolRegistry
 from .._response import OutputSpec
-from .._result import ToolResult
 from .._selection import offered_tools
 from .._state import RunContext
 from .._stream import Emit
@@ -484,12 +483,12 @@ class Agent(Dispatch):
     ) -> Run:
         """The run as the capabilities' step hooks see it."""
 
-        async def execute(call_id: str, call: Any, changes: Mapping[str, Any]) -> ToolResult[Any]:
+        async def execute(call_id: str, call: Any, changes: Mapping[str, Any]) -> CallRecord:
             step_key, _, index = call_id.rpartition("-")  # call-<invocation>-<step>-<index>
             at = int(step_key.rpartition("-")[2])
             routed = self._route_call(run_id, at, int(index), call_id, call)
-            record = await self._execute_one(replace(routed, **changes), lambda _: None, state)
-            return record.result
+            # its events are the delivering capability's to tell (its progress is in the record)
+            return await self._execute_one(replace(routed, **changes), lambda _: None, state)
 
         return Run(
             run_id=run_id,
