@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from .._capability import Capability, Run, for_the_model, visible
+from .._capability import DELIVERED, Capability, Run, for_the_model, visible
 from .._events import AgentEvent, CallRecord, EventType, PendingCall, PendingSink, Step
 from .._executor import Pending, RoutedCall
 from .._result import ToolResult
@@ -75,7 +75,7 @@ class PendingDelivery(Capability):
             )
             result = envelope.model_dump(mode="json")
             said = {
-                "event": "tool_result",
+                "event": DELIVERED,
                 "call_id": item.call_id,
                 "tool": shown.get(item.tool, item.tool),
                 "result": result,
