@@ -17,13 +17,13 @@ import asyncio
 import copy
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import ValidationError
 
 from ._events import Step
-from ._response import salvage
+from ._response import retry_feedback, salvage
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
@@ -175,9 +175,16 @@ class InstructorModel:
         hooks = Hooks()
 
         answered = [False]  # whether the latest request got a completion back
+        said: dict[str, str] = {}  # instructor's text of each invalid answer's error → ours
+
+        def on_parse_error(error: Exception, *args: Any, **kwargs: Any) -> None:
+            said[str(error)] = retry_feedback(error)
 
         def on_kwargs(*args: Any, **kwargs: Any) -> None:
             answered[0] = False
+            # the retry's feedback as the model reads it: instructor's message wraps pydantic's
+            # rendering of the error (type names, input dump, a URL); ours says the problems
+            _reworded(kwargs.get("messages"), said)
             # what went to the model (never the client's credentials: they are not kwargs)
             step.requests.append(
                 {
@@ -196,6 +203,7 @@ class InstructorModel:
             if _finish_reason(response) != "length":
                 _read_as_meant(response, response_model, step)
 
+        hooks.on(HookName.PARSE_ERROR, on_parse_error)
         hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
         hooks.on(HookName.COMPLETION_RESPONSE, on_response)
         create: Callable[..., Any] = self._instructor().create
@@ -231,7 +239,7 @@ class InstructorModel:
                 )
             else:
                 last = failed[-1]
-                errors = redact(str(last.exception))
+                errors = redact(retry_feedback(last.exception))
                 failure = ResponseValidationError(
                     f"the model's answer was still invalid after {len(failed)} attempt(s) "
                     f"(max_retries={max_retries}); last errors:\n{errors}",
@@ -314,6 +322,23 @@ class InstructorModel:
             emit=emit,
             record_note=step.notes.append,
         )
+
+
+def _reworded(messages: Any, said: Mapping[str, str]) -> None:
+    """Each message of ``messages`` (a request's, about to be sent) that holds the text of an
+    error in ``said`` replaced by the feedback ``said`` maps it to."""
+    if not said or not isinstance(messages, list):
+        return
+    for message in cast("list[Any]", messages):
+        if not isinstance(message, dict):
+            continue
+        fields = cast("dict[str, Any]", message)
+        content = fields.get("content")
+        if isinstance(content, str):
+            for raw, ours in said.items():
+                if raw in content:
+                    fields["content"] = ours
+                    break
 
 
 def _arguments(completion: Any) -> str | None:

@@ -40,8 +40,8 @@ from toolbind._compose import (
     tool_schema,
 )
 
-from ._response import read_answer
-from .errors import FEEDBACK_HEADER, LLMError, ModelFeedback, ResponseValidationError
+from ._response import read_answer, retry_feedback
+from .errors import FEEDBACK_HEADER, LLMError, ResponseValidationError
 from .types import ToolResponse
 
 if TYPE_CHECKING:
@@ -275,13 +275,6 @@ def _composed_answer(message: Mapping[str, Any]) -> tuple[tuple[Any, str | None]
         return (None, None), [f"- response: the arguments are not JSON: {exc}"]
 
 
-def _feedback_text(exc: ValidationError) -> str:
-    own = [e.get("ctx", {}).get("error") for e in exc.errors()]
-    if own and all(isinstance(e, ModelFeedback) for e in own):
-        return cast("ModelFeedback", own[0]).render()
-    return FEEDBACK_HEADER + str(exc)
-
-
 async def ask(
     *,
     client: Any,
@@ -397,7 +390,7 @@ async def ask(
             try:
                 result = composition.response.model_validate(data)
             except ValidationError as exc:
-                errors = _feedback_text(exc)
+                errors = retry_feedback(exc)
             else:
                 # whole, or (composed) cut off inside ``calls`` and read up to its last whole call
                 if said is not None:
