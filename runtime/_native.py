@@ -404,6 +404,8 @@ async def ask(
                 "reached before the arguments were complete)"
             )
             break
+        if deltas is not None:  # what this attempt streamed is void: the retry streams anew
+            deltas.discard(attempt + 1, redact(errors))
         convo.extend(_retry_messages(message, redact(errors)))
     raise ResponseValidationError(
         f"the model's answer was still invalid after {attempt + 1} attempt(s) "

@@ -405,7 +405,8 @@ class Agent(Dispatch):
         answer is streamed (async clients): ``text-delta`` events with the output's text, and for
         each call ``tool-call.start`` and ``tool-input-delta`` events with its partial arguments
         (``data["partial"]``) as they are generated, then the validated call's
-        ``tool-input-delta`` (``data["delta"]``: the whole arguments) and its result.
+        ``tool-input-delta`` (``data["arguments"]``: the whole arguments) and its result; an
+        answer refused and asked again ends with ``attempt.discarded`` (see ``AgentEvent``).
         """
         async for event in self._events(
             messages,

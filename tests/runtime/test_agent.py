@@ -710,7 +710,7 @@ def test_astream_yields_progress_and_respects_visibility(
         ("tool-call.complete", "weatherCheck"),
         ("run.complete", None),
     ]
-    assert events[1].data == {"delta": json.dumps({"location": "Paris"})}
+    assert events[1].data == {"arguments": {"location": "Paris"}}
     assert events[2].data == {
         "preliminary": True,
         "output": {"status": "loading", "text": "Loading..."},
