@@ -175,16 +175,9 @@ class InstructorModel:
         hooks = Hooks()
 
         answered = [False]  # whether the latest request got a completion back
-        said: dict[str, str] = {}  # instructor's text of each invalid answer's error → ours
-
-        def on_parse_error(error: Exception, *args: Any, **kwargs: Any) -> None:
-            said[str(error)] = retry_feedback(error)
 
         def on_kwargs(*args: Any, **kwargs: Any) -> None:
             answered[0] = False
-            # the retry's feedback as the model reads it: instructor's message wraps pydantic's
-            # rendering of the error (type names, input dump, a URL); ours says the problems
-            _reworded(kwargs.get("messages"), said)
             # what went to the model (never the client's credentials: they are not kwargs)
             step.requests.append(
                 {
@@ -203,7 +196,7 @@ class InstructorModel:
             if _finish_reason(response) != "length":
                 _read_as_meant(response, response_model, step)
 
-        hooks.on(HookName.PARSE_ERROR, on_parse_error)
+        _say_retries_briefly(hooks)  # first: the requests are recorded as they are sent
         hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
         hooks.on(HookName.COMPLETION_RESPONSE, on_response)
         create: Callable[..., Any] = self._instructor().create
@@ -322,6 +315,24 @@ class InstructorModel:
             emit=emit,
             record_note=step.notes.append,
         )
+
+
+def _say_retries_briefly(hooks: Any) -> None:
+    """Make each retry's feedback the model reads ours (``retry_feedback``: the problems, where,
+    what was given), not instructor's message, which wraps pydantic's rendering of the error
+    (its error count, type names, input dump and a documentation URL)."""
+    from instructor.core.hooks import HookName
+
+    said: dict[str, str] = {}  # instructor's text of each invalid answer's error → ours
+
+    def on_parse_error(error: Exception, *args: Any, **kwargs: Any) -> None:
+        said[str(error)] = retry_feedback(error)
+
+    def on_kwargs(*args: Any, **kwargs: Any) -> None:
+        _reworded(kwargs.get("messages"), said)
+
+    hooks.on(HookName.PARSE_ERROR, on_parse_error)
+    hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
 
 
 def _reworded(messages: Any, said: Mapping[str, str]) -> None:
