@@ -17,13 +17,13 @@ import asyncio
 import copy
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import ValidationError
 
 from ._events import Step
-from ._response import salvage
+from ._response import retry_feedback, salvage
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
@@ -284,6 +284,7 @@ class _Recorder:
         from instructor.core.hooks import HookName, Hooks
 
         hooks = Hooks()
+        _say_retries_briefly(hooks)  # first: the requests are recorded as they are sent
         hooks.on(HookName.COMPLETION_KWARGS, self.on_kwargs)
         hooks.on(HookName.COMPLETION_RESPONSE, self.on_response)
         return hooks
@@ -327,7 +328,7 @@ def _retry_failure(exc: Any, recorder: _Recorder, max_retries: int, redact: Any)
         after = f" (after {len(failed)} invalid answer(s))" if failed else ""
         return LLMError(redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}"))
     last = failed[-1]
-    errors = redact(str(last.exception))
+    errors = redact(retry_feedback(last.exception))
     return ResponseValidationError(
         f"the model's answer was still invalid after {len(failed)} attempt(s) "
         f"(max_retries={max_retries}); last errors:\n{errors}",
@@ -337,6 +338,41 @@ def _retry_failure(exc: Any, recorder: _Recorder, max_retries: int, redact: Any)
             _scrub(_dump(last.completion), redact) if last.completion is not None else None
         ),
     )
+
+
+def _say_retries_briefly(hooks: Any) -> None:
+    """Make each retry's feedback the model reads ours (``retry_feedback``: the problems, where,
+    what was given), not instructor's message, which wraps pydantic's rendering of the error
+    (its error count, type names, input dump and a documentation URL)."""
+    from instructor.core.hooks import HookName
+
+    said: dict[str, str] = {}  # instructor's text of each invalid answer's error → ours
+
+    def on_parse_error(error: Exception, *args: Any, **kwargs: Any) -> None:
+        said[str(error)] = retry_feedback(error)
+
+    def on_kwargs(*args: Any, **kwargs: Any) -> None:
+        _reworded(kwargs.get("messages"), said)
+
+    hooks.on(HookName.PARSE_ERROR, on_parse_error)
+    hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
+
+
+def _reworded(messages: Any, said: Mapping[str, str]) -> None:
+    """Each message of ``messages`` (a request's, about to be sent) that holds the text of an
+    error in ``said`` replaced by the feedback ``said`` maps it to."""
+    if not said or not isinstance(messages, list):
+        return
+    for message in cast("list[Any]", messages):
+        if not isinstance(message, dict):
+            continue
+        fields = cast("dict[str, Any]", message)
+        content = fields.get("content")
+        if isinstance(content, str):
+            for raw, ours in said.items():
+                if raw in content:
+                    fields["content"] = ours
+                    break
 
 
 def _arguments(completion: Any) -> str | None:

@@ -40,8 +40,8 @@ from toolbind._compose import (
     tool_schema,
 )
 
-from ._response import read_answer
-from .errors import FEEDBACK_HEADER, LLMError, ModelFeedback, ResponseValidationError
+from ._response import read_answer, retry_feedback
+from .errors import FEEDBACK_HEADER, LLMError, ResponseValidationError
 from .types import ToolResponse
 
 if TYPE_CHECKING:
@@ -275,13 +275,6 @@ def _composed_answer(message: Mapping[str, Any]) -> tuple[tuple[Any, str | None]
         return (None, None), [f"- response: the arguments are not JSON: {exc}"]
 
 
-def _feedback_text(exc: ValidationError) -> str:
-    own = [e.get("ctx", {}).get("error") for e in exc.errors()]
-    if own and all(isinstance(e, ModelFeedback) for e in own):
-        return cast("ModelFeedback", own[0]).render()
-    return FEEDBACK_HEADER + str(exc)
-
-
 async def ask(
     *,
     client: Any,
@@ -394,7 +387,7 @@ async def ask(
             try:
                 result = composition.response.model_validate(data)
             except ValidationError as exc:
-                errors = _feedback_text(exc)
+                errors = retry_feedback(exc)
             else:
                 # whole, or (composed) cut off inside ``calls`` and read up to its last whole call
                 if said is not None:
@@ -408,6 +401,8 @@ async def ask(
                 "reached before the arguments were complete)"
             )
             break
+        if deltas is not None:  # what this attempt streamed is void: the retry streams anew
+            deltas.discard(attempt + 1, redact(errors))
         convo.extend(_retry_messages(message, redact(errors)))
     raise ResponseValidationError(
         f"the model's answer was still invalid after {attempt + 1} attempt(s) "

@@ -63,8 +63,12 @@ def tool_activity(world: World) -> Callable[..., Any]:
             stream = progress.stream
             async with stream if stream is not None else contextlib.nullcontext():
                 value = await invoke(found.fn, call, progress, given)
-            # leaving the stream flushed it: the items are in the workflow's history before
-            # the activity's completion
+                if stream is not None:
+                    # flushed before leaving: the exit stops the background flusher, and one
+                    # stopped just as a publish woke it can miss its cancellation on Python
+                    # 3.11 (asyncio.wait_for) and keep the activity from completing
+                    await stream.flush()
+            # the items are in the workflow's history before the activity's completion
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # retried by the policy; the last failure becomes the result
