@@ -1,6 +1,6 @@
-"""Runtime layer (imports the kernel's ``_compose`` and the runtime's ``contract`` only): the one rule for the
-meta fields a caller gives (``_output``, ``_activity``, ``_reasoningForCall``, ...), read
-against the schema the caller was shown.
+"""Runtime layer (imports the kernel's ``_compose`` only): the one rule for the meta fields a
+caller gives (``_output``, ``_activity``, ``_reasoningForCall``, ...), read against the schema
+the caller was shown.
 
 A Call model takes every meta field (its own parameters and the seeds' wire fields), so the
 schema decides: a meta field the tool's composed schema does not list is refused where that
@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from toolbind._compose import TOOL_TAG
-
-from .contract import META_FIELDS
+from toolbind._compose import META_FIELDS, TOOL_TAG
 
 EXTRA = "Extra inputs are not permitted"
 """What a refused undeclared key is told (pydantic's words, which the rest of the feedback uses)."""

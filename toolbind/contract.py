@@ -50,6 +50,7 @@ from typing import Any, Literal
 from typing import cast as _cast
 
 from ._compose import CALL_EXTENSIONS as CALL_EXTENSIONS
+from ._compose import META_FIELDS as META_FIELDS
 from ._compose import ComposableTool, nullable, reachable_defs, resolve_activity, tool_schema
 from ._compose import compose as compose_schema
 from ._ecma import compile_pattern
@@ -106,18 +107,6 @@ __all__ = [
     "tool_schema",
 ]
 
-# The seeds' meta fields (wire names): the tool-system's four and the RFC's Call extensions.
-META_FIELDS: tuple[str, ...] = (
-    "_tool",
-    "_activity",
-    "_delegate",
-    "_scopes",
-    "_instance",
-    "_outputPath",
-    "_outputMethod",
-    "_output",
-    "_reasoningForCall",
-)
 # The Call extensions (``CALL_EXTENSIONS``) are defined in ``_compose``, which composition reads
 # without importing this module (registering and composing a package's tools need nothing else
 # of it); the name is exported from here as before.

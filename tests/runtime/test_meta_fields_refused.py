@@ -53,6 +53,6 @@ def test_output_from_the_model_is_refused_like_any_extra_key(
     result = agent.run("add 2 and 3")
     assert result.output == "5"
     fed_back = server.tool_messages(1)[0]["content"]
-    line = f"- calls[0] (tool 'add') field {key}: Extra inputs are not permitted"
+    line = f"- calls[0] (tool 'add') field {key}: Extra inputs are not permitted, found {value}"
     assert line + " (keyword: additionalProperties)" in fed_back, fed_back
     assert ran == [(2, 3)]  # only the corrected call ran
