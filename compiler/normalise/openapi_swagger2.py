@@ -1,7 +1,10 @@
 """Compiler layer (normalise): Swagger 2.0's ways of saying what OpenAPI 3 says otherwise.
 Imports ``diagnostics`` and ``ir`` (through ``_rule``) and ``_openapi``.
 
-A parameter's ``collectionFormat`` is OpenAPI 3's ``style`` and ``explode``; ``type: file`` is
+A parameter's ``collectionFormat`` is OpenAPI 3's ``style`` and ``explode``, and its other
+fields (``type``, ``items``, ``enum``, …) its ``schema``; OpenAPI 3's own ``schema``, ``style``
+and ``explode``, which real Swagger 2.0 specs write, are read as OpenAPI 3 reads them;
+``type: file`` is
 binary content, ``{type: string, format: binary}``; ``host``, ``basePath`` and ``schemes`` are
 the document's ``servers``; a ``basic`` security scheme is ``{type: http, scheme: basic}`` and an
 ``oauth2`` one's ``flow`` is one of OpenAPI 3's ``flows``; an operation's media types default to
@@ -15,7 +18,8 @@ from typing import Any, cast
 from ..diagnostics import describe
 from ..ir import SourceLocation
 from ._openapi import OpenApi
-from ._rule import Fixed, Rule, warn
+from ._rule import Fixed, Rule, note, warn
+from ._schema import without
 
 # collectionFormat → (style, explode)
 COLLECTION_FORMATS: dict[str, tuple[str, bool]] = {
@@ -26,10 +30,72 @@ COLLECTION_FORMATS: dict[str, tuple[str, bool]] = {
 }
 
 
-def _collection_format(parameter: Any, at: SourceLocation, _: OpenApi) -> Fixed | None:
-    if not isinstance(parameter, dict):
+# The styles OpenAPI 3 defines for parameters.
+STYLES = ("form", "simple", "label", "matrix", "deepObject", "spaceDelimited", "pipeDelimited")
+# A Swagger 2.0 parameter's fields that stay the parameter's in OpenAPI 3 (the rest is its schema;
+# description and deprecated are both).
+_PARAMETER_FIELDS = ("name", "in", "required", "allowEmptyValue", "description", "deprecated")
+# OpenAPI 3's fields that say how a parameter is sent.
+_SENT_AS = ("style", "explode", "allowReserved")
+
+
+def _plain(parameter: Any, context: OpenApi) -> dict[str, Any] | None:
+    """``parameter`` when it is a Swagger 2.0 parameter of a path, query, header or cookie
+    (not a body, not yet followed)."""
+    if not context.swagger or not isinstance(parameter, dict):
+        return None
+    obj = cast("dict[str, Any]", parameter)
+    if "$ref" in obj or obj.get("in") in ("body", "formData"):
+        return None
+    return obj
+
+
+def _shown(obj: dict[str, Any]) -> str:
+    name = obj.get("name")
+    return repr(name) if isinstance(name, str) else describe(name)
+
+
+def _openapi3_style(parameter: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(parameter, dict):
+        return None
+    obj = cast("dict[str, Any]", parameter)
+    written = [k for k in ("style", "explode") if k in obj]
+    if not written or "$ref" in obj or obj.get("in") == "body":
+        return None
+    # httpbin's own spec writes ``freeform: {schema: {type: object}, style: form, explode:
+    # true}``: ignored, the object went out as ``freeform=k,v`` instead of ``k=v``, unsaid
+    if "collectionFormat" in obj:
+        said = warn(
+            at.child(written[0]),
+            f"parameter {_shown(obj)} has {' and '.join(written)} beside collectionFormat, "
+            "which says how it is sent; they are ignored",
+            "collectionFormat alone (Swagger 2.0), or style and explode alone (OpenAPI 3)",
+        )
+        return Fixed(value=without(obj, *written), diagnostics=(said,))
+    style, explode = obj.get("style", "form"), obj.get("explode", False)
+    if style not in STYLES or not isinstance(explode, bool):
+        bad = "style" if style not in STYLES else "explode"
+        said = warn(
+            at.child(bad),
+            f"parameter {_shown(obj)} has {bad} {describe(obj[bad])}; ignored",
+            f"one of {', '.join(STYLES)}" if bad == "style" else "true or false",
+        )
+        return Fixed(value=without(obj, bad), diagnostics=(said,))
+    said = note(
+        at,
+        f"parameter {_shown(obj)} is written with OpenAPI 3's {' and '.join(written)}, which "
+        "Swagger 2.0 does not define; sent as OpenAPI 3 says",
+    )
+    return Fixed(value=obj, diagnostics=(said,))
+
+
+def _collection_format(parameter: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(parameter, dict):
         return None
     obj: dict[str, Any] = parameter  # pyright: ignore[reportUnknownVariableType]
+    if "style" in obj or "explode" in obj:  # (OpenAPI 3's, read by ``OPENAPI3_STYLE``)
+        style = obj.get("style", "form")
+        return Fixed(value=obj | {"style": style, "explode": obj.get("explode", style == "form")})
     fmt = obj.get("collectionFormat", "csv")
     found = COLLECTION_FORMATS.get(fmt) if isinstance(fmt, str) else None
     said: tuple[Any, ...] = ()
@@ -45,8 +111,34 @@ def _collection_format(parameter: Any, at: SourceLocation, _: OpenApi) -> Fixed 
             ),
         )
     style, explode = found or COLLECTION_FORMATS["csv"]
+    if style == "form" and obj.get("in") in ("path", "header"):
+        style = "simple"  # (csv there: OpenAPI 3's default style of the place, comma-separated)
     canonical = {k: v for k, v in obj.items() if k != "collectionFormat"}
     return Fixed(value=canonical | {"style": style, "explode": explode}, diagnostics=said)
+
+
+def _parameter_schema(parameter: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    obj = _plain(parameter, context)
+    if obj is None or (
+        "schema" in obj and not set(obj) - {*_PARAMETER_FIELDS, *_SENT_AS, "schema"}
+    ):
+        return None  # (OpenAPI 3's form already)
+    fields = {k: obj[k] for k in (*_PARAMETER_FIELDS, *_SENT_AS) if k in obj}
+    said: tuple[Any, ...] = ()
+    if "schema" in obj and "type" not in obj:  # OpenAPI 3's, where it is written
+        return Fixed(value=fields | {"schema": obj["schema"]})
+    if "schema" in obj:
+        said = (
+            warn(
+                at.child("schema"),
+                f"parameter {_shown(obj)} has a type and a schema; the schema is ignored",
+                "type (Swagger 2.0) or schema (OpenAPI 3), not both",
+            ),
+        )
+    kept = ("name", "in", "required", "allowEmptyValue", "collectionFormat", "schema", *_SENT_AS)
+    schema = {k: v for k, v in obj.items() if k not in kept}
+    # (the schema's keywords are the parameter's own: what is said of them points there)
+    return Fixed(value=fields | {"schema": schema}, diagnostics=said, moved=((("schema",), at),))
 
 
 def _file_type(value: Any, _at: SourceLocation, _: OpenApi) -> Fixed | None:
@@ -163,7 +255,7 @@ def _parameter_without_type(parameter: Any, at: SourceLocation, context: OpenApi
     if not context.swagger or not isinstance(parameter, dict):
         return None
     obj = cast("dict[str, Any]", parameter)
-    if "type" in obj or obj.get("in") == "body" or "$ref" in obj:
+    if "type" in obj or "schema" in obj or obj.get("in") == "body" or "$ref" in obj:
         return None
     name = obj.get("name")
     shown = repr(name) if isinstance(name, str) else describe(name)
@@ -185,8 +277,38 @@ PARAMETER_WITHOUT_TYPE: Rule[OpenApi] = Rule(
     apply=_parameter_without_type,
 )
 
+OPENAPI3_STYLE: Rule[OpenApi] = Rule(
+    name="swagger2-openapi3-style",
+    family="openapi-swagger2",
+    accepts="OpenAPI 3's style and explode written in a Swagger 2.0 parameter "
+    "(httpbin: {schema: {type: object}, style: form, explode: true})",
+    makes="the parameter sent as they say (beside collectionFormat: ignored, warned)",
+    warning="(a note) parameter '…' is written with OpenAPI 3's explode, which Swagger 2.0 "
+    "does not define; sent as OpenAPI 3 says",
+    apply=_openapi3_style,
+)
+PARAMETER_SCHEMA: Rule[OpenApi] = Rule(
+    name="swagger2-parameter-schema",
+    family="openapi-swagger2",
+    accepts="a Swagger 2.0 path, query, header or cookie parameter: its type, format, items, "
+    "enum, … beside its name (or OpenAPI 3's schema, written so by real specs)",
+    makes="OpenAPI 3's parameter: {name, in, required, style, explode, schema: {type, …}}",
+    warning="none (a type and a schema: parameter '…' has a type and a schema; the schema is "
+    "ignored)",
+    apply=_parameter_schema,
+)
+PARAMETER: tuple[Rule[OpenApi], ...] = (
+    PARAMETER_WITHOUT_TYPE,
+    OPENAPI3_STYLE,
+    COLLECTION_FORMAT,
+    PARAMETER_SCHEMA,
+)
+"""The rules of a parameter of a path, the query, a header or a cookie, in their order."""
+
 RULES: tuple[Rule[OpenApi], ...] = (
     PARAMETER_WITHOUT_TYPE,
+    OPENAPI3_STYLE,
+    PARAMETER_SCHEMA,
     COLLECTION_FORMAT,
     FILE_TYPE,
     SERVERS,

@@ -24,6 +24,8 @@ from toolbind.compiler.normalise.openapi_swagger2 import (
     COLLECTION_FORMAT,
     FILE_TYPE,
     MEDIA_TYPES,
+    OPENAPI3_STYLE,
+    PARAMETER_SCHEMA,
     PARAMETER_WITHOUT_TYPE,
     SECURITY_SCHEME,
     SERVERS,
@@ -70,7 +72,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 13
+    assert len(names) == len(set(names)) == 15
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -295,6 +297,107 @@ def test_collection_format_end_to_end(tmp_path: Path) -> None:
         "the items are sent comma-separated (csv)",
     )
     assert warning.loc.pointer == "/paths/~1pets/get/parameters/1/collectionFormat"
+
+
+def test_openapi3_style_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    written = {"name": "f", "in": "query", "schema": {"type": "object"}, "explode": True}
+    fixed = OPENAPI3_STYLE.apply(written, AT, context)
+    assert fixed is not None and fixed.value == written
+    (said,) = fixed.diagnostics
+    assert (said.severity, said.loc.pointer) == ("note", "/paths/pets")
+    assert said.found == (
+        "parameter 'f' is written with OpenAPI 3's explode, which Swagger 2.0 does not define; "
+        "sent as OpenAPI 3 says"
+    )
+    both = {"name": "t", "in": "query", "type": "array", "collectionFormat": "csv", "explode": True}
+    ignored = OPENAPI3_STYLE.apply(both, AT, context)
+    assert ignored is not None and "explode" not in ignored.value
+    assert [(d.severity, d.loc.pointer) for d in ignored.diagnostics] == [
+        ("warning", "/paths/pets/explode")
+    ]
+    bad = OPENAPI3_STYLE.apply({"name": "t", "in": "query", "style": "tabs"}, AT, context)
+    assert bad is not None and "style" not in bad.value
+    assert bad.diagnostics[0].found == "parameter 't' has style a string 'tabs'; ignored"
+    assert OPENAPI3_STYLE.apply({"name": "q", "in": "query", "type": "string"}, AT, context) is None
+    assert OPENAPI3_STYLE.apply(written, AT, OpenApi(document={})) is None  # (OpenAPI 3's own)
+
+
+def test_openapi3_style_end_to_end(tmp_path: Path) -> None:
+    # httpbin's own spec: an object sent as k=v pairs; it went out as freeform=k,v, unsaid
+    freeform = {
+        "name": "freeform",
+        "in": "query",
+        "schema": {"type": "object", "additionalProperties": {"type": "string"}},
+        "style": "form",
+        "explode": True,
+    }
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/h": {"get": {"operationId": "h", "parameters": [freeform], "responses": OK}}},
+    }
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    (op,) = package.http.operations.values()
+    assert [(p.name, p.style, p.explode) for p in op.parameters] == [("freeform", "form", True)]
+    assert type(package.tools[0].params.properties[0].schema).__name__ == "ObjectNode"
+    assert not [d for d in diags if d.severity != "note"]
+    _warned(
+        diags,
+        "parameter 'freeform' is written with OpenAPI 3's style and explode, which Swagger 2.0 "
+        "does not define; sent as OpenAPI 3 says",
+    )
+
+
+def test_parameter_schema_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    written = {
+        "name": "ids",
+        "in": "query",
+        "required": True,
+        "description": "the ids",
+        "type": "array",
+        "items": {"type": "integer"},
+        "style": "form",
+        "explode": False,
+    }
+    fixed = PARAMETER_SCHEMA.apply(written, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "name": "ids",
+        "in": "query",
+        "required": True,
+        "description": "the ids",
+        "style": "form",
+        "explode": False,
+        "schema": {"description": "the ids", "type": "array", "items": {"type": "integer"}},
+    }
+    assert fixed.moved == ((("schema",), AT),)  # (its keywords are the parameter's own)
+    both = PARAMETER_SCHEMA.apply(
+        {"name": "q", "in": "query", "type": "string", "schema": {}}, AT, context
+    )
+    assert both is not None and both.value["schema"] == {"type": "string"}
+    assert [d.loc.pointer for d in both.diagnostics] == ["/paths/pets/schema"]
+    canonical = {"name": "q", "in": "query", "schema": {"type": "string"}}
+    assert PARAMETER_SCHEMA.apply(canonical, AT, context) is None
+    assert PARAMETER_SCHEMA.apply({"name": "b", "in": "body", "schema": {}}, AT, context) is None
+    assert PARAMETER_SCHEMA.apply(written, AT, OpenApi(document={})) is None
+
+
+def test_parameter_schema_end_to_end(tmp_path: Path) -> None:
+    # what is said of a Swagger 2.0 parameter's schema points at the parameter, as written
+    limit = {"name": "limit", "in": "query", "type": "integer", "maximum": "ten"}
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/p": {"get": {"operationId": "p", "parameters": [limit], "responses": OK}}},
+    }
+    package, diags = _compile(tmp_path, spec)
+    assert package.tools[0].params.properties[0].name == "limit"
+    assert [d.loc.pointer for d in diags if d.severity != "note"] == [
+        "/paths/~1p/get/parameters/0/maximum"
+    ]
 
 
 def test_parameter_without_type_rule() -> None:

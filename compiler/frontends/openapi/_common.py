@@ -9,7 +9,7 @@ parameter's schema.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +62,26 @@ class OperationFilter:
 
 @dataclass
 class Where:
-    """A raw value, where it is, and the document its ``$ref``s are relative to."""
+    """A raw value, where it is, and the document its ``$ref``s are relative to.
+
+    ``moved``: where the parts of ``value`` that a normalising rule moved are written (keys in
+    ``value`` → place), so that what is said of them points where the user wrote them."""
 
     value: Any
     loc: SourceLocation
     root: Any
     path: Path | None
+    moved: dict[tuple[str | int, ...], SourceLocation] = field(
+        default_factory=dict[tuple[str | int, ...], SourceLocation]
+    )
+
+    def at(self, *keys: str | int) -> SourceLocation:
+        """The place of the part of ``value`` under ``keys``, as the user wrote it."""
+        for n in range(len(keys), 0, -1):
+            place = self.moved.get(keys[:n])
+            if place is not None:
+                return place.child(*keys[n:])
+        return self.loc.child(*keys)
 
 
 def load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:

@@ -21,7 +21,7 @@ from ... import naming
 from ..._load import Document, RefPolicy, as_array, as_object, display_path
 from ...diagnostics import Diagnostic, Diagnostics, describe
 from ...ir import ObjectNode, RefNode, SchemaNode, SourceLocation
-from ...normalise import Rule, run
+from ...normalise import Rule, run, run_located
 from ...normalise._openapi import OpenApi
 from .. import _opmemo
 from .._jsonschema import SchemaLowerer
@@ -90,6 +90,17 @@ class Context:
         fixed = run(rules, fragment, at, self.rules, said)
         self.diags.items.extend(said)
         return fixed
+
+    def canonical(self, rules: Iterable[Rule[OpenApi]], where: Where) -> Where:
+        """``where`` as ``rules`` leave its value, with the places of what they moved; what
+        they say is said now."""
+        said: list[Diagnostic] = []
+        moved = dict(where.moved)
+        value = run_located(rules, where.value, where.loc, self.rules, said, moved)
+        self.diags.items.extend(said)
+        if value is where.value:
+            return where
+        return Where(value, where.loc, where.root, where.path, moved)
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
