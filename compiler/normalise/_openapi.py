@@ -38,3 +38,12 @@ class RefSiblings:
 
     beside: dict[str, Any]
     referenced: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Produced:
+    """A response as the reader meets it (its ``$ref`` followed) and the media types its
+    operation produces (Swagger 2.0's ``produces``, the document's when the operation has none)."""
+
+    response: dict[str, Any]
+    produces: tuple[str, ...]

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from ..diagnostics import describe
 from ..ir import SourceLocation
-from ._openapi import OpenApi
+from ._openapi import OpenApi, Produced
 from ._rule import Fixed, Rule, note, warn
 from ._schema import without
 
@@ -305,6 +305,33 @@ PARAMETER: tuple[Rule[OpenApi], ...] = (
 )
 """The rules of a parameter of a path, the query, a header or a cookie, in their order."""
 
+
+def _response_content(fragment: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(fragment, Produced):
+        return None
+    response = fragment.response
+    if "schema" not in response:
+        return Fixed(value=response)
+    schema = response["schema"]
+    typed = _file_type(schema, at, context)
+    media = {"schema": typed.value if typed is not None else schema}
+    # one schema for every type the operation produces (JSON when it names none); the reader
+    # picks the one it reads as it does for OpenAPI 3's content
+    content = {m: media for m in fragment.produces or ("application/json",)}
+    canonical = without(response, "schema") | {"content": content}
+    moved = tuple((("content", m, "schema"), at.child("schema")) for m in content)
+    return Fixed(value=canonical, moved=moved)
+
+
+RESPONSE_CONTENT: Rule[OpenApi] = Rule(
+    name="swagger2-response-content",
+    family="openapi-swagger2",
+    accepts="a Swagger 2.0 response's schema, and the types its operation produces",
+    makes="OpenAPI 3's content: {<each type produced, or application/json>: {schema}}",
+    warning="none: the same API, said in OpenAPI 3's words",
+    apply=_response_content,
+)
+
 RULES: tuple[Rule[OpenApi], ...] = (
     PARAMETER_WITHOUT_TYPE,
     OPENAPI3_STYLE,
@@ -314,4 +341,5 @@ RULES: tuple[Rule[OpenApi], ...] = (
     SERVERS,
     SECURITY_SCHEME,
     MEDIA_TYPES,
+    RESPONSE_CONTENT,
 )

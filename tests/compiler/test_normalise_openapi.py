@@ -12,7 +12,7 @@ from toolbind.compiler.diagnostics import Diagnostic, Diagnostics
 from toolbind.compiler.frontends import read_spec
 from toolbind.compiler.ir import SourceLocation, SpecPackage
 from toolbind.compiler.normalise import table
-from toolbind.compiler.normalise._openapi import OpenApi, PathEntry, RefSiblings
+from toolbind.compiler.normalise._openapi import OpenApi, PathEntry, Produced, RefSiblings
 from toolbind.compiler.normalise.openapi_azure import X_MS_PATHS
 from toolbind.compiler.normalise.openapi_paths import EXPRESS, LEADING_SLASH, WHITE_SPACE
 from toolbind.compiler.normalise.openapi_refs import (
@@ -27,6 +27,7 @@ from toolbind.compiler.normalise.openapi_swagger2 import (
     OPENAPI3_STYLE,
     PARAMETER_SCHEMA,
     PARAMETER_WITHOUT_TYPE,
+    RESPONSE_CONTENT,
     SECURITY_SCHEME,
     SERVERS,
 )
@@ -72,7 +73,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 15
+    assert len(names) == len(set(names)) == 16
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -397,6 +398,56 @@ def test_parameter_schema_end_to_end(tmp_path: Path) -> None:
     assert package.tools[0].params.properties[0].name == "limit"
     assert [d.loc.pointer for d in diags if d.severity != "note"] == [
         "/paths/~1p/get/parameters/0/maximum"
+    ]
+
+
+def test_response_content_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    response = {"description": "ok", "schema": {"type": "file"}, "headers": {"X-N": {}}}
+    produced = Produced(response=response, produces=("application/xml", "application/json"))
+    fixed = RESPONSE_CONTENT.apply(produced, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    assert fixed.value == {
+        "description": "ok",
+        "headers": {"X-N": {}},
+        "content": {"application/xml": binary, "application/json": binary},
+    }
+    assert fixed.moved == (
+        (("content", "application/xml", "schema"), AT.child("schema")),
+        (("content", "application/json", "schema"), AT.child("schema")),
+    )
+    none = RESPONSE_CONTENT.apply(Produced(response={"schema": {}}, produces=()), AT, context)
+    assert none is not None and list(none.value["content"]) == ["application/json"]
+    empty = Produced(response={"description": "gone"}, produces=())
+    kept = RESPONSE_CONTENT.apply(empty, AT, context)
+    assert kept is not None and kept.value == {"description": "gone"}
+    assert RESPONSE_CONTENT.apply(produced, AT, OpenApi(document={})) is None
+
+
+def test_response_content_end_to_end(tmp_path: Path) -> None:
+    # the type picked is the one the operation produces (JSON first); what is said of the
+    # schema points at the response's own schema, as written
+    responses = {
+        "200": {"description": "ok", "schema": {"type": "integer", "maximum": "ten"}},
+        "404": {"description": "no", "schema": {"type": "object"}},
+    }
+    op = {
+        "operationId": "n",
+        "produces": ["text/plain", "application/json"],
+        "responses": responses,
+    }
+    spec = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/n": {"get": op}}}
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    (http,) = package.http.operations.values()
+    assert [(r.status, r.media_type) for r in http.responses] == [
+        ("200", "application/json"),
+        ("404", "application/json"),
+    ]
+    assert [status for status, _ in package.tools[0].errors] == ["404"]
+    assert [d.loc.pointer for d in diags if d.severity != "note"] == [
+        "/paths/~1n/get/responses/200/schema/maximum"
     ]
 
 

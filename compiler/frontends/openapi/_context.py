@@ -91,14 +91,18 @@ class Context:
         self.diags.items.extend(said)
         return fixed
 
-    def canonical(self, rules: Iterable[Rule[OpenApi]], where: Where) -> Where:
-        """``where`` as ``rules`` leave its value, with the places of what they moved; what
-        they say is said now."""
+    def canonical(
+        self, rules: Iterable[Rule[OpenApi]], where: Where, fragment: Any = None
+    ) -> Where:
+        """``where`` as ``rules`` leave its value (or ``fragment``, what the rules read of it
+        when that is more than the value), with the places of what they moved; what they say
+        is said now."""
         said: list[Diagnostic] = []
         moved = dict(where.moved)
-        value = run_located(rules, where.value, where.loc, self.rules, said, moved)
+        given = where.value if fragment is None else fragment
+        value = run_located(rules, given, where.loc, self.rules, said, moved)
         self.diags.items.extend(said)
-        if value is where.value:
+        if value is given:
             return where
         return Where(value, where.loc, where.root, where.path, moved)
 
