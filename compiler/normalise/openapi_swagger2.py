@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from ..diagnostics import describe
 from ..ir import SourceLocation
-from ._openapi import OpenApi, Produced
+from ._openapi import Consumed, OpenApi, Produced, body_kind, pick_media_type
 from ._rule import Fixed, Rule, note, warn
 from ._schema import without
 
@@ -323,6 +323,71 @@ def _response_content(fragment: Any, at: SourceLocation, context: OpenApi) -> Fi
     return Fixed(value=canonical, moved=moved)
 
 
+def _body_parameter(fragment: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(fragment, Consumed):
+        return None
+    parameter = fragment.parameter
+    schema: Any = parameter.get("schema", {})
+    # the parameter's description and deprecation are its schema's (annotations beside a
+    # $ref are read in Swagger 2.0)
+    notes = {k: parameter[k] for k in ("description", "deprecated") if k in parameter}
+    if isinstance(schema, dict) and notes:
+        kept = cast("dict[str, Any]", schema)
+        schema = kept | {k: v for k, v in notes.items() if not kept.get(k)}
+    usable = [c for c in fragment.consumes if body_kind(c) in ("json", "text", "binary")]
+    patch = [c for c in usable if c.split(";", 1)[0].strip().lower() == _JSON_PATCH]
+    said: tuple[Any, ...] = ()
+    if patch and len(patch) < len(usable) and not _is_array(schema, context.document):
+        # Swagger 2.0 gives one schema for every type in consumes: a JSON Patch (RFC 6902) is
+        # an array, so an object body listed first among a container orchestrator's PATCH
+        # types went out as json-patch+json and was refused
+        usable = [c for c in usable if c not in patch]
+        said = (
+            note(
+                at.child("schema"),
+                f"the body is sent as {pick_media_type(usable)}: {patch[0]} (consumes) "
+                "is an array of operations, and this body's schema is not an array",
+            ),
+        )
+    media_type = pick_media_type(usable or ["application/json"])
+    body: dict[str, Any] = {
+        "required": parameter.get("required") is True,
+        "content": {media_type: {"schema": schema}},
+    }
+    # (the body is the parameter: what is said of it points there)
+    return Fixed(value=body, diagnostics=said, moved=((("content", media_type), at),))
+
+
+_JSON_PATCH = "application/json-patch+json"
+
+
+def _is_array(schema: Any, document: dict[str, Any]) -> bool:
+    """Whether ``schema`` (its local ``$ref``s followed) is an array that is never null."""
+    for _ in range(16):
+        obj = cast("dict[str, Any]", schema) if isinstance(schema, dict) else {}
+        ref = obj.get("$ref")
+        if not isinstance(ref, str):
+            nullable = obj.get("nullable") is True or obj.get("x-nullable") is True
+            return obj.get("type") == "array" and not nullable
+        if not ref.startswith("#/"):
+            return False
+        schema = document
+        for key in ref[2:].split("/"):
+            key = key.replace("~1", "/").replace("~0", "~")
+            schema = cast("dict[str, Any]", schema).get(key) if isinstance(schema, dict) else None
+    return False
+
+
+BODY_PARAMETER: Rule[OpenApi] = Rule(
+    name="swagger2-body-parameter",
+    family="openapi-swagger2",
+    accepts="a Swagger 2.0 in: body parameter, and the types its operation consumes",
+    makes="OpenAPI 3's requestBody: {required, content: {<the first JSON, text or binary type "
+    "consumed; application/json when none>: {schema}}}",
+    warning="(a note) the body is sent as …: application/json-patch+json (consumes) is an "
+    "array of operations, and this body's schema is not an array",
+    apply=_body_parameter,
+)
 RESPONSE_CONTENT: Rule[OpenApi] = Rule(
     name="swagger2-response-content",
     family="openapi-swagger2",
@@ -341,5 +406,6 @@ RULES: tuple[Rule[OpenApi], ...] = (
     SERVERS,
     SECURITY_SCHEME,
     MEDIA_TYPES,
+    BODY_PARAMETER,
     RESPONSE_CONTENT,
 )

@@ -12,7 +12,13 @@ from toolbind.compiler.diagnostics import Diagnostic, Diagnostics
 from toolbind.compiler.frontends import read_spec
 from toolbind.compiler.ir import SourceLocation, SpecPackage
 from toolbind.compiler.normalise import table
-from toolbind.compiler.normalise._openapi import OpenApi, PathEntry, Produced, RefSiblings
+from toolbind.compiler.normalise._openapi import (
+    Consumed,
+    OpenApi,
+    PathEntry,
+    Produced,
+    RefSiblings,
+)
 from toolbind.compiler.normalise.openapi_azure import X_MS_PATHS
 from toolbind.compiler.normalise.openapi_paths import EXPRESS, LEADING_SLASH, WHITE_SPACE
 from toolbind.compiler.normalise.openapi_refs import (
@@ -21,6 +27,7 @@ from toolbind.compiler.normalise.openapi_refs import (
     SECURITY_SCHEMES_REF,
 )
 from toolbind.compiler.normalise.openapi_swagger2 import (
+    BODY_PARAMETER,
     COLLECTION_FORMAT,
     FILE_TYPE,
     MEDIA_TYPES,
@@ -73,7 +80,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 16
+    assert len(names) == len(set(names)) == 17
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -398,6 +405,60 @@ def test_parameter_schema_end_to_end(tmp_path: Path) -> None:
     assert package.tools[0].params.properties[0].name == "limit"
     assert [d.loc.pointer for d in diags if d.severity != "note"] == [
         "/paths/~1p/get/parameters/0/maximum"
+    ]
+
+
+def test_body_parameter_rule() -> None:
+    document = {"definitions": {"Ops": {"type": "array", "items": {}}, "Pet": {"type": "object"}}}
+    context = OpenApi(document=document, swagger=True)
+    body = {"name": "b", "in": "body", "required": True, "description": "the pet"}
+    pet = Consumed(
+        parameter=body | {"schema": {"$ref": "#/definitions/Pet"}},
+        consumes=("application/xml", "application/json"),
+    )
+    fixed = BODY_PARAMETER.apply(pet, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/definitions/Pet", "description": "the pet"}}
+        },
+    }
+    assert fixed.moved == ((("content", "application/json"), AT),)
+    patch_types = ("application/json-patch+json", "application/merge-patch+json")
+    merge = BODY_PARAMETER.apply(
+        Consumed(parameter=pet.parameter, consumes=patch_types), AT, context
+    )
+    assert merge is not None and list(merge.value["content"]) == ["application/merge-patch+json"]
+    assert [(d.severity, d.loc.pointer) for d in merge.diagnostics] == [
+        ("note", "/paths/pets/schema")
+    ]
+    ops = Consumed(parameter={"schema": {"$ref": "#/definitions/Ops"}}, consumes=patch_types)
+    kept = BODY_PARAMETER.apply(ops, AT, context)
+    assert kept is not None and list(kept.value["content"]) == ["application/json-patch+json"]
+    bare = BODY_PARAMETER.apply(Consumed(parameter={}, consumes=()), AT, context)
+    assert bare is not None
+    assert bare.value == {"required": False, "content": {"application/json": {"schema": {}}}}
+    assert BODY_PARAMETER.apply(pet, AT, OpenApi(document={})) is None
+
+
+def test_body_parameter_end_to_end(tmp_path: Path) -> None:
+    # the body parameter is the request body; what is said of it points at the parameter
+    body = {
+        "name": "pet",
+        "in": "body",
+        "required": True,
+        "schema": {"type": "object", "properties": {"age": {"type": "integer", "maximum": "x"}}},
+    }
+    op = {"operationId": "add", "consumes": ["text/xml"], "parameters": [body], "responses": OK}
+    spec = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/p": {"post": op}}}
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    made = package.http.operations["add"].body
+    assert made is not None and (made.media_type, made.kind) == ("text/xml", "text")
+    assert made.fields == (("age", "age"),)
+    assert [d.loc.pointer for d in diags if d.severity != "note"] == [
+        "/paths/~1p/post/parameters/0/schema/properties/age/maximum"
     ]
 
 

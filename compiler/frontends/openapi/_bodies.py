@@ -32,14 +32,14 @@ from ...ir import (
     SourceLocation,
     StringNode,
 )
+from ...normalise import openapi_swagger2
+from ...normalise._openapi import Consumed, body_kind, pick_media_type
 from ._common import (
     BODY_FIELD,
     SWAGGER_PARAM_KEYS,
     Where,
     annotate,
-    body_kind,
     file_type,
-    pick_media_type,
 )
 from ._context import Context
 from ._parameters import Params, collection_format, field
@@ -71,12 +71,11 @@ def body(
     into: Fields,
 ) -> HttpBody | None:
     """The operation's request body (None: it has none, or one that cannot be read, said)."""
-    if ctx.swagger:
-        return _swagger_body(ctx, op, raw_params, into)
-    if "requestBody" not in op:
-        return None
-    at = Where(op["requestBody"], loc.child("requestBody"), item.root, item.path)
-    read = ctx.deref_object(at, "request body")
+    consumes = tuple(c for c in as_array(op.get("consumes")) or [] if isinstance(c, str))
+    forms = [(n, p) for (n, pin), p in raw_params.items() if pin == "formData"]
+    if forms and not any(pin == "body" for _, pin in raw_params):
+        return _form_parameters(ctx, forms, list(consumes), into)
+    read = _request_body(ctx, op, loc, item, raw_params, consumes)
     if read is None:
         return None
     found, rb = read
@@ -85,7 +84,7 @@ def body(
         ctx.diags.warning(found.loc, "request body has no content", "content: {<type>: ...}")
         return None
     media_type = pick_media_type(list(content))
-    mloc = found.loc.child("content", media_type)
+    mloc = found.at("content", media_type)
     media = as_object(content[media_type]) or {}
     kind = body_kind(media_type)
     raw_schema = media.get("schema")
@@ -99,41 +98,26 @@ def body(
     )
 
 
-def _swagger_body(
-    ctx: Context, op: dict[str, Any], raw_params: Params, into: Fields
-) -> HttpBody | None:
-    consumes = [c for c in as_array(op.get("consumes")) or [] if isinstance(c, str)]
-    body_params = [p for (_, pin), p in raw_params.items() if pin == "body"]
-    if body_params:
-        return _body_parameter(ctx, body_params[0], consumes, into)
-    form_params = [(n, p) for (n, pin), p in raw_params.items() if pin == "formData"]
-    if not form_params:
+def _request_body(
+    ctx: Context,
+    op: dict[str, Any],
+    loc: SourceLocation,
+    item: Where,
+    raw_params: Params,
+    consumes: tuple[str, ...],
+) -> tuple[Where, dict[str, Any]] | None:
+    """The request body (Swagger 2.0's body parameter: OpenAPI 3's, by
+    ``normalise.openapi_swagger2``), where it is, and the object read (None: none, said)."""
+    first = next((p for (_, pin), p in raw_params.items() if pin == "body"), None)
+    if first is not None:
+        given = Consumed(parameter=first.value, consumes=consumes)
+        found = ctx.canonical((openapi_swagger2.BODY_PARAMETER,), first, given)
+        if found is not first:
+            return found, found.value
+    if "requestBody" not in op:
         return None
-    return _form_parameters(ctx, form_params, consumes, into)
-
-
-def _body_parameter(ctx: Context, p: Where, consumes: list[str], into: Fields) -> HttpBody:
-    """Swagger 2.0's ``in: body`` parameter, sent as the first usable type it consumes."""
-    pobj: dict[str, Any] = p.value
-    node = ctx.schema(Where(pobj.get("schema", {}), p.loc.child("schema"), p.root, p.path))
-    node = annotate(node, pobj)
-    usable = [c for c in consumes if body_kind(c) in ("json", "text", "binary")]
-    patch = [c for c in usable if _is_json_patch(c)]
-    if patch and len(patch) < len(usable) and not isinstance(ctx.resolved(node), ArrayNode):
-        # Swagger 2.0 gives one schema for every type in consumes: a JSON Patch (RFC 6902) is
-        # an array, so an object body listed first among a container orchestrator's PATCH
-        # types went out as json-patch+json and was refused
-        usable = [c for c in usable if c not in patch]
-        ctx.diags.note(
-            p.loc.child("schema"),
-            f"the body is sent as {pick_media_type(usable)}: {patch[0]} (consumes) "
-            "is an array of operations, and this body's schema is not an array",
-        )
-    media_type = pick_media_type(usable or ["application/json"])
-    kind = _base64_text(
-        ctx, body_kind(media_type), node, pobj.get("schema"), media_type, p.loc.child("schema")
-    )
-    return _place_body(ctx, node, media_type, kind, pobj.get("required") is True, {}, into, p.loc)
+    at = Where(op["requestBody"], loc.child("requestBody"), item.root, item.path)
+    return ctx.deref_object(at, "request body")
 
 
 def _form_parameters(
@@ -390,10 +374,6 @@ def _sent_media_type(media_type: str, kind: BodyKind) -> str:
     if "*" not in media_type.split(";", 1)[0]:
         return media_type
     return _CONCRETE.get(kind, media_type)
-
-
-def _is_json_patch(media_type: str) -> bool:
-    return media_type.split(";", 1)[0].strip().lower() == "application/json-patch+json"
 
 
 def _is_file(node: SchemaNode, defs: dict[str, Definition]) -> bool:

@@ -2,8 +2,8 @@
 ``_load``, ``normalise`` and the runtime's HTTP contract.
 
 ``Where`` is a raw value with its place and the document its ``$ref``s are relative to;
-``OperationFilter`` says which operations to keep; the rest reads media types and annotates a
-parameter's schema.
+``OperationFilter`` says which operations to keep; the rest annotates a parameter's schema; the
+media types are read as the normalising rules read them (``normalise._openapi``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolbind.contract import BodyKind, ParameterLocation, ParameterStyle
+from toolbind.contract import ParameterLocation, ParameterStyle
 
 from ..._load import Document, load_document
 from ...diagnostics import Diagnostic
@@ -88,33 +88,6 @@ def load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:
     """A file an OpenAPI spec ``$ref``s, read as the spec itself is: an unquoted YAML date or
     timestamp (common in examples and defaults) is the text written."""
     return load_document(path, shown, dates_as_text=True)
-
-
-def is_json(media_type: str) -> bool:
-    base = media_type.split(";")[0].strip().lower()
-    return base == "application/json" or base.endswith("+json") or base == "*/*"
-
-
-def body_kind(media_type: str) -> BodyKind:
-    base = media_type.split(";")[0].strip().lower()
-    if is_json(base):
-        return "json"
-    if base == "application/x-www-form-urlencoded":
-        return "form"
-    if base.startswith("multipart/"):
-        return "multipart"
-    if base.startswith("text/") or base in ("application/xml", "application/sdp"):
-        return "text"
-    return "binary"
-
-
-def pick_media_type(types: list[str]) -> str:
-    """JSON first, then form, multipart, text; otherwise the first listed."""
-    for kind in ("json", "form", "multipart", "text"):
-        for t in types:
-            if body_kind(t) == kind:
-                return t
-    return types[0]
 
 
 def file_type(value: Any) -> Any:

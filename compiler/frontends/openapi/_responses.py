@@ -15,8 +15,8 @@ from toolbind.contract import HttpResponse
 from ..._load import as_array, as_object
 from ...ir import AnyNode, Meta, NullNode, SchemaNode, SourceLocation, StringNode
 from ...normalise import openapi_swagger2
-from ...normalise._openapi import Produced
-from ._common import Where, body_kind, is_json, pick_media_type
+from ...normalise._openapi import Produced, body_kind, is_json, pick_media_type
+from ._common import Where
 from ._context import Context
 
 # Statuses that carry no content whatever the spec says (RFC 9110 §15.3.5, §15.4.5).
