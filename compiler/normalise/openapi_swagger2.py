@@ -232,6 +232,27 @@ SERVERS: Rule[OpenApi] = Rule(
     warning="none: the same API, said in OpenAPI 3's words",
     apply=_servers,
 )
+
+
+def _security_definitions(document: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(document, dict):
+        return None
+    doc = cast("dict[str, Any]", document)
+    if "securityDefinitions" not in doc:
+        return None
+    table = {"securitySchemes": doc["securityDefinitions"]}
+    moved = ((("components", "securitySchemes"), at.child("securityDefinitions")),)
+    return Fixed(value=without(doc, "securityDefinitions") | {"components": table}, moved=moved)
+
+
+SECURITY_DEFINITIONS: Rule[OpenApi] = Rule(
+    name="swagger2-security-definitions",
+    family="openapi-swagger2",
+    accepts="Swagger 2.0's securityDefinitions",
+    makes="the document's components.securitySchemes",
+    warning="none: the same API, said in OpenAPI 3's words",
+    apply=_security_definitions,
+)
 SECURITY_SCHEME: Rule[OpenApi] = Rule(
     name="swagger2-security-scheme",
     family="openapi-swagger2",
@@ -404,6 +425,7 @@ RULES: tuple[Rule[OpenApi], ...] = (
     COLLECTION_FORMAT,
     FILE_TYPE,
     SERVERS,
+    SECURITY_DEFINITIONS,
     SECURITY_SCHEME,
     MEDIA_TYPES,
     BODY_PARAMETER,

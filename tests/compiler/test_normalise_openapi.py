@@ -35,6 +35,7 @@ from toolbind.compiler.normalise.openapi_swagger2 import (
     PARAMETER_SCHEMA,
     PARAMETER_WITHOUT_TYPE,
     RESPONSE_CONTENT,
+    SECURITY_DEFINITIONS,
     SECURITY_SCHEME,
     SERVERS,
 )
@@ -80,7 +81,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 17
+    assert len(names) == len(set(names)) == 18
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -406,6 +407,40 @@ def test_parameter_schema_end_to_end(tmp_path: Path) -> None:
     assert [d.loc.pointer for d in diags if d.severity != "note"] == [
         "/paths/~1p/get/parameters/0/maximum"
     ]
+
+
+def test_security_definitions_rule() -> None:
+    schemes = {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}}
+    document = {"swagger": "2.0", "securityDefinitions": schemes, "paths": {}}
+    fixed = SECURITY_DEFINITIONS.apply(document, AT, OpenApi(document=document, swagger=True))
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "swagger": "2.0",
+        "paths": {},
+        "components": {"securitySchemes": schemes},
+    }
+    assert fixed.moved == ((("components", "securitySchemes"), AT.child("securityDefinitions")),)
+    assert (
+        SECURITY_DEFINITIONS.apply({"swagger": "2.0"}, AT, OpenApi(document={}, swagger=True))
+        is None
+    )
+    assert SECURITY_DEFINITIONS.apply(document, AT, OpenApi(document=document)) is None
+
+
+def test_security_definitions_end_to_end(tmp_path: Path) -> None:
+    # the schemes are read, and what is said of them names the map the spec writes
+    op = {"operationId": "p", "security": [{"key": []}, {"other": []}], "responses": OK}
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "securityDefinitions": {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}},
+        "paths": {"/p": {"get": op}},
+    }
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None and list(package.http.security_schemes) == ["key"]
+    (said,) = [d for d in diags if d.severity == "warning"]
+    assert said.loc.pointer == "/paths/~1p/get/security/1/other"
+    assert said.expected == "a key of securityDefinitions (key)"
 
 
 def test_body_parameter_rule() -> None:
