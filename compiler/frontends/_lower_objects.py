@@ -46,7 +46,8 @@ class ObjectsLowerer(RefsLowerer):
             self._one_way_required(props_map, required, loc)
         props: list[Property] = []
         for pname, pschema in props_map.items():
-            node = self._lower(pschema, props_at.child(pname), props_ctx, depth + 1)
+            at = props_at.child(pname)
+            node = self._lower(pschema, self.moved.get(at, at), props_ctx, depth + 1)
             props.append(Property(name=pname, schema=node, required=pname in required))
         additional: SchemaNode | None = None
         if "additionalProperties" in s:

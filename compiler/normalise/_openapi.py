@@ -53,6 +53,15 @@ class Consumed:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Form:
+    """Swagger 2.0's form parameters of an operation (each followed, by name, where it is) and
+    the media types it consumes."""
+
+    parameters: tuple[tuple[str, dict[str, Any], SourceLocation], ...]
+    consumes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Produced:
     """A response as the reader meets it (its ``$ref`` followed) and the media types its
     operation produces (Swagger 2.0's ``produces``, the document's when the operation has none)."""

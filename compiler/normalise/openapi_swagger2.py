@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from ..diagnostics import describe
 from ..ir import SourceLocation
-from ._openapi import Consumed, OpenApi, Produced, body_kind, pick_media_type
+from ._openapi import Consumed, Form, OpenApi, Produced, body_kind, pick_media_type
 from ._rule import Fixed, Rule, note, warn
 from ._schema import without
 
@@ -380,6 +380,44 @@ def _body_parameter(fragment: Any, at: SourceLocation, context: OpenApi) -> Fixe
 
 
 _JSON_PATCH = "application/json-patch+json"
+# A Swagger 2.0 form parameter's fields that are not its schema.
+_FORM_FIELDS = ("name", "in", "required", "collectionFormat", "allowEmptyValue")
+
+
+def _form_parameters(fragment: Any, at: SourceLocation, context: OpenApi) -> Fixed | None:
+    if not context.swagger or not isinstance(fragment, Form):
+        return None
+    files = any(p.get("type") == "file" for _, p, _ in fragment.parameters)
+    multipart = files or "multipart/form-data" in fragment.consumes
+    media_type = "multipart/form-data" if multipart else "application/x-www-form-urlencoded"
+    properties: dict[str, Any] = {}
+    encoding: dict[str, Any] = {}
+    said: list[Any] = []
+    for name, parameter, where in fragment.parameters:
+        schema = {k: v for k, v in parameter.items() if k not in _FORM_FIELDS}
+        typed = _file_type(schema, where, context)
+        properties[name] = typed.value if typed is not None else schema
+        if parameter.get("type") == "array":
+            # sent as its collectionFormat says: csv (the default) one field ``tags=a,b``,
+            # multi one field per item (it went out as multi whatever was declared)
+            sent: dict[str, Any] = parameter
+            for rule in (OPENAPI3_STYLE, COLLECTION_FORMAT):
+                fixed = rule.apply(sent, where, context)
+                if fixed is not None:
+                    sent = fixed.value
+                    said.extend(fixed.diagnostics)
+            encoding[name] = {"style": sent["style"], "explode": sent["explode"]}
+    required = [n for n, p, _ in fragment.parameters if p.get("required") is True]
+    schema = {"type": "object", "properties": properties} | (
+        {"required": required} if required else {}
+    )
+    media = {"schema": schema} | ({"encoding": encoding} if encoding else {})
+    body = {"required": bool(required), "content": {media_type: media}}
+    moved = tuple(
+        (("content", media_type, "schema", "properties", n), where)
+        for n, _, where in fragment.parameters
+    )
+    return Fixed(value=body, diagnostics=tuple(said), moved=moved)
 
 
 def _is_array(schema: Any, document: dict[str, Any]) -> bool:
@@ -409,6 +447,15 @@ BODY_PARAMETER: Rule[OpenApi] = Rule(
     "array of operations, and this body's schema is not an array",
     apply=_body_parameter,
 )
+FORM_PARAMETERS: Rule[OpenApi] = Rule(
+    name="swagger2-form-parameters",
+    family="openapi-swagger2",
+    accepts="Swagger 2.0's in: formData parameters, and the types their operation consumes",
+    makes="OpenAPI 3's requestBody: an object of them, multipart/form-data when one is a file "
+    "or it is consumed (else form-urlencoded), each array's collectionFormat its encoding",
+    warning="none of its own (collectionFormat's and OpenAPI 3 style's, at the parameter)",
+    apply=_form_parameters,
+)
 RESPONSE_CONTENT: Rule[OpenApi] = Rule(
     name="swagger2-response-content",
     family="openapi-swagger2",
@@ -429,5 +476,6 @@ RULES: tuple[Rule[OpenApi], ...] = (
     SECURITY_SCHEME,
     MEDIA_TYPES,
     BODY_PARAMETER,
+    FORM_PARAMETERS,
     RESPONSE_CONTENT,
 )

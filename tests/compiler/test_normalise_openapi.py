@@ -14,6 +14,7 @@ from toolbind.compiler.ir import SourceLocation, SpecPackage
 from toolbind.compiler.normalise import table
 from toolbind.compiler.normalise._openapi import (
     Consumed,
+    Form,
     OpenApi,
     PathEntry,
     Produced,
@@ -30,6 +31,7 @@ from toolbind.compiler.normalise.openapi_swagger2 import (
     BODY_PARAMETER,
     COLLECTION_FORMAT,
     FILE_TYPE,
+    FORM_PARAMETERS,
     MEDIA_TYPES,
     OPENAPI3_STYLE,
     PARAMETER_SCHEMA,
@@ -81,7 +83,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 18
+    assert len(names) == len(set(names)) == 19
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -495,6 +497,93 @@ def test_body_parameter_end_to_end(tmp_path: Path) -> None:
     assert [d.loc.pointer for d in diags if d.severity != "note"] == [
         "/paths/~1p/post/parameters/0/schema/properties/age/maximum"
     ]
+
+
+def test_form_parameters_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    at = [AT.child("parameters", i) for i in range(3)]
+    name = {"name": "name", "in": "formData", "type": "string", "required": True}
+    tags = {"name": "tags", "in": "formData", "type": "array", "items": {"type": "string"}}
+    photo = {"name": "photo", "in": "formData", "type": "file"}
+    form = Form(
+        parameters=(("name", name, at[0]), ("tags", tags | {"collectionFormat": "multi"}, at[1])),
+        consumes=(),
+    )
+    fixed = FORM_PARAMETERS.apply(form, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    media = {
+        "schema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["name"],
+        },
+        "encoding": {"tags": {"style": "form", "explode": True}},
+    }
+    assert fixed.value == {
+        "required": True,
+        "content": {"application/x-www-form-urlencoded": media},
+    }
+    where = ("content", "application/x-www-form-urlencoded", "schema", "properties")
+    assert fixed.moved == (((*where, "name"), at[0]), ((*where, "tags"), at[1]))
+    with_file = Form(parameters=(("photo", photo, at[2]),), consumes=())
+    multipart = FORM_PARAMETERS.apply(with_file, AT, context)
+    assert multipart is not None and multipart.value == {
+        "required": False,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"photo": {"type": "string", "format": "binary"}},
+                }
+            }
+        },
+    }
+    assert FORM_PARAMETERS.apply(form, AT, OpenApi(document={})) is None
+
+
+def test_form_parameters_end_to_end(tmp_path: Path) -> None:
+    # what is said of a form field points at its parameter, as written
+    parameters = [
+        {"name": "tags[]", "in": "formData", "type": "array", "items": {"type": "string"}},
+        {"name": "age", "in": "formData", "type": "integer", "maximum": "x", "required": True},
+    ]
+    op = {"operationId": "f", "parameters": parameters, "responses": OK}
+    spec = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/f": {"post": op}}}
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    made = package.http.operations["f"].body
+    assert made is not None and made.media_type == "application/x-www-form-urlencoded"
+    assert made.fields == (("tags", "tags[]"), ("age", "age"))
+    assert [(p.property, p.style, p.explode) for p in made.parts] == [
+        ("tags[]", "form", False),
+        ("age", None, None),
+    ]
+    said = [(d.severity, d.loc.pointer) for d in diags if "read → emitted" not in d.found]
+    assert said == [
+        ("error", "/paths/~1f/post/parameters/1/maximum"),
+        ("note", "/paths/~1f/post/parameters/0"),
+    ]
+
+
+def test_a_multipart_form_datas_encoding_style_is_read_as_openapi_31_says(tmp_path: Path) -> None:
+    # OpenAPI 3.1's Encoding Object applies style and explode to multipart/form-data too (the
+    # form a Swagger 2.0 multipart form with an array is brought to); they were ignored there
+    schema = {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+    }
+    media = {"schema": schema, "encoding": {"tags": {"style": "form", "explode": False}}}
+    body = {"content": {"multipart/form-data": media}}
+    op = {"operationId": "up", "requestBody": body, "responses": OK}
+    package, diags = _compile(tmp_path, _v3({"/up": {"post": op}}))
+    assert package.http is not None
+    made = package.http.operations["up"].body
+    assert made is not None
+    assert [(p.property, p.style, p.explode) for p in made.parts] == [("tags", "form", False)]
+    assert not [d for d in diags if "encoding" in d.found]
 
 
 def test_response_content_rule() -> None:

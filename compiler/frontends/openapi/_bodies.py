@@ -33,16 +33,13 @@ from ...ir import (
     StringNode,
 )
 from ...normalise import openapi_swagger2
-from ...normalise._openapi import Consumed, body_kind, pick_media_type
+from ...normalise._openapi import Consumed, Form, body_kind, pick_media_type
 from ._common import (
     BODY_FIELD,
-    SWAGGER_PARAM_KEYS,
     Where,
-    annotate,
-    file_type,
 )
 from ._context import Context
-from ._parameters import Params, collection_format, field
+from ._parameters import Params, field
 
 # The styles OpenAPI defines for a form-urlencoded body's properties (``encoding``).
 _FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
@@ -72,9 +69,6 @@ def body(
 ) -> HttpBody | None:
     """The operation's request body (None: it has none, or one that cannot be read, said)."""
     consumes = tuple(c for c in as_array(op.get("consumes")) or [] if isinstance(c, str))
-    forms = [(n, p) for (n, pin), p in raw_params.items() if pin == "formData"]
-    if forms and not any(pin == "body" for _, pin in raw_params):
-        return _form_parameters(ctx, forms, list(consumes), into)
     read = _request_body(ctx, op, loc, item, raw_params, consumes)
     if read is None:
         return None
@@ -87,15 +81,18 @@ def body(
     mloc = found.at("content", media_type)
     media = as_object(content[media_type]) or {}
     kind = body_kind(media_type)
-    raw_schema = media.get("schema")
-    if raw_schema is None:
-        raw_schema = {"type": "string", "format": "binary"} if kind == "binary" else {}
-    node = ctx.schema(Where(raw_schema, mloc.child("schema"), found.root, found.path))
-    kind = _base64_text(ctx, kind, node, raw_schema, media_type, mloc.child("schema"))
+    if "schema" in media:
+        schema = found.part("content", media_type, "schema")
+    else:
+        raw = {"type": "string", "format": "binary"} if kind == "binary" else {}
+        schema = Where(raw, mloc.child("schema"), found.root, found.path)
+    node = ctx.schema(schema)
+    kind = _base64_text(ctx, kind, node, schema.value, media_type, mloc.child("schema"))
     encoding = as_object(media.get("encoding")) or {}
-    return _place_body(
-        ctx, node, media_type, kind, rb.get("required") is True, encoding, into, mloc
-    )
+    # (a property a rule gathered into the body is said of where it was written)
+    placed = {str(k[1]): at for k, at in schema.moved.items() if k[:1] == ("properties",)}
+    required = rb.get("required") is True
+    return _place_body(ctx, node, media_type, kind, required, encoding, into, mloc, placed)
 
 
 def _request_body(
@@ -114,52 +111,17 @@ def _request_body(
         found = ctx.canonical((openapi_swagger2.BODY_PARAMETER,), first, given)
         if found is not first:
             return found, found.value
+    forms = tuple((n, p.value, p.loc) for (n, pin), p in raw_params.items() if pin == "formData")
+    if forms:
+        at = Where(None, loc.child("requestBody"), item.root, item.path)
+        gathered = Form(parameters=forms, consumes=consumes)
+        found = ctx.canonical((openapi_swagger2.FORM_PARAMETERS,), at, gathered)
+        if found is not at:
+            return found, found.value
     if "requestBody" not in op:
         return None
     at = Where(op["requestBody"], loc.child("requestBody"), item.root, item.path)
     return ctx.deref_object(at, "request body")
-
-
-def _form_parameters(
-    ctx: Context, form_params: list[tuple[str, Where]], consumes: list[str], into: Fields
-) -> HttpBody:
-    """Swagger 2.0's ``in: formData`` parameters: a form, multipart when one is a file."""
-    has_file = any(as_object(p.value) and p.value.get("type") == "file" for _, p in form_params)
-    media_type = (
-        "multipart/form-data"
-        if has_file or "multipart/form-data" in consumes
-        else "application/x-www-form-urlencoded"
-    )
-    fields: list[tuple[str, str]] = []
-    parts: list[BodyPart] = []
-    for pname, p in form_params:
-        pobj = p.value
-        schema_value = {k: v for k, v in pobj.items() if k not in SWAGGER_PARAM_KEYS}
-        node = ctx.schema(Where(file_type(schema_value), p.loc, p.root, p.path))
-        node = annotate(node, pobj)
-        field_name = field(ctx, pname, "body", into.taken, into.tool, p.loc)
-        into.props.append(
-            Property(name=field_name, schema=node, required=pobj.get("required") is True)
-        )
-        fields.append((field_name, pname))
-        # an array field is sent as its collectionFormat says: csv (the default) one field
-        # `tags=a,b`, multi one field per item — it went out as multi whatever was declared
-        style: ParameterStyle | None = None
-        explode: bool | None = None
-        if pobj.get("type") == "array":
-            style, explode = collection_format(ctx, pobj, p.loc)
-        parts.append(
-            BodyPart(
-                property=pname, is_file=pobj.get("type") == "file", style=style, explode=explode
-            )
-        )
-    return HttpBody(
-        media_type=media_type,
-        kind=body_kind(media_type),
-        required=any(pr.value.get("required") is True for _, pr in form_params),
-        fields=tuple(fields),
-        parts=tuple(parts),
-    )
 
 
 def _place_body(
@@ -171,9 +133,11 @@ def _place_body(
     encoding: dict[str, Any],
     into: Fields,
     loc: SourceLocation,
+    placed: dict[str, SourceLocation] | None = None,
 ) -> HttpBody:
     """A body of ``node`` as Call fields: flattened when it is an object that can be, else
-    wrapped under one field."""
+    wrapped under one field (``placed``: where a property is written, when not in the body's
+    schema)."""
     sent = _sent_media_type(media_type, kind)
     if sent != media_type:
         # a container orchestrator's create/replace operations consume */*: that header
@@ -194,7 +158,9 @@ def _place_body(
     _check_form_object(ctx, ctx.resolved(node), media_type, kind, loc)
     parts: list[BodyPart] = []
     if obj is not None and kind in ("form", "multipart"):
-        parts = _parts(ctx, obj, kind, encoding, loc)
+        # (OpenAPI 3.1 applies an encoding's style to multipart/form-data parts too)
+        styled = kind == "form" or media_type.split(";")[0].strip() == "multipart/form-data"
+        parts = _parts(ctx, obj, styled, encoding, loc)
     flattenable = (
         obj is not None
         and obj.properties
@@ -204,7 +170,8 @@ def _place_body(
     if obj is not None and flattenable:
         fields: list[tuple[str, str]] = []
         for prop in obj.properties:
-            field_name = field(ctx, prop.name, "body", into.taken, into.tool, loc)
+            at = (placed or {}).get(prop.name, loc)
+            field_name = field(ctx, prop.name, "body", into.taken, into.tool, at)
             into.props.append(replace(prop, name=field_name, required=prop.required and required))
             fields.append((field_name, prop.name))
         return HttpBody(
@@ -252,14 +219,15 @@ def _check_form_object(
 
 
 def _parts(
-    ctx: Context, obj: ObjectNode, kind: BodyKind, encoding: dict[str, Any], loc: SourceLocation
+    ctx: Context, obj: ObjectNode, styled: bool, encoding: dict[str, Any], loc: SourceLocation
 ) -> list[BodyPart]:
-    """A form or multipart body's properties as the parts it is sent in (``encoding``)."""
+    """A form or multipart body's properties as the parts it is sent in (``encoding``;
+    ``styled``: its style and explode apply)."""
     parts: list[BodyPart] = []
     for prop in obj.properties:
         enc = as_object(encoding.get(prop.name)) or {}
         ctype = enc.get("contentType")
-        style, explode = _form_encoding(ctx, enc, kind, loc.child("encoding", prop.name))
+        style, explode = _form_encoding(ctx, enc, styled, loc.child("encoding", prop.name))
         parts.append(
             BodyPart(
                 property=prop.name,
@@ -273,17 +241,19 @@ def _parts(
 
 
 def _form_encoding(
-    ctx: Context, enc: dict[str, Any], kind: BodyKind, loc: SourceLocation
+    ctx: Context, enc: dict[str, Any], styled: bool, loc: SourceLocation
 ) -> tuple[ParameterStyle | None, bool | None]:
     """A form body property's ``encoding`` style and explode (a payments API sends every
-    object as ``deepObject``: ``metadata[key]=value``); OpenAPI applies them to
-    ``application/x-www-form-urlencoded`` only."""
+    object as ``deepObject``: ``metadata[key]=value``); OpenAPI 3.1 applies them to
+    ``application/x-www-form-urlencoded`` and ``multipart/form-data`` only."""
     style, explode = enc.get("style"), enc.get("explode")
     if style is None and explode is None:
         return None, None
-    if kind != "form":
+    if not styled:
         ctx.diags.note(
-            loc, "encoding style/explode apply to form-urlencoded bodies only; ignored here"
+            loc,
+            "encoding style/explode apply to form-urlencoded and multipart/form-data bodies "
+            "only; ignored here",
         )
         return None, None
     if style is not None and style not in _FORM_STYLES:

@@ -29,8 +29,6 @@ DEFAULT_STYLE: dict[str, ParameterStyle] = {
     "header": "simple",
     "cookie": "form",
 }
-# Keys of a Swagger 2.0 non-body parameter that are not part of its schema.
-SWAGGER_PARAM_KEYS = {"name", "in", "required", "collectionFormat", "allowEmptyValue"}
 # The Call field a non-object (or unflattenable) body is wrapped under.
 BODY_FIELD = "body"
 _NO_CONTEXT = OpenApi(document={})
@@ -74,6 +72,16 @@ class Where:
     moved: dict[tuple[str | int, ...], SourceLocation] = field(
         default_factory=dict[tuple[str | int, ...], SourceLocation]
     )
+
+    def part(self, *keys: str | int) -> Where:
+        """The part of ``value`` under ``keys`` (object keys), at its place, with what was moved
+        inside it."""
+        value = self.value
+        for key in keys:
+            value = value[key]
+        n = len(keys)
+        inside = {k[n:]: at for k, at in self.moved.items() if k[:n] == keys and len(k) > n}
+        return Where(value, self.at(*keys), self.root, self.path, inside)
 
     def at(self, *keys: str | int) -> SourceLocation:
         """The place of the part of ``value`` under ``keys``, as the user wrote it."""

@@ -207,13 +207,17 @@ class Context:
         return loaded.value, target, loaded.path
 
     def schema(self, where: Where) -> SchemaNode:
-        return self.lowerer.lower_root(
-            where.value,
-            where.loc,
-            root=where.root,
-            path=where.path,
-            resource=(where.root, SourceLocation(file=where.loc.file)),
-        )
+        self.lowerer.moved = {where.loc.child(*k): at for k, at in where.moved.items()}
+        try:
+            return self.lowerer.lower_root(
+                where.value,
+                where.loc,
+                root=where.root,
+                path=where.path,
+                resource=(where.root, SourceLocation(file=where.loc.file)),
+            )
+        finally:
+            self.lowerer.moved = {}
 
     def resolved(self, node: SchemaNode) -> SchemaNode:
         """``node``, or the schema its ``$ref``s lead to."""

@@ -17,7 +17,6 @@ from toolbind.contract import (
     IGNORED_HEADERS,
     HttpParameter,
     ParameterLocation,
-    ParameterStyle,
 )
 
 from ..._load import as_array, as_object
@@ -221,16 +220,6 @@ def _parameter(
         required=required,
         content_type=content_type,
     )
-
-
-def collection_format(
-    ctx: Context, pobj: dict[str, Any], loc: SourceLocation
-) -> tuple[ParameterStyle, bool]:
-    """A Swagger 2.0 parameter's ``collectionFormat`` as OpenAPI 3's style and explode
-    (``normalise.openapi_swagger2``: ``csv`` when absent or unsendable, said so)."""
-    rules = (openapi_swagger2.OPENAPI3_STYLE, openapi_swagger2.COLLECTION_FORMAT)
-    canonical = ctx.normalise(rules, pobj, loc)
-    return cast("ParameterStyle", canonical["style"]), canonical["explode"] is True
 
 
 def one_value(ctx: Context, p: Where) -> str | None:
