@@ -1,7 +1,9 @@
-"""Compiler layer (frontends/openapi): Request Body Objects (Swagger 2.0: the ``body``
-parameter or the ``formData`` ones) as the Call's fields and the HTTP contract's ``HttpBody``.
-Imports ``ir``, ``_load``, ``diagnostics``, ``_common``, ``_context``, ``_parameters`` (a Call
-field's name, collectionFormat) and the runtime's HTTP contract.
+"""Compiler layer (frontends/openapi): Request Body Objects as the Call's fields and the HTTP
+contract's ``HttpBody``. Imports ``ir``, ``_load``, ``diagnostics``, ``normalise``, ``_common``,
+``_context``, ``_parameters`` (a Call field's name) and the runtime's HTTP contract.
+
+Swagger 2.0's ``body`` parameter and ``formData`` parameters are read as the request body the
+rules make of them (``normalise.openapi_swagger2``), located where they are written.
 
 An object body is flattened into the Call when that is safe (its properties are fields); any
 other body is wrapped under one field.

@@ -5,7 +5,9 @@ contract's ``HttpParameter``. Imports ``ir``, ``_load``, ``diagnostics``, ``norm
 An operation's parameters are its path item's, overridden by its own by (name, in); the
 headers the HTTP client sets itself are never Call fields; a path template's names and the path
 parameters must agree. Each kept parameter is a Call field whose name every model provider
-takes, its wire name kept beside it.
+takes, its wire name kept beside it. A Swagger 2.0 parameter is read as the OpenAPI 3 parameter
+the rules make of it (``normalise.openapi_swagger2``); its ``in: body`` and ``in: formData``
+ones are the request body (``_bodies``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Compiler layer (frontends/openapi): Response Objects as the tool's Output, its error
 schemas and the HTTP contract's ``HttpResponse``. Imports ``ir``, ``_load``, ``diagnostics``,
-``_common``, ``_context`` and the runtime's HTTP contract.
+``normalise``, ``_common``, ``_context`` and the runtime's HTTP contract.
 
-The first success response (2xx lowest first, then ``default``) is the Output.
+The first success response (2xx lowest first, then ``default``) is the Output. A Swagger 2.0
+response is read as the OpenAPI 3 content the rules make of it (``normalise.openapi_swagger2``).
 """
 
 from __future__ import annotations
