@@ -66,6 +66,7 @@ GENERATE = (
     Param("package", ("--package",), False, True, str, True, None),
     Param("full", ("--full",), True, False, bool, True, False),
     Param("mcp_config", ("--mcp-config",), False, True, Path, False, None),
+    Param("no_format_checks", ("--no-format-checks",), True, False, bool, True, False),
 )
 """``cli.generate``'s parameters, in order (``tests/cli`` compares them with typer's reading)."""
 
@@ -253,6 +254,7 @@ def run(
     package: list[str] | None = None,
     full: bool = False,
     mcp_config: list[Path] | None = None,
+    no_format_checks: bool = False,
 ) -> int:
     """``toolbind generate``; its exit status (``cli.generate`` documents each parameter)."""
     inputs = [*(specs or ([] if mcp_config else [Path("specs")])), *(mcp_config or [])]
@@ -280,7 +282,13 @@ def run(
     try:
         if check:
             tree = build(
-                inputs, progress, select=select or None, refs=refs, strict=strict, names=names
+                inputs,
+                progress,
+                select=select or None,
+                refs=refs,
+                strict=strict,
+                names=names,
+                format_checks=not no_format_checks,
             )
         else:
             tree = write_into(
@@ -292,6 +300,7 @@ def run(
                 strict=strict,
                 names=names,
                 reuse=not full,
+                format_checks=not no_format_checks,
             )
     except SpecError as exc:
         progress.stop()

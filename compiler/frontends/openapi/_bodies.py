@@ -39,6 +39,7 @@ from ._common import (
     annotate,
     body_kind,
     file_type,
+    never_empty,
     pick_media_type,
 )
 from ._context import Context
@@ -153,9 +154,12 @@ def _form_parameters(
         schema_value = {k: v for k, v in pobj.items() if k not in SWAGGER_PARAM_KEYS}
         node = ctx.schema(Where(file_type(schema_value), p.loc, p.root, p.path))
         node = annotate(node, pobj)
+        required = pobj.get("required") is True
         field_name = field(ctx, pname, "body", into.taken, into.tool, p.loc)
         into.props.append(
-            Property(name=field_name, schema=node, required=pobj.get("required") is True)
+            Property(
+                name=field_name, schema=never_empty(node) if required else node, required=required
+            )
         )
         fields.append((field_name, pname))
         # an array field is sent as its collectionFormat says: csv (the default) one field
@@ -166,7 +170,11 @@ def _form_parameters(
             style, explode = collection_format(ctx, pobj, p.loc)
         parts.append(
             BodyPart(
-                property=pname, is_file=pobj.get("type") == "file", style=style, explode=explode
+                property=pname,
+                is_file=pobj.get("type") == "file",
+                style=style,
+                explode=explode,
+                required=required,
             )
         )
     return HttpBody(
@@ -221,7 +229,12 @@ def _place_body(
         fields: list[tuple[str, str]] = []
         for prop in obj.properties:
             field_name = field(ctx, prop.name, "body", into.taken, into.tool, loc)
-            into.props.append(replace(prop, name=field_name, required=prop.required and required))
+            schema = prop.schema
+            if prop.required and kind in ("form", "multipart") and not _json_part(parts, prop):
+                schema = never_empty(schema) if isinstance(schema, ArrayNode) else schema
+            into.props.append(
+                replace(prop, name=field_name, schema=schema, required=prop.required and required)
+            )
             fields.append((field_name, prop.name))
         return HttpBody(
             media_type=media_type,
@@ -283,9 +296,16 @@ def _parts(
                 is_file=_is_file(prop.schema, ctx.lowerer.definitions),
                 style=style,
                 explode=explode,
+                required=prop.required,
             )
         )
     return parts
+
+
+def _json_part(parts: list[BodyPart], prop: Property) -> bool:
+    """Whether ``prop`` is sent as a JSON part (which can say ``[]``)."""
+    part = next((p for p in parts if p.property == prop.name), None)
+    return part is not None and "json" in (part.content_type or "")
 
 
 def _form_encoding(
