@@ -27,60 +27,36 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any, cast
 
-import httpx
 from hypothesis import HealthCheck, Phase, given, settings
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests._servers import free_port  # noqa: E402
+from tests.realworld._served import placeholder_credentials, running  # noqa: E402
+
 META = ("_activity", "_output", "_reasoningForCall")
 KINDS = ("sent", "accepted", "refused by Prism (422)", "refused by Prism (other)")
 KINDS_FIRST = ("refused by the Call", "refused by the client")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def _prism(prism: Path, spec: Path, log: Path) -> Generator[str]:
     """Prism serving ``spec`` (``--errors``) until the block ends; its base URL."""
-    port = _free_port()
+    port = free_port()
     command = [str(prism), "mock", "-h", "127.0.0.1", "-p", str(port), "--errors", str(spec)]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"error: Prism exited on {spec.name}; see {log}")
-            with contextlib.suppress(httpx.HTTPError):
-                httpx.get(base + "/__health", timeout=2)
-                break
-            if time.monotonic() > deadline:
-                raise SystemExit(f"error: Prism did not start on {spec.name} within 120 s")
-            time.sleep(0.3)
+    # (Prism answers any path: a request it refuses is still an answer, so health is its own)
+    with running("Prism", command, f"{base}/__health", log, ok=(404,)):
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def _draw(binding: Any, examples: int) -> list[dict[str, Any]]:
@@ -95,7 +71,7 @@ def _draw(binding: Any, examples: int) -> list[dict[str, Any]]:
         database=None,
         derandomize=True,
         deadline=None,
-        suppress_health_check=tuple(HealthCheck.all()),
+        suppress_health_check=cast("list[HealthCheck]", list(HealthCheck)),
         phases=[Phase.generate],
     )
     @given(strategies_for(binding))
@@ -111,18 +87,6 @@ def _draw(binding: Any, examples: int) -> list[dict[str, Any]]:
         except Exception as exc:  # a schema hypothesis-jsonschema cannot draw from
             print(f"  {binding.name}: no Calls drawn ({type(exc).__name__})", file=sys.stderr)
     return drawn
-
-
-def _credentials(api: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, scheme in api.security_schemes.items():
-        if scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
-            found[key] = ("user", "pass")
-        elif scheme.type == "oauth2":
-            found[key] = {"access_token": "token"}
-        else:
-            found[key] = "key-123"
-    return found
 
 
 def _one(pkg: Any, activities: Any, tool: str, args: dict[str, Any]) -> tuple[str, str]:
@@ -164,7 +128,9 @@ def run_spec(
     examples_of: list[str] = []
     with (
         _prism(prism, spec, work / f"{name}.log") as base,
-        HttpClient(pkg.API, base_url=base, credentials=_credentials(pkg.API), timeout=30) as client,
+        HttpClient(
+            pkg.API, base_url=base, credentials=placeholder_credentials(pkg.API), timeout=30
+        ) as client,
     ):
         activities = pkg.HttpActivities(client).activities()
         for binding in pkg.TOOLS:
@@ -212,22 +178,23 @@ def main(argv: list[str] | None = None) -> int:
         calls = json.loads(args.calls.read_text(encoding="utf-8"))
     table: dict[str, dict[str, int]] = {}
     details: dict[str, list[str]] = {}
+    columns = ("operations", "calls", *KINDS_FIRST, *KINDS)
+    print("| spec | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 1) + "|", flush=True)
     with tempfile.TemporaryDirectory(prefix="prism-bench-") as tmp:
         sys.path.insert(0, tmp)
         for spec in args.specs:
             print(f"{spec.name} ...", file=sys.stderr)
+            replayed = spec.name in calls
             counts, found = run_spec(spec, args.prism, args.examples, calls, Path(tmp))
-            table[spec.name] = dict(counts)
+            if args.calls is not None and not replayed:  # kept spec by spec: a long run may stop
+                args.calls.write_text(json.dumps(calls, sort_keys=True), encoding="utf-8")
+            table[spec.name] = c = dict(counts)
             details[spec.name] = found
-    if args.calls is not None and not args.calls.exists():
-        args.calls.write_text(json.dumps(calls, sort_keys=True), encoding="utf-8")
-    columns = ("operations", "calls", *KINDS_FIRST, *KINDS)
-    print("| spec | " + " | ".join(columns) + " |")
-    print("|---" * (len(columns) + 1) + "|")
-    for spec_name, c in table.items():
-        total = sum(c.get(k, 0) for k in (*KINDS_FIRST, *KINDS[1:]))
-        cells = [str(c.get("operations", 0)), str(total), *(str(c.get(k, 0)) for k in columns[2:])]
-        print(f"| {spec_name} | " + " | ".join(cells) + " |")
+            total = sum(c.get(k, 0) for k in (*KINDS_FIRST, *KINDS[1:]))
+            cells = [str(c.get("operations", 0)), str(total)]
+            cells += [str(c.get(k, 0)) for k in columns[2:]]
+            print(f"| {spec.name} | " + " | ".join(cells) + " |", flush=True)
     if args.json is not None:
         args.json.write_text(json.dumps(table, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if args.details is not None:

@@ -253,3 +253,39 @@ def test_format_checks_can_be_turned_off(tmp_path: Path) -> None:
         assert "at least 1 character" in _refused_by_the_call(loose, "updateConversation", sid="")
     finally:
         unload("sent_unchecked")
+
+
+SWAGGER = """\
+swagger: '2.0'
+info: {title: form parameters, version: '1'}
+consumes: [application/x-www-form-urlencoded]
+paths:
+  /labels:
+    post:
+      operationId: setLabels
+      parameters:
+        - {name: labels, in: formData, required: true, type: array, items: {type: string}}
+        - {name: note, in: formData, required: true, type: string}
+      responses: {'200': {description: set}}
+"""
+
+
+def test_a_required_swagger_form_array_given_empty_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "sent_swagger.yaml"
+    spec.write_text(SWAGGER, encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "sent_swagger")
+    try:
+        before = len(SEEN)
+        assert "at least 1 item" in _refused_by_the_call(pkg, "setLabels", labels=[], note="n")
+        result = _run(pkg, "setLabels", _unchecked(pkg, "SetLabelsCall", labels=[], note="n"))
+        assert result.metadata["error_type"] == "invalid_input", result
+        assert len(SEEN) == before
+        # (a required string may be empty: a form sends it as `note=`)
+        assert _call(pkg, "setLabels", labels=["a,b"], note="").success
+        assert parse_qsl(SEEN[-1][2].decode(), keep_blank_values=True) == [
+            ("labels", "a,b"),
+            ("note", ""),
+        ]
+    finally:
+        unload("sent_swagger")

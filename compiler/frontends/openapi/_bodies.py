@@ -155,12 +155,10 @@ def _form_parameters(
         node = ctx.schema(Where(file_type(schema_value), p.loc, p.root, p.path))
         node = annotate(node, pobj)
         required = pobj.get("required") is True
+        if required and isinstance(node, ArrayNode):  # (a form cannot say [])
+            node = never_empty(node)
         field_name = field(ctx, pname, "body", into.taken, into.tool, p.loc)
-        into.props.append(
-            Property(
-                name=field_name, schema=never_empty(node) if required else node, required=required
-            )
-        )
+        into.props.append(Property(name=field_name, schema=node, required=required))
         fields.append((field_name, pname))
         # an array field is sent as its collectionFormat says: csv (the default) one field
         # `tags=a,b`, multi one field per item — it went out as multi whatever was declared
