@@ -23,12 +23,15 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import pytest
+from hypothesis import given, settings
 from pydantic import ValidationError
 
 from tests._servers import Receive, Send, read_body, serve_asgi
 from tests.conftest import unload
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime.http import HttpClient
+from toolbind.testing import strategies_for
+from toolbind.testing._contract import call_schema
 
 SPEC = """\
 openapi: 3.0.3
@@ -289,3 +292,18 @@ def test_a_required_swagger_form_array_given_empty_is_refused(tmp_path: Path) ->
         ]
     finally:
         unload("sent_swagger")
+
+
+def test_the_calls_contract_draws_only_what_the_call_takes(pkg: Any) -> None:
+    # the Call schema says `format: int32`; toolbind.testing draws within its range (and valid
+    # uuids and dates), so a contract test never blames the Call for the checks it adds
+    binding = next(b for b in pkg.TOOLS if b.name == "putItem")
+    exported = json.dumps(call_schema(binding))
+    assert '"format": "int32"' in exported and '"format": "int64"' in exported
+
+    @settings(max_examples=150, database=None, derandomize=True, deadline=None)
+    @given(strategies_for(binding))
+    def accepted(instance: Any) -> None:
+        pkg.CallAdapter.validate_python(instance)
+
+    accepted()
