@@ -279,29 +279,18 @@ def run(
         )
     refs = RefPolicy.allowing(allow_ref or [])
     before = {} if check else manifest_sources(out / MANIFEST) or {}
+    options: dict[str, Any] = {
+        "select": select or None,
+        "refs": refs,
+        "strict": strict,
+        "names": names,
+        "format_checks": not no_format_checks,
+    }
     try:
         if check:
-            tree = build(
-                inputs,
-                progress,
-                select=select or None,
-                refs=refs,
-                strict=strict,
-                names=names,
-                format_checks=not no_format_checks,
-            )
+            tree = build(inputs, progress, **options)
         else:
-            tree = write_into(
-                inputs,
-                out,
-                progress,
-                select=select or None,
-                refs=refs,
-                strict=strict,
-                names=names,
-                reuse=not full,
-                format_checks=not no_format_checks,
-            )
+            tree = write_into(inputs, out, progress, reuse=not full, **options)
     except SpecError as exc:
         progress.stop()
         render(exc.diagnostics, notes=verbose)
