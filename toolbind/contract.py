@@ -243,6 +243,8 @@ class BodyPart:
         style: a form body's ``encoding.style`` (``deepObject``: ``metadata[key]=value``), if
             given; None: ``form``.
         explode: a form body's ``encoding.explode``, if given; None: the style's default.
+        required: the body's schema requires the property: an empty array, which a form or
+            multipart body cannot send, is refused rather than left out.
     """
 
     property: str
@@ -250,6 +252,7 @@ class BodyPart:
     is_file: bool = False
     style: ParameterStyle | None = None
     explode: bool | None = None
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

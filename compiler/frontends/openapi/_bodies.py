@@ -39,6 +39,7 @@ from ...normalise._openapi import Consumed, Form, body_kind, pick_media_type
 from ._common import (
     BODY_FIELD,
     Where,
+    never_empty,
 )
 from ._context import Context
 from ._parameters import Params, field
@@ -174,7 +175,12 @@ def _place_body(
         for prop in obj.properties:
             at = (placed or {}).get(prop.name, loc)
             field_name = field(ctx, prop.name, "body", into.taken, into.tool, at)
-            into.props.append(replace(prop, name=field_name, required=prop.required and required))
+            schema = prop.schema
+            if prop.required and kind in ("form", "multipart") and not _json_part(parts, prop):
+                schema = never_empty(schema) if isinstance(schema, ArrayNode) else schema
+            into.props.append(
+                replace(prop, name=field_name, schema=schema, required=prop.required and required)
+            )
             fields.append((field_name, prop.name))
         return HttpBody(
             media_type=media_type,
@@ -237,9 +243,16 @@ def _parts(
                 is_file=_is_file(prop.schema, ctx.lowerer.definitions),
                 style=style,
                 explode=explode,
+                required=prop.required,
             )
         )
     return parts
+
+
+def _json_part(parts: list[BodyPart], prop: Property) -> bool:
+    """Whether ``prop`` is sent as a JSON part (which can say ``[]``)."""
+    part = next((p for p in parts if p.property == prop.name), None)
+    return part is not None and "json" in (part.content_type or "")
 
 
 def _form_encoding(

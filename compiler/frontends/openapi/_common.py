@@ -17,7 +17,7 @@ from toolbind.contract import ParameterLocation, ParameterStyle
 
 from ..._load import Document, load_document
 from ...diagnostics import Diagnostic
-from ...ir import SchemaNode, SourceLocation
+from ...ir import ArrayNode, SchemaNode, SourceLocation, StringNode
 from ...normalise import openapi_swagger2
 from ...normalise._openapi import OpenApi
 
@@ -102,6 +102,20 @@ def file_type(value: Any) -> Any:
     """Swagger 2.0's ``type: file`` as binary content (``normalise.openapi_swagger2``)."""
     fixed = openapi_swagger2.FILE_TYPE.apply(value, SourceLocation(file=""), _NO_CONTEXT)
     return value if fixed is None else fixed.value
+
+
+def never_empty(node: SchemaNode) -> SchemaNode:
+    """``node`` refusing an empty string or array, for a value that cannot be sent empty: a
+    path parameter (``/conversations/{sid}`` with an empty sid is the collection's URL, another
+    operation's) or a required array of a form body (which has no way to say ``[]``). The Call
+    refuses it, so the model is told before anything is sent (the HTTP client refuses it too,
+    for a Call made without validation). A schema behind a ``$ref`` stays as it is: it may be
+    another value's too."""
+    if isinstance(node, StringNode) and not node.min_length:
+        return replace(node, min_length=1)
+    if isinstance(node, ArrayNode) and not node.min_items:
+        return replace(node, min_items=1)
+    return node
 
 
 def annotate(node: SchemaNode, pobj: dict[str, Any]) -> SchemaNode:

@@ -32,6 +32,7 @@ from ._common import (
     Where,
     annotate,
     file_type,
+    never_empty,
 )
 from ._context import Context
 from ._servers import PATH_TEMPLATE
@@ -208,6 +209,8 @@ def _parameter(
     explode = pobj.get("explode", style == "form") is True
     node = ctx.schema(Where(file_type(schema_value), schema_loc, p.root, p.path))
     node = annotate(node, pobj)
+    if location == "path":
+        node = never_empty(node)
     required = location == "path" or pobj.get("required") is True
     field_name = field(ctx, pname, location, taken, tool, p.loc)
     props.append(Property(name=field_name, schema=node, required=required))
