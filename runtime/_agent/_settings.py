@@ -39,10 +39,11 @@ class ModelSettings:
         max_retries: how many times an invalid answer is sent back with its errors.
         max_calls: the most calls one answer may hold; a longer ``calls`` is an invalid answer
             (fed back like any other), so a model cannot start 10^5 Activities in one step.
-        meta_fields: ``"all"`` (default: the seeds' composition, ``_tool``, ``_activity``,
-            ``_reasoningForCall`` and a latent tool's ``_output``) or ``"needed"`` (``_tool`` and a
-            latent tool's ``_output`` only: fewer prompt tokens; answers are read and routed the
-            same way).
+        meta_fields: ``"needed"`` (default: ``_tool`` and a latent tool's ``_output``, what
+            reading the answer needs) or ``"all"`` (the seeds' whole composition: also the
+            ``_activity`` const, which the model can only copy, and the optional
+            ``_reasoningForCall``). Answers are read and routed the same way; ``"needed"`` costs
+            fewer prompt tokens (on BFCL with Qwen2.5-Coder-0.5B: bench/README.md).
         call_tag: the key each call names its tool under in what the model is sent (composed
             mode): ``"auto"`` by default — ``_tool`` (the seeds' wire format) when one tool is
             offered, ``function`` (the instructor baseline's tag) when several: on BFCL with
@@ -69,7 +70,7 @@ class ModelSettings:
     request_kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
     max_retries: int = 2
     max_calls: int = DEFAULT_MAX_CALLS
-    meta_fields: MetaFields = "all"
+    meta_fields: MetaFields = "needed"
     call_tag: str = DEFAULT_CALL_TAG
     tools_in_prompt: bool = False
 

@@ -385,9 +385,10 @@ def test_reasoning_for_call_is_described_and_precedes_the_arguments() -> None:
 def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
     llm: tuple[ScriptedLLM, str],
 ) -> None:
-    """``meta_fields="needed"``: ``_tool`` and a latent tool's ``_output``; no ``_activity``
-    const, no ``_reasoningForCall`` (measured: a small model never filled it). The answer is read
-    and routed as with every meta field."""
+    """``meta_fields="needed"``, the Agent's default: ``_tool`` and a latent tool's ``_output``;
+    no ``_activity`` const, no ``_reasoningForCall`` (measured: fewer prompt tokens, and no
+    answer lost on BFCL with Qwen2.5-Coder-0.5B). The answer is read and routed as with every
+    meta field; ``meta_fields="all"`` sends the seeds' whole composition."""
     tools = _two_tools()
     full = compose(tools, activities={"weatherCheck"})
     lean = compose(tools, activities={"weatherCheck"}, meta_fields="needed")
@@ -415,7 +416,6 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
         model="scripted",
         tools=tools,
         activities={"weatherCheck": weather_check},
-        settings=ModelSettings(meta_fields="needed"),
     )
     result = agent.run("Weather in Oslo, and my mood?")
     assert result.output == "Cold and calm." and checked == ["Oslo"]
@@ -423,6 +423,11 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
     assert routes == [("weatherCheck", "explicit"), ("sentimentAnalysis", "latent")]
     sent = json.dumps(server.requests[0]["tools"])
     assert "_reasoningForCall" not in sent and "_activity" not in sent
+    server.add(call({"calls": [], "output": "Hi."}))
+    full = Agent(url, model="scripted", tools=tools, settings=ModelSettings(meta_fields="all"))
+    assert full.request("Hi").output == "Hi."
+    sent = json.dumps(server.requests[-1]["tools"])
+    assert "_reasoningForCall" in sent and "_activity" in sent
     with pytest.raises(UsageError, match="meta_fields"):
         Agent(url, model="scripted", tools=tools, settings=ModelSettings(meta_fields="some"))
 
