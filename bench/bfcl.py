@@ -1,28 +1,30 @@
 """BFCL benchmark: does the model call the right tools? toolbind's Agent vs a hand-written instructor baseline.
 
-The same local model (SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible server, started on
-127.0.0.1 by ``demo/llm_server.py``; ``make llm`` installs it), the same questions, the same settings
-(greedy, ``max_tokens``, one retry), in one run. The questions: BFCL's development categories that
-come with answers in ``possible_answer/`` — ``live_simple``, ``parallel``, ``parallel_multiple``,
-``live_parallel``, ``live_parallel_multiple`` — the first ``--limit`` taken round-robin over them
-(so every category is in a short run); every question's own functions are offered, and only those.
+The same local model (``--model qwen``: Qwen2.5-Coder-0.5B-Instruct, or ``smollm2``, behind llama.cpp's
+OpenAI-compatible server, started on 127.0.0.1 by ``demo/llm_server.py``; ``make llm`` installs both), the
+same questions, the same settings (greedy, ``max_tokens``, one retry), in one run. The questions: BFCL's
+development categories that come with answers in ``possible_answer/`` — ``live_simple``, ``parallel``,
+``parallel_multiple``, ``live_parallel`` (16 questions), ``live_parallel_multiple`` (24) — the first
+``--limit`` taken round-robin over them (so every category is in a short run); every question's own
+functions are offered, and only those.
 
-Configurations:
+Configurations (the Agent's defaults unless said: ``meta_fields="needed"``, ``call_tag="auto"``, the
+tools not listed):
 
 - ``instructor``: the baseline a user writes by hand — one pydantic model per function (built from
   the BFCL parameters with ``create_model``; a required ``function: Literal[name]`` tag first), the
   answer ``{calls: [discriminated union]}``, instructor TOOLS mode (the one function forced);
 - ``toolbind latent``: the question's functions compiled by toolbind (the BFCL frontend), every
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
-- ``toolbind latent function``: the same with ``ModelSettings(call_tag="function")`` (each call names its
-  tool under ``function``, the baseline's tag, not the seeds' ``_tool``);
-- ``toolbind latent _tool``: the same with ``ModelSettings(call_tag="_tool")`` (the seeds' tag on every
-  question; the default, ``"auto"``, offers ``_tool`` for one function and ``function`` for several);
-- ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
-- ``toolbind lean``: latent, ``ModelSettings(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
-- ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
-- ``toolbind listed``: latent, ``ModelSettings(tools_in_prompt=True)`` (the tools listed in the prompt);
-- ``toolbind explicit listed``: explicit, the tools listed in the prompt;
+- ``toolbind auto``: the same with the default ``tool_choice="auto"`` (the model may answer in
+  text): the Agent as a user gets it;
+- ``... full``: ``ModelSettings(meta_fields="all")`` (the ``_activity`` const and
+  ``_reasoningForCall`` too);
+- ``... function`` / ``... _tool``: ``ModelSettings(call_tag=...)``: every call names its tool under
+  ``function`` (the baseline's tag) or ``_tool`` (the seeds'); ``"auto"`` offers ``_tool`` for one
+  function and ``function`` for several;
+- ``... listed``: ``ModelSettings(tools_in_prompt=True)`` (the tools listed in a system message);
+- ``toolbind explicit`` (``explicit listed``): an Activity registered for every tool (explicit);
 - ``toolbind native``: ``Agent(mode="native")`` — each function its own tool, the provider's tool
   calling (``tool_choice="required"``), every tool explicit (native offers no ``_output``);
 - ``toolbind native auto``: the same with ``tool_choice="auto"``;
@@ -38,8 +40,14 @@ and total tokens, seconds — per configuration and as ratios to the baseline.
 The configurations take turns on each question (the baseline first), so a run cut short still
 compares them on the same questions: ``--progress FILE`` rewrites the table so far after each one.
 
-Run: ``.venv/bin/python bench/bfcl.py [--limit 50] [--category NAME ...] [--only CONFIG ...]
-[-v] [--json FILE] [--progress FILE]`` (``TOOLBIND_CORPUS`` or ``--corpus`` for the corpus).
+``--tokens-only`` asks nothing: each configuration's first request of each question is rendered with
+the model's own chat template and counted with its tokenizer (``PromptCounter``: the GGUF loaded
+``vocab_only``), as llama-cpp-python's server counts ``usage.prompt_tokens`` — seconds for 200
+questions, where a run with answers takes hours on a shared 2-core machine.
+
+Run: ``.venv/bin/python bench/bfcl.py [--model qwen] [--limit 50] [--category NAME ...]
+[--only CONFIG ...] [--tokens-only] [-v] [--json FILE] [--progress FILE]`` (``TOOLBIND_CORPUS`` or
+``--corpus`` for the corpus).
 """
 
 from __future__ import annotations

@@ -286,6 +286,7 @@ def response_model(
         return self
 
     sent = for_grammar(frozen_schema)
+    unoffered = _meta_not_offered(frozen_schema, tag)
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         # what instructor sends as the function's parameters: the composed schema, written so a
@@ -332,7 +333,7 @@ def response_model(
                 ]
             )
         try:
-            return handler(data)
+            validated = handler(data)
         except ValidationError as exc:
             errors = exc.errors()
             # feedback our own validators raised is kept by pydantic as the typed value itself
@@ -340,6 +341,9 @@ def response_model(
             if own and all(isinstance(e, ModelFeedback) for e in own):
                 raise cast("ModelFeedback", own[0]) from None
             raise feedback_for(errors, data, fields, offered_as, tag) from None
+        if isinstance(raw_calls, list):  # valid otherwise: what pydantic's models cannot say
+            _refuse_meta_not_offered(cast("list[Any]", raw_calls), unoffered, tag)
+        return validated
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -428,6 +432,51 @@ def with_instance(call_model: type[BaseModel], instances: tuple[str, ...]) -> ty
         )
         _INSTANCED[key] = found
     return found
+
+
+_OPTIONAL_META = ("_activity", "_reasoningForCall")
+"""The meta fields ``meta_fields="needed"`` does not offer (every Call model still has them)."""
+
+
+def _meta_not_offered(schema: Mapping[str, Any], tag: str) -> dict[str, list[str]]:
+    """Offered tool name → the optional meta fields its composed item does not list, for each
+    closed item (``additionalProperties: false``): there the schema the model was sent refuses
+    them, so the validator does too (an open item accepts any extra key, these included)."""
+    calls: Any = schema.get("properties", {}).get("calls", {})
+    items: Any = calls.get("items") if isinstance(calls, dict) else None
+    variants: Any = items.get("anyOf", [items]) if isinstance(items, dict) else []
+    out: dict[str, list[str]] = {}
+    for item in cast("list[Any]", variants):
+        if not isinstance(item, dict) or item.get("additionalProperties") is not False:
+            continue
+        props: Any = item.get("properties")
+        if not isinstance(props, dict):
+            continue
+        named: Any = cast("dict[str, Any]", props).get(tag, {})
+        missing = [m for m in _OPTIONAL_META if m not in props]
+        if isinstance(named, dict) and "const" in named and missing:
+            out[str(cast("dict[str, Any]", named)["const"])] = missing
+    return out
+
+
+def _refuse_meta_not_offered(
+    raw_calls: list[Any], unoffered: Mapping[str, list[str]], tag: str
+) -> None:
+    """Refuse a call that gives a meta field its closed tool schema does not list."""
+    problems: list[str] = []
+    for index, raw in enumerate(raw_calls):
+        if not isinstance(raw, dict):
+            continue
+        call = cast("dict[str, Any]", raw)
+        tool = call.get(tag, call.get(TOOL_TAG))
+        for meta in unoffered.get(tool, ()) if isinstance(tool, str) else ():
+            if meta in call:
+                problems.append(
+                    f"- calls[{index}] (tool {_short(tool)}) field {meta}: not offered for "
+                    "this tool; leave it out (keyword: additionalProperties)"
+                )
+    if problems:
+        raise ModelFeedback(problems[:MAX_FEEDBACK_LINES])
 
 
 def _extra_output_keys(schema: Mapping[str, Any], data: Any) -> dict[str, list[str]]:

@@ -432,6 +432,30 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
         Agent(url, model="scripted", tools=tools, settings=ModelSettings(meta_fields="some"))
 
 
+def test_a_meta_field_a_closed_tool_was_not_offered_is_refused_as_its_schema_says() -> None:
+    """Every Call model has ``_activity`` and ``_reasoningForCall``; where ``meta_fields="needed"``
+    leaves them out of a tool closed by ``additionalProperties: false``, the schema the model was
+    sent refuses a call that gives one, and so does the validator (an open tool takes extra keys)."""
+    tools = ToolRegistry()
+    closed = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "required": ["q"],
+        "additionalProperties": False,
+    }
+    tools.register("closed", closed)
+    tools.register("open", {"type": "object", "properties": {"q": {"type": "string"}}})
+    lean = compose(tools, meta_fields="needed", tag="_tool")
+    noted = {"_tool": "closed", "q": "x", "_reasoningForCall": "why"}
+    with pytest.raises(ValueError, match=r"calls\[0\] \(tool 'closed'\) field _reasoningForCall"):
+        lean.response.model_validate({"calls": [noted], "output": None})
+    also_open = {"_tool": "open", "q": "x", "_reasoningForCall": "why"}
+    answer = lean.response.model_validate({"calls": [also_open], "output": None})
+    assert answer.calls[0].tool == "open"
+    full = compose(tools, meta_fields="all", tag="_tool")
+    assert full.response.model_validate({"calls": [noted], "output": None}).calls[0].tool == "closed"
+
+
 # -- issue 15 item 3: what the model reads of the tools ------------------------------------------
 
 
