@@ -49,7 +49,9 @@ class ModelSettings:
             offered, ``function`` (the instructor baseline's tag) when several: on BFCL with
             SmolLM2, ``function`` stopped the model copying the first call's tool into the next
             on multi-function questions but lost on single-function ones, and ``auto`` chose the
-            right functions more often than either (bench/README.md) —, or a fixed key such as
+            right functions more often than either; on Qwen2.5-Coder-0.5B, which reads the tools
+            from its chat template, the three gave the same right arguments on the questions
+            measured (bench/README.md) —, or a fixed key such as
             ``"_tool"`` or ``"function"``. Only the request changes: the answer is read back as
             ``_tool``; the Calls, their dumps and exports stay the seeds'. Where an offered tool
             takes a parameter of that name, ``call_tag + "_name"`` is offered instead, else
@@ -58,7 +60,9 @@ class ModelSettings:
             description``, each parameter's description; ``describe_tools``). For servers whose
             chat template does not show the tool schema to the model (llama.cpp with many GGUF
             templates, SmolLM2's among them: only the grammar built from the schema reaches the
-            model, never a description); a provider that renders tools itself needs none.
+            model, never a description); a provider that renders tools itself needs none (on
+            Qwen2.5-Coder-0.5B, whose template renders them, listing them again cost ~1.3× the
+            prompt tokens and gained no right answer: bench/README.md).
 
     Raises:
         UsageError: a value out of range (the message names the argument).
