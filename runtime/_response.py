@@ -442,12 +442,18 @@ def _meta_not_offered(schema: Mapping[str, Any], tag: str) -> dict[str, list[str
     """Offered tool name → the optional meta fields its composed item does not list, for each
     closed item (``additionalProperties: false``): there the schema the model was sent refuses
     them, so the validator does too (an open item accepts any extra key, these included)."""
-    calls: Any = schema.get("properties", {}).get("calls", {})
-    items: Any = calls.get("items") if isinstance(calls, dict) else None
-    variants: Any = items.get("anyOf", [items]) if isinstance(items, dict) else []
+    properties: Any = schema.get("properties")
+    calls: Any = (
+        cast("dict[str, Any]", properties).get("calls") if isinstance(properties, dict) else None
+    )
+    items: Any = cast("dict[str, Any]", calls).get("items") if isinstance(calls, dict) else None
+    variants: Any = (
+        cast("dict[str, Any]", items).get("anyOf", [items]) if isinstance(items, dict) else []
+    )
     out: dict[str, list[str]] = {}
-    for item in cast("list[Any]", variants):
-        if not isinstance(item, dict) or item.get("additionalProperties") is not False:
+    for raw in cast("list[Any]", variants):
+        item = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
+        if item.get("additionalProperties") is not False:
             continue
         props: Any = item.get("properties")
         if not isinstance(props, dict):

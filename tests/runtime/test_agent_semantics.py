@@ -453,7 +453,9 @@ def test_a_meta_field_a_closed_tool_was_not_offered_is_refused_as_its_schema_say
     answer = lean.response.model_validate({"calls": [also_open], "output": None})
     assert answer.calls[0].tool == "open"
     full = compose(tools, meta_fields="all", tag="_tool")
-    assert full.response.model_validate({"calls": [noted], "output": None}).calls[0].tool == "closed"
+    assert (
+        full.response.model_validate({"calls": [noted], "output": None}).calls[0].tool == "closed"
+    )
 
 
 # -- issue 15 item 3: what the model reads of the tools ------------------------------------------
