@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Union, cast
 
@@ -40,8 +41,9 @@ from toolbind._compose import (
 )
 from toolbind._compose import compose as compose_schema
 
+from ._meta import call_schemas, refused_meta
 from ._salvage import CONTROL_NOTE, cut_off_calls, lenient_json
-from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
+from .errors import FEEDBACK_HEADER, MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, NotNull, ToolResponse, ToolTag
 
 __all__ = ["Composition", "compose"]
@@ -286,7 +288,7 @@ def response_model(
         return self
 
     sent = for_grammar(frozen_schema)
-    unoffered = _meta_not_offered(frozen_schema, tag)
+    by_tool = call_schemas(frozen_schema, tag)
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         # what instructor sends as the function's parameters: the composed schema, written so a
@@ -306,6 +308,7 @@ def response_model(
                         "(keyword: maxItems)"
                     ]
                 )
+        unoffered = _unoffered_meta(by_tool, raw_calls, tag, renamed)
         if (renamed or tag != TOOL_TAG) and isinstance(raw_calls, list):
             data = {
                 **cast("dict[str, Any]", data),
@@ -333,17 +336,19 @@ def response_model(
                 ]
             )
         try:
-            validated = handler(data)
+            made = handler(data)
         except ValidationError as exc:
             errors = exc.errors()
             # feedback our own validators raised is kept by pydantic as the typed value itself
             own = [e.get("ctx", {}).get("error") for e in errors]
             if own and all(isinstance(e, ModelFeedback) for e in own):
                 raise cast("ModelFeedback", own[0]) from None
-            raise feedback_for(errors, data, fields, offered_as, tag) from None
-        if isinstance(raw_calls, list):  # valid otherwise: what pydantic's models cannot say
-            _refuse_meta_not_offered(cast("list[Any]", raw_calls), unoffered, tag)
-        return validated
+            raise feedback_for(
+                [*unoffered, *errors], data, fields, offered_as, tag, brief=True
+            ) from None
+        if unoffered:
+            raise feedback_for(unoffered, data, fields, offered_as, tag, brief=True)
+        return made
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -434,55 +439,33 @@ def with_instance(call_model: type[BaseModel], instances: tuple[str, ...]) -> ty
     return found
 
 
-_OPTIONAL_META = ("_activity", "_reasoningForCall")
-"""The meta fields ``meta_fields="needed"`` does not offer (every Call model still has them)."""
-
-
-def _meta_not_offered(schema: Mapping[str, Any], tag: str) -> dict[str, list[str]]:
-    """Offered tool name → the optional meta fields its composed item does not list, for each
-    closed item (``additionalProperties: false``): there the schema the model was sent refuses
-    them, so the validator does too (an open item accepts any extra key, these included)."""
-    properties: Any = schema.get("properties")
-    calls: Any = (
-        cast("dict[str, Any]", properties).get("calls") if isinstance(properties, dict) else None
-    )
-    items: Any = cast("dict[str, Any]", calls).get("items") if isinstance(calls, dict) else None
-    variants: Any = (
-        cast("dict[str, Any]", items).get("anyOf", [items]) if isinstance(items, dict) else []
-    )
-    out: dict[str, list[str]] = {}
-    for raw in cast("list[Any]", variants):
-        item = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
-        if item.get("additionalProperties") is not False:
+def _unoffered_meta(
+    by_tool: Mapping[str, Mapping[str, Any]], raw: Any, tag: str, renamed: Mapping[str, str]
+) -> list[ErrorDetails]:
+    """The meta fields the calls (``raw``, as the model sent them) give that their composed
+    schemas refuse (the rule of ``_meta``: a closed schema refuses ``_output`` on a tool an
+    Activity runs as it refuses any other undeclared key), as pydantic's own errors at the place pydantic puts
+    them (the tool's name in the place only when the calls are a union), so they are told in
+    the same words."""
+    union = len(by_tool) > 1
+    errors: list[ErrorDetails] = []
+    for index, call in enumerate(cast("list[Any]", raw) if isinstance(raw, list) else []):
+        if not isinstance(call, dict):
             continue
-        props: Any = item.get("properties")
-        if not isinstance(props, dict):
+        given = cast("dict[str, Any]", call)
+        tool: Any = given.get(tag, given.get(TOOL_TAG))
+        schema = by_tool.get(tool) if isinstance(tool, str) else None
+        if schema is None:
             continue
-        named: Any = cast("dict[str, Any]", props).get(tag, {})
-        missing = [m for m in _OPTIONAL_META if m not in props]
-        if isinstance(named, dict) and "const" in named and missing:
-            out[str(cast("dict[str, Any]", named)["const"])] = missing
-    return out
-
-
-def _refuse_meta_not_offered(
-    raw_calls: list[Any], unoffered: Mapping[str, list[str]], tag: str
-) -> None:
-    """Refuse a call that gives a meta field its closed tool schema does not list."""
-    problems: list[str] = []
-    for index, raw in enumerate(raw_calls):
-        if not isinstance(raw, dict):
-            continue
-        call = cast("dict[str, Any]", raw)
-        tool = call.get(tag, call.get(TOOL_TAG))
-        for meta in unoffered.get(tool, ()) if isinstance(tool, str) else ():
-            if meta in call:
-                problems.append(
-                    f"- calls[{index}] (tool {_short(tool)}) field {meta}: not offered for "
-                    "this tool; leave it out (keyword: additionalProperties)"
-                )
-    if problems:
-        raise ModelFeedback(problems[:MAX_FEEDBACK_LINES])
+        for key, message, keyword in refused_meta(schema, given, tag=tag):
+            if keyword != "additionalProperties":  # (a wrong const: ``check_meta_fields``)
+                continue
+            name = renamed.get(tool, tool)
+            loc = ("calls", index, name, key) if union else ("calls", index, key)
+            errors.append(
+                {"type": "extra_forbidden", "loc": loc, "msg": message, "input": given[key]}
+            )
+    return errors
 
 
 def _extra_output_keys(schema: Mapping[str, Any], data: Any) -> dict[str, list[str]]:
@@ -634,6 +617,8 @@ def feedback_for(
     fields: Mapping[str, list[str]] | None = None,
     offered_as: Mapping[str, str] | None = None,
     tag: str = TOOL_TAG,
+    *,
+    brief: bool = False,
 ) -> ModelFeedback:
     """One line per error: which call (and tool), which field, what was wrong, which keyword.
 
@@ -641,7 +626,9 @@ def feedback_for(
     ones it does, so the model can move the value where it belongs. ``offered_as`` (tool → the
     ``_tool`` value the model was offered, where they differ): the lines name tools so. ``tag``:
     the key the model was offered for ``_tool``: the lines name it so (``data`` is read after
-    the tag was read back as ``_tool``)."""
+    the tag was read back as ``_tool``). ``brief`` (the model's retry): a line also says the
+    value given, when that is a plain value (an object or array is found by the location), and
+    names no Python class (``or instance of WeatherCheckOutput``: the model writes JSON)."""
     shown = dict(offered_as or {})
     plain: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
     raw_calls: Any = plain.get("calls")
@@ -687,10 +674,38 @@ def feedback_for(
             message = message.replace(f"{TOOL_TAG!r} | 'tool'", repr(TOOL_TAG))
             message = message.replace(repr(TOOL_TAG), repr(tag))
             keyword = keyword.replace(TOOL_TAG, tag)
+        given: Any = error.get("input")
+        if brief:
+            message = _CLASS_NAMED.sub("", message)
+            if error["type"] not in _NOT_GIVEN and isinstance(given, _PLAIN):
+                message += f", found {_short(given)}"
         if len(message) > MAX_FEEDBACK_LINE_CHARS:
             message = message[: MAX_FEEDBACK_LINE_CHARS - 1] + "…"
         lines.append(f"- {where}: {message} (keyword: {keyword})")
     return ModelFeedback(lines, len(errors))
+
+
+_PLAIN = (str, int, float, bool, type(None))
+# errors whose input is not the value at their location (a missing field's input is its object)
+# or whose message names it already (the tag found), or the model's whole text (invalid JSON)
+_NOT_GIVEN = frozenset({"missing", "union_tag_invalid", "union_tag_not_found", "json_invalid"})
+_CLASS_NAMED = re.compile(r" or instance of \w+")
+
+
+def retry_feedback(exc: BaseException) -> str:
+    """What the model reads of an invalid answer it is asked to fix: one line per problem — its
+    location, the message, the value given, the keyword — never pydantic's own rendering of a
+    ``ValidationError`` (its error count, type names, input dump and documentation URL cost
+    tokens and teach the model nothing)."""
+    if isinstance(exc, ModelFeedback):
+        return exc.render()
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        own = [e.get("ctx", {}).get("error") for e in errors]
+        if own and all(isinstance(e, ModelFeedback) for e in own):
+            return cast("ModelFeedback", own[0]).render()
+        return feedback_for(errors, None, brief=True).render()
+    return FEEDBACK_HEADER + f"- response: {exc}"
 
 
 def _path(parts: list[Any]) -> str:
