@@ -1,28 +1,30 @@
 """BFCL benchmark: does the model call the right tools? toolbind's Agent vs a hand-written instructor baseline.
 
-The same local model (SmolLM2-135M-Instruct behind llama.cpp's OpenAI-compatible server, started on
-127.0.0.1 by ``demo/llm_server.py``; ``make llm`` installs it), the same questions, the same settings
-(greedy, ``max_tokens``, one retry), in one run. The questions: BFCL's development categories that
-come with answers in ``possible_answer/`` — ``live_simple``, ``parallel``, ``parallel_multiple``,
-``live_parallel``, ``live_parallel_multiple`` — the first ``--limit`` taken round-robin over them
-(so every category is in a short run); every question's own functions are offered, and only those.
+The same local model (``--model qwen``: Qwen2.5-Coder-0.5B-Instruct, or ``smollm2``, behind llama.cpp's
+OpenAI-compatible server, started on 127.0.0.1 by ``demo/llm_server.py``; ``make llm`` installs both), the
+same questions, the same settings (greedy, ``max_tokens``, one retry), in one run. The questions: BFCL's
+development categories that come with answers in ``possible_answer/`` — ``live_simple``, ``parallel``,
+``parallel_multiple``, ``live_parallel`` (16 questions), ``live_parallel_multiple`` (24) — the first
+``--limit`` taken round-robin over them (so every category is in a short run); every question's own
+functions are offered, and only those.
 
-Configurations:
+Configurations (the Agent's defaults unless said: ``meta_fields="needed"``, ``call_tag="auto"``, the
+tools not listed):
 
 - ``instructor``: the baseline a user writes by hand — one pydantic model per function (built from
   the BFCL parameters with ``create_model``; a required ``function: Literal[name]`` tag first), the
   answer ``{calls: [discriminated union]}``, instructor TOOLS mode (the one function forced);
 - ``toolbind latent``: the question's functions compiled by toolbind (the BFCL frontend), every
   tool zero-config (no Activity: latent), ``Agent.request(question, tool_choice="required")``;
-- ``toolbind latent function``: the same with ``ModelSettings(call_tag="function")`` (each call names its
-  tool under ``function``, the baseline's tag, not the seeds' ``_tool``);
-- ``toolbind latent _tool``: the same with ``ModelSettings(call_tag="_tool")`` (the seeds' tag on every
-  question; the default, ``"auto"``, offers ``_tool`` for one function and ``function`` for several);
-- ``toolbind explicit``: the same with an Activity registered for every tool (explicit);
-- ``toolbind lean``: latent, ``ModelSettings(meta_fields="needed")`` (no ``_activity``/``_reasoningForCall``);
-- ``toolbind auto``: latent, the default ``tool_choice="auto"`` (the model may answer in text);
-- ``toolbind listed``: latent, ``ModelSettings(tools_in_prompt=True)`` (the tools listed in the prompt);
-- ``toolbind explicit listed``: explicit, the tools listed in the prompt;
+- ``toolbind auto``: the same with the default ``tool_choice="auto"`` (the model may answer in
+  text): the Agent as a user gets it;
+- ``... full``: ``ModelSettings(meta_fields="all")`` (the ``_activity`` const and
+  ``_reasoningForCall`` too);
+- ``... function`` / ``... _tool``: ``ModelSettings(call_tag=...)``: every call names its tool under
+  ``function`` (the baseline's tag) or ``_tool`` (the seeds'); ``"auto"`` offers ``_tool`` for one
+  function and ``function`` for several;
+- ``... listed``: ``ModelSettings(tools_in_prompt=True)`` (the tools listed in a system message);
+- ``toolbind explicit`` (``explicit listed``): an Activity registered for every tool (explicit);
 - ``toolbind native``: ``Agent(mode="native")`` — each function its own tool, the provider's tool
   calling (``tool_choice="required"``), every tool explicit (native offers no ``_output``);
 - ``toolbind native auto``: the same with ``tool_choice="auto"``;
@@ -38,8 +40,14 @@ and total tokens, seconds — per configuration and as ratios to the baseline.
 The configurations take turns on each question (the baseline first), so a run cut short still
 compares them on the same questions: ``--progress FILE`` rewrites the table so far after each one.
 
-Run: ``.venv/bin/python bench/bfcl.py [--limit 50] [--category NAME ...] [--only CONFIG ...]
-[-v] [--json FILE] [--progress FILE]`` (``TOOLBIND_CORPUS`` or ``--corpus`` for the corpus).
+``--tokens-only`` asks nothing: each configuration's first request of each question is rendered with
+the model's own chat template and counted with its tokenizer (``PromptCounter``: the GGUF loaded
+``vocab_only``), as llama-cpp-python's server counts ``usage.prompt_tokens`` — seconds for 200
+questions, where a run with answers takes hours on a shared 2-core machine.
+
+Run: ``.venv/bin/python bench/bfcl.py [--model qwen] [--limit 50] [--category NAME ...]
+[--only CONFIG ...] [--tokens-only] [-v] [--json FILE] [--progress FILE]`` (``TOOLBIND_CORPUS`` or
+``--corpus`` for the corpus).
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from __future__ import annotations
 import argparse
 import json
 import keyword
+import logging
 import re
 import sys
 import tempfile
@@ -57,6 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
+import httpx
 from _corpus import REPO, corpus_root, require
 from _progress import steps
 
@@ -72,19 +82,6 @@ CATEGORIES = (
     "live_parallel_multiple",
 )
 SETTINGS: dict[str, Any] = {"temperature": 0, "max_tokens": 384}
-CONFIGS = (
-    "toolbind latent",
-    "toolbind latent function",
-    "toolbind latent _tool",
-    "toolbind explicit",
-    "toolbind lean",
-    "toolbind auto",
-    "toolbind listed",
-    "toolbind explicit listed",
-    "toolbind native",
-    "toolbind native auto",
-    "toolbind mode auto",
-)
 
 Truth = list[
     dict[str, dict[str, list[Any]]]
@@ -207,7 +204,7 @@ VERBOSE = False
 
 def score(tally: Tally, question: Question, calls: Calls | None) -> None:
     tally.questions += 1
-    row = tally.per_category.setdefault(question.category, [0, 0, 0, 0])
+    row = tally.per_category.setdefault(question.category, [0, 0, 0, 0, 0])
     row[0] += 1
     if VERBOSE:
         print(
@@ -316,7 +313,7 @@ Runner = tuple[Tally, Callable[[Question], None]]
 question, so a run cut short compares them on the same questions)."""
 
 
-def run_baseline(url: str, model_name: str) -> Runner:
+def run_baseline(url: str, model_name: str, transport: Any = None) -> Runner:
     import instructor
     from openai import OpenAI
 
@@ -327,7 +324,7 @@ def run_baseline(url: str, model_name: str) -> Runner:
             api_key="local",
             max_retries=0,
             timeout=300,
-            http_client=_counting_client(tally),
+            http_client=_counting_client(tally, transport),
         ),
         mode=instructor.Mode.TOOLS,
     )
@@ -338,6 +335,8 @@ def run_baseline(url: str, model_name: str) -> Runner:
         model = baseline_model(q.functions)
         started = time.monotonic()
         before = len(responses)
+        if transport is not None:
+            transport.tally, transport.question = tally, q
         calls: Calls | None = None
         try:
             answer = client.chat.completions.create(
@@ -358,23 +357,80 @@ def run_baseline(url: str, model_name: str) -> Runner:
         tally.seconds += time.monotonic() - started
         made = responses[before:]
         tally.requests += len(made)
-        tally.prompt_tokens += sum(_tokens(r, "prompt_tokens") for r in made)
-        tally.tokens += sum(_tokens(r, "total_tokens") for r in made)
+        _add_tokens(
+            tally,
+            q,
+            sum(_tokens(r, "prompt_tokens") for r in made),
+            sum(_tokens(r, "total_tokens") for r in made),
+        )
 
     return tally, ask
 
 
-def _counting_client(tally: Tally) -> Any:
+def _counting_client(tally: Tally, transport: Any = None) -> Any:
     """An httpx client that adds each request body's size (compact JSON) to ``tally``: what a
     provider that renders the tool schema into the prompt reads (llama.cpp with SmolLM2's chat
-    template counts only the messages as prompt tokens; the schema becomes the grammar)."""
+    template counts only the messages as prompt tokens; the schema becomes the grammar).
+    ``transport``: where the requests go (``--tokens-only``: a ``PromptCounter``, no server)."""
     import httpx
 
     def count(request: httpx.Request) -> None:
         body = json.loads(request.content or b"{}")
         tally.request_bytes += len(json.dumps(body, separators=(",", ":"), ensure_ascii=False))
 
-    return httpx.Client(event_hooks={"request": [count]}, timeout=300)
+    return httpx.Client(event_hooks={"request": [count]}, timeout=300, transport=transport)
+
+
+def _add_tokens(tally: Tally, question: Question, prompt: int, total: int) -> None:
+    tally.prompt_tokens += prompt
+    tally.tokens += total
+    tally.per_category[question.category][4] += prompt
+
+
+class PromptCounter(httpx.BaseTransport):
+    """``--tokens-only``: an httpx transport that answers no request but counts the prompt
+    tokens of the first one of each question, as llama-cpp-python's server would: the request's
+    messages and tools rendered by the model's own chat template (its ``Jinja2ChatFormatter``, as
+    the server builds it from the GGUF) and tokenized by the model's tokenizer (the GGUF loaded
+    with ``vocab_only``: no weights, no generation). Every request is answered 400, so each
+    configuration sends its first request and gives up."""
+
+    def __init__(self, gguf: Path) -> None:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.llm = Llama(str(gguf), vocab_only=True, verbose=False)
+        self.model = gguf.stem
+
+        def text(token: int) -> str:
+            return self.llm.detokenize([token], special=True).decode() if token != -1 else ""
+
+        self.format = Jinja2ChatFormatter(
+            template=self.llm.metadata["tokenizer.chat_template"],
+            eos_token=text(self.llm.token_eos()),
+            bos_token=text(self.llm.token_bos()),
+        )
+        self.tally: Tally | None = None
+        self.question: Question | None = None
+
+    def count(self, body: dict[str, Any]) -> int:
+        """The prompt tokens of one chat completion request body."""
+        rendered = self.format(
+            messages=body["messages"], tools=body.get("tools"), tool_choice=body.get("tool_choice")
+        )
+        tokens = self.llm.tokenize(
+            rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True
+        )
+        return len(tokens)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.tally is not None and self.question is not None:
+            self.tally.requests += 1
+            _add_tokens(self.tally, self.question, self.count(json.loads(request.content)), 0)
+            self.tally = None  # a retry repeats the first request: counted once
+        return httpx.Response(
+            400, json={"error": {"message": "tokens only", "type": "invalid_request_error"}}
+        )
 
 
 def _tokens(completion: Any, key: str) -> int:
@@ -415,11 +471,12 @@ def run_toolbind(
     *,
     explicit: bool = False,
     tool_choice: str = "required",
-    meta_fields: str = "all",
-    tools_in_prompt: bool = False,
     mode: str = "composed",
-    call_tag: str | None = None,
+    transport: Any = None,
+    **settings: Any,
 ) -> Runner:
+    """``settings``: ``ModelSettings`` fields beside the bench's own (``meta_fields``,
+    ``call_tag``, ``tools_in_prompt``); the rest are ``ModelSettings``' defaults."""
     from openai import OpenAI
 
     from toolbind.runtime import Agent
@@ -430,7 +487,7 @@ def run_toolbind(
         api_key="local",
         max_retries=0,
         timeout=300,
-        http_client=_counting_client(tally),
+        http_client=_counting_client(tally, transport),
     )
     by_name = {t.name: t for t in pkg.TOOLS}
 
@@ -443,17 +500,12 @@ def run_toolbind(
             tools=tools,
             activities=activities,
             mode=mode,
-            **{"call_tag": call_tag} if call_tag else {},
-            settings=ModelSettings(
-                max_retries=1,
-                timeout=300,
-                meta_fields=meta_fields,
-                tools_in_prompt=tools_in_prompt,
-                request_kwargs=SETTINGS,
-            ),
+            settings=ModelSettings(max_retries=1, timeout=300, request_kwargs=SETTINGS, **settings),
         )
         started = time.monotonic()
         calls: Calls | None = None
+        if transport is not None:
+            transport.tally, transport.question = tally, q
         try:
             response = agent.request(q.messages, tool_choice=tool_choice)
             calls = []
@@ -472,33 +524,32 @@ def run_toolbind(
         if step is not None:
             tally.read_as_meant += bool(step.notes)
             tally.requests += step.llm_requests
-            tally.prompt_tokens += step.usage.get("prompt_tokens", 0)
-            tally.tokens += step.usage.get("total_tokens", 0)
+            _add_tokens(
+                tally, q, step.usage.get("prompt_tokens", 0), step.usage.get("total_tokens", 0)
+            )
 
     return tally, ask
 
 
-RUNNERS: dict[str, Callable[..., Runner]] = {
-    "toolbind latent": lambda *a: run_toolbind("toolbind latent", *a),
-    "toolbind latent function": lambda *a: run_toolbind(
-        "toolbind latent function", *a, call_tag="function"
-    ),
-    "toolbind latent _tool": lambda *a: run_toolbind("toolbind latent _tool", *a, call_tag="_tool"),
-    "toolbind explicit": lambda *a: run_toolbind("toolbind explicit", *a, explicit=True),
-    "toolbind lean": lambda *a: run_toolbind("toolbind lean", *a, meta_fields="needed"),
-    "toolbind auto": lambda *a: run_toolbind("toolbind auto", *a, tool_choice="auto"),
-    "toolbind listed": lambda *a: run_toolbind("toolbind listed", *a, tools_in_prompt=True),
-    "toolbind explicit listed": lambda *a: run_toolbind(
-        "toolbind explicit listed", *a, explicit=True, tools_in_prompt=True
-    ),
-    "toolbind native": lambda *a: run_toolbind("toolbind native", *a, explicit=True, mode="native"),
-    "toolbind native auto": lambda *a: run_toolbind(
-        "toolbind native auto", *a, explicit=True, mode="native", tool_choice="auto"
-    ),
-    "toolbind mode auto": lambda *a: run_toolbind(
-        "toolbind mode auto", *a, explicit=True, mode="auto"
-    ),
+SETUPS: dict[str, dict[str, Any]] = {
+    "toolbind latent": {},
+    "toolbind latent full": {"meta_fields": "all"},
+    "toolbind latent function": {"call_tag": "function"},
+    "toolbind latent _tool": {"call_tag": "_tool"},
+    "toolbind explicit": {"explicit": True},
+    "toolbind listed": {"tools_in_prompt": True},
+    "toolbind auto": {"tool_choice": "auto"},
+    "toolbind auto full": {"tool_choice": "auto", "meta_fields": "all"},
+    "toolbind auto function": {"tool_choice": "auto", "call_tag": "function"},
+    "toolbind auto _tool": {"tool_choice": "auto", "call_tag": "_tool"},
+    "toolbind auto listed": {"tool_choice": "auto", "tools_in_prompt": True},
+    "toolbind explicit listed": {"explicit": True, "tools_in_prompt": True},
+    "toolbind native": {"explicit": True, "mode": "native"},
+    "toolbind native auto": {"explicit": True, "mode": "native", "tool_choice": "auto"},
+    "toolbind mode auto": {"explicit": True, "mode": "auto"},
 }
+"""Each toolbind configuration: ``run_toolbind``'s keywords."""
+CONFIGS = tuple(SETUPS)
 
 
 def report(tallies: list[Tally], questions: list[Question]) -> None:
@@ -552,6 +603,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--progress", type=Path, help="rewrite the table so far here after each question"
     )
+    parser.add_argument(
+        "--tokens-only",
+        action="store_true",
+        help="count each configuration's prompt tokens with the model's template and tokenizer; "
+        "no server, no answers",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
     parser.add_argument(
         "--only", action="append", choices=CONFIGS, help="run only these toolbind configurations"
@@ -566,8 +623,22 @@ def main(argv: list[str] | None = None) -> int:
     global VERBOSE
     VERBOSE = args.verbose
     questions = load(args.corpus, list(args.category or CATEGORIES), args.limit)
-    from demo.llm_server import LocalLLMUnavailable, llama_server
+    names = [n for n in CONFIGS if not args.only or n in args.only]
+    from demo.llm_server import LocalLLMUnavailable, llama_server, local_model
 
+    if args.tokens_only:
+        logging.getLogger("instructor").setLevel(logging.CRITICAL)  # every request fails
+        try:
+            counter = PromptCounter(local_model(args.model).gguf())
+        except (LocalLLMUnavailable, ImportError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        tallies = run_all(
+            questions, names, "http://127.0.0.1:9/v1", "local", counter, args.progress
+        )
+        report_tokens(tallies, questions)
+        _write_json(args.json, tallies, questions, counter.model, " ".join(sys.argv[1:]))
+        return 0
     try:
         server_cm = llama_server(args.model, n_ctx=4096)
         server = server_cm.__enter__()
@@ -575,20 +646,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        with tempfile.TemporaryDirectory(prefix="toolbind-bfcl-") as tmp:
-            pkg = compile_questions(questions, Path(tmp))
-            runners = [run_baseline(server.base_url, server.model)] + [
-                RUNNERS[name](server.base_url, server.model, pkg)
-                for name in CONFIGS
-                if not args.only or name in args.only
-            ]
-            tallies = [tally for tally, _ in runners]
-            for done, q in enumerate(steps(questions, "questions", name=lambda q: q.id), 1):
-                for _, ask in runners:  # each configuration in turn, on the same question
-                    ask(q)
-                if args.progress:  # the table so far: a run cut short still compares alike
-                    with args.progress.open("w", encoding="utf-8") as out, redirect_stdout(out):
-                        report(tallies, questions[:done])
+        tallies = run_all(questions, names, server.base_url, server.model, None, args.progress)
     finally:
         server_cm.__exit__(None, None, None)
     report(tallies, questions)
@@ -599,11 +657,82 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  {t.name}: {t.read_as_meant} answers cut off or with raw control characters read as meant (Step.notes)"
             )
-    if args.json:
-        args.json.write_text(
-            json.dumps([t.__dict__ for t in tallies], indent=2) + "\n", encoding="utf-8"
-        )
+    _write_json(args.json, tallies, questions, server.model, " ".join(sys.argv[1:]))
     return 0
+
+
+def run_all(
+    questions: list[Question],
+    names: list[str],
+    url: str,
+    model_name: str,
+    transport: PromptCounter | None,
+    progress: Path | None,
+) -> list[Tally]:
+    """The baseline and each configuration named, taking turns on each question."""
+    with tempfile.TemporaryDirectory(prefix="toolbind-bfcl-") as tmp:
+        pkg = compile_questions(questions, Path(tmp))
+        runners = [run_baseline(url, model_name, transport)] + [
+            run_toolbind(name, url, model_name, pkg, transport=transport, **SETUPS[name])
+            for name in names
+        ]
+        tallies = [tally for tally, _ in runners]
+        for done, q in enumerate(steps(questions, "questions", name=lambda q: q.id), 1):
+            for _, ask in runners:  # each configuration in turn, on the same question
+                ask(q)
+            if progress:  # the table so far: a run cut short still compares alike
+                with progress.open("w", encoding="utf-8") as out, redirect_stdout(out):
+                    report(tallies, questions[:done])
+    return tallies
+
+
+def report_tokens(tallies: list[Tally], questions: list[Question]) -> None:
+    """``--tokens-only``: each configuration's prompt tokens (first request of each question),
+    in all and per category, as ratios to the baseline's."""
+    base = tallies[0]
+    categories = sorted({q.category for q in questions}, key=CATEGORIES.index)
+    print(f"\nprompt tokens, first request of each of {len(questions)} questions (no answer asked)")
+    print(f"{'configuration':26} {'all':>12} " + " ".join(f"{c[:22]:>22}" for c in categories))
+    for t in tallies:
+        cells = [f"{t.prompt_tokens:>6} {t.prompt_tokens / max(1, base.prompt_tokens):4.2f}x"]
+        for c in categories:
+            mine, theirs = t.per_category.get(c, [0] * 5)[4], base.per_category.get(c, [0] * 5)[4]
+            cells.append(f"{mine:>16} {mine / max(1, theirs):4.2f}x")
+        print(
+            f"{t.name:26} "
+            + " ".join(f"{x:>12}" if i == 0 else f"{x:>22}" for i, x in enumerate(cells))
+        )
+
+
+def _write_json(
+    path: Path | None, tallies: list[Tally], questions: list[Question], model: str, how: str
+) -> None:
+    """The figures as ``docs/plots.py`` reads them (``docs/bench/bfcl.json``): each
+    configuration's counts in all and per category, and which questions were asked."""
+    if not path:
+        return
+    keys = ("questions", "valid", "right_function", "right_arguments", "prompt_tokens")
+    data = {
+        "source": f"bench/bfcl.py {how}",
+        "model": model,
+        "questions": len(questions),
+        "question_ids": [q.id for q in questions],
+        "configurations": [
+            {
+                "name": t.name,
+                **{k: getattr(t, k) for k in keys[1:]},
+                "requests": t.requests,
+                "tokens": t.tokens,
+                "seconds": round(t.seconds, 1),
+                "per_category": {
+                    c: dict(zip(keys, row, strict=True)) for c, row in t.per_category.items()
+                },
+                "failures": t.failures,
+            }
+            for t in tallies
+        ],
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

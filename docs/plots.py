@@ -105,7 +105,7 @@ def bfcl(data: dict[str, Any]) -> None:
         )
     ax.set_yticks([j + width for j in range(len(configs))])
     ax.set_yticklabels([c["name"] for c in configs], fontsize=8)
-    ax.set_xlabel(f"of {data['questions']} BFCL questions (SmolLM2-135M)")
+    ax.set_xlabel(f"of {data['questions']} BFCL questions ({data.get('model', 'SmolLM2-135M')})")
     ax.set_title("BFCL accuracy by configuration")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     _save(fig, "bfcl.png")

@@ -358,13 +358,21 @@ def response_model(
         name,
         __base__=base,
         __validators__=validators,
-        __doc__=(
-            "Answer with `calls` (tools to run now) and/or `output` (the final answer, or null "
-            "while you still need tool results)."
-        ),
+        __doc__=asked(tool_choice),
     )
     model.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign, assignment]
     return model
+
+
+def asked(tool_choice: str) -> str:
+    """What the Response function says it is for (its description, sent with every composed
+    request): one short line per step kind — the schema already says which fields take what, and
+    every word here is a prompt token of every request (bench/bfcl.py ``--tokens-only``)."""
+    if tool_choice == "auto":
+        return "Tool calls to run now and/or the final output."
+    if tool_choice == "none":
+        return "The final output."
+    return "Tool calls to run now."
 
 
 def read_answer(text: str) -> tuple[Any, str | None]:

@@ -598,6 +598,7 @@ _ANNOTATION_KEYWORDS = frozenset(
     }
 )
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_OUTPUT = "_output"
 _SCHEMA_VALUES = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
 
 
@@ -623,6 +624,11 @@ def for_grammar(schema: Any) -> Any:
     ``not: {}``) made a small model answer ``{"arguments": ...}``. So an unconstrained subschema
     names every JSON type, and a property no value satisfies is left out of ``properties``
     (giving it is refused by the validator all the same); everything else is as composed.
+
+    One exception: a latent tool's ``_output`` without an output schema stays ``{}``. A grammar
+    builder reads ``{}`` (it refuses only annotations without a type) as any object, which the
+    validator accepts as it accepts any value; the six type names would cost ~20 prompt tokens
+    per tool for an optional field (bench/bfcl.py ``--tokens-only``).
     """
     if isinstance(schema, list):
         return [for_grammar(s) for s in cast("list[Any]", schema)]
@@ -636,7 +642,7 @@ def for_grammar(schema: Any) -> Any:
     if isinstance(props, dict):
         required: Any = s.get("required") or []
         out["properties"] = {
-            name: for_grammar(sub)
+            name: sub if name == _OUTPUT and sub == {} else for_grammar(sub)
             for name, sub in cast("dict[str, Any]", props).items()
             if not (_never(sub) and name not in required)
         }

@@ -39,16 +39,19 @@ class ModelSettings:
         max_retries: how many times an invalid answer is sent back with its errors.
         max_calls: the most calls one answer may hold; a longer ``calls`` is an invalid answer
             (fed back like any other), so a model cannot start 10^5 Activities in one step.
-        meta_fields: ``"all"`` (default: the seeds' composition, ``_tool``, ``_activity``,
-            ``_reasoningForCall`` and a latent tool's ``_output``) or ``"needed"`` (``_tool`` and a
-            latent tool's ``_output`` only: fewer prompt tokens; answers are read and routed the
-            same way).
+        meta_fields: ``"needed"`` (default: ``_tool`` and a latent tool's ``_output``, what
+            reading the answer needs) or ``"all"`` (the seeds' whole composition: also the
+            ``_activity`` const, which the model can only copy, and the optional
+            ``_reasoningForCall``). Answers are read and routed the same way; ``"needed"`` costs
+            fewer prompt tokens (on BFCL with Qwen2.5-Coder-0.5B: bench/README.md).
         call_tag: the key each call names its tool under in what the model is sent (composed
             mode): ``"auto"`` by default — ``_tool`` (the seeds' wire format) when one tool is
             offered, ``function`` (the instructor baseline's tag) when several: on BFCL with
             SmolLM2, ``function`` stopped the model copying the first call's tool into the next
             on multi-function questions but lost on single-function ones, and ``auto`` chose the
-            right functions more often than either (bench/README.md) —, or a fixed key such as
+            right functions more often than either; on Qwen2.5-Coder-0.5B, which reads the tools
+            from its chat template, the three gave the same right arguments on the questions
+            measured (bench/README.md) —, or a fixed key such as
             ``"_tool"`` or ``"function"``. Only the request changes: the answer is read back as
             ``_tool``; the Calls, their dumps and exports stay the seeds'. Where an offered tool
             takes a parameter of that name, ``call_tag + "_name"`` is offered instead, else
@@ -57,7 +60,9 @@ class ModelSettings:
             description``, each parameter's description; ``describe_tools``). For servers whose
             chat template does not show the tool schema to the model (llama.cpp with many GGUF
             templates, SmolLM2's among them: only the grammar built from the schema reaches the
-            model, never a description); a provider that renders tools itself needs none.
+            model, never a description); a provider that renders tools itself needs none (on
+            Qwen2.5-Coder-0.5B, whose template renders them, listing them again cost ~1.3× the
+            prompt tokens and gained no right answer: bench/README.md).
 
     Raises:
         UsageError: a value out of range (the message names the argument).
@@ -69,7 +74,7 @@ class ModelSettings:
     request_kwargs: Mapping[str, Any] = field(default_factory=dict[str, Any])
     max_retries: int = 2
     max_calls: int = DEFAULT_MAX_CALLS
-    meta_fields: MetaFields = "all"
+    meta_fields: MetaFields = "needed"
     call_tag: str = DEFAULT_CALL_TAG
     tools_in_prompt: bool = False
 

@@ -602,9 +602,7 @@ def test_execution_configs_go_through_the_injected_executor(
     agent = Agent(
         url, model="scripted", tools=[http_tool], activities={}, execution_activity=factory
     )
-    assert agent.composition()["properties"]["calls"]["items"]["properties"]["_activity"] == {
-        "const": "weatherCheck"
-    }
+    assert agent.composition().activities == {"weatherCheck": "weatherCheck"}
     result = agent.run("go")
     assert result.steps[0].calls[0].result.data == {"conditions": "via https://api.example/weather"}
     assert seen == ["weatherCheck"]  # the executor is built once per tool
@@ -648,12 +646,10 @@ def test_execution_configs_run_over_http_by_default(
         city = {"_tool": "weatherCheck", "location": "Saint-Denis & co?"}
         server.add(answer(city, email), answer(output="ok"))
         agent = Agent(url, model="scripted", tools=[http_weather, misconfigured], activities={})
-        items = agent.composition()["properties"]["calls"]["items"]
-        variants = items.get("anyOf") or items.get("oneOf") or [items]
-        assert [v["properties"]["_activity"] for v in variants] == [  # routed as explicit
-            {"const": "weatherCheck"},
-            {"const": "sendEmail"},
-        ]
+        assert agent.composition().activities == {  # routed as explicit
+            "weatherCheck": "weatherCheck",
+            "sendEmail": "sendEmail",
+        }
         result = agent.run("weather and mail")
     assert result.output == "ok"
     weather_call, email_call = result.steps[0].calls

@@ -130,13 +130,7 @@ def test_008_output_path_through_agent_run(llm: tuple[ScriptedLLM, str]) -> None
         for s in schema["properties"]["calls"]["items"]["anyOf"]
         if s["properties"]["function"]["const"] == "updateUserStatus"  # several tools offered
     ]
-    assert list(offered["properties"]) == [
-        "function",
-        "_activity",
-        "_outputPath",
-        "_reasoningForCall",
-        "newStatus",
-    ]
+    assert list(offered["properties"]) == ["function", "_outputPath", "newStatus"]
     assert offered["properties"]["_outputPath"]["pattern"] == "^†"
     assert result.steps[0].calls[0].result.metadata["outputPath"] == "†data.user.status"
 

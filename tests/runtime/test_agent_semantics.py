@@ -385,9 +385,10 @@ def test_reasoning_for_call_is_described_and_precedes_the_arguments() -> None:
 def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
     llm: tuple[ScriptedLLM, str],
 ) -> None:
-    """``meta_fields="needed"``: ``_tool`` and a latent tool's ``_output``; no ``_activity``
-    const, no ``_reasoningForCall`` (measured: a small model never filled it). The answer is read
-    and routed as with every meta field."""
+    """``meta_fields="needed"``, the Agent's default: ``_tool`` and a latent tool's ``_output``;
+    no ``_activity`` const, no ``_reasoningForCall`` (measured: fewer prompt tokens, and no
+    answer lost on BFCL with Qwen2.5-Coder-0.5B). The answer is read and routed as with every
+    meta field; ``meta_fields="all"`` sends the seeds' whole composition."""
     tools = _two_tools()
     full = compose(tools, activities={"weatherCheck"})
     lean = compose(tools, activities={"weatherCheck"}, meta_fields="needed")
@@ -415,7 +416,6 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
         model="scripted",
         tools=tools,
         activities={"weatherCheck": weather_check},
-        settings=ModelSettings(meta_fields="needed"),
     )
     result = agent.run("Weather in Oslo, and my mood?")
     assert result.output == "Cold and calm." and checked == ["Oslo"]
@@ -423,8 +423,39 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
     assert routes == [("weatherCheck", "explicit"), ("sentimentAnalysis", "latent")]
     sent = json.dumps(server.requests[0]["tools"])
     assert "_reasoningForCall" not in sent and "_activity" not in sent
+    server.add(call({"calls": [], "output": "Hi."}))
+    full = Agent(url, model="scripted", tools=tools, settings=ModelSettings(meta_fields="all"))
+    assert full.request("Hi").output == "Hi."
+    sent = json.dumps(server.requests[-1]["tools"])
+    assert "_reasoningForCall" in sent and "_activity" in sent
     with pytest.raises(UsageError, match="meta_fields"):
         Agent(url, model="scripted", tools=tools, settings=ModelSettings(meta_fields="some"))
+
+
+def test_a_meta_field_a_closed_tool_was_not_offered_is_refused_as_its_schema_says() -> None:
+    """Every Call model has ``_activity`` and ``_reasoningForCall``; where ``meta_fields="needed"``
+    leaves them out of a tool closed by ``additionalProperties: false``, the schema the model was
+    sent refuses a call that gives one, and so does the validator (an open tool takes extra keys)."""
+    tools = ToolRegistry()
+    closed = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "required": ["q"],
+        "additionalProperties": False,
+    }
+    tools.register("closed", closed)
+    tools.register("open", {"type": "object", "properties": {"q": {"type": "string"}}})
+    lean = compose(tools, meta_fields="needed", tag="_tool")
+    noted = {"_tool": "closed", "q": "x", "_reasoningForCall": "why"}
+    with pytest.raises(ValueError, match=r"calls\[0\] \(tool 'closed'\) field _reasoningForCall"):
+        lean.response.model_validate({"calls": [noted], "output": None})
+    also_open = {"_tool": "open", "q": "x", "_reasoningForCall": "why"}
+    answer = lean.response.model_validate({"calls": [also_open], "output": None})
+    assert answer.calls[0].tool == "open"
+    full = compose(tools, meta_fields="all", tag="_tool")
+    assert (
+        full.response.model_validate({"calls": [noted], "output": None}).calls[0].tool == "closed"
+    )
 
 
 # -- what the model reads of the tools ------------------------------------------

@@ -123,15 +123,10 @@ def test_015_instancing_with_scoped_delegates(llm: tuple[ScriptedLLM, str]) -> N
     assert context.view("state", "①") == {"text": "Hello", "result": {"translation": "same"}}
     assert context.view("state", "②") == {"text": "Bonjour", "result": {"translation": "same"}}
     assert context.view("state") is None
-    # the parent offered _delegate and _scopes right after _activity, as the tool declares them
+    # the parent offered _delegate and _scopes right after _tool (the Agent's default sends no
+    # _activity const), as the tool declares them
     item = server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["calls"]["items"]
-    assert list(item["properties"])[:5] == [
-        "_tool",
-        "_activity",
-        "_delegate",
-        "_scopes",
-        "_instance",
-    ]
+    assert list(item["properties"])[:4] == ["_tool", "_delegate", "_scopes", "_instance"]
 
 
 def test_015_scoping_a_delegates_context(llm: tuple[ScriptedLLM, str], tmp_path: Path) -> None:
@@ -334,7 +329,7 @@ def test_014_upfront_resolution_merges_input_and_output(
     assert agent.run("hi").steps[0].calls[0].result.data == {"status": "sent"}
     item = server.requests[0]["tools"][0]["function"]["parameters"]["properties"]["calls"]["items"]
     properties = list(item["properties"])
-    assert properties[:3] == ["_tool", "_activity", "_delegate"]
+    assert properties[:2] == ["_tool", "_delegate"]
     assert {"userId", "text", "recipientId", "messageBody"} <= set(properties)
     assert "_output" not in properties  # the delegate produces it, the model does not
     sub = context_message(server.requests[1])

@@ -106,6 +106,36 @@ def test_the_composed_request_is_written_for_the_grammar_and_validated_as_compos
     assert composition.response.model_validate(answer).calls[0].tool == "estimate"
 
 
+def test_a_latent_output_without_a_schema_is_sent_as_an_empty_schema() -> None:
+    """A latent tool's ``_output`` without an output schema is ``{}`` in the request: a grammar
+    builder reads it (as any object), six type names would cost ~20 prompt tokens per tool, and
+    the validator still takes any value."""
+    tools = ToolRegistry()
+    tools.register("guess", {"type": "object", "properties": {"q": {"type": "string"}}})
+    composition = compose(tools, tool_choice="required")
+    sent = composition.response.model_json_schema()
+    assert sent["properties"]["calls"]["items"]["properties"]["_output"] == {}
+    for value in ("a text", 3, [1], {"k": "v"}):
+        answer = {"output": None, "calls": [{"_tool": "guess", "q": "x", "_output": value}]}
+        assert composition.response.model_validate(answer).calls[0].tool == "guess"
+
+
+@pytest.mark.parametrize(
+    ("tool_choice", "says"),
+    [("required", "Tool calls"), ("guess", "Tool calls"), ("none", "output"), ("auto", "and/or")],
+)
+def test_the_response_function_says_in_one_line_what_this_step_takes(
+    tool_choice: str, says: str
+) -> None:
+    """The composed function's description is sent with every request: one short line for the
+    step's kind (a step that requires calls says nothing of the output, which is null)."""
+    tools = ToolRegistry()
+    tools.register("guess", {"type": "object", "properties": {"q": {"type": "string"}}})
+    doc = compose(tools, tool_choice=tool_choice).response.__doc__ or ""
+    assert says in doc and len(doc) <= 50
+    assert ("output" in doc) == (tool_choice in ("auto", "none"))
+
+
 @pytest.mark.slow
 def test_every_bfcl_request_builds_a_llama_cpp_grammar() -> None:
     """With ``make llm``: every composed request of the BFCL development questions is read by
