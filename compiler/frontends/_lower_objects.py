@@ -36,10 +36,8 @@ class ObjectsLowerer(RefsLowerer):
         required_list, required = self._required(s, loc)
         if self.lenient:  # (after the array's own errors: said in the order written)
             read = self._normalise(_OBJECT_RULES, s, loc)
-            if read is not s:
-                required.update(n for n in read["required"] if isinstance(n, str))
-        if self.lenient and required:
-            self._one_way_required(props_map, required, loc)
+            if read is not s:  # (the rules' ``required``: draft 3's flags in, one-way names out)
+                required = {n for n in read["required"] if isinstance(n, str)}
         props: list[Property] = []
         for pname, pschema in props_map.items():
             node = self._lower(pschema, loc.child("properties", pname), ctx, depth + 1)
@@ -96,29 +94,6 @@ class ObjectsLowerer(RefsLowerer):
                 "an array of property names",
             )
         return required_list, required
-
-    def _one_way_required(
-        self, props_map: dict[str, Any], required: set[str], loc: SourceLocation
-    ) -> None:
-        """OpenAPI: a required readOnly property is required in responses only, a writeOnly one
-        in requests only. A component serves both, so a Call would need the server's ``id``
-        (the spec's own request examples refused) and an Output a password the API never
-        returns: such a name is read as optional, and said."""
-        one_way = sorted(
-            name
-            for name in required
-            if (pobj := as_object(props_map.get(name))) is not None
-            and (pobj.get("readOnly") is True or pobj.get("writeOnly") is True)
-        )
-        if one_way:
-            required.difference_update(one_way)
-            self.diags.warning(
-                loc.child("required"),
-                f"required lists readOnly/writeOnly {', '.join(one_way)}: read as optional "
-                "(OpenAPI requires a readOnly property in responses only, a writeOnly one "
-                "in requests only, and this schema is read for both)",
-                "required naming properties required both ways",
-            )
 
     def _misspelt_required(
         self,
