@@ -33,6 +33,7 @@ ALL: tuple[Rule[Any], ...] = (
     *schema_patterns.RULES,
     *schema_unions.RULES,
     *openapi_paths.RULES,
+    *openapi_paths.PARAMETER_RULES,
     *openapi_refs.RULES,
     *openapi_azure.RULES,
     *openapi_swagger2.RULES,

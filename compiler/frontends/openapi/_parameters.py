@@ -23,7 +23,8 @@ from toolbind.contract import (
 from ..._load import as_array, as_object
 from ...diagnostics import describe
 from ...ir import Property, SourceLocation
-from ...normalise import openapi_swagger2
+from ...normalise import openapi_paths, openapi_swagger2
+from ...normalise._openapi import PathParameters
 from ._common import (
     DEFAULT_STYLE,
     LOCATIONS,
@@ -33,7 +34,6 @@ from ._common import (
     file_type,
 )
 from ._context import Context
-from ._servers import PATH_TEMPLATE
 
 # A property name every model provider takes (Anthropic's and Bedrock's rule, the strictest).
 _PROPERTY_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -130,37 +130,20 @@ def _ignored_header(ctx: Context, pname: str, p: Where, kind: str) -> str | None
 def match_template(
     ctx: Context, route: str, raw_params: Params, loc: SourceLocation, item: Where
 ) -> None:
-    """Make the path parameters and the names of ``route``'s template agree: one the path does
-    not name is dropped, a name no parameter declares becomes a required string (both said)."""
-    templates = dict.fromkeys(PATH_TEMPLATE.findall(route))
-    for key, p in list(raw_params.items()):
-        if key[1] == "path" and key[0] not in templates:
-            # no place in the URL: a Call field for it would ask the model for a value that
-            # goes nowhere (or, named like 'a}@{b', replaces the wrong part of the path)
-            ctx.diags.warning(
-                p.loc,
-                f"path parameter {key[0]!r} is not named in the path {route!r}; it is not "
-                "a Call field",
-                "a path parameter whose name is one of the path's {templates} "
-                f"({', '.join(templates) or 'none'})",
-                hint="rename it after its {template}, or move it to the query",
-            )
-            ctx.counts["parameters in path", "reported"] += 1
-            del raw_params[key]
-    for template in templates:
-        if (template, "path") not in raw_params:
-            # the URL can't be built without it: one obvious meaning, a required string
-            ctx.diags.warning(
-                loc,
-                f"the path {route!r} names {{{template}}}, which the operation does not "
-                "declare; read as a required string path parameter",
-                f"a parameter {{name: {template}, in: path, required: true}}",
-                hint="declare it in the operation's or the path item's parameters",
-            )
+    """Make the path parameters and the names of ``route``'s template agree
+    (``normalise.openapi_paths.PARAMETER_RULES``): one the path does not name is dropped, a
+    name no parameter declares becomes a required string (both said)."""
+    declared = {name: (p.value, p.loc) for (name, pin), p in raw_params.items() if pin == "path"}
+    read = ctx.normalise(
+        openapi_paths.PARAMETER_RULES, PathParameters(route=route, declared=declared), loc
+    )
+    for name in declared.keys() - read.declared.keys():
+        ctx.counts["parameters in path", "reported"] += 1
+        del raw_params[(name, "path")]
+    for name, (value, at) in read.declared.items():
+        if name not in declared:
             ctx.counts["parameters in path", "read"] += 1  # read from the path template
-            declared: dict[str, Any] = {"name": template, "in": "path", "required": True}
-            declared |= {"type": "string"} if ctx.swagger else {"schema": {"type": "string"}}
-            raw_params[(template, "path")] = Where(declared, loc, item.root, item.path)
+            raw_params[(name, "path")] = Where(value, at, item.root, item.path)
 
 
 def parameters(

@@ -6,7 +6,6 @@ HTTP contract's ``HttpServer``. Imports ``ir``, ``_load``, ``diagnostics``, ``no
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from toolbind.contract import HttpServer
@@ -15,11 +14,9 @@ from ..._load import as_array, as_object
 from ...diagnostics import describe
 from ...ir import SourceLocation
 from ...normalise import openapi_swagger2
+from ...normalise.openapi_paths import PATH_TEMPLATE
 from ._common import Where
 from ._context import Context
-
-# ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
-PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 
 
 def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[HttpServer, ...]:
