@@ -153,17 +153,6 @@ class BranchesLowerer(ScalarsLowerer):
             values[hits[0]].append(value)
         return values
 
-    def _says_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
-        """Whether the raw ``schema`` (through ``$ref``s, quietly: a bad one is said where it is
-        lowered) declares ``type: object``."""
-        s = as_object(schema)
-        if s is None or depth > 16:
-            return False
-        if "$ref" in s:
-            resolved = self._quiet_resolve(s["$ref"], ctx)
-            return resolved is not None and self._says_object(resolved[0], resolved[1], depth + 1)
-        return s.get("type") == "object"
-
     def _property_values(
         self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0
     ) -> tuple[Any, ...] | Literal["open"] | None:

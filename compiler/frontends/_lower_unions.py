@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Literal
 
-from .._load import as_array, as_object
+from .._load import as_array
 from ..diagnostics import describe
 from ..ir import (
     AllOfNode,
@@ -29,6 +29,7 @@ from ._lower_branches import BranchesLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 _UNION_RULES = schema_phase("union")
+_ALL_OF_RULES = schema_phase("all-of")
 
 
 class UnionsLowerer(BranchesLowerer):
@@ -84,14 +85,10 @@ class UnionsLowerer(BranchesLowerer):
             )
             return AnyNode(meta=meta)
         if self.lenient:
-            # a part with ``properties`` and no ``type`` beside one that says object (Lago's
-            # ``allOf: [{$ref: Base}, {properties: ...}]``) is an object already: not said.
-            # (The parts' $refs are looked through only when a part lacks its type.)
-            typed = [_typed_object(sub) for sub in subs]
-            if any(t is not sub for t, sub in zip(typed, subs, strict=True)) and (
-                s.get("type") == "object" or any(self._says_object(sub, ctx) for sub in subs)
-            ):
-                subs = typed
+            read = Branches(
+                schema=s, combinator="allOf", form="allOf", place=ctx, resolve=self._target
+            )
+            subs = self._normalise(_ALL_OF_RULES, read, loc).subs()
         parts: list[SchemaNode] = [
             self._lower(sub, loc.child("allOf", i), ctx, depth + 1) for i, sub in enumerate(subs)
         ]
@@ -106,14 +103,6 @@ class UnionsLowerer(BranchesLowerer):
         if all(isinstance(p, ObjectNode) for p in parts):
             return _merge_objects([p for p in parts if isinstance(p, ObjectNode)], meta)
         return AllOfNode(meta=meta, parts=tuple(parts))
-
-
-def _typed_object(schema: Any) -> Any:
-    """``schema`` with ``type: object`` when it has ``properties`` and no ``type``."""
-    s = as_object(schema)
-    if s is None or "type" in s or "properties" not in s or "$ref" in s:
-        return schema
-    return {"type": "object", **s}
 
 
 def _with_meta(node: SchemaNode, meta: Meta) -> SchemaNode:

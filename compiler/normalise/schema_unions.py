@@ -1,9 +1,10 @@
-"""Compiler layer (normalise): ``oneOf``/``anyOf`` as real specs write them. Imports ``_rule``
+"""Compiler layer (normalise): ``oneOf``/``anyOf``/``allOf`` as real specs write them. Imports ``_rule``
 and ``_schema`` only.
 
 Two readings of a union need its branches' targets: whether branches overlap (a ``oneOf`` whose
 branches all accept one value refuses it) and which types they declare (a ``type`` beside the
-union that excludes some). The lowerer hands these rules a ``Branches``: the union schema and a
+union that excludes some), and whether an ``allOf`` says object where a part does not. The
+lowerer hands these rules a ``Branches``: the union schema and a
 look-up of a ``$ref``'s target (the resolver's, quiet: a bad ``$ref`` is said where the schema
 holding it is lowered). The rules read through it and never change what it returns.
 """
@@ -34,8 +35,9 @@ class Branches:
 
     Attributes:
         schema: the schema object holding the union.
-        combinator: ``oneOf`` or ``anyOf``, the key of the branches in ``schema``.
-        form: how the union is read: ``oneOf`` (exactly one branch) or ``anyOf``.
+        combinator: ``oneOf``, ``anyOf`` or ``allOf``, the key of the branches in ``schema``.
+        form: how the union is read: ``oneOf`` (exactly one branch) or ``anyOf`` (``allOf``
+            for an ``allOf``).
         place: where ``schema``'s ``$ref``s are read (opaque here: given to ``resolve``).
         resolve: the look-up of a ``$ref``'s target.
     """
@@ -188,7 +190,58 @@ TYPE_BESIDE_BRANCHES = schema_rule(
     phases=("union",),
 )
 
-RULES = (ONEOF_OPEN_BRANCHES, ONEOF_NESTED_BRANCH, TYPE_BESIDE_BRANCHES)
+
+def _untyped_object_part(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    """A part with ``properties`` and no ``type`` beside one that says object (Lago's ``allOf:
+    [{$ref: Base}, {properties: ...}]``) is an object already: read so, and not said (the
+    spec's meaning is plain, and the whole says object). The parts' ``$ref``s are looked
+    through only when a part lacks its type."""
+    union = _branches(fragment)
+    if not ctx.lenient or union is None or union.combinator != "allOf":
+        return None
+    subs = union.subs()
+    typed = [_typed_object(sub) for sub in subs]
+    if all(t is sub for t, sub in zip(typed, subs, strict=True)):
+        return None
+    if union.schema.get("type") != "object" and not any(
+        _says_object(sub, union.place, union) for sub in subs
+    ):
+        return None
+    return Fixed(value=replace(union, schema={**union.schema, "allOf": typed}))
+
+
+UNTYPED_OBJECT_PART = schema_rule(
+    name="allof-untyped-object-part",
+    family="schema-unions",
+    accepts="an allOf part with properties and no type, beside a part (or a type) that says object",
+    makes="the part with type: object",
+    warning="(none: the allOf says object already)",
+    apply=_untyped_object_part,
+    when=lambda c: c.lenient,
+    keys=None,
+    phases=("all-of",),
+)
+
+RULES = (ONEOF_OPEN_BRANCHES, ONEOF_NESTED_BRANCH, TYPE_BESIDE_BRANCHES, UNTYPED_OBJECT_PART)
+
+
+def _typed_object(schema: Any) -> Any:
+    """``schema`` with ``type: object`` when it has ``properties`` and no ``type``."""
+    s = schema_object(schema)
+    if s is None or "type" in s or "properties" not in s or "$ref" in s:
+        return schema
+    return {"type": "object", **s}
+
+
+def _says_object(schema: Any, place: Any, union: Branches, depth: int = 0) -> bool:
+    """Whether the raw ``schema`` (through ``$ref``s) declares ``type: object``."""
+    s = schema_object(schema)
+    if s is None or depth > _DEPTH:
+        return False
+    if "$ref" in s:
+        resolved = union.resolve(s["$ref"], place)
+        return resolved is not None and _says_object(*resolved, union, depth + 1)
+    return s.get("type") == "object"
 
 
 # -- what raw branches surely accept (through ``$ref``s) ----------------------------------------

@@ -71,13 +71,17 @@ def _component(ref: Any, place: Any) -> tuple[Any, Any] | None:
 
 
 def _union(schema: dict[str, Any], form: str = "oneOf") -> Branches:
-    combinator = "oneOf" if "oneOf" in schema else "anyOf"
+    combinator = next(c for c in ("oneOf", "anyOf", "allOf") if c in schema)
     return Branches(schema=schema, combinator=combinator, form=form, place=None, resolve=_component)
 
 
 _OPEN = {"oneOf": [{"$ref": REF}, {"type": "object", "properties": {"n": {"type": "string"}}}]}
 _NESTED = {"oneOf": [{"type": "integer"}, {"type": "number"}]}
 _TYPED = {"type": "object", "oneOf": [{"type": "string"}, {"$ref": REF}]}
+_PARTS = {"allOf": [{"$ref": REF}, {"properties": {"n": {"type": "string"}}}]}
+_TYPED_PARTS = {
+    "allOf": [{"$ref": REF}, {"type": "object", "properties": {"n": {"type": "string"}}}]
+}
 CASES = [
     Case(
         schema_shapes.SCHEMA_NOT_OBJECT,
@@ -320,6 +324,13 @@ CASES = [
             "out) — a type that allows every branch of oneOf (hint: drop the type beside oneOf, "
             "or widen it to the branches' types)"
         ],
+    ),
+    Case(
+        schema_unions.UNTYPED_OBJECT_PART,
+        UNIONS,
+        _union(_PARTS, "allOf"),
+        _union(_TYPED_PARTS, "allOf"),
+        [],  # (the allOf says object already: nothing to tell)
     ),
 ]
 
