@@ -62,6 +62,7 @@ class BranchesLowerer(ScalarsLowerer):
         seen: set[str] = set()
         for vs in values:
             if seen & set(vs):
+                # (no rule: canonical OpenAPI whose discriminator values cannot tell branches apart)
                 self.diags.warning(
                     where,
                     "discriminator values pick more than one branch; it is ignored",
@@ -91,6 +92,7 @@ class BranchesLowerer(ScalarsLowerer):
         disc = as_object(s["discriminator"])
         name = disc.get("propertyName") if disc is not None else None
         if disc is None or not isinstance(name, str):
+            # (no rule: a discriminator that cannot be read is said, left an annotation)
             self.diags.warning(
                 where,
                 f"discriminator is {describe(s['discriminator'])}; it is ignored",
@@ -102,6 +104,7 @@ class BranchesLowerer(ScalarsLowerer):
             for sub in subs
         ]
         if not all(isinstance(r, str) for r in refs):
+            # (no rule: as above; nothing is rewritten, the branches are read as written)
             self.diags.warning(
                 where,
                 f"discriminator on a {combinator} whose branches are not all $refs; it is "
@@ -113,6 +116,7 @@ class BranchesLowerer(ScalarsLowerer):
         mapping = as_object(raw_mapping)
         if mapping is None:
             mapping = {}
+            # (no rule: a mapping of the wrong shape, said and left out; nothing is rewritten)
             self.diags.warning(
                 where.child("mapping"),
                 f"mapping is {describe(raw_mapping)}; it is ignored",
@@ -128,6 +132,7 @@ class BranchesLowerer(ScalarsLowerer):
         for key, target in mapping.items():
             value = str(key)  # (a YAML key 1 is the discriminator value "1")
             if not isinstance(target, str):
+                # (no rule: a mapping entry of the wrong shape, said and left out)
                 self.diags.warning(
                     where.child("mapping", value),
                     f"discriminator mapping {value!r} is {describe(target)}; it picks no branch",
@@ -142,6 +147,7 @@ class BranchesLowerer(ScalarsLowerer):
                 or (bare and _last(ref) == target)
             ]
             if len(hits) != 1:
+                # (no rule: a mapping naming no branch, said about canonical input)
                 self.diags.warning(
                     where.child("mapping", value),
                     f"discriminator mapping {value!r} → {target!r} names "

@@ -113,6 +113,7 @@ class ObjectsLowerer(RefsLowerer):
                 name, declared, n=1, cutoff=0.85
             )
             if close:
+                # (no rule: a likely typo, said and read as written)
                 self.diags.warning(
                     loc.child("required", i),
                     f"required names {name!r}, a property that is not declared; it is required "

@@ -64,6 +64,7 @@ def collect(
             kind = f"parameters in {pin}" if valid else "parameters"
             ctx.counts[kind, "read"] += 1
             if not isinstance(pname, str) or pin not in (*LOCATIONS, "body", "formData"):
+                # (no rule: broken input, said and skipped)
                 ctx.diags.warning(
                     p.loc,
                     f"parameter without a valid name and location ({describe(pname)}, "
@@ -108,6 +109,7 @@ def _ignored_header(ctx: Context, pname: str, p: Where, kind: str) -> str | None
         )
         hint = "HttpClient(headers={'Cookie': 'name=value'}) sends it on every call"
         if (as_object(p.value) or {}).get("required") is True:
+            # (no rule: a cookie no model can give, said about canonical input)
             ctx.diags.warning(
                 p.loc,
                 found + "; the operation requires it",
@@ -189,6 +191,7 @@ def _parameter(
             schema_value = (as_object(content[content_type]) or {}).get("schema")
             schema_loc = p.loc.child("content", content_type, "schema")
         if schema_value is None:
+            # (no rule: a parameter without a schema, said and read as any value where it is)
             ctx.diags.warning(
                 p.loc, f"parameter {pname!r} has no schema", "a schema; any value is allowed"
             )

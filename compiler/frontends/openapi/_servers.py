@@ -24,6 +24,8 @@ def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[H
     if ctx.swagger:  # servers are the document's only (``normalise.openapi_swagger2``)
         if owner is not ctx.spec:
             return ()
+        # (AutoRest's host stays with the Swagger 2.0 servers: its parameters need the reader's
+        # deref, split files included, and it belongs with the Swagger 2.0 conversion's SERVERS)
         ms_host = as_object(ctx.spec.get("x-ms-parameterized-host"))
         if ms_host is not None and isinstance(ms_host.get("hostTemplate"), str):
             return (_parameterized_host(ctx, ms_host),)
@@ -33,6 +35,7 @@ def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[H
         server = as_object(raw)
         url = server.get("url") if server is not None else None
         if server is None or not isinstance(url, str):
+            # (no rule: broken input, said and skipped)
             ctx.diags.warning(
                 loc.child("servers", i), f"server is {describe(raw)}", "{url: ...}; skipped"
             )
