@@ -196,9 +196,21 @@ CASES = [
         ],
     ),
     Case(
+        schema_refs.RECURSIVE_REF_TO_COMPONENT,
+        OPENAPI31,
+        {"$recursiveRef": "#"},
+        {"$ref": "#/components/schemas/Thing"},
+        [
+            "{at}/$recursiveRef: warning: $recursiveRef '#' is no keyword of OpenAPI schemas "
+            "(draft 2019-09's); read as $ref: '#/components/schemas/Thing', the component schema "
+            "it is in, which '#' names when the component is read as a JSON Schema of its own — "
+            "$ref to the schema meant (hint: write $ref: '#/components/schemas/Thing')"
+        ],
+    ),
+    Case(
         schema_refs.RECURSIVE_REF_IN_OPENAPI,
         OPENAPI31,
-        {"type": "object", "$recursiveRef": "#"},
+        {"type": "object", "$recursiveRef": "#node"},
         {"type": "object"},
         [
             "{at}/$recursiveRef: warning: $recursiveRef is no keyword of OpenAPI schemas (draft "
