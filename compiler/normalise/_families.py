@@ -8,6 +8,7 @@ from typing import Any
 
 from . import (
     openapi_azure,
+    openapi_parameters,
     openapi_paths,
     openapi_refs,
     openapi_swagger2,
@@ -34,6 +35,7 @@ ALL: tuple[Rule[Any], ...] = (
     *schema_unions.RULES,
     *openapi_paths.RULES,
     *openapi_paths.PARAMETER_RULES,
+    *openapi_parameters.RULES,
     *openapi_refs.RULES,
     *openapi_azure.RULES,
     *openapi_swagger2.RULES,

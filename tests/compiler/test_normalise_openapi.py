@@ -16,6 +16,7 @@ from toolbind.compiler.ir import SourceLocation, SpecPackage
 from toolbind.compiler.normalise import table
 from toolbind.compiler.normalise._openapi import OpenApi, PathEntry, PathParameters, RefSiblings
 from toolbind.compiler.normalise.openapi_azure import X_MS_PATHS
+from toolbind.compiler.normalise.openapi_parameters import WITHOUT_SCHEMA
 from toolbind.compiler.normalise.openapi_paths import (
     EXPRESS,
     LEADING_SLASH,
@@ -78,7 +79,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 15
+    assert len(names) == len(set(names)) == 16
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -196,6 +197,47 @@ def test_path_template_undeclared_end_to_end(tmp_path: Path) -> None:
         "required string path parameter",
     )
     assert warning.loc.pointer == "/paths/~1pets~1{id}/get"
+
+
+# -- openapi-parameters -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("parameter", "canonical"),
+    [
+        ({"name": "q", "in": "query"}, {"name": "q", "in": "query", "schema": {}}),
+        (
+            {"name": "q", "in": "query", "content": {"application/json": {}}},
+            {"name": "q", "in": "query", "content": {"application/json": {"schema": {}}}},
+        ),
+    ],
+)
+def test_parameter_without_schema_rule(parameter: dict[str, Any], canonical: Any) -> None:
+    at = AT.child("get", "parameters", 0)
+    fixed = WITHOUT_SCHEMA.apply(parameter, at, OpenApi(document={}))
+    assert fixed is not None and fixed.value == canonical
+    (warning,) = fixed.diagnostics
+    assert warning.render() == (
+        "spec.json#/paths/pets/get/parameters/0: warning: parameter 'q' has no schema — a "
+        "schema; any value is allowed"
+    )
+    assert WITHOUT_SCHEMA.apply(fixed.value, at, OpenApi(document={})) is None
+    assert WITHOUT_SCHEMA.apply(parameter, at, OpenApi(document={}, swagger=True)) is None
+
+
+def test_parameter_without_schema_end_to_end(tmp_path: Path) -> None:
+    def spec(parameter: dict[str, Any]) -> dict[str, Any]:
+        return _v3({"/pets": {"get": _op("listPets") | {"parameters": [parameter]}}})
+
+    package, diags = _compile(tmp_path, spec({"name": "q", "in": "query"}))
+    warning = _warned(diags, "parameter 'q' has no schema")
+    assert warning.loc.pointer == "/paths/~1pets/get/parameters/0"
+    (tmp_path / "canonical").mkdir()
+    canonical, _ = _compile(
+        tmp_path / "canonical", spec({"name": "q", "in": "query", "schema": {}})
+    )
+    assert package.http == canonical.http
+    assert package.tools == canonical.tools
 
 
 # -- openapi-refs -----------------------------------------------------------------------------

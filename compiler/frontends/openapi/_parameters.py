@@ -23,7 +23,7 @@ from toolbind.contract import (
 from ..._load import as_array, as_object
 from ...diagnostics import describe
 from ...ir import Property, SourceLocation
-from ...normalise import openapi_paths, openapi_swagger2
+from ...normalise import openapi_parameters, openapi_paths, openapi_swagger2
 from ...normalise._openapi import PathParameters
 from ._common import (
     DEFAULT_STYLE,
@@ -183,6 +183,7 @@ def _parameter(
         if location != "query" and style == "form":
             style = DEFAULT_STYLE[location]
     else:
+        pobj = ctx.normalise(openapi_parameters.RULES, pobj, p.loc)
         schema_value = pobj.get("schema")
         schema_loc = p.loc.child("schema")
         content = as_object(pobj.get("content"))
@@ -190,12 +191,6 @@ def _parameter(
             content_type = next(iter(content))
             schema_value = (as_object(content[content_type]) or {}).get("schema")
             schema_loc = p.loc.child("content", content_type, "schema")
-        if schema_value is None:
-            # (no rule: a parameter without a schema, said and read as any value where it is)
-            ctx.diags.warning(
-                p.loc, f"parameter {pname!r} has no schema", "a schema; any value is allowed"
-            )
-            schema_value = {}
         raw_style = pobj.get("style", DEFAULT_STYLE[location])
         style = raw_style if raw_style in _STYLES else DEFAULT_STYLE[location]
         explode = pobj.get("explode", style == "form") is True
