@@ -341,7 +341,7 @@ def schema_types(s: dict[str, Any]) -> set[str] | None:
         )
         if not values:
             return None
-        types = {_value_type(v) for v in values}
+        types = {_listed_value_type(v) for v in values}
     else:
         names = cast("list[Any]", raw) if isinstance(raw, list) else [raw]
         types = {n if isinstance(n, str) else "other" for n in names}
@@ -350,8 +350,10 @@ def schema_types(s: dict[str, Any]) -> set[str] | None:
     return types if types <= set(JSON_TYPES) else None
 
 
-def _value_type(value: Any) -> str:
-    """The JSON type of a JSON value (``other`` for an array or object)."""
+def _listed_value_type(value: Any) -> str:
+    """The JSON type an ``enum``/``const`` value stands for here: unlike the kernel's
+    ``json_type``, ``1.0`` is a ``number`` (as written) and an array or object is ``other``, so a
+    union whose branch lists one is never judged by its types (unsure: left as it is)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
