@@ -19,7 +19,7 @@ from ..ir import SourceLocation
 from ._rule import Fixed, warn
 from ._schema import ANNOTATIONS, JSON_TYPES, SchemaContext, schema_object, schema_rule, without
 
-# What a type-only schema may say besides annotations (``plain_type``): ``format`` is read as an
+# What a type-only schema may say besides annotations (``_plain_type``): ``format`` is read as an
 # annotation where it is lenient (OpenAPI's ``int64``, ``double``), ``items`` is checked apart.
 _PLAIN_KEYS = frozenset({"type", "format", "items", "nullable", "x-nullable"})
 _DEPTH = 16
@@ -72,7 +72,7 @@ def _oneof_open_branches(fragment: Any, at: SourceLocation, ctx: SchemaContext) 
     if union is None:
         return None
     open_branches = [
-        i for i, sub in enumerate(union.subs()) if accepts_empty_object(sub, union.place, union)
+        i for i, sub in enumerate(union.subs()) if _accepts_empty_object(sub, union.place, union)
     ]
     if len(open_branches) < 2:
         return None
@@ -106,7 +106,7 @@ ONEOF_OPEN_BRANCHES = schema_rule(
 
 def _oneof_nested_branch(fragment: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
     union = _undiscriminated_one_of(fragment, ctx)
-    nested = None if union is None else nested_branches(union.subs(), union.place, union)
+    nested = None if union is None else _nested_branches(union.subs(), union.place, union)
     if union is None or nested is None:
         return None
     # Chroma's metadata values are oneOf [boolean, integer, number, string, ...] (a Rust
@@ -148,13 +148,13 @@ def _type_beside_branches(fragment: Any, at: SourceLocation, ctx: SchemaContext)
     union = _branches(fragment)
     if not ctx.lenient or union is None or "type" not in union.schema:
         return None
-    outer = schema_types({"type": union.schema["type"]})
+    outer = _schema_types({"type": union.schema["type"]})
     if outer is None:
         return None
     excluded: list[str] = []
     for i, sub in enumerate(union.subs()):
-        read = dereferenced(sub, union.place, union)
-        types = schema_types(read[0]) if read is not None else None
+        read = _dereferenced(sub, union.place, union)
+        types = _schema_types(read[0]) if read is not None else None
         if types is not None and not any(
             t in outer
             or (t == "integer" and "number" in outer)
@@ -247,7 +247,7 @@ def _says_object(schema: Any, place: Any, union: Branches, depth: int = 0) -> bo
 # -- what raw branches surely accept (through ``$ref``s) ----------------------------------------
 
 
-def dereferenced(
+def _dereferenced(
     schema: Any, place: Any, union: Branches, depth: int = 0
 ) -> tuple[dict[str, Any], Any] | None:
     """The raw ``schema`` with its ``$ref``s followed while it is nothing but one (beside
@@ -260,10 +260,10 @@ def dereferenced(
     if set(s) - ANNOTATIONS - {"$ref"}:
         return None  # (unsure: nullable or a type beside it widens it, other keywords narrow)
     resolved = union.resolve(s["$ref"], place)
-    return None if resolved is None else dereferenced(*resolved, union, depth + 1)
+    return None if resolved is None else _dereferenced(*resolved, union, depth + 1)
 
 
-def accepts_empty_object(schema: Any, place: Any, union: Branches, depth: int = 0) -> bool:
+def _accepts_empty_object(schema: Any, place: Any, union: Branches, depth: int = 0) -> bool:
     """Whether the raw ``schema`` surely accepts ``{}``: an object schema (or one without
     ``type``) that requires nothing, through ``$ref``s and ``allOf``; False when unsure. A
     ``$ref`` that does not resolve is False here and said where the branch is lowered."""
@@ -274,7 +274,7 @@ def accepts_empty_object(schema: Any, place: Any, union: Branches, depth: int = 
         return False
     if "$ref" in s:
         resolved = union.resolve(s["$ref"], place)
-        return resolved is not None and accepts_empty_object(*resolved, union, depth + 1)
+        return resolved is not None and _accepts_empty_object(*resolved, union, depth + 1)
     types = s.get("type", "object")
     if types != "object" and not (isinstance(types, list) and "object" in cast("list[Any]", types)):
         return False
@@ -284,15 +284,15 @@ def accepts_empty_object(schema: Any, place: Any, union: Branches, depth: int = 
         return False  # (unsure: they may exclude {})
     parts: Any = s.get("allOf")
     listed = cast("list[Any]", parts) if isinstance(parts, list) else []
-    return all(accepts_empty_object(part, place, union, depth + 1) for part in listed)
+    return all(_accepts_empty_object(part, place, union, depth + 1) for part in listed)
 
 
-def nested_branches(subs: list[Any], place: Any, union: Branches) -> tuple[int, int] | None:
+def _nested_branches(subs: list[Any], place: Any, union: Branches) -> tuple[int, int] | None:
     """The first pair (i, j) of raw ``oneOf`` branches where every instance branch i accepts,
     branch j surely accepts too (``_within``); None when no branch is surely within another.
     Such a branch can never match alone: oneOf refuses every value of it."""
-    read = [(i, r) for i, sub in enumerate(subs) if (r := dereferenced(sub, place, union))]
-    outers = [(j, r) for j, r in read if plain_type(r[0]) is not None]
+    read = [(i, r) for i, sub in enumerate(subs) if (r := _dereferenced(sub, place, union))]
+    outers = [(j, r) for j, r in read if _plain_type(r[0]) is not None]
     for i, (a, a_place) in read:
         for j, (b, b_place) in outers:
             if i != j and _within(a, a_place, b, b_place, union):
@@ -309,24 +309,24 @@ def _within(
     depth: int = 0,
 ) -> bool:
     """Whether every instance the raw schema ``a`` accepts, ``b`` surely accepts too: ``b``
-    is types and nothing else (``plain_type``; an array's ``items`` too) and ``a``'s types
+    is types and nothing else (``_plain_type``; an array's ``items`` too) and ``a``'s types
     are among them (an integer is a number) — its other keywords only narrow it; False when
     unsure. (Lenient readings only: ``format`` is an annotation in the specs read so.)"""
-    a_types, b_types = schema_types(a), plain_type(b)
+    a_types, b_types = _schema_types(a), _plain_type(b)
     if a_types is None or b_types is None or depth > _DEPTH:
         return False
     if not all(t in b_types or (t == "integer" and "number" in b_types) for t in a_types):
         return False
     if "array" not in a_types or "items" not in b:
         return True
-    b_items = dereferenced(b["items"], b_place, union)
-    a_items = None if "prefixItems" in a else dereferenced(a.get("items"), a_place, union)
-    if b_items is None or plain_type(b_items[0]) is None or a_items is None:
+    b_items = _dereferenced(b["items"], b_place, union)
+    a_items = None if "prefixItems" in a else _dereferenced(a.get("items"), a_place, union)
+    if b_items is None or _plain_type(b_items[0]) is None or a_items is None:
         return b["items"] is True
     return _within(*a_items, *b_items, union, depth + 1)
 
 
-def schema_types(s: dict[str, Any]) -> set[str] | None:
+def _schema_types(s: dict[str, Any]) -> set[str] | None:
     """The JSON types a raw schema's instances may have — its ``type`` (``nullable`` adds
     null), else its ``const``/``enum`` values' —; None when it does not say or names another."""
     raw: Any = s.get("type")
@@ -365,14 +365,14 @@ def _listed_value_type(value: Any) -> str:
     return "string" if isinstance(value, str) else "other"
 
 
-def plain_type(s: dict[str, Any]) -> set[str] | None:
+def _plain_type(s: dict[str, Any]) -> set[str] | None:
     """The JSON types a raw schema accepts when it says nothing else (annotations, ``format``,
     an array's ``items``, ``x-`` keys aside): every instance of them; None otherwise."""
     if any(k not in ANNOTATIONS and k not in _PLAIN_KEYS and not k.startswith("x-") for k in s):
         return None
     if s.get("nullable") not in (None, True, False):
         return None
-    types = schema_types(s) if "type" in s else set[str](JSON_TYPES)
+    types = _schema_types(s) if "type" in s else set[str](JSON_TYPES)
     if types is not None and "items" in s and not isinstance(s["items"], dict | bool):
         return None  # (draft 4-2019's tuple form: unsure)
     return types
