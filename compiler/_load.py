@@ -660,7 +660,7 @@ def _checked(
     plain = plainly_json(doc.value) if yaml_source else _shallow_json(doc.value)
     if plain:
         return doc
-    if int_keys:
+    if int_keys:  # (no normalise rule: a key JSON cannot hold is read as the YAML is parsed)
         found = _int_keys_as_text(doc.value)
         if found is not None:
             pointer, key, count = found

@@ -1,5 +1,5 @@
-"""Runtime layer: delegates and scopes (related/014 Delegate, 015 Scopes) — a Call run as a new,
-isolated request through the same Agent machinery.
+"""Runtime layer: delegates and scopes (what part of its context a call sees) — a Call run as a
+new, isolated request through the same Agent machinery.
 
 Imports ``_context``, ``_state``, ``_binding``, ``_registry`` (``binding_from_schema``: a saved
 Request's tools are compiled like ``Tool.register``'s), ``_result``, ``errors``, ``contract``,

@@ -153,7 +153,8 @@ def compose(
         meta_fields: ``all`` (the seeds' composition: ``_tool``, ``_activity``,
             ``_reasoningForCall``, ``_output`` for latent tools) or ``needed`` (``_tool`` and a
             latent tool's ``_output``; the answer is read the same way).
-        instances: the instance ids of a multi-instance context (related/013): each tool
+        instances: the instance ids of a multi-instance context (one context, several
+            instances of it a call picks from): each tool
             takes an optional ``_instance`` of these, and its Call model a typed ``instance``.
         tag: the key each call names its tool under in the schema the model fills: ``_tool``
             (the seeds' wire format) or a name a model reads better (``ModelSettings(call_tag=...)``);
@@ -422,7 +423,7 @@ _INSTANCED: dict[tuple[type[BaseModel], tuple[str, ...]], type[BaseModel]] = {}
 
 def with_instance(call_model: type[BaseModel], instances: tuple[str, ...]) -> type[BaseModel]:
     """``call_model`` with an optional ``instance`` field (JSON ``_instance``), one of
-    ``instances`` (related/013): the Call model of a tool offered in a multi-instance context."""
+    ``instances``: the Call model of a tool offered in a multi-instance context."""
     key = (call_model, instances)
     found = _INSTANCED.get(key)
     if found is None:

@@ -3,20 +3,20 @@
 Imports ``_context``, ``_binding``, ``_result``, ``errors`` and pydantic. The Agent's loop calls
 three things (so the loop itself stays a few lines longer, wherever it lives):
 
-* ``RunContext.prepare(call, binding)`` before a Call runs: its variable references (related/007)
-  resolved in its instance (013), and the resolved Call validated again by its own model; a
-  reference that names nothing, or a resolved value the tool's schema refuses, is the Call's
-  failed result (010: "invalid Variable References" are fed back to the model);
+* ``RunContext.prepare(call, binding)`` before a Call runs: its variable references
+  (``†<kind>.<path>``) resolved in its instance, and the resolved Call validated again by its own
+  model; a reference that names nothing, or a resolved value the tool's schema refuses, is the
+  Call's failed result (the loop feeds invalid variable references back to the model);
 * ``RunContext.record(call, binding, result)`` after it ran: its output appended at its
-  ``_outputPath`` by its ``_outputMethod`` (008), in its instance, with ``_call`` and ``_date``;
+  ``_outputPath`` by its ``_outputMethod``, in its instance, with ``_call`` and ``_date``;
 * ``RunContext.updates()`` after a step: the changed identities' merged values, as the model
-  reads them (the next request's context, 010).
+  reads them (the next request's context).
 
 It also makes the ``ActivityContext`` an Activity gets as a second argument when its signature
 takes one (``def fn(call, ctx)``: AgentB's ``execute(input, agentContext)``, pydantic-ai's
 ``RunContext``): the run, step and call ids, the ``deps`` given to ``run(..., deps=...)``, the
 run's context (read in the call's instance) and a progress reporter — only the part the call's
-``_scopes`` allow when it has them (related/015; a delegate's sub-request is given the same part).
+``_scopes`` allow when it has them (a delegate's sub-request is given the same part).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class ActivityContext(Generic[DepsT]):
         tool: the tool's name.
         deps: what was given to ``Agent.run(..., deps=...)`` (None when nothing was); annotate
             it as ``ActivityContext[MyDeps]`` and pyright checks its use.
-        instance: the call's ``_instance`` (related/013), or None.
+        instance: the call's ``_instance`` (which instance of the context it acts in), or None.
         context: the run's ``Context`` (``run(..., context=...)``), or None.
     """
 
@@ -186,8 +186,9 @@ class RunContext:
         reporter: Callable[[Any], None],
         scopes: Sequence[Any] | None = None,
     ) -> ActivityContext[Any]:
-        """The ``ActivityContext`` of one call; with ``scopes`` (the call's ``_scopes``,
-        related/015) its context is only what they allow, as its instance sees it."""
+        """The ``ActivityContext`` of one call; with ``scopes`` (the call's ``_scopes``, an
+        allow-list of context kinds or paths) its context is only what they allow, as its
+        instance sees it."""
         context = self.context
         if scopes is not None:
             context = scoped_context(self.context, scopes, instance)

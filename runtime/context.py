@@ -1,5 +1,6 @@
-"""toolbind.runtime.context: the context of a run (related/005-013). Runtime layer, public;
-imports ``_context`` (standard library and the kernel's reference grammar) when imported.
+"""toolbind.runtime.context: the context of a run (data, state, input, instances). Runtime
+layer, public; imports ``_context`` (standard library and the kernel's reference grammar) when
+imported.
 
 ``Context`` holds a run's data, state and input messages (each a ``ContextMessage``), given to
 ``Agent.run(..., context=...)``; ``Reference`` (``†data.user.name``, read by

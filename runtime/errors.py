@@ -119,8 +119,8 @@ class NotStrictable(UsageError, ValueError):
 
 
 class DelegateDefinitionError(UsageError, ValueError):
-    """A saved Request a ``_delegate`` names (related/014) that cannot be found or read; the
-    message is located (``file#/pointer: error: ... — expected ...``)."""
+    """A saved Request a ``_delegate`` names (to run as a new request) that cannot be found or
+    read; the message is located (``file#/pointer: error: ... — expected ...``)."""
 
 
 # -- a failure while running ----------------------------------------------------------------------

@@ -48,7 +48,7 @@ class ComposableTool(Protocol):
 DEFAULT_OUTPUT_SCHEMA: Mapping[str, Any] = {"type": "string"}
 
 # The Call extensions of agent-tool-rfc.md that a tool's schema declares where the tool uses them
-# (related/008 Output, 013 Instancing, 014 Delegate, 015 Scopes); in the order a composed schema
+# (output path and method, instance, delegate, scopes); in the order a composed schema
 # lists them, after ``_activity``. A Call model has a field for each its tool declares. (Exported
 # by ``contract``; here so that composing needs no ``contract``.)
 CALL_EXTENSIONS: tuple[str, ...] = (
@@ -115,7 +115,7 @@ META_FIELD_CHOICES = ("all", "needed")
 
 
 def instance_schema(instances: Sequence[str]) -> dict[str, Any]:
-    """The ``_instance`` property a multi-instance context adds to every tool (related/013)."""
+    """The ``_instance`` property a multi-instance context adds to every tool."""
     return {
         "enum": list(instances),
         "description": "The instance this call works on (its references and _outputPath "
@@ -298,7 +298,7 @@ def compose(
         tool_choice: ``auto``, ``required``, ``none`` or a tool's name.
         meta_fields: ``all`` (the seeds' composition) or ``needed`` (``_tool``, and ``_output``
             for latent tools: no ``_activity`` const, no ``_reasoningForCall``).
-        instances: the instance ids of a multi-instance context (related/013): every tool
+        instances: the instance ids of a multi-instance context: every tool
             takes an optional ``_instance`` of these.
         tag: the key each call names its tool under: ``_tool`` (the seeds'), or another name
             wanted (``call_tag`` picks a free one: a tool's own parameter keeps its name).

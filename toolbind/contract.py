@@ -110,7 +110,7 @@ __all__ = [
 # The Call extensions (``CALL_EXTENSIONS``) are defined in ``_compose``, which composition reads
 # without importing this module (registering and composing a package's tools need nothing else
 # of it); the name is exported from here as before.
-# related/008_agent_output.md: how a written output combines with what is already at its path.
+# How a written output combines with what is already at its path.
 OUTPUT_METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
 # A tool schema's key saying its calls wait for a human's approval before they run.

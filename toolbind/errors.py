@@ -46,7 +46,7 @@ class RegistrationError(UsageError, ValueError):
 
 
 class InvalidReference(UsageError, ValueError):
-    """A variable reference or output path that is not ``†<kind>.<path>`` (related/007), or an
+    """A variable reference or output path that is not ``†<kind>.<path>``, or an
     unknown ``_outputMethod``; a model's such mistake reaches it as the Call's failed result."""
 
 

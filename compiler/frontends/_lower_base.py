@@ -30,9 +30,6 @@ from ._resolver import (
     _Context,  # pyright: ignore[reportPrivateUsage]
 )
 
-# What a type-only schema may say besides annotations (``_plain_type``): ``format`` is read as an
-# annotation where it is lenient (OpenAPI's ``int64``, ``double``), ``items`` is checked apart.
-PLAIN_KEYS = {"type", "format", "items", "nullable", "x-nullable"}
 OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
 ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
 STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}

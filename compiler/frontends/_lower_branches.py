@@ -1,7 +1,6 @@
 """Compiler layer (frontends): the lowerer's reading of union branches — OpenAPI's
-``discriminator``, and the look-ahead of raw branches (through ``$ref``s, quietly) that the
-lenient readings of ``oneOf`` need. Imports ``ir``, ``diagnostics``, ``_load``, ``normalise``,
-``_lower_base`` and ``_lower_scalars`` (the part below it).
+``discriminator``, with the look-ahead of raw branches (through ``$ref``s, quietly) that it
+needs. Imports ``ir``, ``diagnostics``, ``_load`` and ``_lower_scalars`` (the part below it).
 """
 
 from __future__ import annotations
@@ -11,14 +10,12 @@ from typing import Any, Literal, cast
 from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import AllOfNode, Meta, SchemaNode, SourceLocation
-from ..normalise._schema import ANNOTATIONS, JSON_TYPES
-from ._lower_base import PLAIN_KEYS
 from ._lower_scalars import ScalarsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
 
 class BranchesLowerer(ScalarsLowerer):
-    """Discriminators, and what raw branches surely accept."""
+    """Discriminators, and what raw branches declare."""
 
     def _discriminated(
         self,
@@ -65,6 +62,7 @@ class BranchesLowerer(ScalarsLowerer):
         seen: set[str] = set()
         for vs in values:
             if seen & set(vs):
+                # (no rule: canonical OpenAPI whose discriminator values cannot tell branches apart)
                 self.diags.warning(
                     where,
                     "discriminator values pick more than one branch; it is ignored",
@@ -94,6 +92,7 @@ class BranchesLowerer(ScalarsLowerer):
         disc = as_object(s["discriminator"])
         name = disc.get("propertyName") if disc is not None else None
         if disc is None or not isinstance(name, str):
+            # (no rule: a discriminator that cannot be read is said, left an annotation)
             self.diags.warning(
                 where,
                 f"discriminator is {describe(s['discriminator'])}; it is ignored",
@@ -105,6 +104,7 @@ class BranchesLowerer(ScalarsLowerer):
             for sub in subs
         ]
         if not all(isinstance(r, str) for r in refs):
+            # (no rule: as above; nothing is rewritten, the branches are read as written)
             self.diags.warning(
                 where,
                 f"discriminator on a {combinator} whose branches are not all $refs; it is "
@@ -116,6 +116,7 @@ class BranchesLowerer(ScalarsLowerer):
         mapping = as_object(raw_mapping)
         if mapping is None:
             mapping = {}
+            # (no rule: a mapping of the wrong shape, said and left out; nothing is rewritten)
             self.diags.warning(
                 where.child("mapping"),
                 f"mapping is {describe(raw_mapping)}; it is ignored",
@@ -131,6 +132,7 @@ class BranchesLowerer(ScalarsLowerer):
         for key, target in mapping.items():
             value = str(key)  # (a YAML key 1 is the discriminator value "1")
             if not isinstance(target, str):
+                # (no rule: a mapping entry of the wrong shape, said and left out)
                 self.diags.warning(
                     where.child("mapping", value),
                     f"discriminator mapping {value!r} is {describe(target)}; it picks no branch",
@@ -145,6 +147,7 @@ class BranchesLowerer(ScalarsLowerer):
                 or (bare and _last(ref) == target)
             ]
             if len(hits) != 1:
+                # (no rule: a mapping naming no branch, said about canonical input)
                 self.diags.warning(
                     where.child("mapping", value),
                     f"discriminator mapping {value!r} → {target!r} names "
@@ -155,75 +158,6 @@ class BranchesLowerer(ScalarsLowerer):
                 continue
             values[hits[0]].append(value)
         return values
-
-    def _says_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
-        """Whether the raw ``schema`` (through ``$ref``s, quietly: a bad one is said where it is
-        lowered) declares ``type: object``."""
-        s = as_object(schema)
-        if s is None or depth > 16:
-            return False
-        if "$ref" in s:
-            resolved = self._quiet_resolve(s["$ref"], ctx)
-            return resolved is not None and self._says_object(resolved[0], resolved[1], depth + 1)
-        return s.get("type") == "object"
-
-    def _accepts_empty_object(self, schema: Any, ctx: _Context, depth: int = 0) -> bool:
-        """Whether the raw ``schema`` surely accepts ``{}``: an object schema (or one without
-        ``type``) that requires nothing, through ``$ref``s and ``allOf``; False when unsure. A
-        ``$ref`` that does not resolve is False here and said where the branch is lowered."""
-        if schema is True:
-            return True
-        s = as_object(schema)
-        if s is None or depth > 16:
-            return False
-        if "$ref" in s:
-            resolved = self._quiet_resolve(s["$ref"], ctx)
-            return resolved is not None and self._accepts_empty_object(
-                resolved[0], resolved[1], depth + 1
-            )
-        types = s.get("type", "object")
-        if types != "object" and not (isinstance(types, list) and "object" in types):
-            return False
-        if s.get("required") or s.get("minProperties"):
-            return False
-        if any(k in s for k in ("enum", "const", "not", "anyOf", "oneOf", "if")):
-            return False  # (unsure: they may exclude {})
-        return all(
-            self._accepts_empty_object(part, ctx, depth + 1)
-            for part in as_array(s.get("allOf")) or []
-        )
-
-    def _nested_branches(self, subs: list[Any], ctx: _Context) -> tuple[int, int] | None:
-        """The first pair (i, j) of raw ``oneOf`` branches where every instance branch i accepts,
-        branch j surely accepts too (``_within``); None when no branch is surely within another.
-        Such a branch can never match alone: oneOf refuses every value of it."""
-        read = [(i, r) for i, sub in enumerate(subs) if (r := self._dereferenced(sub, ctx))]
-        outers = [(j, r) for j, r in read if _plain_type(r[0]) is not None]
-        for i, (a, a_ctx) in read:
-            for j, (b, b_ctx) in outers:
-                if i != j and self._within(a, a_ctx, b, b_ctx):
-                    return i, j
-        return None
-
-    def _within(
-        self, a: dict[str, Any], a_ctx: _Context, b: dict[str, Any], b_ctx: _Context, depth: int = 0
-    ) -> bool:
-        """Whether every instance the raw schema ``a`` accepts, ``b`` surely accepts too: ``b``
-        is types and nothing else (``_plain_type``; an array's ``items`` too) and ``a``'s types
-        are among them (an integer is a number) — its other keywords only narrow it; False when
-        unsure. (Lenient readings only: ``format`` is an annotation in the specs read so.)"""
-        a_types, b_types = schema_types(a), _plain_type(b)
-        if a_types is None or b_types is None or depth > 16:
-            return False
-        if not all(t in b_types or (t == "integer" and "number" in b_types) for t in a_types):
-            return False
-        if "array" not in a_types or "items" not in b:
-            return True
-        b_items = self._dereferenced(b["items"], b_ctx)
-        a_items = None if "prefixItems" in a else self._dereferenced(a.get("items"), a_ctx)
-        if b_items is None or _plain_type(b_items[0]) is None or a_items is None:
-            return b["items"] is True
-        return self._within(*a_items, *b_items, depth + 1)
 
     def _property_values(
         self, schema: Any, name: str, loc: SourceLocation, ctx: _Context, depth: int = 0
@@ -272,46 +206,3 @@ class BranchesLowerer(ScalarsLowerer):
 
 def _last(ref: str) -> str:
     return ref.rsplit("/", 1)[-1]
-
-
-def schema_types(s: dict[str, Any]) -> set[str] | None:
-    """The JSON types a raw schema's instances may have — its ``type`` (``nullable`` adds
-    null), else its ``const``/``enum`` values' —; None when it does not say or names another."""
-    raw: Any = s.get("type")
-    if raw is None:
-        values = [s["const"]] if "const" in s else as_array(s.get("enum"))
-        if not values:
-            return None
-        types = {_value_type(v) for v in values}
-    else:
-        names = cast("list[Any]", raw) if isinstance(raw, list) else [raw]
-        types = {n if isinstance(n, str) else "other" for n in names}
-    if s.get("nullable") is True or s.get("x-nullable") is True:
-        types.add("null")
-    return types if types <= set(JSON_TYPES) else None
-
-
-def _value_type(value: Any) -> str:
-    """The JSON type of a JSON value (``other`` for an array or object)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string" if isinstance(value, str) else "other"
-
-
-def _plain_type(s: dict[str, Any]) -> set[str] | None:
-    """The JSON types a raw schema accepts when it says nothing else (annotations, ``format``,
-    an array's ``items``, ``x-`` keys aside): every instance of them; None otherwise."""
-    if any(k not in ANNOTATIONS and k not in PLAIN_KEYS and not k.startswith("x-") for k in s):
-        return None
-    if s.get("nullable") not in (None, True, False):
-        return None
-    types = schema_types(s) if "type" in s else set[str](JSON_TYPES)
-    if types is not None and "items" in s and not isinstance(s["items"], dict | bool):
-        return None  # (draft 4-2019's tuple form: unsure)
-    return types

@@ -38,12 +38,10 @@ class ObjectsLowerer(RefsLowerer):
         props_at, props_ctx = loc.child("properties"), ctx
         if self.lenient:  # (after the array's own errors: said in the order written)
             read = self._normalise(_OBJECT_RULES, s, loc)
-            if read is not s:
-                required.update(n for n in read["required"] if isinstance(n, str))
+            if read is not s:  # (the rules' ``required``: draft 3's flags in, one-way names out)
+                required = {n for n in read["required"] if isinstance(n, str)}
             if properties_map_ref(s) is not None:
                 props_map, props_at, props_ctx = self._followed_properties(props_map, loc, ctx)
-        if self.lenient and required:
-            self._one_way_required(props_map, required, loc)
         props: list[Property] = []
         for pname, pschema in props_map.items():
             at = props_at.child(pname)
@@ -125,29 +123,6 @@ class ObjectsLowerer(RefsLowerer):
             )
         return required_list, required
 
-    def _one_way_required(
-        self, props_map: dict[str, Any], required: set[str], loc: SourceLocation
-    ) -> None:
-        """OpenAPI: a required readOnly property is required in responses only, a writeOnly one
-        in requests only. A component serves both, so a Call would need the server's ``id``
-        (the spec's own request examples refused) and an Output a password the API never
-        returns: such a name is read as optional, and said."""
-        one_way = sorted(
-            name
-            for name in required
-            if (pobj := as_object(props_map.get(name))) is not None
-            and (pobj.get("readOnly") is True or pobj.get("writeOnly") is True)
-        )
-        if one_way:
-            required.difference_update(one_way)
-            self.diags.warning(
-                loc.child("required"),
-                f"required lists readOnly/writeOnly {', '.join(one_way)}: read as optional "
-                "(OpenAPI requires a readOnly property in responses only, a writeOnly one "
-                "in requests only, and this schema is read for both)",
-                "required naming properties required both ways",
-            )
-
     def _misspelt_required(
         self,
         required_list: list[Any],
@@ -166,6 +141,7 @@ class ObjectsLowerer(RefsLowerer):
                 name, declared, n=1, cutoff=0.85
             )
             if close:
+                # (no rule: a likely typo, said and read as written)
                 self.diags.warning(
                     loc.child("required", i),
                     f"required names {name!r}, a property that is not declared; it is required "

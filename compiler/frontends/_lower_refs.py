@@ -225,20 +225,11 @@ class RefsLowerer(LowererBase):
             resolved = self.resolver.resolve(ref, SourceLocation(file=ctx.file), ctx)
         return None if resolved is None else (resolved[2], resolved[3], resolved[4])
 
-    def _dereferenced(
-        self, schema: Any, ctx: _Context, depth: int = 0
-    ) -> tuple[dict[str, Any], _Context] | None:
-        """The raw ``schema`` with its ``$ref``s followed while it is nothing but one (beside
-        annotations), and its context; None when one does not resolve or it is no object."""
-        s = as_object(schema)
-        if s is None or depth > 16:
-            return None
-        if "$ref" not in s:
-            return s, ctx
-        if set(s) - ANNOTATIONS - {"$ref"}:
-            return None  # (unsure: nullable or a type beside it widens it, other keywords narrow)
-        resolved = self._quiet_resolve(s["$ref"], ctx)
-        return None if resolved is None else self._dereferenced(*resolved[:2], depth + 1)
+    def _target(self, ref: Any, ctx: Any) -> tuple[Any, Any] | None:
+        """``_quiet_resolve`` as the union rules look through ``$ref``s: the target and its
+        context (``normalise.schema_unions.Resolve``)."""
+        resolved = self._quiet_resolve(ref, ctx)
+        return None if resolved is None else resolved[:2]
 
 
 def _short_key(key: str, file: str) -> str:

@@ -173,6 +173,7 @@ class ScalarsLowerer(ObjectsLowerer):
             )
             return AnyNode(meta=meta)
         if not raw:
+            # (no rule: what a canonical empty enum means; lenient runs drop it first)
             self.diags.warning(
                 loc.child("enum"),
                 "enum is empty, so no value is allowed",
@@ -192,6 +193,7 @@ class ScalarsLowerer(ObjectsLowerer):
                     kept.append(text)
         if not kept:
             declared = " or ".join(types or ())
+            # (no rule: an enum its own type refuses whole, said about canonical input)
             self.diags.warning(
                 loc.child("enum"),
                 f"no enum value has the declared type ({declared}), so no {declared} value is "

@@ -47,8 +47,8 @@ REQUEST_KEYS = frozenset({"context", "schema", "description", "title"})
 
 
 def is_saved_request(value: Any) -> bool:
-    """A saved Request (related/014: what a ``_delegate`` names): ``{context: [...], schema}``
-    whose context holds ``{type: tool, tool: {name: schema}}`` items."""
+    """A saved Request (what a ``_delegate`` names, run as a new request): ``{context: [...],
+    schema}`` whose context holds ``{type: tool, tool: {name: schema}}`` items."""
     obj = as_object(value)
     items = as_array(obj.get("context")) if obj is not None else None
     if obj is None or items is None or not set(obj) <= REQUEST_KEYS:
@@ -204,8 +204,9 @@ def _extensions(
 ) -> tuple[tuple[str, SchemaNode], ...]:
     """The RFC's Call extensions the tool declares (``_outputPath``, ``_outputMethod``,
     ``_instance``, ``_delegate``, ``_scopes``), lowered like any schema; a prescribed
-    ``_outputPath`` must be a reference (related/007, 011), an ``_outputMethod`` one of 008's
-    methods and ``_scopes`` a list of context kinds or paths (related/015)."""
+    ``_outputPath`` must be a variable reference (``†<kind>.<path>``), an ``_outputMethod`` one
+    of the output methods (set, merge, …) and ``_scopes`` a list of the context kinds or paths a
+    call may see."""
     out: list[tuple[str, SchemaNode]] = []
     for name in CALL_EXTENSIONS:
         if name not in meta:
@@ -248,7 +249,7 @@ def _extension_value(name: str, value: Any) -> tuple[str, str] | None:
 
 
 def _scopes_value(value: Any) -> tuple[str, str] | None:
-    """``_scopes`` (related/015): an allow-list of the parent context a call sees — kinds
+    """``_scopes``: an allow-list of the parent context a call sees — kinds
     (``state``, ``input``, ``data``) or paths in them (``state.user``, ``†state.user``)."""
     expected = 'a list of context kinds or paths (e.g. ["state", "input.user"])'
     items = as_array(value)

@@ -8,15 +8,18 @@ from typing import Any
 
 from . import (
     openapi_azure,
+    openapi_parameters,
     openapi_paths,
     openapi_refs,
     openapi_swagger2,
     schema_drafts,
     schema_nullable,
+    schema_objects,
     schema_patterns,
     schema_refs,
     schema_shapes,
     schema_types,
+    schema_unions,
 )
 from ._rule import Rule
 from ._schema import SchemaContext, in_phase
@@ -24,11 +27,15 @@ from ._schema import SchemaContext, in_phase
 ALL: tuple[Rule[Any], ...] = (
     *schema_shapes.RULES,
     *schema_drafts.RULES,
+    *schema_objects.RULES,
     *schema_refs.RULES,
     *schema_nullable.RULES,
     *schema_types.RULES,
     *schema_patterns.RULES,
+    *schema_unions.RULES,
     *openapi_paths.RULES,
+    *openapi_paths.PARAMETER_RULES,
+    *openapi_parameters.RULES,
     *openapi_refs.RULES,
     *openapi_azure.RULES,
     *openapi_swagger2.RULES,

@@ -8,6 +8,7 @@ sequence of them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -41,6 +42,15 @@ class RefSiblings:
 
     beside: dict[str, Any]
     referenced: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathParameters:
+    """An operation's path (``route``) and the path parameters it declares: name → the raw
+    parameter object and its place (``declared``, in the order read)."""
+
+    route: str
+    declared: Mapping[str, tuple[Any, SourceLocation]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

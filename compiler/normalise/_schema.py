@@ -69,11 +69,14 @@ def without(fragment: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in fragment.items() if k not in keys}
 
 
-PHASES = ("entry", "enter", "before-keywords", "object", "type", "enum", "untyped", "pattern")
+PHASES = (
+    *("entry", "enter", "before-keywords", "object", "type", "enum", "untyped", "pattern"),
+    *("union", "all-of"),
+)
 """Where the lowerer reads a schema by the rules: on entry (its shape, its draft, what ``$ref``
 replaces), as it enters a resource (``enter``), after the checks are split off
 (``before-keywords``), and where a keyword family is read (``object``, ``type``, ``enum``, an
-``untyped`` schema, ``pattern``). A rule names its phases; the lowerer asks for each phase's
+``untyped`` schema, ``pattern``, a ``union`` or an ``all-of``: given its branches, ``schema_unions.Branches``). A rule names its phases; the lowerer asks for each phase's
 rules (``_families.schema_phase``), so a new rule is its family module and its test alone."""
 
 

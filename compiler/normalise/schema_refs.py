@@ -91,6 +91,63 @@ OPENAPI30_REF_SIBLINGS = schema_rule(
 )
 
 
+def _component_of(at: SourceLocation) -> str | None:
+    """The pointer of the component schema (3.x) or definition (Swagger 2.0) ``at`` is in."""
+    parts = at.pointer.split("/")
+    if parts[1:3] == ["components", "schemas"] and len(parts) > 3:
+        return "/".join(parts[:4])
+    if parts[1:2] == ["definitions"] and len(parts) > 2:
+        return "/".join(parts[:3])
+    return None
+
+
+def _recursive_ref_to_component(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    """OpenAI's ``CompoundFilter`` nests itself: ``filters: {items: {oneOf: [{$ref:
+    ComparisonFilter}, {$recursiveRef: "#"}]}}``, the component written as a JSON Schema of its
+    own (``$recursiveAnchor: true`` at its top), where ``"#"`` is that component. OpenAPI has no
+    ``$recursiveRef`` and its ``"#"`` would be the whole document, so it was ignored and a nested
+    filter checked nothing: read as a ``$ref`` to the component it sits in."""
+    fragment = schema_object(value)
+    if not ctx.lenient or (ctx.dialect == "jsonschema" and not ctx.openapi31):
+        return None
+    if fragment is None or fragment.get("$recursiveRef") != "#" or "$ref" in fragment:
+        return None
+    component = _component_of(at)
+    if component is None:
+        return None
+    target = "#" + component
+    said = ()
+    where = at.child("$recursiveRef")
+    if str(where) not in ctx.reported:
+        said = (
+            warn(
+                where,
+                f"$recursiveRef '#' is no keyword of OpenAPI schemas (draft 2019-09's); read as "
+                f"$ref: {target!r}, the component schema it is in, which '#' names when the "
+                "component is read as a JSON Schema of its own",
+                "$ref to the schema meant",
+                hint=f"write $ref: {target!r}",
+            ),
+        )
+    value = {k: v for k, v in fragment.items() if k != "$recursiveRef"} | {"$ref": target}
+    return Fixed(value=value, diagnostics=said)
+
+
+RECURSIVE_REF_TO_COMPONENT = schema_rule(
+    name="recursive-ref-to-component",
+    family="schema-refs",
+    accepts="$recursiveRef: '#' inside a component schema of an OpenAPI document (OpenAI's "
+    "CompoundFilter)",
+    makes="$ref to that component (what '#' names in the component read as a JSON Schema)",
+    warning="$recursiveRef '#' is no keyword of OpenAPI schemas (draft 2019-09's); read as "
+    "$ref: <the component>, the component schema it is in, …",
+    apply=_recursive_ref_to_component,
+    when=lambda c: c.lenient and (c.dialect != "jsonschema" or c.openapi31),
+    keys=("$recursiveRef",),
+    phases=("enter",),
+)
+
+
 def _recursive_ref_in_openapi(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
     fragment = schema_object(value)
     # OpenAPI 3.0 schemas have no $recursiveRef and 3.1's (2020-12) none either: followed, "#"
@@ -162,4 +219,10 @@ PROPERTIES_REF = schema_rule(
     phases=("object",),
 )
 
-RULES = (LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS, RECURSIVE_REF_IN_OPENAPI, PROPERTIES_REF)
+RULES = (
+    LEGACY_REF_SIBLINGS,
+    OPENAPI30_REF_SIBLINGS,
+    RECURSIVE_REF_TO_COMPONENT,  # (before the rule that drops what it does not read)
+    RECURSIVE_REF_IN_OPENAPI,
+    PROPERTIES_REF,
+)

@@ -339,7 +339,7 @@ class Agent(Dispatch):
             context: data / state / input messages (a ``Context``, or RFC context items): the
                 model sees them; Calls' variable references resolve in them and their outputs
                 are appended at their ``_outputPath``; with ``_instance`` ids, every tool takes
-                an ``_instance`` (related/005-013). A ``Context`` given is updated in place;
+                an ``_instance``. A ``Context`` given is updated in place;
                 ``RunResult.context`` is the context after the run.
             deps: the run's dependencies (a database handle, a user id), given to each Activity
                 that takes a second argument, as ``ActivityContext.deps``.

@@ -148,7 +148,7 @@ DELEGATED = {
 def test_scopes_are_typed_and_listed_only_where_a_tool_declares_them(
     compile_spec: CompileSpec, tmp_path: Path
 ) -> None:
-    """``_scopes`` (related/015): a typed Call field, and in the composed schema and every provider
+    """``_scopes``: a typed Call field, and in the composed schema and every provider
     export right after ``_delegate``, before the parameters; absent from the tools without it."""
     module = compile_spec([DELEGATED, PLAIN])
     call = module.TranslateCall.model_validate(
@@ -188,11 +188,11 @@ def test_scopes_are_typed_and_listed_only_where_a_tool_declares_them(
         ], fmt
         assert translate[-1] == "text", fmt
         assert not {"_scopes", "_delegate"} & set(plain), fmt
-        assert "_output" not in translate, fmt  # the delegate produces it (related/014)
+        assert "_output" not in translate, fmt  # the delegate produces it
 
 
 def test_a_saved_request_compiles_its_tools(compile_spec: CompileSpec, tmp_path: Path) -> None:
-    """A delegate's saved Request (related/014) is a spec toolbind compiles: its ``{type: tool}``
+    """A delegate's saved Request is a spec toolbind compiles: its ``{type: tool}``
     items become typed tools; a tool that is no schema is located."""
     from tests.runtime.test_delegates import SPEAKER
 

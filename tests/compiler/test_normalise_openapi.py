@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from toolbind.compiler.diagnostics import Diagnostic, Diagnostics
 from toolbind.compiler.frontends import read_spec
 from toolbind.compiler.ir import SourceLocation, SpecPackage
@@ -17,11 +19,19 @@ from toolbind.compiler.normalise._openapi import (
     Form,
     OpenApi,
     PathEntry,
+    PathParameters,
     Produced,
     RefSiblings,
 )
 from toolbind.compiler.normalise.openapi_azure import X_MS_PATHS
-from toolbind.compiler.normalise.openapi_paths import EXPRESS, LEADING_SLASH, WHITE_SPACE
+from toolbind.compiler.normalise.openapi_parameters import WITHOUT_SCHEMA
+from toolbind.compiler.normalise.openapi_paths import (
+    EXPRESS,
+    LEADING_SLASH,
+    NOT_IN_TEMPLATE,
+    UNDECLARED,
+    WHITE_SPACE,
+)
 from toolbind.compiler.normalise.openapi_refs import (
     PATH_ITEM_SIBLINGS,
     PATHS_REF,
@@ -83,7 +93,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 19
+    assert len(names) == len(set(names)) == 22
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -142,6 +152,106 @@ def test_path_express_parameter_end_to_end(tmp_path: Path) -> None:
         "the path '/media/:id/info' has ':id', a parameter as Express writes it; OpenAPI's are "
         "{name}, so it is sent as written",
     )
+
+
+def test_path_parameter_not_in_template_rule() -> None:
+    at_id = AT.child("get", "parameters", 0)
+    declared = {"id": ({"name": "id", "in": "path"}, at_id)}
+    fixed = NOT_IN_TEMPLATE.apply(
+        PathParameters(route="/pets", declared=declared), AT, OpenApi(document={})
+    )
+    assert fixed is not None and fixed.value == PathParameters(route="/pets", declared={})
+    (warning,) = fixed.diagnostics
+    assert warning.loc == at_id and warning.render() == (
+        "spec.json#/paths/pets/get/parameters/0: warning: path parameter 'id' is not named in "
+        "the path '/pets'; it is not a Call field — a path parameter whose name is one of the "
+        "path's {templates} (none) (hint: rename it after its {template}, or move it to the query)"
+    )
+    kept = PathParameters(route="/pets/{id}", declared=declared)
+    assert NOT_IN_TEMPLATE.apply(kept, AT, OpenApi(document={})) is None
+
+
+def test_path_parameter_not_in_template_end_to_end(tmp_path: Path) -> None:
+    op = _op("listPets") | {"parameters": [{"name": "id", "in": "path", "required": True}]}
+    package, diags = _compile(tmp_path, _v3({"/pets": {"get": op}}))
+    assert package.http is not None and package.http.operations["listPets"].parameters == ()
+    warning = _warned(
+        diags, "path parameter 'id' is not named in the path '/pets'; it is not a Call field"
+    )
+    assert warning.loc.pointer == "/paths/~1pets/get/parameters/0"
+
+
+@pytest.mark.parametrize("swagger", [False, True])
+def test_path_template_undeclared_rule(swagger: bool) -> None:
+    fixed = UNDECLARED.apply(
+        PathParameters(route="/pets/{id}", declared={}), AT, OpenApi(document={}, swagger=swagger)
+    )
+    assert fixed is not None
+    string = {"type": "string"} if swagger else {"schema": {"type": "string"}}
+    declared = {"id": ({"name": "id", "in": "path", "required": True} | string, AT)}
+    assert fixed.value == PathParameters(route="/pets/{id}", declared=declared)
+    (warning,) = fixed.diagnostics
+    assert warning.loc == AT and warning.render() == (
+        "spec.json#/paths/pets: warning: the path '/pets/{id}' names {id}, which the operation "
+        "does not declare; read as a required string path parameter — a parameter {name: id, "
+        "in: path, required: true} (hint: declare it in the operation's or the path item's "
+        "parameters)"
+    )
+    assert UNDECLARED.apply(fixed.value, AT, OpenApi(document={})) is None
+
+
+def test_path_template_undeclared_end_to_end(tmp_path: Path) -> None:
+    package, diags = _compile(tmp_path, _v3({"/pets/{id}": {"get": _op("getPet")}}))
+    assert package.http is not None
+    (parameter,) = package.http.operations["getPet"].parameters
+    assert (parameter.name, parameter.location) == ("id", "path")
+    warning = _warned(
+        diags,
+        "the path '/pets/{id}' names {id}, which the operation does not declare; read as a "
+        "required string path parameter",
+    )
+    assert warning.loc.pointer == "/paths/~1pets~1{id}/get"
+
+
+# -- openapi-parameters -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("parameter", "canonical"),
+    [
+        ({"name": "q", "in": "query"}, {"name": "q", "in": "query", "schema": {}}),
+        (
+            {"name": "q", "in": "query", "content": {"application/json": {}}},
+            {"name": "q", "in": "query", "content": {"application/json": {"schema": {}}}},
+        ),
+    ],
+)
+def test_parameter_without_schema_rule(parameter: dict[str, Any], canonical: Any) -> None:
+    at = AT.child("get", "parameters", 0)
+    fixed = WITHOUT_SCHEMA.apply(parameter, at, OpenApi(document={}))
+    assert fixed is not None and fixed.value == canonical
+    (warning,) = fixed.diagnostics
+    assert warning.render() == (
+        "spec.json#/paths/pets/get/parameters/0: warning: parameter 'q' has no schema — a "
+        "schema; any value is allowed"
+    )
+    assert WITHOUT_SCHEMA.apply(fixed.value, at, OpenApi(document={})) is None
+    assert WITHOUT_SCHEMA.apply(parameter, at, OpenApi(document={}, swagger=True)) is None
+
+
+def test_parameter_without_schema_end_to_end(tmp_path: Path) -> None:
+    def spec(parameter: dict[str, Any]) -> dict[str, Any]:
+        return _v3({"/pets": {"get": _op("listPets") | {"parameters": [parameter]}}})
+
+    package, diags = _compile(tmp_path, spec({"name": "q", "in": "query"}))
+    warning = _warned(diags, "parameter 'q' has no schema")
+    assert warning.loc.pointer == "/paths/~1pets/get/parameters/0"
+    (tmp_path / "canonical").mkdir()
+    canonical, _ = _compile(
+        tmp_path / "canonical", spec({"name": "q", "in": "query", "schema": {}})
+    )
+    assert package.http == canonical.http
+    assert package.tools == canonical.tools
 
 
 # -- openapi-refs -----------------------------------------------------------------------------

@@ -25,24 +25,30 @@ from toolbind.compiler.normalise import (
     _families,
     schema_drafts,
     schema_nullable,
+    schema_objects,
     schema_patterns,
     schema_refs,
     schema_shapes,
     schema_types,
+    schema_unions,
 )
 from toolbind.compiler.normalise._schema import Phase, SchemaContext
+from toolbind.compiler.normalise.schema_unions import Branches
 
 OPENAPI30 = SchemaContext(dialect="openapi30", lenient=True, drop_extensions=True)
 OPENAPI31 = SchemaContext(lenient=True, drop_extensions=True, openapi31=True)
 DRAFT7 = SchemaContext(draft="draft7", legacy_ref=True)
 TOOLS = SchemaContext()
+UNIONS = SchemaContext(lenient=True)  # (a union's rules are given its branches: ``Branches``)
 FAMILIES = (
     schema_drafts,
     schema_nullable,
+    schema_objects,
     schema_patterns,
     schema_refs,
     schema_shapes,
     schema_types,
+    schema_unions,
 )
 
 
@@ -59,6 +65,25 @@ class Case:
 
 OTHER = {"type": "object", "properties": {"id": {"type": "integer"}}}
 REF = "#/components/schemas/Other"
+
+
+def _component(ref: Any, place: Any) -> tuple[Any, Any] | None:
+    """The look-up the lowerer gives the union rules, over the components of ``_openapi``."""
+    return (OTHER, place) if ref == REF else None
+
+
+def _union(schema: dict[str, Any], form: str = "oneOf") -> Branches:
+    combinator = next(c for c in ("oneOf", "anyOf", "allOf") if c in schema)
+    return Branches(schema=schema, combinator=combinator, form=form, place=None, resolve=_component)
+
+
+_OPEN = {"oneOf": [{"$ref": REF}, {"type": "object", "properties": {"n": {"type": "string"}}}]}
+_NESTED = {"oneOf": [{"type": "integer"}, {"type": "number"}]}
+_TYPED = {"type": "object", "oneOf": [{"type": "string"}, {"$ref": REF}]}
+_PARTS = {"allOf": [{"$ref": REF}, {"properties": {"n": {"type": "string"}}}]}
+_TYPED_PARTS = {
+    "allOf": [{"$ref": REF}, {"type": "object", "properties": {"n": {"type": "string"}}}]
+}
 CASES = [
     Case(
         schema_shapes.SCHEMA_NOT_OBJECT,
@@ -173,6 +198,18 @@ CASES = [
         ],
     ),
     Case(
+        schema_refs.RECURSIVE_REF_TO_COMPONENT,
+        OPENAPI31,
+        {"$recursiveRef": "#"},
+        {"$ref": "#/components/schemas/Thing"},
+        [
+            "{at}/$recursiveRef: warning: $recursiveRef '#' is no keyword of OpenAPI schemas "
+            "(draft 2019-09's); read as $ref: '#/components/schemas/Thing', the component schema "
+            "it is in, which '#' names when the component is read as a JSON Schema of its own — "
+            "$ref to the schema meant (hint: write $ref: '#/components/schemas/Thing')"
+        ],
+    ),
+    Case(
         schema_refs.PROPERTIES_REF,
         OPENAPI30,
         {"type": "object", "properties": {"$ref": "#/components/schemas/Other/properties"}},
@@ -185,7 +222,7 @@ CASES = [
     Case(
         schema_refs.RECURSIVE_REF_IN_OPENAPI,
         OPENAPI31,
-        {"type": "object", "$recursiveRef": "#"},
+        {"type": "object", "$recursiveRef": "#node"},
         {"type": "object"},
         [
             "{at}/$recursiveRef: warning: $recursiveRef is no keyword of OpenAPI schemas (draft "
@@ -253,6 +290,71 @@ CASES = [
             "flags over the whole pattern — an ECMA-262 regular expression (hint: write "
             "'(?i:^(all|none)$)' (ECMA-262's modifier group))"
         ],
+    ),
+    Case(
+        schema_objects.ONE_WAY_REQUIRED,
+        OPENAPI31,
+        {
+            "type": "object",
+            "properties": {"id": {"type": "integer", "readOnly": True}, "n": {"type": "string"}},
+            "required": ["id", "n"],
+        },
+        {
+            "type": "object",
+            "properties": {"id": {"type": "integer", "readOnly": True}, "n": {"type": "string"}},
+            "required": ["n"],
+        },
+        [
+            "{at}/required: warning: required lists readOnly/writeOnly id: read as optional "
+            "(OpenAPI requires a readOnly property in responses only, a writeOnly one in requests "
+            "only, and this schema is read for both) — required naming properties required both "
+            "ways"
+        ],
+    ),
+    Case(
+        schema_unions.ONEOF_OPEN_BRANCHES,
+        UNIONS,
+        _union(_OPEN),
+        _union(_OPEN, "anyOf"),
+        [
+            "{at}/oneOf: warning: oneOf branches 0, 1 require nothing: an object they all accept "
+            "({{}} and every object with none of their properties) matches more than one, and "
+            "oneOf refuses it; read as anyOf (the first branch that matches) — branches that "
+            "exclude each other (a required property, a const/enum, a discriminator) (hint: "
+            "write anyOf, or make the branches exclusive)"
+        ],
+    ),
+    Case(
+        schema_unions.ONEOF_NESTED_BRANCH,
+        UNIONS,
+        _union(_NESTED),
+        _union(_NESTED, "anyOf"),
+        [
+            "{at}/oneOf: warning: oneOf branch 0 is within branch 1: every value branch 0 "
+            "accepts matches both, and oneOf refuses it, so no value could ever be read as "
+            "branch 0; read as anyOf (the first branch that matches) — branches that exclude "
+            "each other (an integer is also a number: type integer beside type number matches "
+            "every integer twice) (hint: write anyOf, or drop or narrow the wider branch)"
+        ],
+    ),
+    Case(
+        schema_unions.TYPE_BESIDE_BRANCHES,
+        UNIONS,
+        _union(_TYPED),
+        _union({"oneOf": _TYPED["oneOf"]}),
+        [
+            "{at}/type: warning: type object beside oneOf excludes branch(es) 0 (string): no "
+            "value could match them; read as the branches' own types (the type beside them left "
+            "out) — a type that allows every branch of oneOf (hint: drop the type beside oneOf, "
+            "or widen it to the branches' types)"
+        ],
+    ),
+    Case(
+        schema_unions.UNTYPED_OBJECT_PART,
+        UNIONS,
+        _union(_PARTS, "allOf"),
+        _union(_TYPED_PARTS, "allOf"),
+        [],  # (the allOf says object already: nothing to tell)
     ),
 ]
 
@@ -345,6 +447,27 @@ def test_a_minimal_openapi_spec_says_it_and_compiles_as_the_canonical_one(
             "Swagger 2.0 extension (go-swagger, Swashbuckle, NSwag) for OpenAPI 3.0's nullable"
         ]
     assert [s for s in said if s.startswith(str(at))] == expected
+    assert files == canonical_files
+
+
+_E2E_UNIONS = [c for c in CASES if c.context is UNIONS]
+
+
+@pytest.mark.parametrize("case", _E2E_UNIONS, ids=_id)
+def test_a_minimal_openapi_spec_with_a_union_says_it_and_compiles_as_the_canonical_one(
+    case: Case, tmp_path: Path
+) -> None:
+    def written(union: Branches) -> dict[str, Any]:  # (the union as a spec writes it)
+        schema = dict(union.schema)
+        schema[union.form] = schema.pop(union.combinator)
+        return schema
+
+    files, said = _compiled(_openapi("3.1.0", written(case.fragment)), tmp_path / "quirk")
+    canonical_files, _ = _compiled(
+        _openapi("3.1.0", written(case.canonical)), tmp_path / "canonical"
+    )
+    at = SourceLocation(file="spec.json", pointer="/components/schemas/Thing/properties/v")
+    assert [s for s in said if s.startswith(str(at))] == [s.format(at=at) for s in case.said]
     assert files == canonical_files
 
 

@@ -1,5 +1,5 @@
 """``Agent.run(..., context=...)`` against the scripted OpenAI-protocol server: variable references,
-``_outputPath`` / ``_outputMethod`` (related/008, 009) and instancing (013) through a real socket,
+``_outputPath`` / ``_outputMethod`` (output into the state) and instancing through a real socket,
 the real openai client and instructor."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The context protocol as pure runtime (related/005 Data, 007 Variables, 008 Output, 009 State,
-011 Expressions, 013 Instancing): the documents' worked examples with their inputs and expected
-results, and a property test of 008's read-time reconstruction against a plain dict."""
+"""The context protocol as pure runtime (data, variables, output, state, expressions,
+instancing): the protocol's worked examples with their inputs and expected results, and a
+property test of the output's read-time reconstruction against a plain dict."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Delegates and scopes (related/014, 015) through ``Agent.run`` against the
-scripted OpenAI-protocol server: the documents' worked examples with their inputs and expected
+"""Delegates (a Call run as a new request) and scopes (what part of the context it sees)
+through ``Agent.run`` against the scripted OpenAI-protocol server: the protocol's worked examples with their inputs and expected
 sub-request contexts, execution-time and upfront resolution, scopes for an Activity, and the
 limits (depth, loops, LLM requests) as typed, located failures."""
 

@@ -78,6 +78,7 @@ def body(
     found, rb = read
     content = as_object(rb.get("content")) or {}
     if not content:
+        # (no rule: broken input that cannot be read, said and skipped)
         ctx.diags.warning(found.loc, "request body has no content", "content: {<type>: ...}")
         return None
     media_type = pick_media_type(list(content))
@@ -213,6 +214,7 @@ def _check_form_object(
     # The Call took the value and every call was refused, and generate said nothing.
     what = "parts" if kind == "multipart" else "fields"
     file = isinstance(target, StringNode) and target.format == "binary"
+    # (no rule: a body that names no part, said about canonical input)
     ctx.diags.warning(
         loc.child("schema"),
         f"the {media_type} body's schema is {'a file' if file else 'of type ' + target.kind}, not an "
@@ -272,6 +274,7 @@ def _form_encoding(
         )
         return None, None
     if style is not None and style not in _FORM_STYLES:
+        # (no rule: a value of the wrong kind, said and left out for the default)
         ctx.diags.warning(
             loc.child("style"),
             f"encoding style {describe(style)} is not a form body's; read as 'form'",
@@ -279,6 +282,7 @@ def _form_encoding(
         )
         style = None
     if explode is not None and not isinstance(explode, bool):
+        # (no rule: a value of the wrong kind, said and left out)
         ctx.diags.warning(
             loc.child("explode"), f"explode is {describe(explode)}; ignored", "true or false"
         )
@@ -336,6 +340,7 @@ def count_body(
     if bodies:
         ctx.counts["parameters in body", "emitted" if made is not None else "reported"] += 1
         for extra in bodies[1:]:
+            # (no rule: Swagger 2.0 input its conversion cannot carry: what is not sent is said)
             ctx.diags.warning(
                 extra.loc,
                 "a second body parameter; only the first is the request body",
@@ -343,6 +348,7 @@ def count_body(
             )
             ctx.counts["parameters in body", "reported"] += 1
         if forms:  # Swagger 2.0 forbids both: the body wins
+            # (no rule: as above)
             ctx.diags.warning(
                 loc,
                 f"{len(forms)} formData parameter(s) beside a body parameter are not sent",

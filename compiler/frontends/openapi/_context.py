@@ -118,6 +118,7 @@ class Context:
             ref = obj["$ref"]
             rloc = where.loc.child("$ref")
             if not isinstance(ref, str) or ref in seen:
+                # (no rule: a reference that leads nowhere is broken input, said and skipped)
                 self.diags.warning(
                     rloc, f"{what} $ref is {describe(ref)}", "a resolvable reference; skipped"
                 )
@@ -137,6 +138,7 @@ class Context:
             value = walk_pointer(root, pointer)
             if value is MISSING:
                 why, suggestion = _explain_missing(root, pointer)
+                # (no rule: as above; the hint needs the document the reference names)
                 self.diags.warning(
                     rloc,
                     f"{what} $ref {ref!r} does not resolve: {why}; the {what} is skipped",
@@ -156,6 +158,7 @@ class Context:
         obj = as_object(found.value) if found is not None else None
         if found is None or obj is None:
             if found is not None:
+                # (no rule: broken input, said and skipped)
                 self.diags.warning(
                     found.loc, f"{what} is {describe(found.value)}", "an object; skipped"
                 )
@@ -169,6 +172,7 @@ class Context:
         or None (said why)."""
         rloc = where.loc.child("$ref")
         if where.path is None or "://" in file_part:
+            # (no rule: a reference outside what may be read, said and skipped)
             self.diags.warning(
                 rloc, f"{what} $ref {ref!r} points outside the spec", "a local reference"
             )
@@ -249,6 +253,7 @@ class Context:
             if key.startswith("x-"):
                 self.extensions.setdefault(key, []).append(loc.child(key))
             elif key not in allowed:
+                # (no rule: a field toolbind does not read is said, never rewritten)
                 self.diags.warning(
                     loc.child(key),
                     f"{key!r} is not a field of {version} {what}s; ignored",
@@ -256,10 +261,12 @@ class Context:
                     hint="an extension of your own is named x-…",
                 )
             elif key in arrays and value is not None and as_array(value) is None:
+                # (no rule: a field of the wrong shape, said and ignored)
                 self.diags.warning(
                     loc.child(key), f"{key} is {describe(value)}", "an array; ignored"
                 )
             elif key in objects and value is not None and as_object(value) is None:
+                # (no rule: as above)
                 self.diags.warning(
                     loc.child(key), f"{key} is {describe(value)}", "an object; ignored"
                 )

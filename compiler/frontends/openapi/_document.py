@@ -202,6 +202,7 @@ def _path_item(
         return
     item_obj = as_object(item.value)
     if item_obj is None:
+        # (no rule: broken input, said and skipped)
         ctx.diags.warning(iloc, f"path item is {describe(item.value)}", "an object; skipped")
         return
     ctx.fields(item_obj, item.loc, "path item", ITEM_FIELDS)
@@ -290,6 +291,7 @@ def _package(ctx: Context, made: _Made, select: OperationFilter | None) -> SpecP
     ctx.lowerer.report_extensions()
     ctx.diags.note(ctx.top, "read → emitted: " + ctx.summary())
     if not tools and not ctx.diags.has_errors:
+        # (no rule: what the whole spec comes to, said about canonical input)
         ctx.diags.warning(
             ctx.top.child("paths"),
             "the spec has no operations" + (" matching the filter" if select else ""),

@@ -24,7 +24,8 @@ from toolbind.contract import (
 from ..._load import as_array, as_object
 from ...diagnostics import describe
 from ...ir import Property, SourceLocation
-from ...normalise import openapi_swagger2
+from ...normalise import openapi_parameters, openapi_paths, openapi_swagger2
+from ...normalise._openapi import PathParameters
 from ...normalise.openapi_swagger2 import STYLES
 from ._common import (
     DEFAULT_STYLE,
@@ -35,7 +36,6 @@ from ._common import (
     never_empty,
 )
 from ._context import Context
-from ._servers import PATH_TEMPLATE
 
 # A property name every model provider takes (Anthropic's and Bedrock's rule, the strictest).
 _PROPERTY_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -65,6 +65,7 @@ def collect(
             kind = f"parameters in {pin}" if valid else "parameters"
             ctx.counts[kind, "read"] += 1
             if not isinstance(pname, str) or pin not in (*LOCATIONS, "body", "formData"):
+                # (no rule: broken input, said and skipped)
                 ctx.diags.warning(
                     p.loc,
                     f"parameter without a valid name and location ({describe(pname)}, "
@@ -109,6 +110,7 @@ def _ignored_header(ctx: Context, pname: str, p: Where, kind: str) -> str | None
         )
         hint = "HttpClient(headers={'Cookie': 'name=value'}) sends it on every call"
         if (as_object(p.value) or {}).get("required") is True:
+            # (no rule: a cookie no model can give, said about canonical input)
             ctx.diags.warning(
                 p.loc,
                 found + "; the operation requires it",
@@ -131,37 +133,20 @@ def _ignored_header(ctx: Context, pname: str, p: Where, kind: str) -> str | None
 def match_template(
     ctx: Context, route: str, raw_params: Params, loc: SourceLocation, item: Where
 ) -> None:
-    """Make the path parameters and the names of ``route``'s template agree: one the path does
-    not name is dropped, a name no parameter declares becomes a required string (both said)."""
-    templates = dict.fromkeys(PATH_TEMPLATE.findall(route))
-    for key, p in list(raw_params.items()):
-        if key[1] == "path" and key[0] not in templates:
-            # no place in the URL: a Call field for it would ask the model for a value that
-            # goes nowhere (or, named like 'a}@{b', replaces the wrong part of the path)
-            ctx.diags.warning(
-                p.loc,
-                f"path parameter {key[0]!r} is not named in the path {route!r}; it is not "
-                "a Call field",
-                "a path parameter whose name is one of the path's {templates} "
-                f"({', '.join(templates) or 'none'})",
-                hint="rename it after its {template}, or move it to the query",
-            )
-            ctx.counts["parameters in path", "reported"] += 1
-            del raw_params[key]
-    for template in templates:
-        if (template, "path") not in raw_params:
-            # the URL can't be built without it: one obvious meaning, a required string
-            ctx.diags.warning(
-                loc,
-                f"the path {route!r} names {{{template}}}, which the operation does not "
-                "declare; read as a required string path parameter",
-                f"a parameter {{name: {template}, in: path, required: true}}",
-                hint="declare it in the operation's or the path item's parameters",
-            )
+    """Make the path parameters and the names of ``route``'s template agree
+    (``normalise.openapi_paths.PARAMETER_RULES``): one the path does not name is dropped, a
+    name no parameter declares becomes a required string (both said)."""
+    declared = {name: (p.value, p.loc) for (name, pin), p in raw_params.items() if pin == "path"}
+    read = ctx.normalise(
+        openapi_paths.PARAMETER_RULES, PathParameters(route=route, declared=declared), loc
+    )
+    for name in declared.keys() - read.declared.keys():
+        ctx.counts["parameters in path", "reported"] += 1
+        del raw_params[(name, "path")]
+    for name, (value, at) in read.declared.items():
+        if name not in declared:
             ctx.counts["parameters in path", "read"] += 1  # read from the path template
-            declared: dict[str, Any] = {"name": template, "in": "path", "required": True}
-            declared["schema"] = {"type": "string"}
-            raw_params[(template, "path")] = Where(declared, loc, item.root, item.path)
+            raw_params[(name, "path")] = Where(value, at, item.root, item.path)
 
 
 def parameters(
@@ -192,6 +177,7 @@ def _parameter(
     p = ctx.canonical(openapi_swagger2.PARAMETER, p)  # (Swagger 2.0's: OpenAPI 3's form)
     pobj: dict[str, Any] = p.value
     content_type: str | None = None
+    pobj = ctx.normalise(openapi_parameters.RULES, pobj, p.loc)
     schema_value = pobj.get("schema")
     schema_loc = p.at("schema")
     content = as_object(pobj.get("content"))
@@ -199,11 +185,6 @@ def _parameter(
         content_type = next(iter(content))
         schema_value = (as_object(content[content_type]) or {}).get("schema")
         schema_loc = p.at("content", content_type, "schema")
-    if schema_value is None:
-        ctx.diags.warning(
-            p.loc, f"parameter {pname!r} has no schema", "a schema; any value is allowed"
-        )
-        schema_value = {}
     raw_style = pobj.get("style", DEFAULT_STYLE[location])
     style = raw_style if raw_style in STYLES else DEFAULT_STYLE[location]
     explode = pobj.get("explode", style == "form") is True

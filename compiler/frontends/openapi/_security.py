@@ -75,6 +75,7 @@ def security_schemes(ctx: Context) -> dict[str, SecurityScheme]:
             continue
         scheme = as_object(found.value)
         if scheme is None:
+            # (no rule: broken input, said and skipped)
             ctx.diags.warning(
                 at, f"security scheme is {describe(found.value)}", "an object; skipped"
             )
@@ -85,6 +86,7 @@ def security_schemes(ctx: Context) -> dict[str, SecurityScheme]:
             out[key] = made
     for name, at in ctx.named_schemes.items():
         if name not in table:  # (one declared but not supported has its own note)
+            # (no rule: a requirement naming no scheme, said about canonical input)
             ctx.diags.warning(
                 at,
                 f"security requirement names {name!r}, which no security scheme declares: "
@@ -103,6 +105,7 @@ def _scheme(
         where = s.get("in")
         name = s.get("name")
         if where not in ("header", "query", "cookie") or not isinstance(name, str):
+            # (no rule: broken input, said and skipped)
             ctx.diags.warning(
                 loc, "apiKey scheme without a valid 'name' and 'in'", "name and in; skipped"
             )
@@ -153,6 +156,7 @@ def security(
     for i, raw_req in enumerate(items):
         req = as_object(raw_req)
         if req is None:
+            # (no rule: broken input, said and skipped)
             ctx.diags.warning(
                 loc.child(i), f"security requirement is {describe(raw_req)}", "an object"
             )
@@ -198,6 +202,7 @@ def credential_parameters(ctx: Context, api: HttpApi, tools: list[ToolSpec]) -> 
                 found.setdefault((pname, pin), []).append(name)
     for (pname, pin), tool_names in found.items():
         many = len(tool_names)
+        # (no rule: a model asked for a credential, said about canonical input)
         ctx.diags.warning(
             where[tool_names[0]].loc,
             f"{'request body property' if pin == 'body' else pin + ' parameter'} {pname!r} "

@@ -6,7 +6,6 @@ HTTP contract's ``HttpServer``. Imports ``ir``, ``_load``, ``diagnostics``, ``no
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from toolbind.contract import HttpServer
@@ -15,11 +14,9 @@ from ..._load import as_array, as_object
 from ...diagnostics import describe
 from ...ir import SourceLocation
 from ...normalise import openapi_swagger2
+from ...normalise.openapi_paths import PATH_TEMPLATE
 from ._common import Where
 from ._context import Context
-
-# ``{name}`` in a path template (RFC 6570 level 1, as OpenAPI uses it).
-PATH_TEMPLATE = re.compile(r"\{([^{}/]+)\}")
 
 
 def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[HttpServer, ...]:
@@ -27,6 +24,8 @@ def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[H
     if ctx.swagger:  # servers are the document's only (``normalise.openapi_swagger2``)
         if owner is not ctx.spec:
             return ()
+        # (AutoRest's host stays with the Swagger 2.0 servers: its parameters need the reader's
+        # deref, split files included, and it belongs with the Swagger 2.0 conversion's SERVERS)
         ms_host = as_object(ctx.spec.get("x-ms-parameterized-host"))
         if ms_host is not None and isinstance(ms_host.get("hostTemplate"), str):
             return (_parameterized_host(ctx, ms_host),)
@@ -36,6 +35,7 @@ def servers(ctx: Context, owner: dict[str, Any], loc: SourceLocation) -> tuple[H
         server = as_object(raw)
         url = server.get("url") if server is not None else None
         if server is None or not isinstance(url, str):
+            # (no rule: broken input, said and skipped)
             ctx.diags.warning(
                 loc.child("servers", i), f"server is {describe(raw)}", "{url: ...}; skipped"
             )
