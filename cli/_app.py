@@ -314,6 +314,10 @@ _LIVE = {
     "method": "With --base-url: an HTTP method to send (repeatable; default GET, HEAD, OPTIONS).",
     "unsafe": "With --base-url: send unsafe methods (POST, …) to a host that is not loopback.",
     "junit": "With --base-url: also write the report as JUnit XML to PATH (for CI).",
+    "check": "With --base-url: also make this check (repeatable), e.g. negative_data_rejection "
+    "(Calls the spec forbids must get a 4xx; off by default).",
+    "skip_check": "With --base-url: leave this check out (repeatable), e.g. "
+    "positive_data_acceptance.",
 }
 """The help of ``test``'s live-server options (``toolbind.testing.live``)."""
 
@@ -388,6 +392,12 @@ def test_command(
     junit_xml: Annotated[
         Path | None, typer.Option("--junit-xml", metavar="PATH", help=_LIVE["junit"])
     ] = None,
+    check: Annotated[
+        list[str] | None, typer.Option("--check", metavar="NAME", help=_LIVE["check"])
+    ] = None,
+    skip_check: Annotated[
+        list[str] | None, typer.Option("--skip-check", metavar="NAME", help=_LIVE["skip_check"])
+    ] = None,
 ) -> None:
     """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output;
@@ -402,6 +412,7 @@ def test_command(
             "allow_unsafe": allow_unsafe,
             "tools": tool or None,
             "seed": seed,
+            "checks": (check or [], skip_check or []),
             **({"methods": [m.upper() for m in method]} if method else {}),
         }
         raise typer.Exit(_run_live_tests(specs or [Path("specs")], base_url, junit_xml, live))
@@ -431,6 +442,21 @@ def _headers(lines: list[str]) -> dict[str, str]:
     return out
 
 
+def _checks(added: list[str], removed: list[str]) -> list[str]:
+    """The live checks to make: the default ones, ``--check``'s added, ``--skip-check``'s removed
+    (an unknown name is a usage error naming the flag)."""
+    from toolbind.errors import UsageError
+    from toolbind.testing.live import CHECKS, DEFAULT_CHECKS
+
+    for flag, names in (("--check", added), ("--skip-check", removed)):
+        unknown = [n for n in names if n not in CHECKS]
+        if unknown:
+            raise UsageError(
+                f"{flag} {', '.join(unknown)}: no such check (checks: {', '.join(CHECKS)})"
+            )
+    return [c for c in CHECKS if (c in DEFAULT_CHECKS or c in added) and c not in removed]
+
+
 def _run_live_tests(
     specs: list[Path], base_url: str, junit: Path | None, options: dict[str, Any]
 ) -> int:
@@ -450,6 +476,7 @@ def _run_live_tests(
     try:
         options["credentials"] = read_credentials(*options["credentials"])
         options["headers"] = _headers(options["headers"])
+        options["checks"] = _checks(*options["checks"])
         return run_live(specs, base_url, junit=junit, echo=_out_line, **options)
     except SpecError as exc:
         _render(exc.diagnostics)

@@ -26,6 +26,10 @@ CONTENT_TYPE_CONFORMANCE = "content_type_conformance"
 RESPONSE_SCHEMA_CONFORMANCE = "response_schema_conformance"
 RESPONSE_HEADERS_CONFORMANCE = "response_headers_conformance"
 IGNORED_AUTH = "ignored_auth"
+POSITIVE_DATA_ACCEPTANCE = "positive_data_acceptance"
+NEGATIVE_DATA_REJECTION = "negative_data_rejection"
+USE_AFTER_FREE = "use_after_free"
+ENSURE_RESOURCE_AVAILABILITY = "ensure_resource_availability"
 # Not a check on an answer: the request got none (unreachable, timed out, refused redirect,
 # not HTTP).
 NETWORK = "network"
@@ -37,7 +41,16 @@ CHECKS = (
     RESPONSE_SCHEMA_CONFORMANCE,
     RESPONSE_HEADERS_CONFORMANCE,
     IGNORED_AUTH,
+    POSITIVE_DATA_ACCEPTANCE,
+    NEGATIVE_DATA_REJECTION,
+    USE_AFTER_FREE,
+    ENSURE_RESOURCE_AVAILABILITY,
 )
+# Sending invalid Calls is asked for (it spends the budget on what no agent sends).
+DEFAULT_CHECKS = tuple(c for c in CHECKS if c != NEGATIVE_DATA_REJECTION)
+# Answers to a valid Call that say nothing against the data: who is asking, what does not exist
+# (yet), a conflict with the server's state, too many requests.
+_ACCEPTABLE_REFUSALS = frozenset({401, 403, 404, 409, 429})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,15 +186,43 @@ def response_headers_conformance(
     return findings
 
 
+def positive_data_acceptance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
+    """A valid Call is not refused as bad data: a 4xx other than 401, 403, 404, 409 and 429
+    says the server rejects what its spec allows (a tool the model calls right, and fails)."""
+    if not 400 <= ex.status < 500 or ex.status in _ACCEPTABLE_REFUSALS:
+        return []
+    return [
+        Finding(
+            check=POSITIVE_DATA_ACCEPTANCE,
+            message=f"a Call the spec allows was refused with {ex.status}",
+            pointer=f"{tool.source}/parameters" if tool.source else "",
+        )
+    ]
+
+
 Check = Callable[[ToolBinding, HttpOperation, Exchange], list[Finding]]
 
-ANSWER_CHECKS: tuple[Check, ...] = (
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-    response_headers_conformance,
+ANSWER_CHECKS: tuple[tuple[str, Check], ...] = (
+    (NOT_A_SERVER_ERROR, not_a_server_error),
+    (STATUS_CODE_CONFORMANCE, status_code_conformance),
+    (CONTENT_TYPE_CONFORMANCE, content_type_conformance),
+    (RESPONSE_SCHEMA_CONFORMANCE, response_schema_conformance),
+    (RESPONSE_HEADERS_CONFORMANCE, response_headers_conformance),
+    (POSITIVE_DATA_ACCEPTANCE, positive_data_acceptance),
 )
+
+
+def negative_data_rejection(ex: Exchange, broken: str, pointer: str) -> list[Finding]:
+    """A Call the spec forbids (``broken`` says how) is refused with a 4xx."""
+    if ex.status >= 400:  # (a 5xx is not_a_server_error's finding)
+        return []
+    return [
+        Finding(
+            check=NEGATIVE_DATA_REJECTION,
+            message=f"a Call the spec forbids ({broken}) was answered {ex.status}, not 4xx",
+            pointer=pointer,
+        )
+    ]
 
 
 def ignored_auth(ex: Exchange, pointer: str) -> list[Finding]:

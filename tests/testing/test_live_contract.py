@@ -30,7 +30,8 @@ from . import _liars
 
 DEFECTS = {
     "crash": ["not_a_server_error"],
-    "teapot": ["status_code_conformance"],
+    # (a valid Call answered 418: refused for no reason the spec gives)
+    "teapot": ["positive_data_acceptance", "status_code_conformance"],
     "text": ["content_type_conformance"],
     "missing": ["response_schema_conformance"],
     "headless": ["response_headers_conformance"],
@@ -242,10 +243,15 @@ def test_junit_xml_has_a_case_per_tool_and_a_failure_per_check(
     report = check_live(pkg, base, tools=["teapot", "honest", "create"], budget=6)
     suite = ET.fromstring(junit_xml(report)).find("testsuite")
     assert suite is not None
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
+    # teapot's 418: an undeclared status, and a valid Call refused
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "2", "1")
     cases = {c.get("name"): c for c in suite.iter("testcase")}
-    failure = cases["teapot"].find("failure")
-    assert failure is not None and failure.get("type") == "status_code_conformance"
+    failures = cases["teapot"].findall("failure")
+    assert [f.get("type") for f in failures] == [
+        "status_code_conformance",
+        "positive_data_acceptance",
+    ]
+    failure = failures[0]
     assert "curl -X GET" in (failure.text or "")
     assert not list(cases["honest"]) and cases["create"].find("skipped") is not None
 
