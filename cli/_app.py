@@ -321,6 +321,52 @@ _LIVE = {
 }
 """The help of ``test``'s live-server options (``toolbind.testing.live``)."""
 
+_AllowUnchecked = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unchecked",
+        help="Exit 0 when every contract checked holds even if a part could not be checked "
+        "(no instance could be generated); without it such a run exits 1.",
+    ),
+]
+_TestTimeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        min=0,
+        help="Seconds each part of a tool's contract (its Call model, its Output model, its "
+        "Activity) may take; a part that takes longer is reported not checked. 0: no limit.",
+    ),
+]
+_Jobs = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Tools checked at once, each in its own process (default: one per CPU; 1 for "
+        "Activities that must not run concurrently).",
+        show_default=False,
+    ),
+]
+# the types of ``test``'s live-server options that take text
+_Credentials = Annotated[
+    Path | None, typer.Option("--credentials", metavar="FILE", help=_LIVE["credentials"])
+]
+_Credential = Annotated[
+    list[str] | None,
+    typer.Option("--credential", metavar="SCHEME=VALUE", help=_LIVE["credential"]),
+]
+_Header = Annotated[
+    list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help=_LIVE["header"])
+]
+_Method = Annotated[list[str] | None, typer.Option("--method", help=_LIVE["method"])]
+_Junit = Annotated[Path | None, typer.Option("--junit-xml", metavar="PATH", help=_LIVE["junit"])]
+_Check = Annotated[list[str] | None, typer.Option("--check", metavar="NAME", help=_LIVE["check"])]
+_SkipCheck = Annotated[
+    list[str] | None, typer.Option("--skip-check", metavar="NAME", help=_LIVE["skip_check"])
+]
+
 
 @app.command("test")
 def test_command(
@@ -345,59 +391,21 @@ def test_command(
         list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Hypothesis seed (same seed, same run).")] = 0,
-    allow_unchecked: Annotated[
-        bool,
-        typer.Option(
-            "--allow-unchecked",
-            help="Exit 0 when every contract checked holds even if a part could not be checked "
-            "(no instance could be generated); without it such a run exits 1.",
-        ),
-    ] = False,
+    allow_unchecked: _AllowUnchecked = False,
     allow_ref: AllowRef = None,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            min=0,
-            help="Seconds each part of a tool's contract (its Call model, its Output model, its "
-            "Activity) may take; a part that takes longer is reported not checked. 0: no limit.",
-        ),
-    ] = 300,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            help="Tools checked at once, each in its own process (default: one per CPU; 1 for "
-            "Activities that must not run concurrently).",
-            show_default=False,
-        ),
-    ] = None,
+    timeout: _TestTimeout = 300,
+    jobs: _Jobs = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help=_LIVE["base_url"])] = None,
-    credentials_file: Annotated[
-        Path | None, typer.Option("--credentials", metavar="FILE", help=_LIVE["credentials"])
-    ] = None,
-    credential: Annotated[
-        list[str] | None,
-        typer.Option("--credential", metavar="SCHEME=VALUE", help=_LIVE["credential"]),
-    ] = None,
-    header: Annotated[
-        list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help=_LIVE["header"])
-    ] = None,
+    credentials_file: _Credentials = None,
+    credential: _Credential = None,
+    header: _Header = None,
     budget: Annotated[int, typer.Option("--budget", min=1, help=_LIVE["budget"])] = 100,
     rate: Annotated[float | None, typer.Option("--rate", min=0, help=_LIVE["rate"])] = None,
-    method: Annotated[list[str] | None, typer.Option("--method", help=_LIVE["method"])] = None,
+    method: _Method = None,
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help=_LIVE["unsafe"])] = False,
-    junit_xml: Annotated[
-        Path | None, typer.Option("--junit-xml", metavar="PATH", help=_LIVE["junit"])
-    ] = None,
-    check: Annotated[
-        list[str] | None, typer.Option("--check", metavar="NAME", help=_LIVE["check"])
-    ] = None,
-    skip_check: Annotated[
-        list[str] | None, typer.Option("--skip-check", metavar="NAME", help=_LIVE["skip_check"])
-    ] = None,
+    junit_xml: _Junit = None,
+    check: _Check = None,
+    skip_check: _SkipCheck = None,
 ) -> None:
     """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output;

@@ -8,7 +8,11 @@ sequences check ``ensure_resource_availability`` and ``use_after_free``.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -150,3 +154,30 @@ def test_a_created_item_not_served_fails_ensure_resource_availability(
     (found,) = report.failures("get_item")
     assert found.message.endswith("then get_item of that id answered 404")
     assert found.status == 404
+
+
+def test_checks_are_chosen_on_the_command_line(
+    data_servers: tuple[ModuleType, str, str], tmp_path: Path
+) -> None:
+    _, _, lax = data_servers
+    spec = tmp_path / "keepers.json"
+    spec.write_text(json.dumps(_keepers.DATA_SPEC), encoding="utf-8")
+    toolbind = [sys.executable, "-m", "toolbind.cli", "test", str(spec), "--base-url", lax]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*toolbind, "--tool", "strict", "--budget", "20", *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    asked = run("--check", "negative_data_rejection")
+    assert asked.returncode == 1, asked.stdout + asked.stderr
+    assert "[negative_data_rejection] a Call the spec forbids" in asked.stdout
+    assert run().returncode == 0
+    picky = run("--tool", "picky", "--skip-check", "positive_data_acceptance")
+    assert picky.returncode == 0 and "positive_data_acceptance" not in picky.stdout
+    wrong = run("--skip-check", "nonsense")
+    assert wrong.returncode == 2 and "--skip-check nonsense: no such check" in wrong.stderr
