@@ -30,10 +30,9 @@ from toolbind.runtime.contract import HttpApi, HttpOperation
 from toolbind.runtime.errors import UsageError
 from toolbind.runtime.http import HttpClient, RetryPolicy
 
-from .._contract import contract_for
 from .._strategies import json_instances
 from ._negative import probe_invalid
-from ._probe import LiveSettings, Target, drive, failure, record
+from ._probe import LiveSettings, Target, drive, failure, record, wire_schema
 from ._report import LiveReport, ToolOutcome
 from ._stateful import SEQUENCE_COST, probe_sequences, resources
 from ._verdicts import (
@@ -192,8 +191,8 @@ def _probe_tool(
                 _check_auth(target, tool, op, outcome, instance, sent[0])
         record(target, tool, outcome, findings, instance, sent)
 
-    strategy = json_instances(contract_for(tool, None).schema)
-    drive(probe, strategy, examples=limit // 2, seed=how.seed, outcome=outcome)
+    strategy = json_instances(wire_schema(tool))
+    drive(probe, strategy, examples=limit, seed=how.seed, outcome=outcome)
     if not outcome.requests and not outcome.skipped:
         outcome.skipped = "no drawn Call could be sent (each was refused before going out)"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
@@ -21,6 +21,7 @@ from toolbind.runtime.contract import HttpApi
 from toolbind.runtime.errors import HttpConfigurationError
 from toolbind.runtime.http import HttpClient
 
+from .._contract import contract_for
 from ._report import Failure, ToolOutcome
 from ._verdicts import NETWORK, Finding
 from ._wire import Exchange, Recorder, curl
@@ -142,6 +143,24 @@ class Target:
             self.how.sent -= 1
             reject()
         return [], exchanges
+
+
+# Call fields that never go over the wire: drawing them (``_output`` is any JSON where the spec
+# declares no output) costs most of a draw's time for nothing
+_OFF_WIRE = ("_activity", "_reasoningForCall", "_output")
+
+
+def wire_schema(tool: ToolBinding) -> dict[str, Any]:
+    """The Call's contract schema without the meta fields no request carries."""
+    schema = dict(cast("Mapping[str, Any]", contract_for(tool, None).schema))
+    properties = dict(cast("Mapping[str, Any]", schema.get("properties", {})))
+    for name in _OFF_WIRE:
+        properties.pop(name, None)
+    schema["properties"] = properties
+    if isinstance(schema.get("required"), list):
+        required = cast("list[str]", schema["required"])
+        schema["required"] = [r for r in required if r not in _OFF_WIRE]
+    return schema
 
 
 def shown_call(tool: ToolBinding, drawn: Any) -> dict[str, Any]:

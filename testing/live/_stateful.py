@@ -28,9 +28,8 @@ from pydantic import ValidationError
 from toolbind.runtime import ToolBinding
 from toolbind.runtime.contract import HttpOperation
 
-from .._contract import contract_for
 from .._strategies import json_instances
-from ._probe import Target, drive, failure
+from ._probe import Target, drive, failure, wire_schema
 from ._report import LiveReport, ToolOutcome
 from ._verdicts import ENSURE_RESOURCE_AVAILABILITY, USE_AFTER_FREE, Finding
 from ._wire import Exchange
@@ -152,7 +151,7 @@ class _Sequence:
 
     def item_call(self, data: st.DataObject, tool: ToolBinding, ident: Any) -> Any:
         """A valid Call of ``tool`` for the item ``ident`` (its other parameters drawn)."""
-        drawn = data.draw(json_instances(contract_for(tool, None).schema), label=tool.name)
+        drawn = data.draw(json_instances(wire_schema(tool)), label=tool.name)
         try:
             return tool.call_model.model_validate({**drawn, self.resource.field: ident})
         except ValidationError:
@@ -175,7 +174,7 @@ class _Sequence:
         r = self.resource
         try:
             create = r.create.call_model.model_validate(
-                data.draw(json_instances(contract_for(r.create, None).schema), label="create")
+                data.draw(json_instances(wire_schema(r.create)), label="create")
             )
         except ValidationError:
             reject()

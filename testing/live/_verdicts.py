@@ -116,14 +116,16 @@ def _media_matches(declared: str, actual: str) -> bool:
 
 
 def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
-    """An answer with a body says a content type its status declares."""
+    """An answer says a content type its status declares: one with a body, and one without a
+    ``Content-Type`` where content is declared (an empty 401 where JSON is promised), except
+    where HTTP allows no body (HEAD, 204, 304)."""
     responses = matching(op, ex.status)
     declared = sorted({r.media_type for r in responses if r.media_type})
-    if not declared or not ex.body:
+    if not declared or (not ex.body and (ex.media_type or _bodiless(ex))):
         return []
-    if any(_media_matches(d, ex.media_type) for d in declared):
+    if ex.media_type and any(_media_matches(d, ex.media_type) for d in declared):
         return []
-    found = ex.media_type or "no Content-Type"
+    found = ex.media_type or ("no Content-Type" if ex.body else "no Content-Type, no body")
     return [
         Finding(
             check=CONTENT_TYPE_CONFORMANCE,
@@ -131,6 +133,11 @@ def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange)
             pointer=responses_pointer(tool, responses[0].status, "content"),
         )
     ]
+
+
+def _bodiless(ex: Exchange) -> bool:
+    """An answer HTTP lets go without content whatever the spec says."""
+    return ex.method.upper() == "HEAD" or ex.status in (204, 304)
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

@@ -2,7 +2,7 @@
 
 ``SPEC`` (OpenAPI 3.0, served at ``/openapi.json``) declares what each operation answers; the
 routes answer otherwise where the operation's name says so — a 500 on some input, a status not
-declared, text where JSON is declared, a body without a required field, a declared header left
+declared, text where JSON is declared, nothing where JSON is declared, a body without a required field, a declared header left
 out, an operation that requires auth and ignores it — and keep it on ``honest`` and ``guarded``.
 Further routes misbehave at the HTTP level: ``slow`` sleeps past any short timeout, ``away``
 redirects to another host.
@@ -66,6 +66,7 @@ SPEC: dict[str, Any] = {
         ),
         "/teapot": _get("teapot"),
         "/text": _get("text"),
+        "/mute": _get("mute"),
         "/missing": _get("missing"),
         "/headless": _get(
             "headless",
@@ -127,6 +128,11 @@ def teapot() -> Response:
 @app.get("/text")
 def text() -> Response:
     return PlainTextResponse("id=1 name=plain")
+
+
+@app.get("/mute")
+def mute() -> Response:
+    return Response(status_code=200)  # (JSON declared: no body, no Content-Type)
 
 
 @app.get("/missing")

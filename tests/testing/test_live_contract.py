@@ -33,6 +33,7 @@ DEFECTS = {
     # (a valid Call answered 418: refused for no reason the spec gives)
     "teapot": ["positive_data_acceptance", "status_code_conformance"],
     "text": ["content_type_conformance"],
+    "mute": ["content_type_conformance"],
     "missing": ["response_schema_conformance"],
     "headless": ["response_headers_conformance"],
     "secret": ["ignored_auth"],
@@ -83,6 +84,8 @@ def test_each_broken_promise_is_found_as_its_check_on_its_tool(
     text = report.failures("text")[0]
     assert text.pointer.endswith("#/paths/~1text/get/responses/200/content")
     assert text.message == "text/plain for status 200; declared: application/json"
+    mute = report.failures("mute")[0]
+    assert mute.message == "no Content-Type, no body for status 200; declared: application/json"
     headless = report.failures("headless")[0]
     assert headless.pointer.endswith("#/paths/~1headless/get/responses/200/headers/x-request-id")
     # ignored_auth shows the request as sent without credentials
