@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,7 +165,7 @@ def _command(server: Server, port: int, tmp: Path) -> tuple[list[str], dict[str,
 
 
 @contextlib.contextmanager
-def running(server: Server) -> Iterator[str]:
+def running(server: Server) -> Generator[str]:
     """The server started fresh (its data in a temporary directory); its base URL."""
     with tempfile.TemporaryDirectory(prefix=f"bench-{server.name}-") as tmp:
         port = _free_port()
@@ -243,7 +243,7 @@ def schemathesis(server: Server, spec: Path, base: str, examples: int, out: Path
     if server.basic:
         args += ["-a", ":".join(server.basic)]
     started = time.monotonic()
-    run = subprocess.run(args, capture_output=True, text=True, check=False)
+    run = subprocess.run(args, capture_output=True, text=True, check=False, cwd=out)  # (its cache)
     seconds = time.monotonic() - started
     (out / "st.log").write_text(run.stdout + run.stderr, encoding="utf-8")
     har = next(out.glob("har-*"), None)

@@ -34,7 +34,7 @@ from .._strategies import json_instances
 from ._negative import probe_invalid
 from ._probe import LiveSettings, Target, drive, failure, record, wire_schema
 from ._report import LiveReport, ToolOutcome
-from ._stateful import SEQUENCE_COST, probe_sequences, resources
+from ._stateful import SEQUENCE_COST, probe_sequences, resources, spec_links
 from ._verdicts import (
     ANSWER_CHECKS,
     CHECKS,
@@ -222,7 +222,11 @@ def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> Non
             if t.name in api.operations and (how.tools is None or t.name in how.tools)
         ]
         chosen = [t for t in tools if api.operations[t.name].method.upper() in how.methods]
-        stateful = resources(chosen, api.operations) if how.checks & STATEFUL_CHECKS else []
+        stateful = (
+            resources(chosen, api.operations, spec_links(chosen, api.operations))
+            if how.checks & STATEFUL_CHECKS
+            else []
+        )
         # the sequences run last: their share of the budget is kept for them
         kept = min(how.budget // 3, len(stateful) * SEQUENCE_COST * 2)
         limit = max(2, (how.budget - kept) // max(1, len(chosen)))

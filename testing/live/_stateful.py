@@ -2,12 +2,13 @@
 (``ensure_resource_availability``) and "deleted, then gone" (``use_after_free``). Imports
 hypothesis, pydantic, ``toolbind.runtime`` and this package's private modules.
 
-A resource is a create — a POST on a collection path ``/items`` — with an item path
-``/items/{id}`` that a GET (read) and, where there is one, a DELETE take. Where the spec links the
-create's answer to those operations (``links`` passed in as ``Link``s, keyed by the operation's
-``operationId``) the link names the parameter and where its value comes from; otherwise it is
-inferred: the item path's one parameter takes the created body's member of the same name, else
-its ``id``, else the last segment of the answer's ``Location``. Each sequence draws a valid create
+A resource is a create — a POST — and a GET (read) and, where there is one, a DELETE of what
+it made. Where the spec links the create's 2xx answer to them (OpenAPI ``links``: an
+``operationId`` or ``operationRef`` and a parameter taking ``$response.body#/pointer`` or
+``$response.header.Name``), the links say which operations and where the id comes from;
+otherwise they are inferred: a POST on a collection path ``/items`` and the GET and DELETE of
+``/items/{id}``, whose one parameter takes the created body's member of the same name, else its
+``id``, else the last segment of the answer's ``Location``. Each sequence draws a valid create
 Call, sends it, and — when it was accepted (2xx) with an id — reads the item (a 404 breaks
 ``ensure_resource_availability``), deletes it and, when the delete was accepted, reads it again
 (a 2xx breaks ``use_after_free``). Each request is checked as in the single-operation probes.
@@ -18,9 +19,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
+from urllib.parse import unquote
 
 import httpx
+import yaml
 from hypothesis import reject
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -45,8 +49,8 @@ class Link:
 
     Attributes:
         parameter: the later operation's parameter (its name on the wire).
-        source: ``body`` (a member of the answer's JSON object) or ``header``.
-        key: the member's key (``id``) or the header's name (``Location``).
+        source: ``body`` (a value in the answer's JSON) or ``header``.
+        key: the value's JSON pointer (``/id``) or the header's name (``Location``).
     """
 
     parameter: str
@@ -83,31 +87,115 @@ def resources(
     operations: Mapping[str, HttpOperation],
     links: Mapping[str, Mapping[str, Link]] | None = None,
 ) -> list[Resource]:
-    """Every create with a read of what it made; ``links``: operationId of a create →
-    operationId of a later operation → the link between them (from the spec)."""
+    """Every create with a read of what it made; ``links``: a create's tool name → a later
+    operation's tool name → the link between them (``spec_links``)."""
     found: list[Resource] = []
     for create in tools:
         op = operations[create.name]
         if op.method.upper() != "POST":
             continue
-        by_method: dict[str, tuple[ToolBinding, str]] = {}
+        linked = (links or {}).get(create.name, {})
+        by_method: dict[str, tuple[ToolBinding, str, Link | None]] = {}
         for other in tools:
             theirs = operations[other.name]
-            name = _item_param(op.path, theirs.path)
-            if name is not None and theirs.method.upper() in ("GET", "DELETE"):
-                by_method.setdefault(theirs.method.upper(), (other, name))
+            method = theirs.method.upper()
+            if method not in ("GET", "DELETE"):
+                continue
+            if other.name in linked:
+                link = linked[other.name]
+                by_method[method] = (other, link.parameter, link)
+            elif not linked and (name := _item_param(op.path, theirs.path)) is not None:
+                by_method.setdefault(method, (other, name, None))
         if "GET" not in by_method:
             continue
-        read, name = by_method["GET"]
-        delete = by_method.get("DELETE", (None, ""))[0]
-        read_op = operations[read.name]
-        link = (links or {}).get(op.operation_id or "", {}).get(read_op.operation_id or "")
-        if link is not None:
-            name = link.parameter
-        field = next((p.field for p in read_op.parameters if p.name == name), None)
+        read, name, link = by_method["GET"]
+        delete = by_method.get("DELETE", (None, "", None))[0]
+        field = next((p.field for p in operations[read.name].parameters if p.name == name), None)
         if field is not None:
             found.append(Resource(create=create, read=read, delete=delete, field=field, link=link))
     return found
+
+
+def spec_links(
+    tools: Sequence[ToolBinding], operations: Mapping[str, HttpOperation]
+) -> dict[str, dict[str, Link]]:
+    """The links of each POST's 2xx answers in the spec its tool came from (``tool.source``),
+    by tool name; an operation or expression that cannot be followed is left out."""
+    by_id = {op.operation_id: name for name, op in operations.items() if op.operation_id}
+    by_source = {t.source.partition("#")[2]: t.name for t in tools if t.source}
+    documents: dict[str, Any] = {}
+    out: dict[str, dict[str, Link]] = {}
+    for tool in tools:
+        if operations[tool.name].method.upper() != "POST" or "#" not in tool.source:
+            continue
+        file, _, pointer = tool.source.partition("#")
+        document = documents.get(file)
+        if document is None:
+            document = documents[file] = _document(file)
+        responses = _at(document, pointer + "/responses")
+        if not isinstance(responses, dict):
+            continue
+        for status, response in cast("dict[str, Any]", responses).items():
+            if not status.startswith("2") or not isinstance(response, dict):
+                continue
+            answer = cast("dict[str, Any]", response)
+            for link in cast("dict[str, Any]", answer.get("links") or {}).values():
+                followed = _link(_resolved(document, link), by_id, by_source)
+                if followed is not None:
+                    out.setdefault(tool.name, {})[followed[0]] = followed[1]
+    return out
+
+
+def _document(file: str) -> Any:
+    from toolbind.yaml12 import load_yaml
+
+    try:
+        return load_yaml(Path(file).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+        return None  # (a spec that cannot be read again: the sequences are inferred)
+
+
+def _at(document: Any, pointer: str) -> Any:
+    node = document
+    for token in pointer.lstrip("/").split("/") if pointer.strip("/") else []:
+        token = unquote(token).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = cast("dict[str, Any]", node).get(token)
+        elif isinstance(node, list) and token.isdigit():
+            items = cast("list[Any]", node)
+            node = items[int(token)] if int(token) < len(items) else None
+        else:
+            return None
+    return node
+
+
+def _resolved(document: Any, node: object) -> Any:
+    if not isinstance(node, dict):
+        return node
+    entry = cast("dict[str, Any]", node)
+    ref = entry.get("$ref")
+    return _at(document, ref[1:]) if isinstance(ref, str) and ref.startswith("#") else entry
+
+
+def _link(
+    link: Any, by_id: Mapping[str, str], by_source: Mapping[str, str]
+) -> tuple[str, Link] | None:
+    """(the target's tool name, the first parameter it takes from the answer), or None."""
+    if not isinstance(link, dict):
+        return None
+    entry = cast("dict[str, Any]", link)
+    target = by_id.get(str(entry.get("operationId", "")))
+    if target is None and isinstance(entry.get("operationRef"), str):
+        target = by_source.get(str(entry["operationRef"]).partition("#")[2])
+    if target is None:
+        return None
+    for name, expression in cast("dict[str, Any]", entry.get("parameters") or {}).items():
+        text = str(expression)
+        if text.startswith("$response.body#"):
+            return target, Link(parameter=name.rpartition(".")[2], source="body", key=text[15:])
+        if text.startswith("$response.header."):
+            return target, Link(parameter=name.rpartition(".")[2], source="header", key=text[17:])
+    return None
 
 
 def created_id(answer: Exchange, name: str, link: Link | None) -> Any:
@@ -120,12 +208,11 @@ def created_id(answer: Exchange, name: str, link: Link | None) -> Any:
         body: Any = json.loads(answer.body) if answer.body else None
     except ValueError:
         body = None
-    if isinstance(body, dict):
-        members = cast("dict[str, Any]", body)
-        keys = [link.key] if link is not None else [name, "id"]
-        for key in keys:
-            if isinstance(members.get(key), (str, int)) and not isinstance(members[key], bool):
-                return members[key]
+    pointers = [link.key] if link is not None else [f"/{name}", "/id"]
+    for pointer in pointers:
+        value = _at(body, pointer)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return value
     location = answer.headers.get("location")
     if link is None and location:
         return httpx.URL(location).path.rstrip("/").rpartition("/")[2] or None

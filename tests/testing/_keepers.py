@@ -13,6 +13,7 @@ serves a deleted item and ``"ghost"`` forgets what it created.
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any, Literal
 
 from fastapi import FastAPI, Query
@@ -178,6 +179,30 @@ CRUD_SPEC: dict[str, Any] = {
     },
 }
 
+
+def _linked(spec: dict[str, Any]) -> dict[str, Any]:
+    """``CRUD_SPEC`` where a created thing is ``{"uid": …}`` under ``/things/{thingId}``: no id
+    to infer (neither ``thingId`` nor ``id``), the create's links say where it is."""
+    text = json.dumps(spec).replace("/items", "/things").replace("itemId", "thingId")
+    out: dict[str, Any] = json.loads(text.replace('"id"', '"uid"').replace("_item", "_thing"))
+    made = out["paths"]["/things"]["post"]["responses"]["201"]
+    made["links"] = {
+        "GetThing": {"operationId": "get_thing", "parameters": {"thingId": "$response.body#/uid"}},
+        "DeleteThing": {"$ref": "#/components/links/DeleteThing"},
+    }
+    out["components"] = {
+        "links": {
+            "DeleteThing": {
+                "operationRef": "#/paths/~1things~1{thingId}/delete",
+                "parameters": {"path.thingId": "$response.body#/uid"},
+            }
+        }
+    }
+    return out
+
+
+LINKED_SPEC = _linked(CRUD_SPEC)
+
 Mode = Literal["good", "zombie", "ghost"]
 
 
@@ -185,29 +210,31 @@ class _New(BaseModel):
     name: str
 
 
-def crud_app(mode: Mode) -> FastAPI:
+def crud_app(mode: Mode, *, linked: bool = False) -> FastAPI:
     """``CRUD_SPEC``'s server: keeping it (``good``), serving deleted items (``zombie``) or
-    forgetting created ones (``ghost``)."""
+    forgetting created ones (``ghost``); ``linked``: ``LINKED_SPEC``'s, the same under other
+    names."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
-    app.get("/openapi.json")(lambda: CRUD_SPEC)
+    app.get("/openapi.json")(lambda: LINKED_SPEC if linked else CRUD_SPEC)
+    where, key = ("/things", "uid") if linked else ("/items", "id")
     items: dict[int, dict[str, Any]] = {}
     ids = itertools.count(1)
 
-    @app.post("/items", status_code=201)
+    @app.post(where, status_code=201)
     def create(new: _New) -> dict[str, Any]:
         ident = next(ids)
-        item: dict[str, Any] = {"id": ident, "name": new.name}
+        item: dict[str, Any] = {key: ident, "name": new.name}
         if mode != "ghost":
             items[ident] = item
         return item
 
-    @app.get("/items/{item_id}")
+    @app.get(where + "/{item_id}")
     def read(item_id: int) -> Response:
         if item_id not in items:
             return JSONResponse({"error": "no such item"}, status_code=404)
         return JSONResponse(items[item_id])
 
-    @app.delete("/items/{item_id}")
+    @app.delete(where + "/{item_id}")
     def delete(item_id: int) -> Response:
         if item_id not in items:
             return JSONResponse({"error": "no such item"}, status_code=404)

@@ -156,6 +156,24 @@ def test_a_created_item_not_served_fails_ensure_resource_availability(
     assert found.status == 404
 
 
+def test_the_specs_links_lead_the_sequence(tmp_path: Path) -> None:
+    # the created thing's id is its "uid" and the item path's parameter "thingId": only the
+    # create's links (one by operationId, one by a $ref to an operationRef) say so
+    with serve_asgi(_keepers.crud_app("zombie", linked=True)) as base:
+        package, _, _ = compile_served(f"{base}/openapi.json", tmp_path, "linked_api")
+        try:
+            report = check_live(package, base, methods=WRITES, budget=40)
+        finally:
+            unload("linked_api")
+    assert _checks(report) == {
+        "create_thing": [],
+        "get_thing": ["use_after_free"],
+        "delete_thing": [],
+    }
+    (found,) = report.failures("get_thing")
+    assert found.message.startswith("create_thing answered 201 with id ")
+
+
 def test_checks_are_chosen_on_the_command_line(
     data_servers: tuple[ModuleType, str, str], tmp_path: Path
 ) -> None:
