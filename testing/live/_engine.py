@@ -116,17 +116,43 @@ def _requires_auth(api: HttpApi, op: HttpOperation) -> bool:
     return bool(alternatives) and all(alternatives)
 
 
-def _without_credentials(target: Target, op: HttpOperation, exchange: Exchange) -> Exchange | None:
-    """``exchange``'s request sent again with every credential left out; None: no answer."""
+# what stands in for a credential in a request sent with wrong ones
+_WRONG_KEY = "toolbind-invalid-credential"
+_WRONG_BASIC = "Basic dG9vbGJpbmQ6aW52YWxpZA=="  # toolbind:invalid
+
+
+def _wrong(name: str, value: str) -> str:
+    """A credential of the same kind as ``value`` that no server issued."""
+    if name.lower() != "authorization":
+        return _WRONG_KEY
+    scheme = value.partition(" ")[0]
+    return _WRONG_BASIC if scheme.lower() == "basic" else f"{scheme or 'Bearer'} {_WRONG_KEY}"
+
+
+def _resent(
+    target: Target, op: HttpOperation, exchange: Exchange, *, wrong: bool
+) -> Exchange | None:
+    """``exchange``'s request sent again with every credential left out (``wrong``: replaced by
+    one of the same kind no server issued; cookies are left out); None: no answer."""
     alternatives = op.security if op.security is not None else target.api.security
     schemes = [target.api.security_schemes.get(r.scheme) for a in alternatives for r in a]
     query_keys = {s.name for s in schemes if s is not None and s.location == "query"}
-    drop = {h.lower() for h in target.secret_headers()} | {"authorization"}
+    secret = {h.lower() for h in target.secret_headers()} | {"authorization"}
     if any(s is not None and s.location == "cookie" for s in schemes):
-        drop.add("cookie")
+        secret.add("cookie")
     url = httpx.URL(exchange.url)
-    params = [(k, v) for k, v in url.params.multi_items() if k not in query_keys]
-    headers = [(k, v) for k, v in exchange.request_headers if k.lower() not in drop]
+    params: list[tuple[str, str]] = []
+    for key, value in url.params.multi_items():
+        if key not in query_keys:
+            params.append((key, value))
+        elif wrong:
+            params.append((key, _WRONG_KEY))
+    headers: list[tuple[str, str]] = []
+    for name, value in exchange.request_headers:
+        if name.lower() not in secret:
+            headers.append((name, value))
+        elif wrong and name.lower() != "cookie":
+            headers.append((name, _wrong(name, value)))
     how = target.how
     how.throttle()
     # its own transport: closing this client must not close the Activity's
@@ -154,16 +180,24 @@ def _check_auth(
     instance: Any,
     sent: Exchange,
 ) -> None:
-    """Send ``sent`` again without credentials; record ``ignored_auth`` if it is not refused."""
-    outcome.requests += 1
-    bare = _without_credentials(target, op, sent)
-    if bare is None:
-        return
+    """Send ``sent`` again without credentials, then with wrong ones; record ``ignored_auth``
+    for the first that is not refused."""
     alternatives_at = f"{tool.source}/security" if op.security is not None else ""
     if not alternatives_at and tool.source:
         alternatives_at = tool.source.partition("#")[0] + "#/security"  # (the API's default)
-    for finding in ignored_auth(bare, alternatives_at):
-        outcome.add(failure(target, tool, finding, instance, [bare]))
+    for wrong in (False, True):
+        if target.how.spent:
+            return
+        outcome.requests += 1
+        bare = _resent(target, op, sent, wrong=wrong)
+        if bare is None:
+            continue
+        how = "with wrong credentials" if wrong else "without credentials"
+        findings = ignored_auth(bare, alternatives_at, how)
+        for finding in findings:
+            outcome.add(failure(target, tool, finding, instance, [bare]))
+        if findings:
+            return
 
 
 def _probe_tool(

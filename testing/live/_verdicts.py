@@ -232,15 +232,15 @@ def negative_data_rejection(ex: Exchange, broken: str, pointer: str) -> list[Fin
     ]
 
 
-def ignored_auth(ex: Exchange, pointer: str) -> list[Finding]:
-    """A request sent without credentials to an operation that requires them (where ``pointer``
-    says so) is refused."""
+def ignored_auth(ex: Exchange, pointer: str, how: str = "without credentials") -> list[Finding]:
+    """A request sent ``how`` (without credentials, with wrong ones) to an operation that
+    requires them (where ``pointer`` says so) is refused."""
     if ex.status in (401, 403):
         return []
     return [
         Finding(
             check=IGNORED_AUTH,
-            message=f"sent without credentials, it was answered {ex.status} (not 401/403)",
+            message=f"sent {how}, it was answered {ex.status} (not 401/403)",
             pointer=pointer,
         )
     ]

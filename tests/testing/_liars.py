@@ -3,7 +3,7 @@
 ``SPEC`` (OpenAPI 3.0, served at ``/openapi.json``) declares what each operation answers; the
 routes answer otherwise where the operation's name says so — a 500 on some input, a status not
 declared, text where JSON is declared, nothing where JSON is declared, a body without a required field, a declared header left
-out, an operation that requires auth and ignores it — and keep it on ``honest`` and ``guarded``.
+out, an operation that requires auth and ignores it, one that takes any token — and keep it on ``honest`` and ``guarded``.
 Further routes misbehave at the HTTP level: ``slow`` sleeps past any short timeout, ``away``
 redirects to another host.
 """
@@ -79,6 +79,14 @@ SPEC: dict[str, Any] = {
             },
         ),
         "/secret": _get("secret", security=_BEARER),
+        "/lenient": _get(
+            "lenient",
+            security=_BEARER,
+            responses={
+                "200": {"description": "ok", "content": _JSON},
+                "401": {"description": "who are you", "content": _ERROR},
+            },
+        ),
         "/guarded": _get(
             "guarded",
             security=_BEARER,
@@ -155,6 +163,13 @@ def guarded(request: Request) -> Response:
     if request.headers.get("authorization") != f"Bearer {THE_TOKEN}":
         return JSONResponse({"error": "unauthorised"}, status_code=401)
     return JSONResponse({"id": 1, "name": "member"})
+
+
+@app.get("/lenient")
+def lenient(request: Request) -> Response:
+    if "authorization" not in request.headers:  # (any token will do)
+        return JSONResponse({"error": "unauthorised"}, status_code=401)
+    return JSONResponse({"id": 1, "name": "anyone with a token"})
 
 
 @app.post("/items")

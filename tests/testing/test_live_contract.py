@@ -37,6 +37,7 @@ DEFECTS = {
     "missing": ["response_schema_conformance"],
     "headless": ["response_headers_conformance"],
     "secret": ["ignored_auth"],
+    "lenient": ["ignored_auth"],
     "honest": [],
     "guarded": [],
 }
@@ -92,6 +93,11 @@ def test_each_broken_promise_is_found_as_its_check_on_its_tool(
     secret = report.failures("secret")[0]
     assert secret.status == 200 and "authorization" not in secret.curl.lower()
     assert secret.pointer.endswith("#/paths/~1secret/get/security")
+    assert secret.message == "sent without credentials, it was answered 200 (not 401/403)"
+    # a token no server issued is taken as well as the right one
+    lenient = report.failures("lenient")[0]
+    assert lenient.message == "sent with wrong credentials, it was answered 200 (not 401/403)"
+    assert "'authorization: ***'" in lenient.curl
     # the configured secret never shows; its header does, masked
     rendered = report.render()
     assert _liars.THE_TOKEN not in rendered and _liars.THE_TOKEN not in junit_xml(report)
