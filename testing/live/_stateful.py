@@ -135,8 +135,9 @@ def spec_links(
         responses = _at(document, pointer + "/responses")
         if not isinstance(responses, dict):
             continue
-        for status, response in cast("dict[str, Any]", responses).items():
-            if not status.startswith("2") or not isinstance(response, dict):
+        # (a YAML spec's status keys may be numbers)
+        for status, response in cast("dict[Any, Any]", responses).items():
+            if not str(status).startswith("2") or not isinstance(response, dict):
                 continue
             answer = cast("dict[str, Any]", response)
             for link in cast("dict[str, Any]", answer.get("links") or {}).values():

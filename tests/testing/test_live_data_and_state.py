@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import yaml
 
 from tests._servers import serve_asgi
 from tests.conftest import unload
@@ -172,6 +173,19 @@ def test_the_specs_links_lead_the_sequence(tmp_path: Path) -> None:
     }
     (found,) = report.failures("get_thing")
     assert found.message.startswith("create_thing answered 201 with id ")
+
+
+def test_links_are_read_from_a_yaml_spec_whose_statuses_are_numbers(tmp_path: Path) -> None:
+    spec = json.loads(json.dumps(_keepers.LINKED_SPEC))
+    for methods in spec["paths"].values():
+        for op in methods.values():
+            op["responses"] = {int(k): v for k, v in op["responses"].items()}
+    path = tmp_path / "linked.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    assert "\n        201:\n" in path.read_text(encoding="utf-8")
+    with serve_asgi(_keepers.crud_app("zombie", linked=True)) as base:
+        report = check_live([path], base, methods=WRITES, budget=40)
+    assert _checks(report)["get_thing"] == ["use_after_free"]
 
 
 def test_checks_are_chosen_on_the_command_line(
