@@ -118,8 +118,23 @@ def _media_matches(declared: str, actual: str) -> bool:
 def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
     """An answer says a content type its status declares: one with a body, and one without a
     ``Content-Type`` where content is declared (an empty 401 where JSON is promised), except
-    where HTTP allows no body (HEAD, 204, 304)."""
+    where HTTP allows no body (HEAD, 204, 304); an answer of a status not declared, a type the
+    operation declares for some status."""
     responses = matching(op, ex.status)
+    if not responses and ex.body and ex.media_type:
+        # a status not declared (status_code_conformance's finding) still answers in a type the
+        # operation speaks: an HTML error page where only JSON is declared is read by no tool
+        spoken = sorted({r.media_type for r in op.responses if r.media_type})
+        if not spoken or any(_media_matches(d, ex.media_type) for d in spoken):
+            return []
+        message = f"{ex.media_type} for status {ex.status} (not declared); the operation "
+        return [
+            Finding(
+                check=CONTENT_TYPE_CONFORMANCE,
+                message=message + f"answers only {', '.join(spoken)}",
+                pointer=responses_pointer(tool),
+            )
+        ]
     declared = sorted({r.media_type for r in responses if r.media_type})
     if not declared or (not ex.body and (ex.media_type or _bodiless(ex))):
         return []

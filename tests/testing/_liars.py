@@ -2,7 +2,8 @@
 
 ``SPEC`` (OpenAPI 3.0, served at ``/openapi.json``) declares what each operation answers; the
 routes answer otherwise where the operation's name says so — a 500 on some input, a status not
-declared, text where JSON is declared, nothing where JSON is declared, a body without a required field, a declared header left
+declared, text where JSON is declared, nothing where JSON is declared, an HTML
+error of a status not declared, a body without a required field, a declared header left
 out, an operation that requires auth and ignores it, one that takes any token — and keep it on ``honest`` and ``guarded``.
 Further routes misbehave at the HTTP level: ``slow`` sleeps past any short timeout, ``away``
 redirects to another host.
@@ -67,6 +68,7 @@ SPEC: dict[str, Any] = {
         "/teapot": _get("teapot"),
         "/text": _get("text"),
         "/mute": _get("mute"),
+        "/lost": _get("lost"),
         "/missing": _get("missing"),
         "/headless": _get(
             "headless",
@@ -141,6 +143,12 @@ def text() -> Response:
 @app.get("/mute")
 def mute() -> Response:
     return Response(status_code=200)  # (JSON declared: no body, no Content-Type)
+
+
+@app.get("/lost")
+def lost() -> Response:
+    # (404 is not declared, and only JSON is)
+    return Response("<html>gone</html>", status_code=404, media_type="text/html")
 
 
 @app.get("/missing")

@@ -34,6 +34,7 @@ DEFECTS = {
     "teapot": ["positive_data_acceptance", "status_code_conformance"],
     "text": ["content_type_conformance"],
     "mute": ["content_type_conformance"],
+    "lost": ["content_type_conformance", "status_code_conformance"],
     "missing": ["response_schema_conformance"],
     "headless": ["response_headers_conformance"],
     "secret": ["ignored_auth"],
@@ -85,6 +86,11 @@ def test_each_broken_promise_is_found_as_its_check_on_its_tool(
     text = report.failures("text")[0]
     assert text.pointer.endswith("#/paths/~1text/get/responses/200/content")
     assert text.message == "text/plain for status 200; declared: application/json"
+    lost = next(f for f in report.failures("lost") if f.check == "content_type_conformance")
+    assert lost.message == (
+        "text/html for status 404 (not declared); the operation answers only application/json"
+    )
+    assert lost.pointer.endswith("#/paths/~1lost/get/responses")
     mute = report.failures("mute")[0]
     assert mute.message == "no Content-Type, no body for status 200; declared: application/json"
     headless = report.failures("headless")[0]
