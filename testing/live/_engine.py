@@ -272,6 +272,8 @@ def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> Non
                 outcome.skipped = f"{outcome.method} is not in methods= (safe methods by default)"
             elif how.spent:
                 outcome.skipped = f"the budget of {how.budget} requests was spent"
+            elif why := target.unconfigured(op):
+                outcome.skipped = f"not configured: {why} (give credentials=)"
             elif NEGATIVE_DATA_REJECTION in how.checks:
                 _probe_tool(target, tool, op, outcome, limit - limit // 2)
                 if not outcome.skipped:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from toolbind.runtime import ToolBinding, ToolResult
-from toolbind.runtime.contract import HttpApi
+from toolbind.runtime.contract import HttpApi, HttpOperation
 from toolbind.runtime.errors import HttpConfigurationError
 from toolbind.runtime.http import HttpClient
 
@@ -115,6 +115,20 @@ class Target:
     recorder: Recorder
     how: LiveSettings
 
+    def unconfigured(self, op: HttpOperation) -> str:
+        """Why the client cannot call ``op`` (no credentials for any alternative its security
+        requires, as the client decides), or ''. Said before any Call is drawn: raised from a
+        probe, hypothesis would replay and shrink the error for nothing."""
+        alternatives = op.security if op.security is not None else self.api.security
+        if not alternatives or any(
+            not alt or all(r.scheme in self.how.credentials for r in alt) for alt in alternatives
+        ):
+            return ""
+        options = " or ".join(
+            "[" + " and ".join(r.scheme for r in alt) + "]" for alt in alternatives
+        )
+        return f"tool {op.tool!r} needs credentials for {options}"
+
     def secret_headers(self) -> list[str]:
         """Header names that carry credentials: the API's header keys and configured headers."""
         names = [s.name for s in self.api.security_schemes.values() if s.location == "header"]
@@ -134,6 +148,7 @@ class Target:
         try:
             result = send()
         except HttpConfigurationError as exc:
+            self.how.sent -= 1  # (nothing went out)
             raise Unconfigured(str(exc)) from exc
         exchanges = list(self.recorder.exchanges)
         kind = result.metadata.get("error_type")

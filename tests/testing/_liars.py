@@ -45,6 +45,8 @@ SPEC: dict[str, Any] = {
         "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
     },
     "paths": {
+        # (first: a tool that cannot be called without credentials must not spend the budget)
+        "/locked": _get("locked", params=_N, security=_BEARER),
         "/honest": _get(
             "honest",
             params=_N,

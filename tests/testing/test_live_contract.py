@@ -131,6 +131,18 @@ def test_honest_operations_pass_and_exit_zero(liars: tuple[ModuleType, str]) -> 
     assert all(t.requests >= 1 for t in report.tools)
 
 
+def test_a_tool_without_its_credentials_is_skipped_spending_nothing(
+    liars: tuple[ModuleType, str],
+) -> None:
+    pkg, base = liars
+    report = check_live(pkg, base, tools=["locked", "honest"], budget=6)
+    locked, honest = report.tools
+    assert locked.skipped == (
+        "not configured: tool 'locked' needs credentials for [bearer] (give credentials=)"
+    )
+    assert locked.requests == 0 and not honest.skipped and honest.requests >= 3
+
+
 def test_rate_spaces_the_requests(liars: tuple[ModuleType, str]) -> None:
     pkg, base = liars
     started = time.monotonic()
