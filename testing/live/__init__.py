@@ -9,7 +9,9 @@ For every operation, hypothesis draws valid Calls, the generated HTTP Activity s
 a 4xx other than 401/403/404/409/429) and, where the spec requires auth, ``ignored_auth`` (the
 request sent without credentials must be refused with 401/403). Where POST and DELETE are sent,
 create/read/delete sequences check ``ensure_resource_availability`` (created, then read back) and
-``use_after_free`` (deleted, then gone). Asked for, ``negative_data_rejection`` sends Calls the
+``use_after_free`` (deleted, then gone); a method a path does not declare must get 405
+(``unsupported_method``) with an ``Allow`` header naming the declared ones
+(``allow_header_conformance``). Asked for, ``negative_data_rejection`` sends Calls the
 spec forbids, bypassing the Call model, and expects a 4xx. A request that gets no answer
 (unreachable, timed out, redirected elsewhere, not HTTP) fails the ``network`` check::
 

@@ -31,16 +31,19 @@ from toolbind.runtime.errors import UsageError
 from toolbind.runtime.http import HttpClient, RetryPolicy
 
 from .._strategies import json_instances
+from ._methods import probe_methods
 from ._negative import probe_invalid
 from ._probe import LiveSettings, Target, drive, failure, record, wire_schema
 from ._report import LiveReport, ToolOutcome
 from ._stateful import SEQUENCE_COST, probe_sequences, resources, spec_links
 from ._verdicts import (
+    ALLOW_HEADER_CONFORMANCE,
     ANSWER_CHECKS,
     CHECKS,
     ENSURE_RESOURCE_AVAILABILITY,
     IGNORED_AUTH,
     NEGATIVE_DATA_REJECTION,
+    UNSUPPORTED_METHOD,
     USE_AFTER_FREE,
     ignored_auth,
 )
@@ -48,6 +51,7 @@ from ._wire import Exchange, Recorder
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 STATEFUL_CHECKS = frozenset({USE_AFTER_FREE, ENSURE_RESOURCE_AVAILABILITY})
+METHOD_CHECKS = frozenset({UNSUPPORTED_METHOD, ALLOW_HEADER_CONFORMANCE})
 
 
 def _is_loopback(host: str) -> bool:
@@ -216,7 +220,7 @@ def _probe_tool(
             call = tool.call_model.model_validate(instance)
         except ValidationError:
             reject()
-        findings, sent = target.send(lambda: target.activities[tool.name](call))
+        findings, sent = target.send(tool.name, lambda: target.activities[tool.name](call))
         outcome.requests += 1
         if not findings and sent:
             findings = [f for check in answer_checks for f in check(tool, op, sent[-1])]
@@ -281,6 +285,8 @@ def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> Non
             else:
                 _probe_tool(target, tool, op, outcome, limit)
         probe_sequences(target, stateful, report)
+        if how.checks & METHOD_CHECKS:
+            probe_methods(target, chosen, report)
 
 
 def packages_of(

@@ -127,7 +127,7 @@ def probe_invalid(
             misses += 1
             return
         mutated, edit = found
-        findings, sent = target.send(lambda: target.client.call(tool.name, mutated))
+        findings, sent = target.send(tool.name, lambda: target.client.call(tool.name, mutated))
         outcome.requests += 1
         if not findings and sent:
             answer = sent[-1]

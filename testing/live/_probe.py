@@ -114,6 +114,8 @@ class Target:
     activities: Mapping[str, Callable[[Any], Any]]
     recorder: Recorder
     how: LiveSettings
+    sent_to: dict[str, Exchange] = field(default_factory=dict[str, Exchange])
+    """The first request each tool sent (by tool name) that got an answer."""
 
     def unconfigured(self, op: HttpOperation) -> str:
         """Why the client cannot call ``op`` (no credentials for any alternative its security
@@ -138,8 +140,10 @@ class Target:
         """``exchange``'s request as a masked ``curl`` line."""
         return curl(exchange, secrets=self.how.secrets(), secret_headers=self.secret_headers())
 
-    def send(self, send: Callable[[], ToolResult[Any]]) -> tuple[list[Finding], list[Exchange]]:
-        """Run ``send`` (one Call through the client): the no-answer finding (if so) and the
+    def send(
+        self, tool: str, send: Callable[[], ToolResult[Any]]
+    ) -> tuple[list[Finding], list[Exchange]]:
+        """Run ``send`` (one Call of ``tool`` through the client): the no-answer finding (if so) and the
         exchanges (more than one when redirects were followed; the last holds the answer). A
         Call the client cannot send as the spec describes it is rejected (not the server's
         fault, and nothing went out)."""
@@ -152,6 +156,8 @@ class Target:
             raise Unconfigured(str(exc)) from exc
         exchanges = list(self.recorder.exchanges)
         kind = result.metadata.get("error_type")
+        if exchanges and kind not in _NO_ANSWER:
+            self.sent_to.setdefault(tool, exchanges[0])
         if kind in _NO_ANSWER:
             return [Finding(check=NETWORK, message=f"{kind}: {result.error}")], exchanges
         if kind == "invalid_input":

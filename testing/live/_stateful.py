@@ -231,7 +231,9 @@ class _Sequence:
         the request got no answer: the single-operation probes report that)."""
         if self.target.how.spent:
             return None
-        findings, sent = self.target.send(lambda: self.target.activities[tool.name](call))
+        findings, sent = self.target.send(
+            tool.name, lambda: self.target.activities[tool.name](call)
+        )
         outcome = self.outcomes.get(tool.name)
         if outcome is not None:
             outcome.requests += 1

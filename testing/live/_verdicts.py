@@ -30,6 +30,8 @@ POSITIVE_DATA_ACCEPTANCE = "positive_data_acceptance"
 NEGATIVE_DATA_REJECTION = "negative_data_rejection"
 USE_AFTER_FREE = "use_after_free"
 ENSURE_RESOURCE_AVAILABILITY = "ensure_resource_availability"
+UNSUPPORTED_METHOD = "unsupported_method"
+ALLOW_HEADER_CONFORMANCE = "allow_header_conformance"
 # Not a check on an answer: the request got none (unreachable, timed out, refused redirect,
 # not HTTP).
 NETWORK = "network"
@@ -45,6 +47,8 @@ CHECKS = (
     NEGATIVE_DATA_REJECTION,
     USE_AFTER_FREE,
     ENSURE_RESOURCE_AVAILABILITY,
+    UNSUPPORTED_METHOD,
+    ALLOW_HEADER_CONFORMANCE,
 )
 # Sending invalid Calls is asked for (it spends the budget on what no agent sends).
 DEFAULT_CHECKS = tuple(c for c in CHECKS if c != NEGATIVE_DATA_REJECTION)

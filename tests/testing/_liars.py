@@ -5,7 +5,9 @@ routes answer otherwise where the operation's name says so — a 500 on some inp
 declared, text where JSON is declared, nothing where JSON is declared, an HTML
 error of a status not declared, a body without a required field, a declared header left
 out, an operation that requires auth and ignores it, one that takes any token — and keep it on ``honest`` and ``guarded``.
-Further routes misbehave at the HTTP level: ``slow`` sleeps past any short timeout, ``away``
+``open`` takes a method it does not
+declare, ``blunt`` refuses one without saying what is allowed. Further routes misbehave at the
+HTTP level: ``slow`` sleeps past any short timeout, ``away``
 redirects to another host.
 """
 
@@ -106,6 +108,8 @@ SPEC: dict[str, Any] = {
             }
         },
         "/slow": _get("slow"),
+        "/open": _get("open"),
+        "/blunt": _get("blunt"),
         "/away": _get("away"),
     },
 }
@@ -186,6 +190,21 @@ def lenient(request: Request) -> Response:
 def create() -> Response:
     CREATED.append(1)
     return JSONResponse({"id": len(CREATED), "name": "new"}, status_code=201)
+
+
+@app.api_route("/open", methods=["GET", "PUT"])
+def open_door() -> Response:
+    return JSONResponse({"id": 1, "name": "PUT is not declared, and taken"})
+
+
+@app.get("/blunt")
+def blunt() -> Response:
+    return JSONResponse({"id": 1, "name": "blunt"})
+
+
+@app.put("/blunt")
+def blunt_refusal() -> Response:
+    return JSONResponse({"error": "no"}, status_code=405)  # (no Allow header)
 
 
 @app.get("/slow")

@@ -143,6 +143,25 @@ def test_a_tool_without_its_credentials_is_skipped_spending_nothing(
     assert locked.requests == 0 and not honest.skipped and honest.requests >= 3
 
 
+def test_an_undeclared_method_must_be_refused_saying_what_is_allowed(
+    liars: tuple[ModuleType, str],
+) -> None:
+    pkg, base = liars
+    report = check_live(
+        pkg, base, tools=["open", "blunt", "honest"], methods=("GET", "PUT"), budget=30
+    )
+    assert _checks(report) == {
+        "open": ["unsupported_method"],
+        "blunt": ["allow_header_conformance"],
+        "honest": [],
+    }
+    (taken,) = report.failures("open")
+    assert taken.message == "PUT, which the path does not declare (GET), was answered 200, not 405"
+    assert taken.curl.startswith("curl -X PUT") and taken.pointer.endswith("#/paths/~1open")
+    (blunt,) = report.failures("blunt")
+    assert blunt.message == "the 405 to PUT says Allow: (none); the path declares GET"
+
+
 def test_rate_spaces_the_requests(liars: tuple[ModuleType, str]) -> None:
     pkg, base = liars
     started = time.monotonic()
