@@ -1,5 +1,5 @@
-"""One large real spec (500+ operations) beside FastMCP and datamodel-code-generator: issue 13,
-must-show 4 (``bench/openapi.py --large [SPEC]``).
+"""One large real spec (500+ operations) beside FastMCP and datamodel-code-generator
+(``bench/openapi.py --large [SPEC]``).
 
 Each step runs in a fresh child process (wall time and peak RSS from ``os.wait4``):
 
@@ -10,7 +10,7 @@ Each step runs in a fresh child process (wall time and peak RSS from ``os.wait4`
   10 tools, and the first validated call of one tool — what an agent pays before its first call —
   vs FastMCP's load, which a FastMCP server pays before it can list or call anything.
 
-Targets (issue 13): compile ≤ 0.5× FastMCP's load; register + compose + first call ≤ 0.1×
+Targets: compile ≤ 0.5× FastMCP's load; register + compose + first call ≤ 0.1×
 FastMCP's load and ≤ 200 ms on an idle machine. Misses are printed, never asserted.
 
 Without a SPEC the spec is GitHub's REST API description (1,223 operations, OpenAPI 3.0), taken

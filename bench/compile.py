@@ -1,7 +1,7 @@
 """Compile-time benchmark: toolbind vs datamodel-code-generator, OpenAPI specs and tool corpus.
 
-First (``--part openapi``) issue 4's figure: ``bench/openapi.py --peer-specs`` — openai,
-discord, twilio ×2, slack, netlify and stapi compiled by ``toolbind generate`` (full output) and
+First (``--part openapi``) the OpenAPI peer comparison: ``bench/openapi.py --peer-specs`` — openai,
+discord, readme, train-travel, slack, netlify and stapi compiled by ``toolbind generate`` (full output) and
 by datamodel-codegen (models only), the wall-time and RSS ratios, and the openai package's
 import time, first use and LLM-facing schema bytes (see that script). Then (``--part tools``)
 the tool corpus, described below.
@@ -72,7 +72,7 @@ Usage:
     .venv/bin/python bench/compile.py [--repeat 3] [--json] [--corpus PATH]
 
 OpenAPI:
-    The OpenAPI comparison of issue 4 (openai, discord, twilio, slack, netlify, stapi: wall
+    The OpenAPI peer comparison (openai, discord, readme, train-travel, slack, netlify, stapi: wall
     time, peak RSS, import, first use, LLM-facing schema bytes) is ``bench/openapi.py``; see
     bench/README.md for what each script measures and the last table.
 """
@@ -638,7 +638,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--part",
         choices=["all", "openapi", "tools"],
         default="all",
-        help="openapi: issue 4's comparison on the OpenAPI peer specs (bench/openapi.py "
+        help="openapi: the comparison on the OpenAPI peer specs (bench/openapi.py "
         "--peer-specs); tools: the tool corpus; all: both, in that order (default)",
     )
     args = parser.parse_args(argv)
@@ -736,7 +736,7 @@ def report(results: list[Result], meta: dict[str, Any], as_json: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.part != "tools":
-        # issue 4's figure: openai, discord, twilio ×2, slack, netlify, stapi, full output
+        # the peer comparison: openai, discord, readme, train-travel, slack, netlify, stapi
         import openapi  # bench/openapi.py, beside this script
 
         print("== OpenAPI specs: toolbind generate vs datamodel-codegen (bench/openapi.py) ==")

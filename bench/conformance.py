@@ -1,6 +1,6 @@
 """Conformance benchmark: toolbind vs datamodel-code-generator vs jsonschema on the JSON-Schema-Test-Suite.
 
-Issue 3 ("Faithful models"): a generated model must accept exactly the instances its JSON Schema
+Faithful models: a generated model must accept exactly the instances its JSON Schema
 accepts. This script measures how far each implementation is from that, in one run, on the same
 suite, and lists every instance on which toolbind disagrees with the suite.
 

@@ -1,4 +1,4 @@
-"""Incremental regeneration (issue 18, must-show 2): ``toolbind generate`` over the corpus, then
+"""Incremental regeneration: ``toolbind generate`` over the corpus, then
 one tool's description changed in the largest spec; the regeneration's time against a full run's,
 in the same run (the peer is toolbind's own full run: no other generator regenerates
 incrementally).
@@ -14,7 +14,7 @@ Steps, each a fresh ``toolbind generate`` process (wall time from spawn to reap)
 4. **full again**: the edited specs into an empty directory — the reference time, and the tree
    step 3 must equal byte for byte.
 
-Targets (issue 18): step 3 ≤ 1 s on an idle machine and ≤ 0.2 × step 4.
+Targets: step 3 ≤ 1 s on an idle machine and ≤ 0.2 × step 4.
 """
 
 from __future__ import annotations

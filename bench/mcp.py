@@ -1,4 +1,4 @@
-"""MCP serving benchmark (issue 14, must-show 4): the largest corpus OpenAPI spec served over MCP
+"""MCP serving benchmark: the largest corpus OpenAPI spec served over MCP
 (stdio) by toolbind and, in the same run, by FastMCP's ``from_openapi`` server.
 
 For each server, measured through the official ``mcp`` SDK's client:
@@ -17,7 +17,7 @@ The YAML spec is turned into JSON once, beforehand, and both servers read that.
 
     .venv/bin/python bench/mcp.py [--spec FILE] [--calls N] [--json FILE]
 
-Targets (issue 14): startup ≤ 0.5× FastMCP's, tools/list bytes ≤ 0.5×, per-call ≤ 1× (the
+Targets: startup ≤ 0.5× FastMCP's, tools/list bytes ≤ 0.5×, per-call ≤ 1× (the
 median and the mean are both printed: on a shared machine the mean carries other processes'
 stalls). Misses are printed, never asserted.
 """

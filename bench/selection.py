@@ -1,4 +1,4 @@
-"""Tool selection on large toolsets (issue 15, must-show 2): recall@k of the selector and the
+"""Tool selection on large toolsets: recall@k of the selector and the
 prompt bytes with and without selection.
 
 Two question sets, each one question a user would ask for 50 different operations of a
@@ -10,7 +10,7 @@ tools the selector offers) and the bytes of what the model is sent — the compo
 output}`` function (compact JSON, as instructor sends it) plus the question — with every tool
 offered vs the k selected (mean over the questions). The peer in the same run is offering every
 tool; another selector can be measured with ``--selector module:factory`` (called with k), e.g.
-main's BM25 before issue 15's vocabulary work::
+main's BM25 before the vocabulary work::
 
     git show main:runtime/_selection.py | sed 's/^from \\./from toolbind.runtime./' > /tmp/v1.py
     PYTHONPATH=/tmp .venv/bin/python bench/selection.py --selector v1:BM25Selector
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             for k in args.k:
                 got = [r["recall"] for n in names for r in rows if r["set"] == n and r["k"] == k]
                 print(f"{k:>8}  {' '.join(f'{v:>8.2f}' for v in got)}")
-            print("target (issue 15): recall >= 0.95 at k = 10")
+            print("target: recall >= 0.95 at k = 10")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0

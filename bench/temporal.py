@@ -1,4 +1,4 @@
-"""Durable runs on Temporal vs the in-process loop, in the same run (issue 16).
+"""Durable runs on Temporal vs the in-process loop, in the same run.
 
 ``--runs`` agent runs (200) of 3 steps × 3 Activity calls (``weatherCheck``, 20 ms of simulated
 I/O each; the third step also gives the output, ``end_on_output``) against an OpenAI-protocol

@@ -157,6 +157,14 @@ def generate(
             readable=False,
         ),
     ] = None,
+    no_format_checks: Annotated[
+        bool,
+        typer.Option(
+            "--no-format-checks",
+            help="OpenAPI: Calls leave formats unchecked (by default they check int32/int64 "
+            "ranges, uuid, date and date-time before anything is sent).",
+        ),
+    ] = False,
 ) -> None:
     """Generate a bindings package per spec file into OUT (all-or-nothing)."""
     code = run(
@@ -172,6 +180,7 @@ def generate(
         package=package,
         full=full,
         mcp_config=mcp_config,
+        no_format_checks=no_format_checks,
     )
     if code:
         raise typer.Exit(code)

@@ -66,6 +66,7 @@ GENERATE = (
     Param("package", ("--package",), False, True, str, True, None),
     Param("full", ("--full",), True, False, bool, True, False),
     Param("mcp_config", ("--mcp-config",), False, True, Path, False, None),
+    Param("no_format_checks", ("--no-format-checks",), True, False, bool, True, False),
 )
 """``cli.generate``'s parameters, in order (``tests/cli`` compares them with typer's reading)."""
 
@@ -253,6 +254,7 @@ def run(
     package: list[str] | None = None,
     full: bool = False,
     mcp_config: list[Path] | None = None,
+    no_format_checks: bool = False,
 ) -> int:
     """``toolbind generate``; its exit status (``cli.generate`` documents each parameter)."""
     inputs = [*(specs or ([] if mcp_config else [Path("specs")])), *(mcp_config or [])]
@@ -277,22 +279,18 @@ def run(
         )
     refs = RefPolicy.allowing(allow_ref or [])
     before = {} if check else manifest_sources(out / MANIFEST) or {}
+    options: dict[str, Any] = {
+        "select": select or None,
+        "refs": refs,
+        "strict": strict,
+        "names": names,
+        "format_checks": not no_format_checks,
+    }
     try:
         if check:
-            tree = build(
-                inputs, progress, select=select or None, refs=refs, strict=strict, names=names
-            )
+            tree = build(inputs, progress, **options)
         else:
-            tree = write_into(
-                inputs,
-                out,
-                progress,
-                select=select or None,
-                refs=refs,
-                strict=strict,
-                names=names,
-                reuse=not full,
-            )
+            tree = write_into(inputs, out, progress, reuse=not full, **options)
     except SpecError as exc:
         progress.stop()
         render(exc.diagnostics, notes=verbose)

@@ -30,6 +30,7 @@ def generate_tree(
     allow_refs: Sequence[Path | str] = (),
     strict: bool = False,
     package_names: Mapping[str, str] | None = None,
+    format_checks: bool = True,
 ) -> GeneratedTree:
     """Compile spec files (or directories of them) into an in-memory tree of formatted files.
 
@@ -38,6 +39,10 @@ def generate_tree(
 
     What a spec says with an assumed meaning (``type: int``, an undeclared path parameter, an
     empty ``enum``...) is read that way with a located warning; ``strict`` refuses it instead.
+
+    The Calls of OpenAPI operations check the formats their API validates (``int32`` and
+    ``int64`` ranges, ``uuid``, ``date``, ``date-time``), so a model's mistake is fed back
+    before anything is sent; ``format_checks=False`` leaves formats unchecked.
 
     ``tags``, ``paths`` (glob patterns such as ``/pets*``) and ``operations`` (operationIds or
     tool names) keep only the matching operations of OpenAPI specs; other formats ignore them.
@@ -58,6 +63,7 @@ def generate_tree(
         refs=refs,
         strict=strict,
         names=package_names,
+        format_checks=format_checks,
     )
 
 
@@ -68,12 +74,18 @@ def compile_to_directory(
     allow_refs: Sequence[Path | str] = (),
     strict: bool = False,
     package_names: Mapping[str, str] | None = None,
+    format_checks: bool = True,
 ) -> GeneratedTree:
     """Compile and write all-or-nothing to ``out`` (replacing a previous toolbind output);
-    ``strict`` and ``package_names`` as ``generate_tree``'s."""
+    ``strict``, ``package_names`` and ``format_checks`` as ``generate_tree``'s."""
     refs = RefPolicy.allowing(allow_refs)
     return write_into(
-        [Path(p) for p in inputs], Path(out), refs=refs, strict=strict, names=package_names
+        [Path(p) for p in inputs],
+        Path(out),
+        refs=refs,
+        strict=strict,
+        names=package_names,
+        format_checks=format_checks,
     )
 
 

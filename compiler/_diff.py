@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from ._driver import find_specs
+from ._driver import find_specs, read_spec
 from ._load import NO_EXTRA_REFS, RefPolicy, display_path
 from .diagnostics import Diagnostic, Diagnostics
 from .errors import SelectionError, SpecError
-from .frontends import read_spec
 from .frontends._jsonschema import SchemaLowerer
 from .ir import SchemaNode, SourceLocation, SpecPackage
 from .passes.diff import AUDIENCES, BREAKING, Change, diff_packages, diff_schemas

@@ -143,8 +143,6 @@ def read_specs(
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
 ) -> list[SpecPackage]:
-    from .frontends import read_spec
-
     packages: list[SpecPackage] = []
     for path in paths:
         if progress:
@@ -153,6 +151,22 @@ def read_specs(
         if pkg is not None:
             packages.append(pkg)
     return packages
+
+
+def read_spec(
+    path: Path,
+    shown: str,
+    diags: Diagnostics,
+    select: OperationFilter | None = None,
+    refs: RefPolicy = NO_EXTRA_REFS,
+) -> SpecPackage | None:
+    """The frontends' ``read_spec``, then the passes that change what the model reads (tools
+    told apart where their descriptions are the same)."""
+    from .frontends import read_spec as lowered
+    from .passes.descriptions import told_apart
+
+    pkg = lowered(path, shown, diags, select, refs)
+    return told_apart(pkg) if pkg is not None else None
 
 
 def _shadows(name: str) -> str | None:
@@ -271,12 +285,13 @@ def claim_names(
 
 
 def _render_package(pkg: SpecPackage, name: str, diags: Diagnostics) -> dict[str, str]:
-    return _render_keyed(pkg, name, diags, {})[0]
+    return _render_keyed(pkg, name, True, diags, {})[0]
 
 
 def _render_keyed(
     pkg: SpecPackage,
     name: str,
+    format_checks: bool,
     diags: Diagnostics,
     known: Mapping[str, str],
     memo: Mapping[str, Any] | None = None,
@@ -294,6 +309,7 @@ def _render_keyed(
         name,
         diags,
         version=VERSION,
+        format_checks=format_checks,
         known={rel.removeprefix(prefix): key for rel, key in known.items()},
         memo=memo,
         previous=None if previous is None else lambda rel: previous(prefix + rel),
@@ -354,6 +370,7 @@ def build(
     strict: bool = False,
     names: Mapping[str, str] | None = None,
     previous: Path | None = None,
+    format_checks: bool = True,
 ) -> GeneratedTree:
     """Compile ``inputs`` to a (formatted) tree in memory; raise ``SpecError`` on any error.
 
@@ -362,6 +379,10 @@ def build(
 
     ``strict``: every warning (what was read with an assumed meaning: ``type: int`` taken as
     ``integer``, an undeclared path parameter, a ``$ref`` to nothing...) is an error instead.
+
+    ``format_checks``: the Calls of OpenAPI operations check the formats the API validates
+    (``int32``/``int64`` ranges, ``uuid``, ``date``, ``date-time``); False leaves them
+    annotations, as JSON Schema does.
 
     ``select`` keeps only some operations of OpenAPI specs (by tag, path or operation);
     ``refs`` allows ``$ref``s to files and URLs beyond each spec's directory.
@@ -381,6 +402,7 @@ def build(
         refs=refs,
         strict=strict,
         names=names,
+        format_checks=format_checks,
     )
     with _no_cycle_collection():
         paths = find_specs(inputs, diags)
@@ -406,6 +428,7 @@ class _Run:
     refs: RefPolicy
     strict: bool
     names: Mapping[str, str] | None
+    format_checks: bool = True
 
 
 @dataclasses.dataclass(slots=True)
@@ -442,7 +465,7 @@ def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
     failed: list[tuple[int, str, list[Diagnostic]]] = []
     for path, source in zip(paths, sources, strict=True):
         name = tentative.get(source, ("", []))[0]
-        options = run.memo.options(name, run.refs, run.strict)
+        options = run.memo.options(name, run.refs, run.strict, run.format_checks)
         reused = run.memo.reused(source, name, options) if name else None
         if reused is not None:
             diags.items.extend(reused.read)
@@ -450,8 +473,6 @@ def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
             continue
         if run.progress:
             run.progress(source)
-        from .frontends import read_spec  # (not imported when every package is reused)
-
         own = Diagnostics()
         with recording_reads() as reads, run.memo.reading(source, name, options) as kept:
             pkg = read_spec(path, source, own, run.select, run.refs)
@@ -489,7 +510,11 @@ def _render_stage(run: _Run, units: list[_Unit]) -> tuple[Texts, dict[str, str],
         else:
             assert u.pkg is not None
             u.made = run.memo.render(
-                u.source, u.name, u.options, functools.partial(_render_keyed, u.pkg, u.name), u.kept
+                u.source,
+                u.name,
+                u.options,
+                functools.partial(_render_keyed, u.pkg, u.name, run.format_checks),
+                u.kept,
             )
         run.diags.items.extend(u.made.rendered)
         files.merge(u.made.files)
@@ -630,6 +655,7 @@ def write_into(
     strict: bool = False,
     names: Mapping[str, str] | None = None,
     reuse: bool = True,
+    format_checks: bool = True,
 ) -> GeneratedTree:
     """``build`` then ``write_tree``, formatting in the staging directory beside ``out`` (the
     files are written once, no scratch copy is deleted). The same errors, in the same order:
@@ -640,7 +666,15 @@ def write_into(
     changes without)."""
     out = out.absolute()
     if not out.parent.is_dir():  # nowhere to stage without creating directories first
-        tree = build(inputs, progress, select=select, refs=refs, strict=strict, names=names)
+        tree = build(
+            inputs,
+            progress,
+            select=select,
+            refs=refs,
+            strict=strict,
+            names=names,
+            format_checks=format_checks,
+        )
         write_tree(tree, out, inputs)
         tree.diagnostics.extend(shadowing_in_project(tree, out))
         return tree
@@ -658,6 +692,7 @@ def write_into(
             strict=strict,
             names=names,
             previous=out if reuse and _reusable(out) else None,
+            format_checks=format_checks,
         )
         check_output_dir(out, inputs)
         if any(new.iterdir()):  # an empty stage: ``out`` holds the tree already (``build``)

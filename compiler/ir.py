@@ -116,6 +116,7 @@ class NumericBounds:
 class IntegerNode:
     meta: Meta
     bounds: NumericBounds = field(default_factory=NumericBounds)
+    format: str | None = None
     kind: Literal["integer"] = "integer"
 
 

@@ -229,7 +229,7 @@ def show(event: AgentEvent) -> None:
     elif event.type == "tool-input-delta" and "partial" in event.data:
         print(f"    … {event.tool} arguments so far: {_short(event.data['partial'])}")
     elif event.type == "tool-input-delta":
-        print(f"    ✓ {event.tool} validated: {event.data['delta']}")
+        print(f"    ✓ {event.tool} validated: {json.dumps(event.data['arguments'])}")
     elif event.type.startswith("tool-call."):
         print(f"    ⇒ {event.tool} {event.type.removeprefix('tool-call.')}")
 

@@ -1,5 +1,5 @@
 """Runtime layer: the ``Capability`` protocol an Agent composes, the ``Toolset`` it wraps and the
-``Run`` a step hook sees. Imports ``_binding``, ``_events``, ``_executor``, ``_registry``,
+``Run`` a step hook sees. Imports ``_binding``, ``_context``, ``_events``, ``_executor``, ``_registry``,
 ``_result``, ``_state``, ``errors``, ``_secrets`` (lazily); never the Agent (it hands what a hook needs in a ``Run``).
 
 A capability is an object with hooks, each a no-op by default (so one overrides only what it
@@ -28,9 +28,10 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 from ._binding import ToolBinding
+from ._context import CONTEXT_HEADER, UPDATE_HEADER
 from ._events import AgentEvent, CallRecord, Step
 from ._executor import Pending, RoutedCall
 from ._registry import RegisteredActivity
@@ -39,6 +40,7 @@ from ._state import RunContext
 from .errors import UsageError
 
 __all__ = [
+    "DELIVERED",
     "Capability",
     "Outcome",
     "Proceed",
@@ -49,6 +51,7 @@ __all__ = [
     "for_the_model",
     "in_order",
     "visible",
+    "written_by_toolbind",
 ]
 
 Outcome = ToolResult[Any] | Pending
@@ -115,7 +118,8 @@ class Run:
         binding: the tool of a name as the Agent offers it, or None.
         shown: the names the model is shown for the tools of ``output``'s request.
         execute: runs a call again through the Agent (``call_id``, the Call, the RoutedCall
-            changes to apply) and gives its result.
+            changes to apply) and gives its record (its result and progress; its events are
+            the caller's to tell).
     """
 
     run_id: str
@@ -125,7 +129,7 @@ class Run:
     state: RunContext | None
     binding: Callable[[str], ToolBinding | None]
     shown: Callable[[], Mapping[str, str]]
-    execute: Callable[[str, Any, Mapping[str, Any]], Awaitable[ToolResult[Any]]]
+    execute: Callable[[str, Any, Mapping[str, Any]], Awaitable[CallRecord]]
 
 
 class Capability:
@@ -211,3 +215,26 @@ def for_the_model(content: Any) -> str:
     from ._secrets import scrub_everywhere
 
     return scrub_everywhere(json.dumps(content))
+
+
+DELIVERED = "tool_result"
+"""The ``event`` of a delivered result as the model reads it: a user message the Agent writes
+(``{"event": "tool_result", "call_id", "tool", "result"}``)."""
+
+
+def written_by_toolbind(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` is a user message the Agent wrote, not the user: the context it shows
+    the model, the identities a step's calls wrote, a delivered result. Told by its text, so also
+    among the messages a resumed run is given back."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, str):
+        return False
+    if content.startswith((CONTEXT_HEADER, UPDATE_HEADER)):
+        return True
+    if not content.startswith('{"event"'):
+        return False
+    try:
+        said: Any = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(said, dict) and cast("dict[str, Any]", said).get("event") == DELIVERED

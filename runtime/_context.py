@@ -48,7 +48,9 @@ from toolbind._references import (
 from .errors import InvalidReference, UnresolvedReference
 
 __all__ = [
+    "CONTEXT_HEADER",
     "MISSING",
+    "UPDATE_HEADER",
     "Context",
     "ContextMessage",
     "Reference",
@@ -58,6 +60,11 @@ __all__ = [
     "parse_reference",
     "scoped_context",
 ]
+
+CONTEXT_HEADER = "Context (refer to a value as †<kind>.<path>):"
+"""The first line of the context as the model reads it (a user message the Agent writes)."""
+UPDATE_HEADER = "Context updated by the calls' outputs:"
+"""The first line of the identities a step's calls wrote, as the model reads them."""
 
 OutputMethod = Literal["set", "merge", "assign", "push", "concat"]
 METHODS: tuple[str, ...] = ("set", "merge", "assign", "push", "concat")
@@ -505,7 +512,7 @@ class Context(_Kinds):
         self,
         identities: Iterable[tuple[str, str | None]] | None = None,
         *,
-        header: str = "Context (refer to a value as †<kind>.<path>):",
+        header: str = CONTEXT_HEADER,
     ) -> str:
         """The context as the model reads it (005): one section per identity with its merged
         value, description and schema; the output metadata (``_call``, ``_date``) never shows."""

@@ -28,6 +28,7 @@ EventType = Literal[
     "tool-call.pending",
     "tool-call.complete",
     "tool-call.error",
+    "attempt.discarded",
     "run.complete",
 ]
 
@@ -74,13 +75,16 @@ class PendingSink(Protocol):
 class AgentEvent:
     """One event of a run (gateway-v3 names).
 
-    ``tool-call.start`` → ``tool-input-delta`` (the call's arguments, whole) → ``tool-result``
-    (a progress yield of an async-generator Activity; zero or more) → ``tool-call.complete`` or
+    ``tool-call.start`` → ``tool-input-delta`` (the call's arguments, whole:
+    ``data["arguments"]``) → ``tool-result`` (progress: an item an Activity reported before its
+    result, ``{"preliminary": True, "output": item}``; zero or more) → ``tool-call.complete`` or
     ``tool-call.error`` (or ``tool-call.pending``, then complete/error when the result arrives).
     ``astream`` streams the answer: ``text-delta`` (the output's text, ``data["delta"]``), and
-    before the whole arguments ``tool-input-delta`` events with ``data["partial"]`` (the
-    arguments generated so far). The last event of ``astream`` is ``run.complete`` with the
-    ``RunResult``.
+    before the whole arguments ``tool-input-delta`` events with ``data["partial"]`` (the tool's
+    arguments generated so far; native calls also ``data["delta"]``, the raw piece); an answer
+    refused and asked again ends with ``attempt.discarded`` (``data["attempt"]``, ``["errors"]``:
+    what it streamed is void, the retry streams its calls anew under the same ids). The last
+    event of ``astream`` is ``run.complete`` with the ``RunResult``.
     """
 
     type: EventType

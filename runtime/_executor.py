@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -186,18 +186,66 @@ async def invoke(
     ``context``: its ``ActivityContext``, given as a second argument when not None."""
     args = (call,) if context is None else (call, context)  # ActivityContext: fn(call, ctx)
     if inspect.isasyncgenfunction(fn):
-        last: Any = None
-        async for item in fn(*args):
-            if not isinstance(item, ToolResult):  # a final ToolResult is the result, not progress
-                progress(item)
-            last = cast("Any", item)
-        return last
+        return await _last_item(fn(*args), progress)
     if inspect.iscoroutinefunction(fn):
         return await fn(*args)
     value = await asyncio.to_thread(fn, *args)
     if inspect.isawaitable(value):
         value = await value
     return value
+
+
+_END: Any = object()
+
+
+async def _next(items: AsyncIterator[Any]) -> Any:
+    try:
+        return await anext(items)
+    except StopAsyncIteration:
+        return _END
+
+
+async def _last_item(items: AsyncIterator[Any], progress: Callable[[Any], None]) -> Any:
+    """The last item an async-generator Activity yields (its value); each item before it is told
+    to ``progress`` (never a ``ToolResult``: that is the result).
+
+    An item is the last only if the generator ends after it, so the next item is awaited in a
+    task of its own: an item is told as soon as the generator, going on, waits on something or
+    yields again — a progress display is never held back until the next item — and an item
+    after which the generator ends without waiting on anything is the value, never progress."""
+    context = contextvars.copy_context()  # one context for every item: the generator's own
+    last: Any = None
+    held = False  # whether ``last`` is not told yet: progress, or the value
+    ahead: asyncio.Task[Any] | None = None
+    try:
+        while True:
+            ahead = asyncio.create_task(_next(items), context=context)
+            if held:
+                await asyncio.sleep(0)  # the generator goes on as far as it goes at once
+                if not _ended(ahead):
+                    _tell(last, progress)
+                    held = False
+            item = await ahead
+            if item is _END:
+                return last
+            if held:
+                _tell(last, progress)
+            last, held = item, True
+    finally:
+        if ahead is not None and not ahead.done():
+            ahead.cancel()  # the Activity timed out or the run stopped: the generator stops too
+
+
+def _ended(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` (the next item) found the generator ended."""
+    return (
+        task.done() and not task.cancelled() and task.exception() is None and task.result() is _END
+    )
+
+
+def _tell(item: Any, progress: Callable[[Any], None]) -> None:
+    if not isinstance(item, ToolResult):  # a ToolResult yielded is the result, not progress
+        progress(item)
 
 
 def to_result(value: Any, binding: ToolBinding | None) -> ToolResult[Any]:

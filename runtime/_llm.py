@@ -17,13 +17,13 @@ import asyncio
 import copy
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import ValidationError
 
 from ._events import Step
-from ._response import salvage
+from ._response import retry_feedback, salvage
 from .errors import AgentError, LLMError, ResponseValidationError, UsageError
 from .types import ToolResponse
 
@@ -170,34 +170,8 @@ class InstructorModel:
             InstructorError,
             InstructorRetryException,
         )
-        from instructor.core.hooks import HookName, Hooks
 
-        hooks = Hooks()
-
-        answered = [False]  # whether the latest request got a completion back
-
-        def on_kwargs(*args: Any, **kwargs: Any) -> None:
-            answered[0] = False
-            # what went to the model (never the client's credentials: they are not kwargs)
-            step.requests.append(
-                {
-                    k: copy.deepcopy(kwargs[k])
-                    for k in ("model", "messages", "tool_choice")
-                    if k in kwargs
-                }
-            )
-
-        def on_response(response: Any) -> None:
-            answered[0] = True
-            step.raw_responses.append(_scrub(_dump(response), self.redact))
-            # an answer that is not strict JSON but has one meaning — cut off inside ``calls``
-            # (llama-cpp-python says "tool_calls", not "length"), raw newlines in strings:
-            # instructor parses what it meant instead of retrying (``_salvage``)
-            if _finish_reason(response) != "length":
-                _read_as_meant(response, response_model, step)
-
-        hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
-        hooks.on(HookName.COMPLETION_RESPONSE, on_response)
+        recorder = _Recorder(step, response_model, self.redact)
         create: Callable[..., Any] = self._instructor().create
         self.redact.scrub_logs()  # the loggers instructor made when wrapping the client
         kwargs: dict[str, Any] = {
@@ -207,7 +181,7 @@ class InstructorModel:
             # None, not False: a validate-time strict=False would override the models' field-level
             # Strict() and coerce "1" or true to an integer; the models are as strict as their schemas
             "strict": None,
-            "hooks": hooks,
+            "hooks": recorder.hooks(),
             "model": model,
             **request_kwargs,
         }
@@ -220,29 +194,7 @@ class InstructorModel:
                 result = await asyncio.to_thread(create, **kwargs)
             return cast("ToolResponse[Any, Any]", result)
         except InstructorRetryException as exc:
-            failed = list(exc.failed_attempts or [])
-            cause = exc.__cause__ or exc
-            # did the last request get a completion? If not, the request itself failed (HTTP
-            # error, timeout, a body that is no completion), maybe after invalid answers
-            if not answered[0] or not failed:
-                after = f" (after {len(failed)} invalid answer(s))" if failed else ""
-                failure = LLMError(
-                    redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}")
-                )
-            else:
-                last = failed[-1]
-                errors = redact(str(last.exception))
-                failure = ResponseValidationError(
-                    f"the model's answer was still invalid after {len(failed)} attempt(s) "
-                    f"(max_retries={max_retries}); last errors:\n{errors}",
-                    errors=errors,
-                    attempts=len(failed),
-                    last_response=(
-                        _scrub(_dump(last.completion), redact)
-                        if last.completion is not None
-                        else None
-                    ),
-                )
+            failure = _retry_failure(exc, recorder, max_retries, redact)
         except IncompleteOutputException as exc:
             # the completion was cut off (finish_reason "length"): an answer, but not a whole one;
             # if it was cut inside ``calls``, its complete calls are the answer (``_salvage``)
@@ -314,6 +266,113 @@ class InstructorModel:
             emit=emit,
             record_note=step.notes.append,
         )
+
+
+class _Recorder:
+    """instructor's hooks for one ``ask``: each request and raw response recorded in the step,
+    and whether the latest request got a completion back (else the request failed, not the
+    model)."""
+
+    def __init__(
+        self, step: Step, response_model: type[ToolResponse[Any, Any]], redact: Any
+    ) -> None:
+        self.step, self.response_model, self.redact = step, response_model, redact
+        self.answered = False
+        self.not_completion: list[str] = []  # bodies that came back instead of one
+
+    def hooks(self) -> Any:
+        from instructor.core.hooks import HookName, Hooks
+
+        hooks = Hooks()
+        _say_retries_briefly(hooks)  # first: the requests are recorded as they are sent
+        hooks.on(HookName.COMPLETION_KWARGS, self.on_kwargs)
+        hooks.on(HookName.COMPLETION_RESPONSE, self.on_response)
+        return hooks
+
+    def on_kwargs(self, *args: Any, **kwargs: Any) -> None:
+        self.answered = False
+        # what went to the model (never the client's credentials: they are not kwargs)
+        self.step.requests.append(
+            {
+                k: copy.deepcopy(kwargs[k])
+                for k in ("model", "messages", "tool_choice")
+                if k in kwargs
+            }
+        )
+
+    def on_response(self, response: Any) -> None:
+        # openai hands back the body's text when its content type is not JSON (an HTML error
+        # page with a 200): no completion came, so the request failed (not the model)
+        self.answered = not isinstance(response, str)
+        if isinstance(response, str):
+            self.not_completion.append(response)
+        self.step.raw_responses.append(_scrub(_dump(response), self.redact))
+        # an answer that is not strict JSON but has one meaning — cut off inside ``calls``
+        # (llama-cpp-python says "tool_calls", not "length"), raw newlines in strings:
+        # instructor parses what it meant instead of retrying (``_salvage``)
+        if _finish_reason(response) != "length":
+            _read_as_meant(response, self.response_model, self.step)
+
+
+def _retry_failure(exc: Any, recorder: _Recorder, max_retries: int, redact: Any) -> AgentError:
+    """What instructor's giving up means: the request failed (no completion came back: an HTTP
+    error, a timeout, a body that is no completion — maybe after invalid answers), or the
+    model's answers stayed invalid."""
+    failed = list(exc.failed_attempts or [])
+    cause = exc.__cause__ or exc
+    if not recorder.answered and recorder.not_completion:
+        from ._native import not_a_completion
+
+        return LLMError(redact(not_a_completion(recorder.not_completion[-1])))
+    if not recorder.answered or not failed:
+        after = f" (after {len(failed)} invalid answer(s))" if failed else ""
+        return LLMError(redact(f"the LLM request failed{after}: {type(cause).__name__}: {cause}"))
+    last = failed[-1]
+    errors = redact(retry_feedback(last.exception))
+    return ResponseValidationError(
+        f"the model's answer was still invalid after {len(failed)} attempt(s) "
+        f"(max_retries={max_retries}); last errors:\n{errors}",
+        errors=errors,
+        attempts=len(failed),
+        last_response=(
+            _scrub(_dump(last.completion), redact) if last.completion is not None else None
+        ),
+    )
+
+
+def _say_retries_briefly(hooks: Any) -> None:
+    """Make each retry's feedback the model reads ours (``retry_feedback``: the problems, where,
+    what was given), not instructor's message, which wraps pydantic's rendering of the error
+    (its error count, type names, input dump and a documentation URL)."""
+    from instructor.core.hooks import HookName
+
+    said: dict[str, str] = {}  # instructor's text of each invalid answer's error → ours
+
+    def on_parse_error(error: Exception, *args: Any, **kwargs: Any) -> None:
+        said[str(error)] = retry_feedback(error)
+
+    def on_kwargs(*args: Any, **kwargs: Any) -> None:
+        _reworded(kwargs.get("messages"), said)
+
+    hooks.on(HookName.PARSE_ERROR, on_parse_error)
+    hooks.on(HookName.COMPLETION_KWARGS, on_kwargs)
+
+
+def _reworded(messages: Any, said: Mapping[str, str]) -> None:
+    """Each message of ``messages`` (a request's, about to be sent) that holds the text of an
+    error in ``said`` replaced by the feedback ``said`` maps it to."""
+    if not said or not isinstance(messages, list):
+        return
+    for message in cast("list[Any]", messages):
+        if not isinstance(message, dict):
+            continue
+        fields = cast("dict[str, Any]", message)
+        content = fields.get("content")
+        if isinstance(content, str):
+            for raw, ours in said.items():
+                if raw in content:
+                    fields["content"] = ours
+                    break
 
 
 def _arguments(completion: Any) -> str | None:

@@ -40,8 +40,8 @@ from toolbind._compose import (
     tool_schema,
 )
 
-from ._response import read_answer
-from .errors import FEEDBACK_HEADER, LLMError, ModelFeedback, ResponseValidationError
+from ._response import read_answer, retry_feedback
+from .errors import FEEDBACK_HEADER, LLMError, ResponseValidationError
 from .types import ToolResponse
 
 if TYPE_CHECKING:
@@ -275,13 +275,6 @@ def _composed_answer(message: Mapping[str, Any]) -> tuple[tuple[Any, str | None]
         return (None, None), [f"- response: the arguments are not JSON: {exc}"]
 
 
-def _feedback_text(exc: ValidationError) -> str:
-    own = [e.get("ctx", {}).get("error") for e in exc.errors()]
-    if own and all(isinstance(e, ModelFeedback) for e in own):
-        return cast("ModelFeedback", own[0]).render()
-    return FEEDBACK_HEADER + str(exc)
-
-
 async def ask(
     *,
     client: Any,
@@ -371,10 +364,7 @@ async def ask(
             raise LLMError(
                 redact(f"the LLM request failed{after}: {type(exc).__name__}: {exc}")
             ) from None
-        dumped: dict[str, Any] = cast(
-            "dict[str, Any]",
-            completion if isinstance(completion, dict) else completion.model_dump(mode="json"),
-        )
+        dumped = _dumped(completion, redact)
         record_response(dumped)
         last = dumped
         try:
@@ -397,7 +387,7 @@ async def ask(
             try:
                 result = composition.response.model_validate(data)
             except ValidationError as exc:
-                errors = _feedback_text(exc)
+                errors = retry_feedback(exc)
             else:
                 # whole, or (composed) cut off inside ``calls`` and read up to its last whole call
                 if said is not None:
@@ -411,6 +401,8 @@ async def ask(
                 "reached before the arguments were complete)"
             )
             break
+        if deltas is not None:  # what this attempt streamed is void: the retry streams anew
+            deltas.discard(attempt + 1, redact(errors))
         convo.extend(_retry_messages(message, redact(errors)))
     raise ResponseValidationError(
         f"the model's answer was still invalid after {attempt + 1} attempt(s) "
@@ -472,3 +464,24 @@ def feed_back(
         convo.append(
             {"role": "tool", "tool_call_id": str(fields.get("id")), "content": shown(content)}
         )
+
+
+def _dumped(completion: Any, redact: Callable[[str], str]) -> dict[str, Any]:
+    """The completion as JSON data.
+
+    Raises:
+        LLMError: what came is no completion (openai gives the text of a body whose content
+            type is not JSON).
+    """
+    if isinstance(completion, str):
+        raise LLMError(redact(not_a_completion(completion)))
+    if isinstance(completion, dict):
+        return cast("dict[str, Any]", completion)
+    return cast("dict[str, Any]", completion.model_dump(mode="json"))
+
+
+def not_a_completion(body: str) -> str:
+    """What the LLM server sent instead of a completion (openai gives the text of a body whose
+    content type is not JSON, such as a proxy's HTML error page with a 200), for ``LLMError``."""
+    shown = body if len(body) <= 200 else body[:199] + "…"
+    return f"the LLM server's answer is not a completion: {shown!r}"

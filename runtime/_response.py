@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Union, cast
 
@@ -40,8 +41,9 @@ from toolbind._compose import (
 )
 from toolbind._compose import compose as compose_schema
 
+from ._meta import call_schemas, refused_meta
 from ._salvage import CONTROL_NOTE, cut_off_calls, lenient_json
-from .errors import MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
+from .errors import FEEDBACK_HEADER, MAX_FEEDBACK_LINE_CHARS, MAX_FEEDBACK_LINES, ModelFeedback
 from .types import Nothing, NotNull, ToolResponse, ToolTag
 
 __all__ = ["Composition", "compose"]
@@ -286,6 +288,7 @@ def response_model(
         return self
 
     sent = for_grammar(frozen_schema)
+    by_tool = call_schemas(frozen_schema, tag)
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         # what instructor sends as the function's parameters: the composed schema, written so a
@@ -305,6 +308,7 @@ def response_model(
                         "(keyword: maxItems)"
                     ]
                 )
+        unoffered = _unoffered_meta(by_tool, raw_calls, tag, renamed)
         if (renamed or tag != TOOL_TAG) and isinstance(raw_calls, list):
             data = {
                 **cast("dict[str, Any]", data),
@@ -332,14 +336,19 @@ def response_model(
                 ]
             )
         try:
-            return handler(data)
+            made = handler(data)
         except ValidationError as exc:
             errors = exc.errors()
             # feedback our own validators raised is kept by pydantic as the typed value itself
             own = [e.get("ctx", {}).get("error") for e in errors]
             if own and all(isinstance(e, ModelFeedback) for e in own):
                 raise cast("ModelFeedback", own[0]) from None
-            raise feedback_for(errors, data, fields, offered_as, tag) from None
+            raise feedback_for(
+                [*unoffered, *errors], data, fields, offered_as, tag, brief=True
+            ) from None
+        if unoffered:
+            raise feedback_for(unoffered, data, fields, offered_as, tag, brief=True)
+        return made
 
     validators: dict[str, Any] = {
         "check_meta_fields": model_validator(mode="after")(check_meta_fields),
@@ -420,6 +429,35 @@ def with_instance(call_model: type[BaseModel], instances: tuple[str, ...]) -> ty
         )
         _INSTANCED[key] = found
     return found
+
+
+def _unoffered_meta(
+    by_tool: Mapping[str, Mapping[str, Any]], raw: Any, tag: str, renamed: Mapping[str, str]
+) -> list[ErrorDetails]:
+    """The meta fields the calls (``raw``, as the model sent them) give that their composed
+    schemas refuse (the rule of ``_meta``: a closed schema refuses ``_output`` on a tool an
+    Activity runs as it refuses any other undeclared key), as pydantic's own errors at the place pydantic puts
+    them (the tool's name in the place only when the calls are a union), so they are told in
+    the same words."""
+    union = len(by_tool) > 1
+    errors: list[ErrorDetails] = []
+    for index, call in enumerate(cast("list[Any]", raw) if isinstance(raw, list) else []):
+        if not isinstance(call, dict):
+            continue
+        given = cast("dict[str, Any]", call)
+        tool: Any = given.get(tag, given.get(TOOL_TAG))
+        schema = by_tool.get(tool) if isinstance(tool, str) else None
+        if schema is None:
+            continue
+        for key, message, keyword in refused_meta(schema, given, tag=tag):
+            if keyword != "additionalProperties":  # (a wrong const: ``check_meta_fields``)
+                continue
+            name = renamed.get(tool, tool)
+            loc = ("calls", index, name, key) if union else ("calls", index, key)
+            errors.append(
+                {"type": "extra_forbidden", "loc": loc, "msg": message, "input": given[key]}
+            )
+    return errors
 
 
 def _extra_output_keys(schema: Mapping[str, Any], data: Any) -> dict[str, list[str]]:
@@ -571,6 +609,8 @@ def feedback_for(
     fields: Mapping[str, list[str]] | None = None,
     offered_as: Mapping[str, str] | None = None,
     tag: str = TOOL_TAG,
+    *,
+    brief: bool = False,
 ) -> ModelFeedback:
     """One line per error: which call (and tool), which field, what was wrong, which keyword.
 
@@ -578,7 +618,9 @@ def feedback_for(
     ones it does, so the model can move the value where it belongs. ``offered_as`` (tool → the
     ``_tool`` value the model was offered, where they differ): the lines name tools so. ``tag``:
     the key the model was offered for ``_tool``: the lines name it so (``data`` is read after
-    the tag was read back as ``_tool``)."""
+    the tag was read back as ``_tool``). ``brief`` (the model's retry): a line also says the
+    value given, when that is a plain value (an object or array is found by the location), and
+    names no Python class (``or instance of WeatherCheckOutput``: the model writes JSON)."""
     shown = dict(offered_as or {})
     plain: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
     raw_calls: Any = plain.get("calls")
@@ -624,10 +666,38 @@ def feedback_for(
             message = message.replace(f"{TOOL_TAG!r} | 'tool'", repr(TOOL_TAG))
             message = message.replace(repr(TOOL_TAG), repr(tag))
             keyword = keyword.replace(TOOL_TAG, tag)
+        given: Any = error.get("input")
+        if brief:
+            message = _CLASS_NAMED.sub("", message)
+            if error["type"] not in _NOT_GIVEN and isinstance(given, _PLAIN):
+                message += f", found {_short(given)}"
         if len(message) > MAX_FEEDBACK_LINE_CHARS:
             message = message[: MAX_FEEDBACK_LINE_CHARS - 1] + "…"
         lines.append(f"- {where}: {message} (keyword: {keyword})")
     return ModelFeedback(lines, len(errors))
+
+
+_PLAIN = (str, int, float, bool, type(None))
+# errors whose input is not the value at their location (a missing field's input is its object)
+# or whose message names it already (the tag found), or the model's whole text (invalid JSON)
+_NOT_GIVEN = frozenset({"missing", "union_tag_invalid", "union_tag_not_found", "json_invalid"})
+_CLASS_NAMED = re.compile(r" or instance of \w+")
+
+
+def retry_feedback(exc: BaseException) -> str:
+    """What the model reads of an invalid answer it is asked to fix: one line per problem — its
+    location, the message, the value given, the keyword — never pydantic's own rendering of a
+    ``ValidationError`` (its error count, type names, input dump and documentation URL cost
+    tokens and teach the model nothing)."""
+    if isinstance(exc, ModelFeedback):
+        return exc.render()
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        own = [e.get("ctx", {}).get("error") for e in errors]
+        if own and all(isinstance(e, ModelFeedback) for e in own):
+            return cast("ModelFeedback", own[0]).render()
+        return feedback_for(errors, None, brief=True).render()
+    return FEEDBACK_HEADER + f"- response: {exc}"
 
 
 def _path(parts: list[Any]) -> str:

@@ -8,9 +8,9 @@ headers). Explicit Activities, HTTP Activities and latent outputs all end up in 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from ._secrets import scrub_everywhere
 
@@ -48,8 +48,11 @@ class ToolResult(BaseModel, Generic[DataT]):
     def typed_error(self, models: Mapping[str, type[BaseModel]]) -> ToolResult[DataT]:
         """This result, with an HTTP error body read into the model the operation declares for
         its status (``"404"``, then ``"4XX"``, then ``"default"``): ``data`` holds the model and
-        ``metadata["error_model"]`` its name. Any other result, or a body that does not fit the
-        model (kept as the API sent it), is returned as it is. Generated HTTP Activities call
+        ``metadata["error_model"]`` its name. Any other result is returned as it is. A body that
+        does not fit the model, or an object that carries none of its fields (a model whose
+        fields are all optional would take any object, and show it as empty fields: a proxy's
+        or a framework's own error page is no such error), is kept as the API sent it, with
+        ``metadata["error_model_unmatched"]`` naming the model. Generated HTTP Activities call
         this with the operation's declared error responses."""
         status = self.metadata.get("status")
         if self.success or self.metadata.get("error_type") != "http_status" or status is None:
@@ -63,10 +66,13 @@ class ToolResult(BaseModel, Generic[DataT]):
         )
         if model is None:
             return self
+        unmatched = {**self.metadata, "error_model_unmatched": model.__name__}
+        if not _carries_a_field(model, self.data):
+            return self.model_copy(update={"metadata": unmatched})
         try:
             typed = model.model_validate(self.data)
         except ValidationError:
-            return self
+            return self.model_copy(update={"metadata": unmatched})
         return self.model_copy(
             update={"data": typed, "metadata": {**self.metadata, "error_model": model.__name__}}
         )
@@ -77,3 +83,14 @@ class ToolResult(BaseModel, Generic[DataT]):
 
     def __str__(self) -> str:
         return scrub_everywhere(super().__str__())
+
+
+def _carries_a_field(model: type[BaseModel], data: Any) -> bool:
+    """Whether ``data`` holds at least one of ``model``'s fields (by JSON name) — always, for a
+    model that is not an object of named fields (a ``RootModel``: a list, a string, a union)
+    or a body that is not an object (the model's validation decides)."""
+    fields = model.model_fields
+    if not isinstance(data, Mapping) or not fields or issubclass(model, RootModel):
+        return True
+    keys = cast("Mapping[str, Any]", data).keys()
+    return any((info.alias or name) in keys or name in keys for name, info in fields.items())

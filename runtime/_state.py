@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 from ._binding import ToolBinding
 from ._context import (
     MISSING,
+    UPDATE_HEADER,
     Context,
     Reference,
     Variable,
@@ -210,7 +211,7 @@ class RunContext:
         if not self.changed or self.context is None:
             return None
         changed, self.changed = list(dict.fromkeys(self.changed)), []
-        return self.context.render(changed, header="Context updated by the calls' outputs:")
+        return self.context.render(changed, header=UPDATE_HEADER)
 
     def depends(self, call: BaseModel) -> bool:
         """Whether ``call`` reads the context (its parameters hold references): it runs after the

@@ -1,5 +1,5 @@
 """Runtime layer: streamed completions — deltas read as they arrive. Imports ``jiter`` (pydantic's
-JSON parser, partial mode) and the ``openai`` client the Agent holds.
+JSON parser, partial mode), the kernel's ``contract`` and the ``openai`` client the Agent holds.
 
 ``complete`` sends one chat-completions request with ``stream=True`` and rebuilds the whole
 message from the chunks (content, and each tool call's id, name and arguments by index), calling
@@ -14,8 +14,12 @@ message from the chunks (content, and each tool call's id, name and arguments by
   its arguments grow (the meta fields and that key left out); the text of ``output`` gives
   ``text-delta``s.
 
-The validated call comes after (the Agent's ``tool-input-delta`` with the whole arguments, then
-``tool-call.complete``/``error``): a consumer sees partial arguments before the call completes.
+The partial arguments are the tool's parameters only, in both modes: the keys the validated
+call's arguments hold (no meta field; a latent call's ``_output`` is its result, told with it). The
+validated call comes after (the Agent's ``tool-input-delta`` with the whole arguments under
+``arguments``, then ``tool-call.complete``/``error``): a consumer sees partial arguments before the
+call completes. A refused answer that is retried ends with ``attempt.discarded`` (``discard``): what
+it streamed is void, and the retry streams its calls from their start under the same ids.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import jiter
+
+from toolbind.contract import META_FIELDS
 
 __all__ = ["Deltas", "Emit", "complete"]
 
@@ -61,6 +67,16 @@ class Deltas:
         self._told: dict[int, str] = {}  # call index → the arguments last told (JSON)
         self._native_index: dict[int, int] = {}  # a tool call's stream index → its call index
 
+    def discard(self, attempt: int, errors: str) -> None:
+        """The answer streamed so far was refused and the model is asked again: one
+        ``attempt.discarded`` event (what it streamed is void: its text, its calls' starts and
+        arguments), then the next attempt's calls start anew under the same ids."""
+        self.emit("attempt.discarded", None, None, {"attempt": attempt, "errors": errors})
+        self._text = 0
+        self._started.clear()
+        self._told.clear()
+        self._native_index.clear()
+
     def content(self, piece: str) -> None:
         if piece and not self.composed:
             self.emit("text-delta", None, None, {"delta": piece})
@@ -77,13 +93,13 @@ class Deltas:
             self._started[call] = tool
             self.emit("tool-call.start", call, tool, {"streaming": True})
         if piece:
-            partial = _partial(so_far)
-            self.emit(
-                "tool-input-delta",
-                call,
-                tool,
-                {"delta": piece, "partial": partial if isinstance(partial, dict) else {}},
+            partial: Any = _partial(so_far)
+            arguments = (
+                _arguments(cast("dict[str, Any]", partial), None)  # a native call has no tag
+                if isinstance(partial, dict)
+                else {}
             )
+            self.emit("tool-input-delta", call, tool, {"delta": piece, "partial": arguments})
 
     def _composed(self, so_far: str) -> None:
         data = _partial(so_far)
@@ -109,7 +125,7 @@ class Deltas:
             if i not in self._started:
                 self._started[i] = tool
                 self.emit("tool-call.start", i, tool, {"streaming": True})
-            arguments = {k: v for k, v in call.items() if not k.startswith("_") and k != self.tag}
+            arguments = _arguments(call, self.tag)
             told = json.dumps(arguments, sort_keys=True)
             if arguments and told != self._told.get(i):
                 self._told[i] = told
@@ -118,6 +134,13 @@ class Deltas:
         if isinstance(output, str) and len(output) > self._text:
             self.emit("text-delta", None, None, {"delta": output[self._text :]})
             self._text = len(output)
+
+
+def _arguments(call: dict[str, Any], tag: str | None) -> dict[str, Any]:
+    """A call's arguments as far as they are written: its tool's parameters, the keys the
+    validated call's ``arguments`` hold — never a meta field (a latent call's ``_output`` is its
+    result, told with the result) nor the key a composed call names its tool under."""
+    return {k: v for k, v in call.items() if k not in META_FIELDS and k != tag}
 
 
 def _tool_named(call: dict[str, Any], tag: str) -> Any:

@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated, Any, Generic, Self, TypeVar, cast
 
 from pydantic import (
@@ -21,6 +22,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     GetPydanticSchema,
     JsonValue,
     ModelWrapValidatorHandler,
@@ -30,9 +32,11 @@ from pydantic import (
     model_validator,
 )
 from pydantic.config import ExtraValues
-from pydantic_core import SchemaValidator, core_schema
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from toolbind._ecma import compile_pattern as _compile
+from toolbind._ecma import native_pattern
 from toolbind._jsonvalue import json_equal as json_equal
 
 __all__ = [
@@ -355,16 +359,69 @@ def _quoted(pattern: str) -> str:
     return repr(pattern)
 
 
-def Pattern(pattern: str) -> AfterValidator:
-    """ECMA-262 unanchored ``pattern`` match (a search, not a full match)."""
-    compiled = _compile(pattern)
+def Pattern(pattern: str) -> AfterValidator | NativePattern:
+    """ECMA-262 unanchored ``pattern`` match (a search, not a full match).
+
+    Checked in pydantic-core, without a call into Python per value, where Rust's regex crate
+    reads the pattern as ECMA-262 does (``native_pattern``); by the ``regex`` package otherwise.
+    Either way the error is the same ``value_error``.
+    """
+    compiled = _compile(pattern)  # an invalid pattern fails here, whichever engine checks it
+    native = _native_spelling(pattern)
+    if native is not None:
+        return NativePattern(pattern, native)
 
     def check(value: str) -> str:
         if compiled.search(value) is None:
-            raise ValueError(f"string does not match pattern {_quoted(pattern)}")
+            raise ValueError(_mismatch(pattern))
         return value
 
     return AfterValidator(check)
+
+
+def _mismatch(pattern: str) -> str:
+    return f"string does not match pattern {_quoted(pattern)}"
+
+
+@lru_cache(maxsize=4096)
+def _native_spelling(pattern: str) -> str | None:
+    """``native_pattern(pattern)`` if pydantic-core also builds it (Rust's size limits), else
+    None."""
+    native = native_pattern(pattern)
+    if native is None:
+        return None
+    try:
+        SchemaValidator(core_schema.str_schema(pattern=native, regex_engine="rust-regex"))
+    except SchemaError:
+        return None
+    return native
+
+
+@dataclass(frozen=True)
+class NativePattern:
+    """A ``pattern`` pydantic-core checks (see ``Pattern``): after the value's own schema, a
+    Rust regex search whose failure is the ``value_error`` the Python check would raise."""
+
+    pattern: str
+    native: str
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        check = core_schema.custom_error_schema(
+            core_schema.str_schema(pattern=self.native, regex_engine="rust-regex"),
+            custom_error_type="value_error",
+            custom_error_context={"error": _mismatch(self.pattern)},
+        )
+        return core_schema.chain_schema([handler(source), check])
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        # the value's own schema in both modes, as the Python check gives (pydantic would show
+        # the Rust spelling in serialization mode)
+        steps = cast("list[core_schema.CoreSchema]", schema.get("steps", [schema]))
+        return handler(steps[0])
 
 
 def UniqueItems() -> AfterValidator:

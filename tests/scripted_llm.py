@@ -40,6 +40,7 @@ class Reply:
     finish_reason: str | None = None  # default: "tool_calls" for a tool call, else "stop"
     tools: tuple[tuple[str, Any], ...] | None = None  # native calls: (function name, arguments)
     chunk: int = 8  # characters per streamed delta
+    media_type: str = "application/json"  # the content type of a ``raw`` body
 
 
 def tools(*calls: tuple[str, Any], text: str | None = None, chunk: int = 8) -> Reply:
@@ -57,9 +58,11 @@ def error(status: int = 500) -> Reply:
     return Reply(status=status)
 
 
-def raw(body: bytes | str, *, status: int = 200) -> Reply:
-    """A response body sent verbatim (``application/json`` content type, whatever it holds)."""
-    return Reply(raw=body.encode() if isinstance(body, str) else body, status=status)
+def raw(body: bytes | str, *, status: int = 200, media_type: str = "application/json") -> Reply:
+    """A response body sent verbatim (``application/json`` content type unless ``media_type``
+    says another, whatever it holds)."""
+    data = body.encode() if isinstance(body, str) else body
+    return Reply(raw=data, status=status, media_type=media_type)
 
 
 class ScriptedLLM:
@@ -88,7 +91,7 @@ class ScriptedLLM:
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.raw is not None:
-            return Response(reply.raw, status_code=reply.status, media_type="application/json")
+            return Response(reply.raw, status_code=reply.status, media_type=reply.media_type)
         if reply.status != 200:
             return JSONResponse(
                 {"error": {"message": f"scripted {reply.status}", "type": "server_error"}},

@@ -60,6 +60,17 @@ CALL_EXTENSIONS: tuple[str, ...] = (
 )
 
 
+# The seeds' meta fields (wire names): the tool-system's four and the Call extensions. (Exported
+# by ``contract``; here so that reading a model's answer needs no ``contract``.)
+META_FIELDS: tuple[str, ...] = (
+    "_tool",
+    "_activity",
+    *CALL_EXTENSIONS,
+    "_output",
+    "_reasoningForCall",
+)
+
+
 def resolve_activity(tool: ComposableTool, activities: Collection[str] = ()) -> str:
     """Zero-config activity matching: explicit ``_activity`` > same-name Activity > ``''``."""
     if tool.activity:

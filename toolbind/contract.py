@@ -50,6 +50,7 @@ from typing import Any, Literal
 from typing import cast as _cast
 
 from ._compose import CALL_EXTENSIONS as CALL_EXTENSIONS
+from ._compose import META_FIELDS as META_FIELDS
 from ._compose import ComposableTool, nullable, reachable_defs, resolve_activity, tool_schema
 from ._compose import compose as compose_schema
 from ._ecma import compile_pattern
@@ -106,18 +107,6 @@ __all__ = [
     "tool_schema",
 ]
 
-# The seeds' meta fields (wire names): the tool-system's four and the RFC's Call extensions.
-META_FIELDS: tuple[str, ...] = (
-    "_tool",
-    "_activity",
-    "_delegate",
-    "_scopes",
-    "_instance",
-    "_outputPath",
-    "_outputMethod",
-    "_output",
-    "_reasoningForCall",
-)
 # The Call extensions (``CALL_EXTENSIONS``) are defined in ``_compose``, which composition reads
 # without importing this module (registering and composing a package's tools need nothing else
 # of it); the name is exported from here as before.
@@ -254,6 +243,8 @@ class BodyPart:
         style: a form body's ``encoding.style`` (``deepObject``: ``metadata[key]=value``), if
             given; None: ``form``.
         explode: a form body's ``encoding.explode``, if given; None: the style's default.
+        required: the body's schema requires the property: an empty array, which a form or
+            multipart body cannot send, is refused rather than left out.
     """
 
     property: str
@@ -261,6 +252,7 @@ class BodyPart:
     is_file: bool = False
     style: ParameterStyle | None = None
     explode: bool | None = None
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -108,6 +108,8 @@ class RenderState:
     diags: Diagnostics
     version: str
     format_assertion: bool
+    format_checks: bool
+    """Whether an OpenAPI operation's Call checks the formats its API validates (``_types``)."""
     known: Mapping[str, str]
     previous_memo: Mapping[str, Any]
     previous: Callable[[str], str | None] | None
@@ -144,6 +146,8 @@ class Writer:
                 self.state.format_assertion,
                 self.state.package,
                 parts,
+                # (named when off only: a default render's keys stay what they were)
+                *(() if self.state.format_checks else ("no-format-checks",)),
             )
         )
         return hashlib.sha256(text.encode()).hexdigest()[:16]

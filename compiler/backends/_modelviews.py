@@ -172,7 +172,12 @@ class ModelViews(Writer):
             ),
         ]
         doc = tool.description or tool.title
-        self._class(call_cls, tool.params, base="ToolCall", meta_fields=meta_fields, doc=doc)
+        # what a Call holds is sent to an API: it checks the formats the API validates
+        self.types.sending = self.state.format_checks and self.state.pkg.http is not None
+        try:
+            self._class(call_cls, tool.params, base="ToolCall", meta_fields=meta_fields, doc=doc)
+        finally:
+            self.types.sending = False
         provider = self.state.names.provider_names[tool.name]
         return ToolView(
             name=tool.name,

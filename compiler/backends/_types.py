@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from toolbind.contract import FORMATS
@@ -49,6 +50,14 @@ from ._context import RenderState
 from ._source import IMPORT_SOURCES, py_literal, py_str
 from ._views import AliasView
 
+SENT_FORMATS = frozenset({"uuid", "date", "date-time"})
+"""The string formats an OpenAPI Call checks (``Annotations.sending``): values an API parses
+into a typed column or object and refuses when they do not parse. ``email``, ``uri`` and the
+like are left annotations: APIs read them loosely (a search by part of an address), and a
+stricter check than the API's would refuse calls it takes."""
+INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+"""OpenAPI's integer formats, as the ranges their values must be in."""
+
 
 class Annotations:
     """Makes the annotation of each schema node a field or alias needs.
@@ -69,6 +78,10 @@ class Annotations:
         self.class_defs = state.class_defs
         self.aliases = aliases
         self.model_class = model_class
+        self.sending = False
+        """Whether what is made now is sent to an API (an OpenAPI operation's Call, and the
+        classes written inline in it), which checks ``SENT_FORMATS`` and ``INT_RANGES``. A
+        definition behind a ``$ref`` may be a response's too, read as it comes: not checked."""
 
     def default(self, prop: Property) -> str | None:
         """A Python default for a scalar JSON default that already fits the field's type."""
@@ -114,6 +127,13 @@ class Annotations:
 
     def _integer_type(self, node: IntegerNode) -> tuple[str, bool]:
         b = node.bounds
+        if self.sending and node.format in INT_RANGES:
+            low, high = INT_RANGES[node.format]
+            b = replace(
+                b,
+                minimum=low if b.minimum is None else max(b.minimum, low),
+                maximum=high if b.maximum is None else min(b.maximum, high),
+            )
         args = _bound_args(b)
         extra: list[str] = []
         if b.multiple_of is not None:
@@ -141,7 +161,9 @@ class Annotations:
         meta = [f"Field({', '.join(args)})"] if args else []
         if node.pattern is not None:
             meta.append(f"Pattern({py_str(node.pattern)})")
-        if self.state.format_assertion and node.format in FORMATS:
+        if (self.state.format_assertion and node.format in FORMATS) or (
+            self.sending and node.format in SENT_FORMATS
+        ):
             meta.append(f"Format({py_str(node.format)})")
         elif self.state.format_assertion and node.format is not None:
             self.state.diags.warning(  # the spec says an unknown format is ignored: never in silence

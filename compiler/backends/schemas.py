@@ -98,7 +98,9 @@ class SchemaEmitter:
             case BooleanNode():
                 return {"type": "boolean"}
             case IntegerNode():
-                return {"type": "integer", **_bounds(node.bounds)}
+                # (``format`` said: an OpenAPI Call checks ``int32``/``int64`` as ranges)
+                fmt = {"format": node.format} if node.format is not None else {}
+                return {"type": "integer", **_bounds(node.bounds), **fmt}
             case NumberNode():
                 return {"type": "number", **_bounds(node.bounds)}
             case StringNode():

@@ -118,6 +118,10 @@ class LowererBase:
     # Where each ``$ref`` lowered led (the definition's key; None: nowhere), when a list: what
     # an OpenAPI operation's lowering read (``_opmemo``).
     ref_log: list[str | None] | None = None
+    # Where the properties a normalising rule gathered into one object are written (Swagger
+    # 2.0's form parameters), by the place they have in that object: what is said of them
+    # points there.
+    moved: dict[SourceLocation, SourceLocation] = field(default_factory=lambda: {})
     # Where each ``$ref`` leads (files, URLs, ``$id`` resources, anchors): built from the above.
     resolver: RefResolver = field(init=False)
     # What the normalising rules read of this run (``_normalise``).

@@ -12,6 +12,7 @@ from .._load import as_array, as_object
 from ..diagnostics import describe
 from ..ir import AnyNode, ArrayNode, Meta, ObjectNode, Property, SchemaNode, SourceLocation
 from ..normalise._families import schema_phase
+from ..normalise.schema_refs import properties_map_ref
 from ._lower_refs import RefsLowerer
 from ._resolver import _Context  # pyright: ignore[reportPrivateUsage]
 
@@ -34,15 +35,19 @@ class ObjectsLowerer(RefsLowerer):
             )
             props_map = {}
         required_list, required = self._required(s, loc)
+        props_at, props_ctx = loc.child("properties"), ctx
         if self.lenient:  # (after the array's own errors: said in the order written)
             read = self._normalise(_OBJECT_RULES, s, loc)
             if read is not s:
                 required.update(n for n in read["required"] if isinstance(n, str))
+            if properties_map_ref(s) is not None:
+                props_map, props_at, props_ctx = self._followed_properties(props_map, loc, ctx)
         if self.lenient and required:
             self._one_way_required(props_map, required, loc)
         props: list[Property] = []
         for pname, pschema in props_map.items():
-            node = self._lower(pschema, loc.child("properties", pname), ctx, depth + 1)
+            at = props_at.child(pname)
+            node = self._lower(pschema, self.moved.get(at, at), props_ctx, depth + 1)
             props.append(Property(name=pname, schema=node, required=pname in required))
         additional: SchemaNode | None = None
         if "additionalProperties" in s:
@@ -67,6 +72,29 @@ class ObjectsLowerer(RefsLowerer):
             min_properties=self._count(s, "minProperties", loc),
             max_properties=self._count(s, "maxProperties", loc),
         )
+
+    def _followed_properties(
+        self, props_map: dict[str, Any], loc: SourceLocation, ctx: _Context
+    ) -> tuple[dict[str, Any], SourceLocation, _Context]:
+        """A ``properties`` map written as one ``$ref`` (``normalise.schema_refs``'s
+        ``properties-ref``): the map it leads to, where it is and the context its own ``$ref``s
+        are read in. One that does not resolve is said where the ``$ref`` is (no properties)."""
+        at = loc.child("properties", "$ref")
+        resolved = self.resolver.resolve(props_map["$ref"], at, ctx)
+        if self.ref_log is not None:
+            self.ref_log.append(None if resolved is None else resolved[0])
+        if resolved is None:
+            return {}, loc.child("properties"), ctx
+        _, _, target, target_ctx, target_loc = resolved
+        found = as_object(target)
+        if found is None:
+            self.diags.warning(
+                at,
+                f"properties $ref leads to {describe(target)}; no properties are read",
+                "a $ref to a map of property names to schemas",
+            )
+            return {}, loc.child("properties"), ctx
+        return found, target_loc, target_ctx
 
     def _required(
         self, s: dict[str, Any], loc: SourceLocation

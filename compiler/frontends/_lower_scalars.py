@@ -143,7 +143,13 @@ class ScalarsLowerer(ObjectsLowerer):
             case "boolean":
                 return BooleanNode(meta=meta)
             case "integer":
-                return IntegerNode(meta=meta, bounds=self._bounds(s, loc))
+                # (a format that is not a string was never read on an integer: still not)
+                fmt = s.get("format")
+                return IntegerNode(
+                    meta=meta,
+                    bounds=self._bounds(s, loc),
+                    format=fmt if isinstance(fmt, str) else None,
+                )
             case "number":
                 return NumberNode(meta=meta, bounds=self._bounds(s, loc))
             case _:

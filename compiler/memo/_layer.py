@@ -111,10 +111,12 @@ class Memo:
         self.keep = keep
 
     @staticmethod
-    def options(name: str, refs: object, strict: bool) -> str:
+    def options(name: str, refs: object, strict: bool, format_checks: bool = True) -> str:
         """The key of a package's options: toolbind's version and what else its output
         depends on besides its inputs."""
-        return digest(json.dumps([VERSION, name, repr(refs), strict]).encode())
+        # (format checks off only is named: the key of a default run stays what it was)
+        off = [] if format_checks else ["no-format-checks"]
+        return digest(json.dumps([VERSION, name, repr(refs), strict, *off]).encode())
 
     def reused(self, source: str, name: str, options: str) -> Reused | None:
         """The package of ``source`` from the previous output when nothing it depends on

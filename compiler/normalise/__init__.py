@@ -6,9 +6,9 @@ list the docs show (``docs/reference/rules.md`` is generated from it).
 
 from __future__ import annotations
 
-from ._rule import Fixed, Rule, run, warn
+from ._rule import Fixed, Rule, note, run, run_located, warn
 
-__all__ = ["Fixed", "Rule", "run", "table", "warn"]
+__all__ = ["Fixed", "Rule", "note", "run", "run_located", "table", "warn"]
 
 
 def table() -> list[tuple[str, str, str, str, str]]:

@@ -28,6 +28,10 @@ class Fixed:
 
     value: Any
     diagnostics: tuple[Diagnostic, ...] = ()
+    moved: tuple[tuple[tuple[str | int, ...], SourceLocation], ...] = ()
+    """Where parts of ``value`` are written when the rule moved them (Swagger 2.0's parameter
+    fields into OpenAPI 3's ``schema``): the keys that lead to a part in ``value``, and its
+    place in the file. A diagnostic about a moved part is located where the user wrote it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,8 +65,31 @@ def run(
     return fragment
 
 
+def run_located(
+    rules: Iterable[Rule[C]],
+    fragment: Any,
+    at: SourceLocation,
+    context: C,
+    out: list[Diagnostic],
+    moved: dict[tuple[str | int, ...], SourceLocation],
+) -> Any:
+    """``run``, and where the parts the rules moved are written, added to ``moved``."""
+    for rule in rules:
+        fixed = rule.apply(fragment, at, context)
+        if fixed is not None:
+            fragment = fixed.value
+            out.extend(fixed.diagnostics)
+            moved.update(fixed.moved)
+    return fragment
+
+
 def warn(
     at: SourceLocation, found: str, expected: str | None = None, *, hint: str | None = None
 ) -> Diagnostic:
     """The located warning a rule gives for what it read leniently."""
     return Diagnostic(loc=at, severity="warning", found=found, expected=expected, hint=hint)
+
+
+def note(at: SourceLocation, found: str) -> Diagnostic:
+    """The located note a rule gives for what it read as a user meant it (``generate -v``)."""
+    return Diagnostic(loc=at, severity="note", found=found)

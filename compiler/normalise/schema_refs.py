@@ -126,4 +126,40 @@ RECURSIVE_REF_IN_OPENAPI = schema_rule(
     phases=("enter",),
 )
 
-RULES = (LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS, RECURSIVE_REF_IN_OPENAPI)
+
+def properties_map_ref(fragment: dict[str, Any]) -> str | None:
+    """The ``$ref`` a schema's whole ``properties`` map is written as, or None."""
+    props = schema_object(fragment.get("properties"))
+    ref = props.get("$ref") if props is not None else None
+    return ref if isinstance(ref, str) else None
+
+
+def _properties_ref(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+    fragment = schema_object(value)
+    # a split spec's ``properties: {$ref: ./props.yaml}``: JSON Schema reads a property named
+    # "$ref" whose schema is a string, so the Call had one field ``ref``, sent as "$ref", and
+    # none of the properties the file holds. The meaning is plain; the lowerer follows it.
+    if not ctx.lenient or fragment is None or properties_map_ref(fragment) is None:
+        return None
+    said = warn(
+        at.child("properties", "$ref"),
+        "properties is a $ref to the whole map; followed",
+        "a map of property names to schemas (each may be a $ref)",
+    )
+    return Fixed(value=fragment, diagnostics=(said,))
+
+
+PROPERTIES_REF = schema_rule(
+    name="properties-ref",
+    family="schema-refs",
+    accepts="a schema's properties written as one $ref to a map of property schemas "
+    "(properties: {$ref: ./props.yaml})",
+    makes="the map the $ref leads to, its entries the properties (followed by the lowerer)",
+    warning="properties is a $ref to the whole map; followed",
+    apply=_properties_ref,
+    when=lambda c: c.lenient,
+    keys=("properties",),
+    phases=("object",),
+)
+
+RULES = (LEGACY_REF_SIBLINGS, OPENAPI30_REF_SIBLINGS, RECURSIVE_REF_IN_OPENAPI, PROPERTIES_REF)

@@ -53,8 +53,8 @@ class FindPetsCall(ToolCall):
     tags: Annotated[list[JsonStr] | None, NotNull] = Field(
         default=None, description="tags to filter by"
     )
-    limit: Annotated[JsonInt | None, NotNull] = Field(
-        default=None, description="maximum number of results to return"
+    limit: Annotated[Annotated[JsonInt, Field(ge=-2147483648, le=2147483647)] | None, NotNull] = (
+        Field(default=None, description="maximum number of results to return")
     )
 
 
@@ -90,7 +90,9 @@ class FindPetByIdCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: Annotated[FindPetByIdOutput | None, NotNull] = Field(default=None, alias="_output")
-    id: JsonInt = Field(description="ID of pet to fetch")
+    id: Annotated[JsonInt, Field(ge=-9223372036854775808, le=9223372036854775807)] = Field(
+        description="ID of pet to fetch"
+    )
 
 
 class DeletePetCall(ToolCall):
@@ -103,7 +105,9 @@ class DeletePetCall(ToolCall):
         default=None, alias="_reasoningForCall", description="Why the model made this call."
     )
     output: Annotated[DeletePetOutput | None, NotNull] = Field(default=None, alias="_output")
-    id: JsonInt = Field(description="ID of pet to delete")
+    id: Annotated[JsonInt, Field(ge=-9223372036854775808, le=9223372036854775807)] = Field(
+        description="ID of pet to delete"
+    )
 
 
 class FindPetsOutput(RootModel[list[Pet]]):

@@ -314,7 +314,8 @@ class Dispatch:
             event("tool-result", {"preliminary": True, "output": plain})
 
         event("tool-call.start", {"reasoning": routed.dumped.get("_reasoningForCall")})
-        event("tool-input-delta", {"delta": json.dumps(routed.arguments)})
+        # the validated call's whole arguments: a key of their own, never a streamed piece's
+        event("tool-input-delta", {"arguments": routed.arguments})
         value = await chain(around, partial(self._run_call, progress=progress, state=state))(routed)
         if isinstance(value, Pending):
             record.result = await self._park(routed, value)

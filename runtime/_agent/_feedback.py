@@ -86,11 +86,10 @@ def feed_back(
     (``asked.tag``)."""
     call_id = f"step-{step.index}"
     function, shown = asked.response.__name__, asked.shown
-    arguments = response.model_dump_json(by_alias=True, exclude_unset=True)
+    answer = response.model_dump(mode="json", by_alias=True, exclude_unset=True)
     if shown or asked.tag != TOOL_TAG:
-        answer = response.model_dump(mode="json", by_alias=True, exclude_unset=True)
         answer["calls"] = [as_offered(c, shown, asked.tag) for c in answer.get("calls", [])]
-        arguments = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+    arguments = json.dumps(_as_asked(answer, asked), ensure_ascii=False, separators=(",", ":"))
     if step.raw_responses:
         try:
             tool_calls = step.raw_responses[-1]["choices"][0]["message"]["tool_calls"]
@@ -132,6 +131,14 @@ def feed_back(
     else:
         content = {"results": []}
     convo.append({"role": "tool", "tool_call_id": call_id, "content": for_the_model(content)})
+
+
+def _as_asked(answer: dict[str, Any], asked: Composition) -> dict[str, Any]:
+    """``answer`` with its keys in the order the composed schema asks for them (``calls`` first):
+    the Response model's own field order is not the schema's."""
+    order: Any = asked.get("properties") or {}
+    keys = [k for k in cast("dict[str, Any]", order) if k in answer]
+    return {**{k: answer[k] for k in keys}, **answer}
 
 
 TOOLS_HEADER = "Tools you can call (each call names its tool in `{tag}`):\n"

@@ -51,7 +51,6 @@ from .._llm import InstructorModel, ModelCall
 from .._native import MODES, wants_native
 from .._registry import Activity, ActivityFn, ActivityRegistry, Tool, ToolRegistry
 from .._response import OutputSpec
-from .._result import ToolResult
 from .._selection import offered_tools
 from .._state import RunContext
 from .._stream import Emit
@@ -406,7 +405,8 @@ class Agent(Dispatch):
         answer is streamed (async clients): ``text-delta`` events with the output's text, and for
         each call ``tool-call.start`` and ``tool-input-delta`` events with its partial arguments
         (``data["partial"]``) as they are generated, then the validated call's
-        ``tool-input-delta`` (``data["delta"]``: the whole arguments) and its result.
+        ``tool-input-delta`` (``data["arguments"]``: the whole arguments) and its result; an
+        answer refused and asked again ends with ``attempt.discarded`` (see ``AgentEvent``).
         """
         async for event in self._events(
             messages,
@@ -484,12 +484,12 @@ class Agent(Dispatch):
     ) -> Run:
         """The run as the capabilities' step hooks see it."""
 
-        async def execute(call_id: str, call: Any, changes: Mapping[str, Any]) -> ToolResult[Any]:
+        async def execute(call_id: str, call: Any, changes: Mapping[str, Any]) -> CallRecord:
             step_key, _, index = call_id.rpartition("-")  # call-<invocation>-<step>-<index>
             at = int(step_key.rpartition("-")[2])
             routed = self._route_call(run_id, at, int(index), call_id, call)
-            record = await self._execute_one(replace(routed, **changes), lambda _: None, state)
-            return record.result
+            # its events are the delivering capability's to tell (its progress is in the record)
+            return await self._execute_one(replace(routed, **changes), lambda _: None, state)
 
         return Run(
             run_id=run_id,

@@ -55,8 +55,11 @@ class RequireApproval(Capability):
         return await proceed(routed)
 
 
-async def decide(run: Run, item: PendingCall, parked: dict[str, Any]) -> ToolResult[Any]:
-    """The result of a call parked for approval: run it when approved, else the denial."""
+async def decide(
+    run: Run, item: PendingCall, parked: dict[str, Any]
+) -> tuple[ToolResult[Any], list[Any]]:
+    """The result of a call parked for approval — run it when approved, else the denial — and
+    the progress its Activity reported while it ran."""
     decision: Any = item.result
     answer = cast("dict[str, Any]", decision) if isinstance(decision, dict) else None
     approved = (
@@ -72,12 +75,13 @@ async def decide(run: Run, item: PendingCall, parked: dict[str, Any]) -> ToolRes
             why = f"no decision before the call {item.status}"
         return _Result.fail(
             f"a human denied this call{': ' + why if why else ''}", execution="approval"
-        )
+        ), []
     binding = run.binding(item.tool)
     if binding is None:
-        return _Result.fail(f"tool {item.tool!r} is no longer offered", execution="approval")
+        return _Result.fail(f"tool {item.tool!r} is no longer offered", execution="approval"), []
     try:
         call = binding.call_model.model_validate(parked)
     except ValidationError as exc:
-        return _Result.fail(f"the approved call no longer validates: {exc}")
-    return await run.execute(item.call_id, call, {"approved": True})
+        return _Result.fail(f"the approved call no longer validates: {exc}"), []
+    record = await run.execute(item.call_id, call, {"approved": True})
+    return record.result, record.progress

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from .._capability import Capability, Run, for_the_model, visible
-from .._events import AgentEvent, CallRecord, PendingCall, PendingSink, Step
+from .._capability import DELIVERED, Capability, Run, for_the_model, visible
+from .._events import AgentEvent, CallRecord, EventType, PendingCall, PendingSink, Step
 from .._executor import Pending, RoutedCall
 from .._result import ToolResult
 from .approval import APPROVAL, decide
@@ -58,7 +58,7 @@ class PendingDelivery(Capability):
         shown = run.shown()
         events: list[AgentEvent] = []
         for item in self.store.collect(run.run_id):
-            envelope = await _envelope(run, item)
+            envelope, progress = await _envelope(run, item)
             known = run.outstanding.pop(item.call_id, None)
             binding = run.binding(item.tool)
             shows = known.visible if known else visible(binding) if binding else True
@@ -69,38 +69,46 @@ class PendingDelivery(Capability):
                     route="async",
                     arguments=dict(item.arguments),
                     result=envelope,
+                    progress=progress,
                     visible=shows,
                 )
             )
             result = envelope.model_dump(mode="json")
             said = {
-                "event": "tool_result",
+                "event": DELIVERED,
                 "call_id": item.call_id,
                 "tool": shown.get(item.tool, item.tool),
                 "result": result,
             }
             run.convo.append({"role": "user", "content": for_the_model(said)})
-            events.append(
+            end: EventType = "tool-call.complete" if envelope.success else "tool-call.error"
+            told: list[tuple[EventType, Any]] = [
+                *(("tool-result", {"preliminary": True, "output": p}) for p in progress),
+                (end, result),
+            ]
+            events.extend(
                 AgentEvent(
-                    type="tool-call.complete" if envelope.success else "tool-call.error",
+                    type=kind,
                     run_id=run.run_id,
                     step=step.index,
                     call_id=item.call_id,
                     tool=item.tool,
-                    data=result,
+                    data=data,
                     visible=shows,
                 )
+                for kind, data in told
             )
         return events
 
 
-async def _envelope(run: Run, item: PendingCall) -> ToolResult[Any]:
-    """The delivered call's result: what was submitted, or the decision on a parked call."""
+async def _envelope(run: Run, item: PendingCall) -> tuple[ToolResult[Any], list[Any]]:
+    """The delivered call's result — what was submitted, or the decision on a parked call — and
+    the progress of a call that ran now (approved)."""
     parked: Any = item.arguments.get(APPROVAL)
     if isinstance(parked, dict):  # a call that waited for approval: decided now
         return await decide(run, item, cast("dict[str, Any]", parked))
     if item.status in ("resolved", "delivered") and item.error is None:
-        return _Result.ok(item.result, execution="async")
+        return _Result.ok(item.result, execution="async"), []
     return _Result.fail(
         item.error or f"the call {item.status} before a result arrived", execution="async"
-    )
+    ), []

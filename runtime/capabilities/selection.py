@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._binding import ToolBinding
-from .._capability import Capability
+from .._capability import Capability, written_by_toolbind
 from .._selection import ToolSelector, as_selector, offered_tools
 from ..errors import UsageError
 
@@ -16,7 +16,9 @@ __all__ = ["ToolSelection"]
 
 
 class ToolSelection(Capability):
-    """Offer each request only the tools ``selector`` picks for the latest user message.
+    """Offer each request only the tools ``selector`` picks for the user's latest request (the
+    latest user message the Agent did not write itself: never the context it shows the model or
+    a result it delivers).
 
     Args:
         selector: a number k (BM25 over names, descriptions and parameter names:
@@ -49,4 +51,6 @@ class ToolSelection(Capability):
     async def prepare_tools(
         self, tools: list[ToolBinding], messages: Sequence[Mapping[str, Any]], tool_choice: str
     ) -> list[ToolBinding]:
-        return await offered_tools(tools, messages, selector=self.selector, tool_choice=tool_choice)
+        # the user's request: not the context, results or updates the Agent wrote as user messages
+        asked = [m for m in messages if not written_by_toolbind(m)]
+        return await offered_tools(tools, asked, selector=self.selector, tool_choice=tool_choice)

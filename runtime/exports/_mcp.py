@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from toolbind._compose import reachable_defs
+from toolbind._compose import TOOL_TAG, reachable_defs
 
 from ._common import ExportableTool, call_schema
 
@@ -17,7 +17,9 @@ from ._common import ExportableTool, call_schema
 def mcp_tools(tools: Iterable[ExportableTool], activities: Collection[str] = ()) -> dict[str, Any]:
     """An MCP ``tools/list`` result: ``{"tools": [{name, title?, description?, inputSchema,
     outputSchema?, annotations?}]}``. ``outputSchema`` is given only for object outputs (MCP's
-    structured content is an object)."""
+    structured content is an object). ``_tool`` is listed (its ``const``) but not required:
+    ``tools/call`` names the tool, so a client may leave it out (``toolbind serve`` refuses a
+    wrong one)."""
     out: list[dict[str, Any]] = []
     for tool in tools:
         entry: dict[str, Any] = {"name": tool.name}
@@ -25,7 +27,11 @@ def mcp_tools(tools: Iterable[ExportableTool], activities: Collection[str] = ())
             entry["title"] = tool.title
         if tool.description:
             entry["description"] = tool.description
-        entry["inputSchema"] = call_schema(tool, activities)
+        schema = call_schema(tool, activities)
+        required = [r for r in schema.pop("required", ()) if r != TOOL_TAG]
+        if required:  # (an empty list is no JSON Schema draft 4 accepts)
+            schema["required"] = required
+        entry["inputSchema"] = schema
         output = tool.output_schema
         if output is not None and output.get("type") == "object":
             out_schema = dict(output)

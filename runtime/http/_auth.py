@@ -14,6 +14,9 @@ Credential shapes, per scheme type (strings may contain ``${env.NAME}``):
   "token_url": ..., "client_auth": "basic" | "post"}`` (``token_url`` defaults to the spec's,
   ``client_auth`` to HTTP Basic as RFC 6749 §2.3.1 requires servers to support), or
   ``{"access_token": "..."}`` for a token obtained elsewhere.
+- any scheme: ``None`` (``null`` in a credentials file) — the deployment called enforces no
+  auth: the scheme's requirement is met and nothing is sent for it (a spec that requires an API
+  key on every operation, served by one that checks none).
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class Credential:
     token_url: str | None = None
     scopes: tuple[str, ...] | None = None
     client_auth: str = "basic"
+    none: bool = False  # configured as None: met, and nothing is sent
 
 
 def _secret(value: Any, *, where: str, env: Mapping[str, str] | None, redact: Redactor) -> Secret:
@@ -102,7 +106,9 @@ def parse_credentials(
         if scheme is None:
             known = ", ".join(sorted(schemes)) or "none"
             raise HttpConfigurationError(f"{where}: no security scheme {key!r} (known: {known})")
-        if scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
+        if raw is None:  # the deployment needs none: met, nothing sent
+            out[key] = Credential(scheme=scheme, none=True)
+        elif scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
             out[key] = _basic(scheme, raw, where=where, env=env, redact=redact)
         elif scheme.type == "oauth2":
             out[key] = _oauth2(key, scheme, raw, where=where, env=env, redact=redact)
@@ -332,6 +338,8 @@ def static_parts(
     for req in requirement:
         cred = credentials[req.scheme]
         scheme = cred.scheme
+        if cred.none:
+            continue
         if scheme.type == "apiKey":
             assert cred.secret is not None
             name = scheme.name or req.scheme

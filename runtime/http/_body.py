@@ -152,9 +152,28 @@ def encode_body(
     obj = cast("dict[str, Any]", value)
     raw_obj = cast("dict[str, Any]", raw_value) if isinstance(raw_value, dict) else obj
     parts = {p.property: p for p in body.parts}
+    _refuse_empty_required(obj, parts, body.media_type)
     if body.kind == "form":
         return _form(obj, parts), body.media_type
     return _multipart(obj, raw_obj, parts, file_root)
+
+
+def _refuse_empty_required(
+    obj: Mapping[str, Any], parts: Mapping[str, BodyPart], media_type: str
+) -> None:
+    """A required array given ``[]``: a form or multipart body has no way to send it (no pair,
+    no part: a server reads it as absent), so it is refused, as a required query parameter's
+    empty value is — not left out in silence. (A JSON part can say ``[]``.)"""
+    for prop, item in obj.items():
+        part = parts.get(prop)
+        if part is None or not part.required or item != []:
+            continue
+        if "json" in (part.content_type or ""):
+            continue
+        raise ParameterError(
+            f"body property {prop!r} is required and its value [] is empty: a {media_type} "
+            "body cannot send an empty array (a server reads it as absent); give at least one item"
+        )
 
 
 def _form(obj: Mapping[str, Any], parts: Mapping[str, BodyPart]) -> bytes:

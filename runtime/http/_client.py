@@ -268,7 +268,8 @@ class HttpClient(_Base):
         base_url: overrides the spec's servers (then the only URL requests may go to).
         server_variables: values for the servers' ``{variables}`` (checked against enums).
         credentials: per security-scheme key (see ``toolbind.runtime.http._auth`` for shapes);
-            strings may hold ``${env.NAME}``.
+            strings may hold ``${env.NAME}``; ``None`` for a scheme the deployment does not
+            enforce (its requirement is met, nothing is sent).
         timeout: seconds for connecting, each read and each write (default 30).
         retry: when to retry (default: 3 attempts, idempotent methods, 429/502/503/504).
         headers: extra headers for every request (``${env.NAME}`` expanded, treated as secret).

@@ -114,6 +114,7 @@ class Authenticator:
             for req in self._requirement
             if credentials[req.scheme].scheme.type == "oauth2"
             and credentials[req.scheme].secret is None
+            and not credentials[req.scheme].none
         ]
 
     @property

@@ -136,13 +136,15 @@ def render_path(template: str, params: Sequence[tuple[HttpParameter, Any]]) -> s
         if value is None:
             raise ParameterError(f"path parameter {param.name!r} is required and cannot be null")
         rendered = path_value(param, value)
-        if not rendered and not template.endswith("{" + param.name + "}"):
+        if not rendered or value in ("", [], {}):
             # ``/users/{id}/keys`` with an empty id is ``/users//keys``, which servers read as
-            # ``/users/keys``: another resource. (An empty last one is a real API's own root:
-            # GitHub's and Jupyter's ``/contents/{path}`` with an empty path.)
+            # ``/users/keys``; ``/conversations/{sid}`` with an empty sid is the collection's
+            # URL, another operation's (an update sent as a create). The Call model refuses an
+            # empty value already; this holds for a Call made without validation.
+            shown = json.dumps(value, ensure_ascii=False)
             raise ParameterError(
-                f"path parameter {param.name!r} is empty: the path would name another resource; "
-                "refused"
+                f"path parameter {param.name!r} is empty ({shown}): the URL would name another "
+                "resource; give a value"
             )
         if has_dot_segment(rendered):
             raise ParameterError(

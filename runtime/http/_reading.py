@@ -63,11 +63,13 @@ def _utf8(body: bytes) -> bool:
 def _reads_as(declared: str, media: str, body: bytes) -> bool:
     """Whether a body sent as ``media`` is read as the ``declared`` media type (the one the
     Output model describes): JSON as declared text (JSON is text), text that parses as JSON as
-    declared JSON; never a stream (read as its values), binary content or a wildcard."""
+    declared JSON; never a stream (read as its values), binary content or a wildcard. A JSON
+    string is read as it arrived: declared as text, its text is the string (``"1.0.0"`` is
+    ``1.0.0``, never the quotes with it)."""
     if "*" in declared or media in _STREAM_MEDIA or declared in _STREAM_MEDIA or not _utf8(body):
         return False
     if _is_text(declared):
-        return _is_json(media)
+        return _is_json(media) and not _is_json_string(body)
     if not (_is_json(declared) and _is_text(media)):
         return False
     try:
@@ -75,6 +77,13 @@ def _reads_as(declared: str, media: str, body: bytes) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _is_json_string(body: bytes) -> bool:
+    try:
+        return isinstance(json.loads(body), str)
+    except ValueError:
+        return False
 
 
 def _text(response: httpx.Response, body: bytes) -> str:

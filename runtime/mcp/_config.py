@@ -14,7 +14,9 @@ The configuration has the gateway's shape (gateway-v3-tool-system.md, "MCP Tools
 default with a ``command``); ``${env.NAME}`` is read from the environment when the server is
 connected, in the ``url``, ``headers`` values and ``env`` values (``expand_env``); ``timeout`` is
 milliseconds per call (a call that takes longer is cancelled on the server: the SDK sends
-``notifications/cancelled``). Each problem is located by JSON pointer.
+``notifications/cancelled``); ``startTimeout`` is milliseconds for the server's start (its
+``initialize`` answered; default: ``timeout``, else 60 s). Each problem is located by JSON
+pointer.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ Transport = Literal["http", "stdio"]
 _ENV_REF = re.compile(r"\$\{env\.([A-Za-z_][A-Za-z0-9_]*)\}")
 _SERVER_KEYS = frozenset(
     {"name", "url", "transport", "headers", "allowedTools", "command", "args", "env", "cwd"}
-    | {"timeout", "description"}
+    | {"timeout", "startTimeout", "description"}
 )
 
 
@@ -49,6 +51,8 @@ class McpServerConfig:
             ``${env.X}`` and are added to a minimal default environment.
         allowed_tools: only these tools are used (None: every tool the server lists).
         timeout: seconds one call may take (None: the caller's default).
+        start_timeout: seconds the server may take to start and answer ``initialize`` (None:
+            ``timeout``, else 60 s).
     """
 
     name: str
@@ -61,6 +65,7 @@ class McpServerConfig:
     cwd: str | None = None
     allowed_tools: tuple[str, ...] | None = None
     timeout: float | None = None
+    start_timeout: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The configuration in the gateway's shape again (``${env.X}`` left as written)."""
@@ -81,6 +86,8 @@ class McpServerConfig:
             out["allowedTools"] = list(self.allowed_tools)
         if self.timeout is not None:
             out["timeout"] = round(self.timeout * 1000)
+        if self.start_timeout is not None:
+            out["startTimeout"] = round(self.start_timeout * 1000)
         return out
 
 
@@ -180,6 +187,7 @@ def _server(raw: Any, at: str, problems: list[Problem]) -> McpServerConfig | Non
         args_raw = []
     allowed = _allowed_tools(obj.get("allowedTools"), at, problems)
     timeout = _timeout(obj.get("timeout"), at, problems)
+    start_timeout = _timeout(obj.get("startTimeout"), at, problems, key="startTimeout")
     cwd = obj.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         problems.append((f"{at}/cwd", f"cwd is {_describe(cwd)}", "a directory path"))
@@ -195,6 +203,7 @@ def _server(raw: Any, at: str, problems: list[Problem]) -> McpServerConfig | Non
         cwd=cwd,
         allowed_tools=allowed,
         timeout=timeout,
+        start_timeout=start_timeout,
     )
 
 
@@ -246,13 +255,13 @@ def _allowed_tools(raw: Any, at: str, problems: list[Problem]) -> tuple[str, ...
     return tuple(cast("list[str]", raw))
 
 
-def _timeout(raw: Any, at: str, problems: list[Problem]) -> float | None:
-    """``timeout``: milliseconds in the configuration, seconds here."""
+def _timeout(raw: Any, at: str, problems: list[Problem], *, key: str = "timeout") -> float | None:
+    """``timeout`` (or ``startTimeout``): milliseconds in the configuration, seconds here."""
     if raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
         problems.append(
-            (f"{at}/timeout", f"timeout is {_describe(raw)}", "a positive number of milliseconds")
+            (f"{at}/{key}", f"{key} is {_describe(raw)}", "a positive number of milliseconds")
         )
         return None
     return raw / 1000

@@ -1,10 +1,11 @@
 """toolbind.runtime.mcp, runtime layer (imports the ``mcp`` SDK and ``httpx2`` lazily, the runtime's
-``_result`` and ``errors``, and this package's ``_config`` and ``_results``): one MCP server's
-session.
+``_result`` and ``errors``, and this package's ``_config``, ``_results`` and ``_watch``): one MCP
+server's session.
 
 ``McpConnection`` holds one server's session: opened on first use, reused across calls, closed by
-``aclose``; a server that dies mid-call gives a failed result naming the server, and the next call
-connects again. Progress notifications are the call's progress items
+``aclose``; a server that dies mid-call gives a failed result naming the server (a lost
+connection, also when the call had a timeout), and the session ends as soon as the server is seen
+gone, so the next call connects again (a stdio server that died between calls costs no call). Progress notifications are the call's progress items
 ``{"progress", "total", "message"}``.
 """
 
@@ -22,10 +23,11 @@ from .._result import ToolResult
 from ..errors import UsageError
 from ._config import McpServerConfig, expand_env
 from ._results import result_value
+from ._watch import SEND_FAILURE, Lost, watched, watched_http
 
 START_TIMEOUT = 60.0
 """Seconds a server may take to start and answer ``initialize`` when its configuration gives no
-``timeout``."""
+``startTimeout`` and no ``timeout``."""
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -78,17 +80,20 @@ class McpConnection:
         self.on_list_changed = on_list_changed
         self.connects = 0
         """How many sessions were opened (1 + reconnections)."""
+        self.unlisted: tuple[str, ...] = ()
+        """The names ``allowedTools`` gives that the last ``tools/list`` did not list."""
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._lost: Lost | None = None  # the current session's
 
     @property
     def name(self) -> str:
         return self.config.name
 
-    def _transport(self) -> Any:
+    def _transport(self, lost: Lost) -> Any:
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
@@ -104,14 +109,19 @@ class McpConnection:
                 env={k: expand_env(v, env, f"{where} env {k}") for k, v in cfg.env.items()},
                 cwd=cfg.cwd,
             )
-            return stdio_client(params, errlog=sys.stderr)
+            return watched(stdio_client(params, errlog=sys.stderr), lost)
         import httpx2
 
         assert cfg.url is not None
         url = expand_env(cfg.url, env, f"{where} url")
         headers = {k: expand_env(v, env, f"{where} header {k}") for k, v in cfg.headers.items()}
-        client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
-        return _owning(streamable_http_client(url, http_client=client), client)
+        logging.getLogger("mcp.client.streamable_http").addFilter(SEND_FAILURE)
+        client = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            transport=watched_http(lost),
+        )
+        return watched(_owning(streamable_http_client(url, http_client=client), client), lost)
 
     async def _session(self) -> Client:
         loop = asyncio.get_running_loop()
@@ -127,7 +137,10 @@ class McpConnection:
             self._closing = closing
             self._task = asyncio.create_task(self._hold(ready, closing), name=f"mcp:{self.name}")
             # bounded: a server that never answers ``initialize`` must not hold the run forever
-            start = self.config.timeout if self.config.timeout is not None else START_TIMEOUT
+            cfg = self.config
+            start = next(
+                (t for t in (cfg.start_timeout, cfg.timeout) if t is not None), START_TIMEOUT
+            )
             try:
                 client = await asyncio.wait_for(asyncio.shield(ready), start)
             except TimeoutError:
@@ -138,7 +151,7 @@ class McpConnection:
                     await asyncio.wait_for(task, 5)
                 raise TimeoutError(
                     f"MCP server {self.name!r} did not finish starting (initialize) in "
-                    f"{start:g} s (its timeout in the configuration bounds the start too)"
+                    f"{start:g} s (its startTimeout in the configuration, else its timeout)"
                 ) from None
             self._client = client
             self.connects += 1
@@ -158,10 +171,18 @@ class McpConnection:
                     f"MCP server {self.name!r}: the MCP client is not installed ({exc}) — "
                     "pip install 'toolbind[mcp]'"
                 ) from None
-            transport = self._transport()
+            lost = self._lost = Lost()
+            transport = self._transport(lost)
             async with Client(transport, message_handler=on_message) as client:
                 ready.set_result(client)
-                await closing.wait()
+                # until closed, or the server is seen gone: the session ends with it (calls
+                # waiting on it fail as a lost connection; the next call connects again)
+                waits = [asyncio.ensure_future(e.wait()) for e in (closing, lost.event)]
+                try:
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for wait in waits:
+                        wait.cancel()
         except BaseException as exc:  # connecting failed, or the session ended
             if not ready.done():
                 ready.set_exception(
@@ -213,6 +234,8 @@ class McpConnection:
             raise ConnectionError(f"MCP server {self.name!r}: {_why(exc)}") from exc
         allowed = self.config.allowed_tools
         if allowed is not None:
+            names = {t.get("name") for t in tools}
+            self.unlisted = tuple(n for n in allowed if n not in names)
             tools = [t for t in tools if t.get("name") in allowed]
         return tools
 
@@ -230,10 +253,18 @@ class McpConnection:
         ``timeout`` (default: the config's) bounds the call: past it the SDK sends
         ``notifications/cancelled`` and the result is a failed one. ``progress`` gets
         ``{"progress", "total", "message"}`` for each progress notification.
-        """
-        from mcp import MCPError
-        from mcp_types import REQUEST_TIMEOUT
 
+        Raises:
+            UsageError: ``tool`` is not one the configuration's ``allowedTools`` keeps (nothing
+                is sent: the list holds here as it does in ``list_tools``, the generated
+                code, the Agent and ``toolbind serve``).
+        """
+        allowed = self.config.allowed_tools
+        if allowed is not None and tool not in allowed:
+            raise UsageError(
+                f"MCP server {self.name!r}: tool={tool!r} is not in its allowedTools "
+                f"({', '.join(allowed) or 'none'}); nothing was sent"
+            )
         seconds = timeout if timeout is not None else self.config.timeout
         meta = {"execution": "explicit", "mcp_server": self.name}
 
@@ -260,34 +291,48 @@ class McpConnection:
                 read_timeout_seconds=seconds,
                 progress_callback=on_progress,
             )
-        except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
-                return ToolResult[Any].fail(
-                    f"MCP server {self.name!r}, tool {tool!r}: timed out after {seconds:g}s "
-                    "(cancelled on the server)",
-                    error_type="timeout",
-                    **meta,
-                )
-            if self._task is None or self._task.done() or _closed(exc):
-                await self._drop()
-                return ToolResult[Any].fail(
-                    f"MCP server {self.name!r} went away during the call to {tool!r}: {_why(exc)}",
-                    error_type="connection",
-                    **meta,
-                )
+        except Exception as exc:
+            return await self._failed(exc, tool, seconds)
+        return result_value(result, server=self.name, tool=tool, output_model=output_model)
+
+    async def _failed(self, exc: Exception, tool: str, seconds: float | None) -> ToolResult[Any]:
+        """The failed result of a ``tools/call`` that raised ``exc``: a timeout, a lost
+        connection (the session is dropped), an answer the SDK refused, or the server's error."""
+        from mcp import MCPError
+        from mcp_types import REQUEST_TIMEOUT
+
+        meta = {"execution": "explicit", "mcp_server": self.name}
+        lost = self._lost.why if self._lost is not None else None
+        if isinstance(exc, MCPError) and exc.code == REQUEST_TIMEOUT and lost is None:
+            return ToolResult[Any].fail(
+                f"MCP server {self.name!r}, tool {tool!r}: timed out after {seconds:g}s "
+                "(cancelled on the server)",
+                error_type="timeout",
+                **meta,
+            )
+        if isinstance(exc, RuntimeError) and "structured content" in str(exc):
+            # the SDK checked the answer against the tool's outputSchema and refused it: the
+            # server answered (its session is fine), with a result of the wrong shape
+            return ToolResult[Any].fail(
+                f"MCP server {self.name!r}, tool {tool!r}: the result does not match the "
+                f"tool's outputSchema: {str(exc).splitlines()[0]}",
+                error_type="output",
+                **meta,
+            )
+        broken = self._task is None or self._task.done() or _closed(exc) or lost is not None
+        if isinstance(exc, MCPError) and not broken:
             return ToolResult[Any].fail(
                 f"MCP server {self.name!r}, tool {tool!r}: {_why(exc)}",
                 error_type="protocol",
                 **meta,
             )
-        except Exception as exc:  # the transport broke: the server died or stopped answering
-            await self._drop()
-            return ToolResult[Any].fail(
-                f"MCP server {self.name!r} went away during the call to {tool!r}: {_why(exc)}",
-                error_type="connection",
-                **meta,
-            )
-        return result_value(result, server=self.name, tool=tool, output_model=output_model)
+        # the transport broke: the server died or stopped answering
+        await self._drop()
+        return ToolResult[Any].fail(
+            f"MCP server {self.name!r} went away during the call to {tool!r}: {lost or _why(exc)}",
+            error_type="connection",
+            **meta,
+        )
 
 
 def _closed(exc: Exception) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core import to_jsonable_python
+from pydantic_core import ErrorDetails, to_jsonable_python
 
 from .._binding import ToolBinding
 from .._executor import to_result as _to_result
@@ -87,9 +87,10 @@ def _json_of(value: Any) -> Any:
     return to_jsonable_python(value, by_alias=True)
 
 
-def invalid(tool: str, exc: ValidationError, arguments: Mapping[str, Any]) -> str:
-    """The tool error for arguments its Call model refused: the tool, then one line per field."""
-    feedback = feedback_for(exc.errors(), arguments)
+def invalid(tool: str, errors: list[ErrorDetails], arguments: Mapping[str, Any]) -> str:
+    """The tool error for arguments refused (by its Call model, or its schema's meta fields: the
+    ``errors`` as pydantic's): the tool, then one line per field."""
+    feedback = feedback_for(errors, arguments)
     lines = list(feedback.lines)
     if feedback.total > len(lines):
         lines.append(f"- … and {feedback.total - len(lines)} more errors")

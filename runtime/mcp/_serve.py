@@ -5,9 +5,11 @@ MCP server (``toolbind serve``).
 Each tool with a way to run (an Activity: a user function, a generated HTTP Activity) is an MCP
 tool: ``inputSchema`` is exactly what ``toolbind schema --format mcp`` exports (``mcp_tools``), and
 ``outputSchema``, ``title``, ``annotations`` and the description come along. A call is validated
-by the tool's generated Call model — a validation error is an MCP tool error naming the tool and
-each field — then routed to the Activity; the result comes back as ``structuredContent`` (the Output's JSON)
-plus the same JSON as text (a string: as the text itself), and a failed ``ToolResult`` as
+by the tool's generated Call model, and its meta fields by the ``inputSchema`` listed (the rule of
+the runtime's ``_meta``: ``_tool`` and ``_activity`` may be left out, and are the listed ``const``
+when given; a meta field the schema does not list is refused where it refuses extra keys) — a
+validation error is an MCP tool error naming the tool and each field — then routed to the
+Activity; the result comes back as ``structuredContent`` (the Output's JSON) plus the same JSON as text (a string: as the text itself), and a failed ``ToolResult`` as
 ``isError``; the content blocks another MCP server answered (a generated ``McpActivities``
 method's image, audio, resource...) come back as those blocks. Every configured secret
 (credentials, ``${env.X}`` values) is scrubbed from what goes back, as from an Agent's tool
@@ -34,10 +36,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from toolbind._compose import resolve_activity
 
 from .._binding import ToolBinding
+from .._meta import refused_meta
 from .._result import ToolResult
 from ..exports import mcp_tools
 from ._replies import invalid, quiet_telemetry, reply, report_progress, tool_error
@@ -103,7 +107,7 @@ def mcp_server(
     activities: Mapping[str, Callable[..., Any]],
     *,
     name: str = "toolbind",
-    version: str = "",
+    version: str | None = None,
     latent: bool = False,
 ) -> Server[Any]:
     """An MCP server (the ``mcp`` SDK's low-level ``Server``) for the ``tools`` that have an
@@ -111,10 +115,13 @@ def mcp_server(
     ``HttpActivities(client).async_activities()`` for an OpenAPI spec); with ``latent``, also
     the tools that have none and may run latently (their result: the caller's ``_output``).
     Run it with the SDK: ``mcp.server.stdio.stdio_server()`` + ``server.run(...)``, or
-    ``server.streamable_http_app()``.
+    ``server.streamable_http_app()``. ``name`` and ``version`` are the ``serverInfo`` a client
+    reads (default: toolbind and its version — the server is toolbind's, whatever it serves).
     """
     import mcp_types as types
     from mcp.server.lowlevel import Server
+
+    from toolbind._version import VERSION
 
     served, _ = servable(tools, activities, latent=latent)
     listed = mcp_tools([s.binding for s in served.values()], activities.keys())["tools"]
@@ -135,6 +142,7 @@ def mcp_server(
     # a client checks these tools' structuredContent against the outputSchema listed (the SDK's
     # client raises on a result that does not fit, or that has none: the result is lost)
     typed = {entry["name"] for entry in listed if "outputSchema" in entry}
+    schemas: dict[str, dict[str, Any]] = {entry["name"]: entry["inputSchema"] for entry in listed}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return listing
@@ -144,12 +152,18 @@ def mcp_server(
         if found is None:
             return tool_error(f"no tool named {params.name!r} is served here")
         binding = found.binding
-        arguments: dict[str, Any] = dict(params.arguments or {})
-        arguments["_tool"] = binding.name
+        given: dict[str, Any] = dict(params.arguments or {})
+        # the listed schema's meta fields (the Call model takes any ``_activity``, any
+        # ``_output``): a wrong const or an undeclared one is refused, as the schema says
+        errors = _meta_errors(schemas[binding.name], given)
+        # MCP names the tool (``_tool`` may be left out; a wrong one is in ``errors``)
+        arguments = {**given, "_tool": binding.name}
         try:
             call = binding.call_model.model_validate(arguments)
         except ValidationError as exc:
-            return tool_error(invalid(binding.name, exc, arguments))
+            return tool_error(invalid(binding.name, [*errors, *exc.errors()], given))
+        if errors:
+            return tool_error(invalid(binding.name, errors, given))
         if found.fn is None and "_output" not in arguments:
             return tool_error(
                 f"{binding.name} is latent (no Activity runs it): its result is the "
@@ -161,9 +175,27 @@ def mcp_server(
             return tool_error(f"{binding.name} failed: {type(exc).__name__}: {exc}")
         return reply(binding, value, typed=binding.name in typed, latent=found.fn is None)
 
-    server = Server(name, version=version, on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server(
+        name,
+        version=VERSION if version is None else version,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
     quiet_telemetry(server)
     return server
+
+
+def _meta_errors(schema: dict[str, Any], given: dict[str, Any]) -> list[ErrorDetails]:
+    """The meta fields of ``given`` its listed ``inputSchema`` refuses, as pydantic's errors."""
+    return [
+        {
+            "type": "extra_forbidden" if keyword == "additionalProperties" else "literal_error",
+            "loc": (key,),
+            "msg": message,
+            "input": given[key],
+        }
+        for key, message, keyword in refused_meta(schema, given)
+    ]
 
 
 async def _run(found: Served, call: Any, ctx: Any) -> Any:

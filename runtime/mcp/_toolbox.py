@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ from ._tools import binding_for, streaming_call
 
 if TYPE_CHECKING:
     from .._registry import RegisteredActivity
+
+log = logging.getLogger("toolbind.runtime.mcp")
 
 
 class McpToolbox:
@@ -56,6 +59,7 @@ class McpToolbox:
         self.listings = 0
         """How many ``tools/list`` rounds were made (for tests and logs)."""
         self._connects: dict[str, int] = {}
+        self._unlisted: dict[str, tuple[str, ...]] = {}
 
     def _marker(self, name: str) -> Callable[[], None]:
         def mark() -> None:
@@ -91,6 +95,7 @@ class McpToolbox:
                 raise RunFailure(str(exc)) from None
             self.listings += 1
             self._connects[server.name] = conn.connects
+            self._say_unlisted(server.name, conn.unlisted)
             bindings: list[ToolBinding] = []
             for tool in listed:
                 if mcp_app_only(tool) is not None:  # for the server's UI (MCP Apps), not a model
@@ -113,6 +118,21 @@ class McpToolbox:
                         f"named {b.name!r}: keep it to one with allowedTools"
                     )
                 seen[b.name] = server.name
+
+    def _say_unlisted(self, server: str, names: tuple[str, ...]) -> None:
+        """A warning naming the ``allowedTools`` the server does not list — as ``toolbind
+        generate`` warns — each time that set changes (not at every listing). Not an error: a
+        server may list a tool only to some tokens or in some versions, and ``allowedTools``
+        only narrows; the tool is simply not offered."""
+        if self._unlisted.get(server, ()) == names:
+            return
+        self._unlisted[server] = names
+        if names:
+            log.warning(
+                "MCP server %r lists no tool named %s (allowedTools names it): not offered",
+                server,
+                ", ".join(repr(n) for n in names),
+            )
 
     def server_of(self, binding: ToolBinding) -> str | None:
         """The name of the server whose tool ``binding`` is (None: not one of these tools)."""

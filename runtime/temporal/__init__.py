@@ -41,7 +41,9 @@ once (a worker lost after the effect, before its completion was recorded, runs i
 Default ``ToolPolicy``: start-to-close = the Activity's own timeout, else the Agent's
 ``activity_timeout`` (30 s); heartbeat timeout 10 s (the worker heartbeats every third of it while
 the Activity runs, so a lost worker is noticed in 10 s and the call retried elsewhere); 3 attempts,
-1 s first interval, backoff 2, at most 30 s between attempts.
+1 s first interval, backoff 2, at most 30 s between attempts. The LLM activity heartbeats too
+(``DurableAgent(heartbeat=10)``): a worker lost while the model answers is noticed in seconds and
+the model request is sent again from another worker; nothing else is.
 """
 
 from __future__ import annotations

@@ -54,6 +54,13 @@ class DurableAgent:
         task_queue: the workers' queue (the workflow and the LLM activity run there).
         wait_pending: before each step, wait for the results of the run's pending calls (until
             each call's ttl); False: go on at once, as the in-process loop does.
+        heartbeat: seconds the LLM activity may go without a heartbeat (its worker heartbeats
+            every third of it while the model answers) before the worker is taken for lost and
+            the model request is sent again from another one.
+
+    Raises:
+        UsageError: ``mode`` not a mode's name, ``settings.api_key`` set, ``heartbeat`` not
+            positive.
     """
 
     def __init__(
@@ -70,6 +77,7 @@ class DurableAgent:
         loop: LoopSettings | None = None,
         api_key_env: str | None = None,
         wait_pending: bool = True,
+        heartbeat: float = 10.0,
     ) -> None:
         from .._native import MODES
 
@@ -78,6 +86,8 @@ class DurableAgent:
                 f"DurableAgent(mode={mode!r}): expected one of {', '.join(MODES)} (an "
                 "instructor.Mode object does not cross to the workers)"
             )
+        if not heartbeat > 0:
+            raise UsageError(f"DurableAgent(heartbeat={heartbeat!r}): expected seconds > 0")
         s = settings or ModelSettings()
         if s.api_key is not None:
             raise UsageError(
@@ -108,6 +118,7 @@ class DurableAgent:
             "request_kwargs": dict(s.request_kwargs),
             # the activity's own bound: every retry of instructor, each request's timeout
             "activity_timeout": s.timeout * (s.max_retries + 1) * (s.http_retries + 1) + 10,
+            "heartbeat": heartbeat,
         }
 
     async def start(

@@ -1,9 +1,11 @@
 """toolbind.runtime.temporal, runtime layer (imports temporalio's activity API, the runtime's model
-call (``_llm``, lazily), composition and errors, and this package's ``_names`` and ``_world``): the
-activity ``toolbind.llm`` that asks the model on a worker.
+call (``_llm``, instructor and openai, lazily), composition and errors, and this package's
+``_names``, ``_beat`` and ``_world``): the activity ``toolbind.llm`` that asks the model on a worker.
 
 The workflow sends what it decided (the tools offered, output, tool choice, instances, composed or
-native); the activity composes the same request here (once per worker) and asks the model.
+native); the activity composes the same request here (once per worker) and asks the model. It
+heartbeats while the model answers, so a worker lost mid-request is noticed within the heartbeat
+timeout and the request is sent again from another worker.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .._events import Step
 from .._response import Composition, compose
 from ..errors import LLMError, ResponseValidationError
 from ..types import ToolResponse
+from ._beat import heartbeating
 from ._names import LLM_ACTIVITY
 from ._world import World
 
@@ -27,6 +30,7 @@ from ._world import World
 def llm_activity(world: World) -> Callable[..., Any]:
     """The worker's LLM activity; its model clients are kept per base URL and timeouts."""
     models: dict[str, Any] = {}
+    _warm()
 
     @activity.defn(name=LLM_ACTIVITY)
     async def ask(payload: dict[str, Any]) -> str:
@@ -36,7 +40,8 @@ def llm_activity(world: World) -> Callable[..., Any]:
         native = bool(payload.get("native"))
         step = Step(index=payload["step"], mode="native" if native else "composed")
         try:
-            response = await _request(model, payload, llm, composition, step, native=native)
+            async with heartbeating():
+                response = await _request(model, payload, llm, composition, step, native=native)
         except ResponseValidationError as exc:
             raise ApplicationError(
                 str(exc),
@@ -66,6 +71,20 @@ def llm_activity(world: World) -> Callable[..., Any]:
         )
 
     return ask
+
+
+def _warm() -> None:
+    """Import the model client's modules now, as the worker starts: the first request would
+    import them in the activity (seconds on a loaded machine, the event loop blocked), and an
+    activity that sends no heartbeat for its heartbeat timeout is taken for lost and asked again."""
+    import instructor
+    import openai
+
+    from .._llm import InstructorModel
+
+    del InstructorModel  # (imported for its module's imports)
+    # (no request is made: the client is only built, so instructor loads its provider's modules)
+    instructor.from_openai(openai.AsyncOpenAI(api_key="unused", base_url="http://127.0.0.1:9/v1"))
 
 
 def _model(models: dict[str, Any], llm: Mapping[str, Any]) -> Any:

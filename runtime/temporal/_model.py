@@ -92,6 +92,8 @@ class ActivityModel:
                 payload,
                 task_queue=self.llm_queue,
                 start_to_close_timeout=timedelta(seconds=config["llm"]["activity_timeout"]),
+                # the worker heartbeats while the model answers: a lost one is noticed in seconds
+                heartbeat_timeout=timedelta(seconds=config["llm"].get("heartbeat", 10.0)),
                 retry_policy=RetryPolicy(maximum_attempts=3),
                 activity_id=f"llm-{config['invocation']}-{step.index}",
                 result_type=str,

@@ -1,6 +1,6 @@
 """toolbind.runtime.temporal, runtime layer (imports temporalio's activity API, the runtime's
-executor, context and state modules, and this package's ``_names``, ``_executor`` and ``_world``):
-the dynamic activity ``tool:<name>`` that runs a tool's Activity on a worker.
+executor, context and state modules, and this package's ``_names``, ``_beat``, ``_executor`` and
+``_world``): the dynamic activity ``tool:<name>`` that runs a tool's Activity on a worker.
 
 The call runs with ``current_call()`` set (its ``key`` is the same on every retry), heartbeats
 while it runs, and an Activity that can report progress publishes each item live to the calling
@@ -27,6 +27,7 @@ from .._context import Context
 from .._executor import _CURRENT, CallContext, Pending, invoke, to_result  # pyright: ignore[reportPrivateUsage]
 from .._registry import RegisteredActivity
 from .._state import ActivityContext, takes_context
+from ._beat import beat
 from ._executor import reports_progress
 from ._names import EVENTS, TOOL_PREFIX
 from ._world import World
@@ -57,13 +58,17 @@ def tool_activity(world: World) -> Callable[..., Any]:
         given = (
             _activity_context(world, payload, name, progress) if takes_context(found.fn) else None
         )
-        beating = asyncio.create_task(_beat(info))
+        beating = asyncio.create_task(beat(info))
         try:
             stream = progress.stream
             async with stream if stream is not None else contextlib.nullcontext():
                 value = await invoke(found.fn, call, progress, given)
-            # leaving the stream flushed it: the items are in the workflow's history before
-            # the activity's completion
+                if stream is not None:
+                    # flushed before leaving: the exit stops the background flusher, and one
+                    # stopped just as a publish woke it can miss its cancellation on Python
+                    # 3.11 (asyncio.wait_for) and keep the activity from completing
+                    await stream.flush()
+            # the items are in the workflow's history before the activity's completion
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # retried by the policy; the last failure becomes the result
@@ -170,11 +175,3 @@ def _activity_context(
         context=Context.of(payload["context"]) if payload.get("context") else None,
         reporter=progress,
     )
-
-
-async def _beat(info: activity.Info) -> None:
-    """Heartbeat every third of the heartbeat timeout while the Activity runs."""
-    period = max(0.2, (info.heartbeat_timeout or timedelta(seconds=30)).total_seconds() / 3)
-    while True:
-        await asyncio.sleep(period)
-        activity.heartbeat()

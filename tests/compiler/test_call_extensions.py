@@ -1,4 +1,4 @@
-"""The RFC's Call extensions in a spec (issue 17 item 7): ``_outputPath``, ``_outputMethod``,
+"""The RFC's Call extensions in a spec: ``_outputPath``, ``_outputMethod``,
 ``_instance`` and ``_delegate`` are read where a tool declares them, checked, typed in the
 generated Call model, listed after ``_activity`` in the composed schema and in every export, and
 absent from tools that do not use them."""

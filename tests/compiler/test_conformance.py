@@ -118,7 +118,7 @@ def test_format_assertion_mode_is_measured(report: dict[str, Any]) -> None:
         ours = total["implementations"]["toolbind"]
         reference = total["implementations"]["jsonschema"]
         assert ours["compiled"] == total["groups"]
-        # issue 19: by the RFC grammars, never behind jsonschema (its format checkers installed)
+        # by the RFC grammars, never behind jsonschema (its format checkers installed)
         assert ours["agree"] >= reference["agree"], (total["draft"], ours, reference)
         # A floor, not the figure: the closing note reports the measured value.
         assert ours["agree"] / total["tests"] >= 0.99, (total["draft"], ours)

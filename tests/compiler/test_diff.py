@@ -1,4 +1,4 @@
-"""``toolbind diff`` (issue 18): the change-pair corpus, witnesses checked with the faithful
+"""``toolbind diff``: the change-pair corpus, witnesses checked with the faithful
 models, git revisions, directories, output formats and exit codes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Property test of ``toolbind diff``'s classification (issue 18).
+"""Property test of ``toolbind diff``'s classification.
 
 For random pairs (schema, mutated schema): a change set with nothing breaking Calls (no
 ``calls``, no ``unknown``) never turns an instance valid under the old schema invalid under the

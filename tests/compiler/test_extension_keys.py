@@ -1,4 +1,4 @@
-"""``x-`` keys of a JSON Schema tool never reach a provider (issue 15 item 3), and are reported.
+"""``x-`` keys of a JSON Schema tool never reach a provider, and are reported.
 
 A spec's vendor extensions annotate its schemas for other tools; a model gets them as unknown
 keywords (and strict providers refuse them). They are dropped from the composed schema and every

@@ -1,4 +1,4 @@
-"""Nothing ignored in silence (issue 19 item 1): every keyword of every draft's official
+"""Nothing ignored in silence: every keyword of every draft's official
 meta-schema is enforced by toolbind, an annotation, or a located warning at compile time (an
 error with ``strict=True`` / ``--strict``).
 

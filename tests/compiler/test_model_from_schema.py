@@ -174,7 +174,7 @@ def test_draft_decides_how_ref_siblings_read() -> None:
 
 
 def test_draft4_id_names_resources_and_anchors() -> None:
-    # issue 19 item 3: draft 4 spells $id as ``id``: a plain-name fragment is an anchor, and an
+    # draft 4 spells $id as ``id``: a plain-name fragment is an anchor, and an
     # absolute ``id`` is the base URI of the refs below it (in remotes too)
     anchored = {
         "allOf": [{"$ref": "#foo"}],
@@ -203,7 +203,7 @@ def test_draft4_id_names_resources_and_anchors() -> None:
 
 
 def test_recursive_ref_2019_09() -> None:
-    # issue 19 item 2: $recursiveRef was ignored, so this accepted {"foo": {"bar": false}}
+    # $recursiveRef was ignored, so this accepted {"foo": {"bar": false}}
     plain = model_from_schema(
         {"properties": {"foo": {"$recursiveRef": "#"}}, "additionalProperties": False},
         draft="draft2019-09",
@@ -238,7 +238,7 @@ def test_recursive_ref_2019_09() -> None:
 
 
 def test_vocabulary_of_the_meta_schema_is_honoured() -> None:
-    # issue 19 item 4: a meta-schema without the validation vocabulary switches minimum off
+    # a meta-schema without the validation vocabulary switches minimum off
     vocabulary: dict[str, bool] = {
         "https://json-schema.org/draft/2020-12/vocab/core": True,
         "https://json-schema.org/draft/2020-12/vocab/applicator": True,

@@ -12,7 +12,14 @@ from toolbind.compiler.diagnostics import Diagnostic, Diagnostics
 from toolbind.compiler.frontends import read_spec
 from toolbind.compiler.ir import SourceLocation, SpecPackage
 from toolbind.compiler.normalise import table
-from toolbind.compiler.normalise._openapi import OpenApi, PathEntry, RefSiblings
+from toolbind.compiler.normalise._openapi import (
+    Consumed,
+    Form,
+    OpenApi,
+    PathEntry,
+    Produced,
+    RefSiblings,
+)
 from toolbind.compiler.normalise.openapi_azure import X_MS_PATHS
 from toolbind.compiler.normalise.openapi_paths import EXPRESS, LEADING_SLASH, WHITE_SPACE
 from toolbind.compiler.normalise.openapi_refs import (
@@ -21,10 +28,16 @@ from toolbind.compiler.normalise.openapi_refs import (
     SECURITY_SCHEMES_REF,
 )
 from toolbind.compiler.normalise.openapi_swagger2 import (
+    BODY_PARAMETER,
     COLLECTION_FORMAT,
     FILE_TYPE,
+    FORM_PARAMETERS,
     MEDIA_TYPES,
+    OPENAPI3_STYLE,
+    PARAMETER_SCHEMA,
     PARAMETER_WITHOUT_TYPE,
+    RESPONSE_CONTENT,
+    SECURITY_DEFINITIONS,
     SECURITY_SCHEME,
     SERVERS,
 )
@@ -70,7 +83,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 13
+    assert len(names) == len(set(names)) == 19
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -295,6 +308,332 @@ def test_collection_format_end_to_end(tmp_path: Path) -> None:
         "the items are sent comma-separated (csv)",
     )
     assert warning.loc.pointer == "/paths/~1pets/get/parameters/1/collectionFormat"
+
+
+def test_openapi3_style_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    written = {"name": "f", "in": "query", "schema": {"type": "object"}, "explode": True}
+    fixed = OPENAPI3_STYLE.apply(written, AT, context)
+    assert fixed is not None and fixed.value == written
+    (said,) = fixed.diagnostics
+    assert (said.severity, said.loc.pointer) == ("note", "/paths/pets")
+    assert said.found == (
+        "parameter 'f' is written with OpenAPI 3's explode, which Swagger 2.0 does not define; "
+        "sent as OpenAPI 3 says"
+    )
+    both = {"name": "t", "in": "query", "type": "array", "collectionFormat": "csv", "explode": True}
+    ignored = OPENAPI3_STYLE.apply(both, AT, context)
+    assert ignored is not None and "explode" not in ignored.value
+    assert [(d.severity, d.loc.pointer) for d in ignored.diagnostics] == [
+        ("warning", "/paths/pets/explode")
+    ]
+    bad = OPENAPI3_STYLE.apply({"name": "t", "in": "query", "style": "tabs"}, AT, context)
+    assert bad is not None and "style" not in bad.value
+    assert bad.diagnostics[0].found == "parameter 't' has style a string 'tabs'; ignored"
+    assert OPENAPI3_STYLE.apply({"name": "q", "in": "query", "type": "string"}, AT, context) is None
+    assert OPENAPI3_STYLE.apply(written, AT, OpenApi(document={})) is None  # (OpenAPI 3's own)
+
+
+def test_openapi3_style_end_to_end(tmp_path: Path) -> None:
+    # httpbin's own spec: an object sent as k=v pairs; it went out as freeform=k,v, unsaid
+    freeform = {
+        "name": "freeform",
+        "in": "query",
+        "schema": {"type": "object", "additionalProperties": {"type": "string"}},
+        "style": "form",
+        "explode": True,
+    }
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/h": {"get": {"operationId": "h", "parameters": [freeform], "responses": OK}}},
+    }
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    (op,) = package.http.operations.values()
+    assert [(p.name, p.style, p.explode) for p in op.parameters] == [("freeform", "form", True)]
+    assert type(package.tools[0].params.properties[0].schema).__name__ == "ObjectNode"
+    assert not [d for d in diags if d.severity != "note"]
+    _warned(
+        diags,
+        "parameter 'freeform' is written with OpenAPI 3's style and explode, which Swagger 2.0 "
+        "does not define; sent as OpenAPI 3 says",
+    )
+
+
+def test_parameter_schema_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    written = {
+        "name": "ids",
+        "in": "query",
+        "required": True,
+        "description": "the ids",
+        "type": "array",
+        "items": {"type": "integer"},
+        "style": "form",
+        "explode": False,
+    }
+    fixed = PARAMETER_SCHEMA.apply(written, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "name": "ids",
+        "in": "query",
+        "required": True,
+        "description": "the ids",
+        "style": "form",
+        "explode": False,
+        "schema": {"description": "the ids", "type": "array", "items": {"type": "integer"}},
+    }
+    assert fixed.moved == ((("schema",), AT),)  # (its keywords are the parameter's own)
+    both = PARAMETER_SCHEMA.apply(
+        {"name": "q", "in": "query", "type": "string", "schema": {}}, AT, context
+    )
+    assert both is not None and both.value["schema"] == {"type": "string"}
+    assert [d.loc.pointer for d in both.diagnostics] == ["/paths/pets/schema"]
+    canonical = {"name": "q", "in": "query", "schema": {"type": "string"}}
+    assert PARAMETER_SCHEMA.apply(canonical, AT, context) is None
+    assert PARAMETER_SCHEMA.apply({"name": "b", "in": "body", "schema": {}}, AT, context) is None
+    assert PARAMETER_SCHEMA.apply(written, AT, OpenApi(document={})) is None
+
+
+def test_parameter_schema_end_to_end(tmp_path: Path) -> None:
+    # what is said of a Swagger 2.0 parameter's schema points at the parameter, as written
+    limit = {"name": "limit", "in": "query", "type": "integer", "maximum": "ten"}
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/p": {"get": {"operationId": "p", "parameters": [limit], "responses": OK}}},
+    }
+    package, diags = _compile(tmp_path, spec)
+    assert package.tools[0].params.properties[0].name == "limit"
+    assert [d.loc.pointer for d in diags if d.severity != "note"] == [
+        "/paths/~1p/get/parameters/0/maximum"
+    ]
+
+
+def test_security_definitions_rule() -> None:
+    schemes = {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}}
+    document = {"swagger": "2.0", "securityDefinitions": schemes, "paths": {}}
+    fixed = SECURITY_DEFINITIONS.apply(document, AT, OpenApi(document=document, swagger=True))
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "swagger": "2.0",
+        "paths": {},
+        "components": {"securitySchemes": schemes},
+    }
+    assert fixed.moved == ((("components", "securitySchemes"), AT.child("securityDefinitions")),)
+    assert (
+        SECURITY_DEFINITIONS.apply({"swagger": "2.0"}, AT, OpenApi(document={}, swagger=True))
+        is None
+    )
+    assert SECURITY_DEFINITIONS.apply(document, AT, OpenApi(document=document)) is None
+
+
+def test_security_definitions_end_to_end(tmp_path: Path) -> None:
+    # the schemes are read, and what is said of them names the map the spec writes
+    op = {"operationId": "p", "security": [{"key": []}, {"other": []}], "responses": OK}
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "securityDefinitions": {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}},
+        "paths": {"/p": {"get": op}},
+    }
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None and list(package.http.security_schemes) == ["key"]
+    (said,) = [d for d in diags if d.severity == "warning"]
+    assert said.loc.pointer == "/paths/~1p/get/security/1/other"
+    assert said.expected == "a key of securityDefinitions (key)"
+
+
+def test_body_parameter_rule() -> None:
+    document = {"definitions": {"Ops": {"type": "array", "items": {}}, "Pet": {"type": "object"}}}
+    context = OpenApi(document=document, swagger=True)
+    body = {"name": "b", "in": "body", "required": True, "description": "the pet"}
+    pet = Consumed(
+        parameter=body | {"schema": {"$ref": "#/definitions/Pet"}},
+        consumes=("application/xml", "application/json"),
+    )
+    fixed = BODY_PARAMETER.apply(pet, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    assert fixed.value == {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/definitions/Pet", "description": "the pet"}}
+        },
+    }
+    assert fixed.moved == ((("content", "application/json"), AT),)
+    patch_types = ("application/json-patch+json", "application/merge-patch+json")
+    merge = BODY_PARAMETER.apply(
+        Consumed(parameter=pet.parameter, consumes=patch_types), AT, context
+    )
+    assert merge is not None and list(merge.value["content"]) == ["application/merge-patch+json"]
+    assert [(d.severity, d.loc.pointer) for d in merge.diagnostics] == [
+        ("note", "/paths/pets/schema")
+    ]
+    ops = Consumed(parameter={"schema": {"$ref": "#/definitions/Ops"}}, consumes=patch_types)
+    kept = BODY_PARAMETER.apply(ops, AT, context)
+    assert kept is not None and list(kept.value["content"]) == ["application/json-patch+json"]
+    bare = BODY_PARAMETER.apply(Consumed(parameter={}, consumes=()), AT, context)
+    assert bare is not None
+    assert bare.value == {"required": False, "content": {"application/json": {"schema": {}}}}
+    assert BODY_PARAMETER.apply(pet, AT, OpenApi(document={})) is None
+
+
+def test_body_parameter_end_to_end(tmp_path: Path) -> None:
+    # the body parameter is the request body; what is said of it points at the parameter
+    body = {
+        "name": "pet",
+        "in": "body",
+        "required": True,
+        "schema": {"type": "object", "properties": {"age": {"type": "integer", "maximum": "x"}}},
+    }
+    op = {"operationId": "add", "consumes": ["text/xml"], "parameters": [body], "responses": OK}
+    spec = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/p": {"post": op}}}
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    made = package.http.operations["add"].body
+    assert made is not None and (made.media_type, made.kind) == ("text/xml", "text")
+    assert made.fields == (("age", "age"),)
+    assert [d.loc.pointer for d in diags if d.severity != "note"] == [
+        "/paths/~1p/post/parameters/0/schema/properties/age/maximum"
+    ]
+
+
+def test_form_parameters_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    at = [AT.child("parameters", i) for i in range(3)]
+    name = {"name": "name", "in": "formData", "type": "string", "required": True}
+    tags = {"name": "tags", "in": "formData", "type": "array", "items": {"type": "string"}}
+    photo = {"name": "photo", "in": "formData", "type": "file"}
+    form = Form(
+        parameters=(("name", name, at[0]), ("tags", tags | {"collectionFormat": "multi"}, at[1])),
+        consumes=(),
+    )
+    fixed = FORM_PARAMETERS.apply(form, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    media = {
+        "schema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["name"],
+        },
+        "encoding": {"tags": {"style": "form", "explode": True}},
+    }
+    assert fixed.value == {
+        "required": True,
+        "content": {"application/x-www-form-urlencoded": media},
+    }
+    where = ("content", "application/x-www-form-urlencoded", "schema", "properties")
+    assert fixed.moved == (((*where, "name"), at[0]), ((*where, "tags"), at[1]))
+    with_file = Form(parameters=(("photo", photo, at[2]),), consumes=())
+    multipart = FORM_PARAMETERS.apply(with_file, AT, context)
+    assert multipart is not None and multipart.value == {
+        "required": False,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"photo": {"type": "string", "format": "binary"}},
+                }
+            }
+        },
+    }
+    assert FORM_PARAMETERS.apply(form, AT, OpenApi(document={})) is None
+
+
+def test_form_parameters_end_to_end(tmp_path: Path) -> None:
+    # what is said of a form field points at its parameter, as written
+    parameters = [
+        {"name": "tags[]", "in": "formData", "type": "array", "items": {"type": "string"}},
+        {"name": "age", "in": "formData", "type": "integer", "maximum": "x", "required": True},
+    ]
+    op = {"operationId": "f", "parameters": parameters, "responses": OK}
+    spec = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/f": {"post": op}}}
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    made = package.http.operations["f"].body
+    assert made is not None and made.media_type == "application/x-www-form-urlencoded"
+    assert made.fields == (("tags", "tags[]"), ("age", "age"))
+    assert [(p.property, p.style, p.explode) for p in made.parts] == [
+        ("tags[]", "form", False),
+        ("age", None, None),
+    ]
+    said = [(d.severity, d.loc.pointer) for d in diags if "read → emitted" not in d.found]
+    assert said == [
+        ("error", "/paths/~1f/post/parameters/1/maximum"),
+        ("note", "/paths/~1f/post/parameters/0"),
+    ]
+
+
+def test_a_multipart_form_datas_encoding_style_is_read_as_openapi_31_says(tmp_path: Path) -> None:
+    # OpenAPI 3.1's Encoding Object applies style and explode to multipart/form-data too (the
+    # form a Swagger 2.0 multipart form with an array is brought to); they were ignored there
+    schema = {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}}},
+    }
+    media = {"schema": schema, "encoding": {"tags": {"style": "form", "explode": False}}}
+    body = {"content": {"multipart/form-data": media}}
+    op = {"operationId": "up", "requestBody": body, "responses": OK}
+    package, diags = _compile(tmp_path, _v3({"/up": {"post": op}}))
+    assert package.http is not None
+    made = package.http.operations["up"].body
+    assert made is not None
+    assert [(p.property, p.style, p.explode) for p in made.parts] == [("tags", "form", False)]
+    assert not [d for d in diags if "encoding" in d.found]
+
+
+def test_response_content_rule() -> None:
+    context = OpenApi(document={}, swagger=True)
+    response = {"description": "ok", "schema": {"type": "file"}, "headers": {"X-N": {}}}
+    produced = Produced(response=response, produces=("application/xml", "application/json"))
+    fixed = RESPONSE_CONTENT.apply(produced, AT, context)
+    assert fixed is not None and fixed.diagnostics == ()
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    assert fixed.value == {
+        "description": "ok",
+        "headers": {"X-N": {}},
+        "content": {"application/xml": binary, "application/json": binary},
+    }
+    assert fixed.moved == (
+        (("content", "application/xml", "schema"), AT.child("schema")),
+        (("content", "application/json", "schema"), AT.child("schema")),
+    )
+    none = RESPONSE_CONTENT.apply(Produced(response={"schema": {}}, produces=()), AT, context)
+    assert none is not None and list(none.value["content"]) == ["application/json"]
+    empty = Produced(response={"description": "gone"}, produces=())
+    kept = RESPONSE_CONTENT.apply(empty, AT, context)
+    assert kept is not None and kept.value == {"description": "gone"}
+    assert RESPONSE_CONTENT.apply(produced, AT, OpenApi(document={})) is None
+
+
+def test_response_content_end_to_end(tmp_path: Path) -> None:
+    # the type picked is the one the operation produces (JSON first); what is said of the
+    # schema points at the response's own schema, as written
+    responses = {
+        "200": {"description": "ok", "schema": {"type": "integer", "maximum": "ten"}},
+        "404": {"description": "no", "schema": {"type": "object"}},
+    }
+    op = {
+        "operationId": "n",
+        "produces": ["text/plain", "application/json"],
+        "responses": responses,
+    }
+    spec = {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {"/n": {"get": op}}}
+    package, diags = _compile(tmp_path, spec)
+    assert package.http is not None
+    (http,) = package.http.operations.values()
+    assert [(r.status, r.media_type) for r in http.responses] == [
+        ("200", "application/json"),
+        ("404", "application/json"),
+    ]
+    assert [status for status, _ in package.tools[0].errors] == ["404"]
+    assert [d.loc.pointer for d in diags if d.severity != "note"] == [
+        "/paths/~1n/get/responses/200/schema/maximum"
+    ]
 
 
 def test_parameter_without_type_rule() -> None:

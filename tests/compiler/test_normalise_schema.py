@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 from toolbind.compiler import SpecError, generate_tree, model_from_schema, normalise
+from toolbind.compiler.diagnostics import Diagnostics
+from toolbind.compiler.frontends import read_spec
 from toolbind.compiler.ir import SourceLocation
 from toolbind.compiler.normalise import (
     Rule,
@@ -168,6 +170,16 @@ CASES = [
             "2.0: type ignored — a $ref alone in its schema (annotations and nullable beside it "
             "are read) (hint: wrap them: allOf: [{{$ref: ...}}, {{...}}] (OpenAPI 3.1 reads them "
             "beside it))"
+        ],
+    ),
+    Case(
+        schema_refs.PROPERTIES_REF,
+        OPENAPI30,
+        {"type": "object", "properties": {"$ref": "#/components/schemas/Other/properties"}},
+        {"type": "object", "properties": {"$ref": "#/components/schemas/Other/properties"}},
+        [
+            "{at}/properties/$ref: warning: properties is a $ref to the whole map; followed — "
+            "a map of property names to schemas (each may be a $ref)"
         ],
     ),
     Case(
@@ -444,3 +456,44 @@ def test_a_boolean_exclusive_bound_is_no_quirk_where_it_is_the_form(
     assert not [d for d in tree.diagnostics if "exclusiveMinimum" in d.render()]
     models = "".join(text for name, text in tree.files.items() if name.endswith(".py"))
     assert "gt=0" in models  # exclusive, as the boolean says
+
+
+def test_a_property_map_behind_a_ref_in_another_file_is_the_calls_fields(tmp_path: Path) -> None:
+    # a split spec writes a body's whole property map as one $ref: its entries are the Call's
+    # fields (it was one field ``ref``, sent as "$ref"), their own $refs read from that file
+    body = {"name": "body", "in": "body", "required": True}
+    body["schema"] = {"type": "object", "required": ["name"], "properties": {"$ref": "props.json"}}
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/items": {
+                "post": {
+                    "operationId": "create",
+                    "parameters": [body],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    props = {"name": {"type": "string"}, "size": {"type": "integer", "minimum": 0}}
+    (tmp_path / "props.json").write_text(json.dumps(props), encoding="utf-8")
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    diags = Diagnostics()
+    package = read_spec(path, "spec.json", diags)
+    assert package is not None and package.http is not None
+    (tool,) = package.tools
+    fields = {p.name: (p.required, type(p.schema).__name__) for p in tool.params.properties}
+    assert fields == {"name": (True, "StringNode"), "size": (False, "IntegerNode")}
+    assert package.http.operations["create"].body is not None
+    assert package.http.operations["create"].body.fields == (
+        ("name", "name"),
+        ("size", "size"),
+    )
+    said = [d.render() for d in diags.items if d.severity != "note"]
+    assert said == [
+        "spec.json#/paths/~1items/post/parameters/0/schema/properties/$ref: warning: properties "
+        "is a $ref to the whole map; followed — a map of property names to schemas (each may be "
+        "a $ref)"
+    ]

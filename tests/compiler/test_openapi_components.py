@@ -1,5 +1,5 @@
 """The component schemas of every corpus OpenAPI spec, as compiled models, honour their schemas
-both ways (issue 3, round-trip).
+both ways (round-trip).
 
 Each corpus spec (``tests/corpus/openapi``) is compiled on its own; its component schemas are
 the package's ``tools.json`` ``$defs`` that the package exports under the same name (the

@@ -1,6 +1,6 @@
 """A toolset lists its tools in the order its spec gives them: the order a model is shown them.
 
-The defect (issue 21): ``TOOLSETS[id]`` for a BFCL record ``[b, a]`` came out ``('a', 'b@r2')`` when
+The defect: ``TOOLSETS[id]`` for a BFCL record ``[b, a]`` came out ``('a', 'b@r2')`` when
 ``b`` was disambiguated (a function defined differently in two records) — 53 of 200 records.
 """
 

@@ -1,4 +1,4 @@
-"""What an HTTP client must get right with real servers (issue 13 item 6), against a live server on
+"""What an HTTP client must get right with real servers, against a live server on
 127.0.0.1: who it says it is, compressed responses, cookies within a session and across a
 redirect, and streamed responses (JSON lines, server-sent events) read as lists of values."""
 
@@ -230,7 +230,7 @@ def test_the_timeout_is_the_whole_calls_deadline(tmp_path: Path) -> None:
 def test_a_post_that_takes_an_idempotency_key_is_retried_with_the_same_key(
     api: tuple[ModuleType, str],
 ) -> None:
-    """Issue 13 item 6: a POST is not retried (it may have been done) unless the operation says a
+    """A POST is not retried (it may have been done) unless the operation says a
     repeat is safe — it takes an ``Idempotency-Key``: the call gets one, every attempt sends it."""
     pkg, base = api
     quick = RetryPolicy(backoff=0.01)
@@ -250,7 +250,7 @@ def test_a_post_that_takes_an_idempotency_key_is_retried_with_the_same_key(
 def test_the_idempotency_key_is_the_running_calls_stable_key_and_can_be_opted_into(
     api: tuple[ModuleType, str],
 ) -> None:
-    """Issue 16: an Activity run by an Agent or a Temporal worker sends its call's stable key
+    """An Activity run by an Agent or a Temporal worker sends its call's stable key
     (``current_call().key``: the same on a retry on another worker); ``idempotency_keys=True``
     sends one with a POST whose operation does not declare the header (and retries it)."""
     from toolbind.runtime._executor import _CURRENT  # pyright: ignore[reportPrivateUsage]

@@ -1,4 +1,4 @@
-"""Declared error responses are typed (issue 13 item 3): a failed call's body is read into the
+"""Declared error responses are typed: a failed call's body is read into the
 model the operation declares for its status — the exact code, then ``4XX``/``5XX``, then
 ``default`` — against a live server on 127.0.0.1, through the generated HTTP Activities (sync and
 async). A body that does not fit its model stays as the API sent it."""

@@ -1,4 +1,4 @@
-"""The MCP client (issue 14): tools from live MCP servers, at build time (``toolbind generate
+"""The MCP client: tools from live MCP servers, at build time (``toolbind generate
 --mcp-config``) and at run time (``Agent(capabilities=[McpServers(...)])``), against real third-party servers the
 suite starts: the reference ``@modelcontextprotocol/server-everything`` (npm, installed by
 ``make install`` under tests/mcp/npm) over stdio and streamable HTTP, and ``mcp-server-time``

@@ -1,6 +1,6 @@
 """``toolbind serve`` seen by the official MCP Inspector's CLI mode (``@modelcontextprotocol/inspector
 --cli``, npm, installed by ``make install`` under tests/mcp/npm): it lists the tools and calls one,
-over stdio and over streamable HTTP with a bearer token (issue 14, must-show 2)."""
+over stdio and over streamable HTTP with a bearer token."""
 
 from __future__ import annotations
 

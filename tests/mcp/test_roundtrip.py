@@ -1,4 +1,4 @@
-"""Round trip (issue 14, must-show 3): a package served by ``toolbind serve`` and imported back by
+"""Round trip: a package served by ``toolbind serve`` and imported back by
 the MCP client at build time (``toolbind generate`` on an MCP configuration naming the server)
 yields the same tools — names, titles, descriptions, input and output schemas, annotations —
 for every tool of specs/ and of the MCP corpus files."""

@@ -1,4 +1,4 @@
-"""``toolbind serve`` (issue 14, the server half): compiled tools as an MCP server, driven by the
+"""``toolbind serve`` (the server half): compiled tools as an MCP server, driven by the
 official ``mcp`` SDK's client — in process, and as a real ``toolbind serve`` subprocess over stdio
 and over streamable HTTP (with a bearer token) calling a live petstore API on 127.0.0.1; latent
 tools (``--latent``); API credentials (``--credentials``/``--credential``) for the test HTTP app's

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.conftest import REPO
-from toolbind.runtime.mcp import McpConnection, load_mcp_config
+from toolbind.runtime.mcp import McpConnection, load_mcp_config, read_mcp_config
 
 SILENT = [sys.executable, "-c", "import time; time.sleep(600)"]  # never answers initialize
 
@@ -42,7 +42,7 @@ def test_without_the_mcp_client_the_call_is_a_usage_error_not_a_hang() -> None:
     code = (
         "import asyncio, sys\n"
         "sys.modules['mcp'] = None\n"
-        "from toolbind.runtime.mcp import McpConnection, load_mcp_config\n"
+        "from toolbind.runtime.mcp import McpConnection, load_mcp_config, read_mcp_config\n"
         "(c,) = load_mcp_config({'servers': [{'name': 'x', 'command': 'true'}]})\n"
         "asyncio.run(McpConnection(c).list_tools())\n"
     )
@@ -52,3 +52,43 @@ def test_without_the_mcp_client_the_call_is_a_usage_error_not_a_hang() -> None:
     assert result.returncode == 1
     assert "UsageError: MCP server 'x': the MCP client is not installed" in result.stderr
     assert "pip install 'toolbind[mcp]'" in result.stderr
+
+
+def test_the_start_has_a_bound_of_its_own_and_a_bad_one_is_located() -> None:
+    found, problems = read_mcp_config(
+        {"servers": [{"name": "a", "command": "x", "timeout": 30000, "startTimeout": -1}]}
+    )
+    assert problems == [
+        (
+            "/servers/0/startTimeout",
+            "startTimeout is the number -1",
+            "a positive number of milliseconds",
+        )
+    ]
+    (config,) = load_mcp_config(
+        {
+            "servers": [
+                {
+                    "name": "mute",
+                    "command": SILENT[0],
+                    "args": SILENT[1:],
+                    "timeout": 30000,
+                    "startTimeout": 1000,
+                }
+            ]
+        }
+    )
+    assert config.start_timeout == 1.0 and config.to_json()["startTimeout"] == 1000
+    connection = McpConnection(config)
+
+    async def listed() -> None:
+        try:
+            await connection.list_tools()
+        finally:
+            await connection.aclose()
+
+    with pytest.raises(
+        ConnectionError, match=r"'mute' did not finish starting \(initialize\) in 1 s"
+    ):
+        asyncio.run(listed())
+    assert found == []

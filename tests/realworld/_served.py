@@ -9,11 +9,13 @@ import time
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import httpx
 import pytest
 
 from toolbind.compiler import compile_to_directory, load_package
+from toolbind.runtime.http import HttpApi
 
 
 def compile_served(
@@ -104,3 +106,17 @@ def running(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+def placeholder_credentials(api: HttpApi) -> dict[str, Any]:
+    """A made-up credential for every security scheme of ``api`` (for a mock that checks only
+    that one is sent): a user and password, an OAuth2 token, or a key."""
+    found: dict[str, Any] = {}
+    for key, scheme in api.security_schemes.items():
+        if scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
+            found[key] = ("user", "pass")
+        elif scheme.type == "oauth2":
+            found[key] = {"access_token": "token"}
+        else:
+            found[key] = "key-123"
+    return found

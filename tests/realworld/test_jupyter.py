@@ -100,7 +100,7 @@ def test_jupyter_servers_own_spec_works_against_it(
         return activity(pkg.CallAdapter.validate_python({"_tool": tool, **args}))
 
     with HttpClient(pkg.API, base_url=base) as anonymous:
-        refused = call(anonymous, "get_api_contents_by_path", path="")
+        refused = call(anonymous, "get_api_contents_by_path", path="sub dir")
     assert not refused.success and refused.metadata["error_type"] == "http_status"
     assert refused.metadata["status"] in (302, 403), refused.metadata
 

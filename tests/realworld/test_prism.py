@@ -29,10 +29,10 @@ import pytest
 from tests._servers import free_port
 from tests.conftest import CORPUS, REPO, unload
 from toolbind.compiler import compile_to_directory, load_package
-from toolbind.runtime.http import HttpApi, HttpClient
+from toolbind.runtime.http import HttpClient
 from toolbind.testing._contract import call_schema
 
-from ._served import running
+from ._served import placeholder_credentials, running
 
 pytestmark = pytest.mark.slow
 
@@ -113,18 +113,6 @@ def value(schema: Any, defs: dict[str, Any], full: bool, depth: int = 0) -> Any:
     return None
 
 
-def _credentials(api: HttpApi) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, scheme in api.security_schemes.items():
-        if scheme.type == "http" and (scheme.scheme or "").lower() == "basic":
-            found[key] = ("user", "pass")
-        elif scheme.type == "oauth2":
-            found[key] = {"access_token": "token"}
-        else:
-            found[key] = "key-123"
-    return found
-
-
 @pytest.fixture(scope="module")
 def prism() -> Path:
     if not PRISM.exists():
@@ -160,7 +148,7 @@ def test_every_operation_passes_prisms_request_validation(
     pkg, base, log = served
     refused: list[str] = []
     called = 0
-    with HttpClient(pkg.API, base_url=base, credentials=_credentials(pkg.API)) as client:
+    with HttpClient(pkg.API, base_url=base, credentials=placeholder_credentials(pkg.API)) as client:
         activities = pkg.HttpActivities(client).activities()
         for tool in list(pkg.TOOLS)[:40]:
             schema = call_schema(tool)

@@ -1,4 +1,4 @@
-"""Eight real public OpenAPI specs that are not in the corpus (issue 13, must-show 2 and the sweep).
+"""Eight real public OpenAPI specs that are not in the corpus.
 
 Each is compiled as published (``--strict`` off) and must lose nothing in silence: the
 ``read → emitted`` counts of ``toolbind generate -v`` account for every operation, parameter,

@@ -1,5 +1,4 @@
-"""The generated ``<Tool>ActivityWithContext`` protocols type a two-argument Activity (issue 17
-item 5): pyright (strict, the project's config) accepts one that takes ``ActivityContext[Deps]``
+"""The generated ``<Tool>ActivityWithContext`` protocols type a two-argument Activity: pyright (strict, the project's config) accepts one that takes ``ActivityContext[Deps]``
 and refuses one whose second parameter is anything else."""
 
 from __future__ import annotations

@@ -302,8 +302,8 @@ def test_arun_with_a_typed_output_and_max_steps(
         ),
         (
             json.dumps({"output": None, "calls": [{"_tool": "weatherCheck", "location": 7}]}),
-            "calls[0] (tool 'weatherCheck') field location: Input should be a valid string "
-            "(keyword: type)",
+            "calls[0] (tool 'weatherCheck') field location: Input should be a valid string, "
+            "found 7 (keyword: type)",
         ),
         (
             json.dumps(
@@ -336,7 +336,8 @@ def test_invalid_answers_are_fed_back_and_recovered(
     result = agent.run("go")
     assert result.output == "fine" and len(server.requests) == 2
     (feedback,) = server.tool_messages(1)
-    assert "Validation Error found" in feedback["content"] and expected in feedback["content"]
+    assert feedback["content"].startswith("Invalid response (fix each and answer again):\n")
+    assert expected in feedback["content"]
     assert len(result.steps[0].requests) == 2 and len(result.steps[0].raw_responses) == 2
 
 
@@ -348,10 +349,41 @@ def test_wrong_types_feedback_names_tool_field_and_keyword(
     Agent(url, model="scripted", tools=tools, activities=activities).run("mail")
     text = server.tool_messages(1)[0]["content"]
     assert (
-        "- calls[0] (tool 'sendEmail') field recipient: Input should be a valid string (keyword: type)"
-        in text
+        "- calls[0] (tool 'sendEmail') field recipient: Input should be a valid string, found 5 "
+        "(keyword: type)" in text
     )
     assert "- calls[0] (tool 'sendEmail') field subject: Field required (keyword: required)" in text
+
+
+def test_composed_retry_feedback_is_the_problems_without_pydantic_boilerplate(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, activities: ActivityRegistry
+) -> None:
+    """What the model reads of an invalid answer: where, what, and what it gave — no error
+    count, type names, input dump or documentation URL (tokens that teach it nothing)."""
+    server, url = llm
+    server.add(answer({"_tool": "weatherCheck", "location": 5}), answer(output="ok"))
+    Agent(url, model="scripted", tools=tools, activities=activities).run("weather")
+    (feedback,) = server.tool_messages(1)
+    assert feedback["content"] == (
+        "Invalid response (fix each and answer again):\n"
+        "- calls[0] (tool 'weatherCheck') field location: Input should be a valid string, "
+        "found 5 (keyword: type)"
+    )
+
+
+def test_the_transcript_echoes_the_answer_in_the_schemas_order(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry, activities: ActivityRegistry
+) -> None:
+    """The model's composed answer goes back to it with its keys as the schema orders them
+    (``calls`` before ``output``): the model reads its own answer as it was asked to write it."""
+    server, url = llm
+    server.add(answer(WEATHER), answer(output="done"))
+    Agent(url, model="scripted", tools=tools, activities=activities).run("weather")
+    asked = list(server.requests[0]["tools"][0]["function"]["parameters"]["properties"])
+    assert asked == ["calls", "output"]
+    echoed = next(m for m in server.requests[1]["messages"] if m["role"] == "assistant")
+    assert list(json.loads(echoed["content"])) == asked
+    assert list(json.loads(echoed["tool_calls"][0]["function"]["arguments"])) == asked
 
 
 def test_retries_exhausted_end_with_a_clear_error(
@@ -674,12 +706,11 @@ def test_astream_yields_progress_and_respects_visibility(
     assert kinds == [
         ("tool-call.start", "weatherCheck"),
         ("tool-input-delta", "weatherCheck"),
-        ("tool-result", "weatherCheck"),
-        ("tool-result", "weatherCheck"),
+        ("tool-result", "weatherCheck"),  # the first item; the last is the result
         ("tool-call.complete", "weatherCheck"),
         ("run.complete", None),
     ]
-    assert events[1].data == {"delta": json.dumps({"location": "Paris"})}
+    assert events[1].data == {"arguments": {"location": "Paris"}}
     assert events[2].data == {
         "preliminary": True,
         "output": {"status": "loading", "text": "Loading..."},
@@ -689,6 +720,52 @@ def test_astream_yields_progress_and_respects_visibility(
     weather_, email = final.steps[0].calls
     assert weather_.result.data == {"temperature": 3, "conditions": "snow"}
     assert email.result.data == {"sent": True} and not email.visible  # internal: hidden, not lost
+
+
+def test_the_last_item_of_an_async_generator_is_its_result_not_progress(
+    llm: tuple[ScriptedLLM, str], tools: ToolRegistry
+) -> None:
+    """Each item but the last is progress (told while the Activity goes on); the last is final."""
+    server, url = llm
+    told_before_next: list[bool] = []
+    events_so_far: list[AgentEvent] = []
+
+    async def analyse(call: Any) -> AsyncIterator[dict[str, Any]]:
+        yield {"status": "loading"}
+        await asyncio.sleep(0.01)
+        # the first item was told while the Activity went on, not when the next one came
+        told_before_next.append(any(e.type == "tool-result" for e in events_so_far))
+        yield {"status": "analysing"}
+        await asyncio.sleep(0.01)
+        yield {"temperature": 3, "conditions": "snow"}
+
+    server.add(answer(WEATHER), answer(output="done"))
+    agent = Agent(
+        url,
+        model="scripted",
+        tools=[tools["weatherCheck"]],
+        activities=ActivityRegistry({"weatherCheck": analyse}),
+    )
+
+    async def run() -> list[AgentEvent]:
+        async for event in agent.astream("go"):
+            events_so_far.append(event)
+        return events_so_far
+
+    events = asyncio.run(run())
+    results = [e.data for e in events if e.type == "tool-result"]
+    assert results == [
+        {"preliminary": True, "output": {"status": "loading"}},
+        {"preliminary": True, "output": {"status": "analysing"}},
+    ]
+    assert told_before_next == [True]
+    final = events[-1].result
+    assert final is not None
+    (record,) = final.steps[0].calls
+    assert record.progress == [{"status": "loading"}, {"status": "analysing"}]
+    assert record.result.data == {"temperature": 3, "conditions": "snow"}
+    complete = next(e for e in events if e.type == "tool-call.complete")
+    assert complete.data["data"] == {"temperature": 3, "conditions": "snow"}
 
 
 def test_the_visible_flag_overrides_the_default(
@@ -877,7 +954,7 @@ def test_raw_schema_tools_and_outputs_run_end_to_end(llm: tuple[ScriptedLLM, str
     assert "field code: string does not match pattern" in server.tool_messages(1)[0]["content"]
     assert "(keyword: pattern)" in server.tool_messages(1)[0]["content"]
     last = server.tool_messages(3)[-1]["content"]
-    assert "field output.summary: Input should be a valid string (keyword: type)" in last
+    assert "field output.summary: Input should be a valid string, found 3 (keyword: type)" in last
     sent = server.requests[0]["tools"][0]["function"]["parameters"]
     assert sent["properties"]["output"]["additionalProperties"] is False
     assert sent["properties"]["calls"]["items"]["additionalProperties"] is False

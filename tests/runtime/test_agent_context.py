@@ -4,7 +4,9 @@ the real openai client and instructor."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import pytest
 from tests._servers import serve_asgi
 from tests.runtime.test_context import EMPLOYEES_013
 from tests.scripted_llm import Reply, ScriptedLLM, call
-from toolbind.runtime import ActivityContext, ActivityRegistry, Agent, ToolRegistry
+from toolbind.runtime import ActivityContext, ActivityRegistry, Agent, AgentEvent, ToolRegistry
 from toolbind.runtime.capabilities import PendingDelivery, RequireApproval
 from toolbind.runtime.context import Context
 from toolbind.runtime.pending import PendingStore, pending_app
@@ -317,7 +319,7 @@ def test_a_latent_output_is_written_at_its_prescribed_path(llm: tuple[ScriptedLL
     assert result.steps[0].calls[0].route == "latent"
 
 
-# -- the Activity context (issue 17 item 5) -----------------------------------------------------
+# -- the Activity context -----------------------------------------------------
 
 
 @dataclass
@@ -385,7 +387,7 @@ def test_an_activity_gets_a_typed_context(llm: tuple[ScriptedLLM, str]) -> None:
     assert calls[2].result.data == "plain"
 
 
-# -- approval (issue 17 item 6) -----------------------------------------------------------------
+# -- approval -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("marked", ["in code", "in the spec"])
@@ -458,3 +460,59 @@ def test_a_call_requiring_approval_waits_for_a_human(
     assert context["state.receipts"] == [{"sent": 10}]
     told = contents(server.requests[2])
     assert "over the limit" in told and '\\"sent\\": 10' in told
+
+
+def test_a_call_run_after_approval_keeps_its_progress(
+    llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    """An async-generator Activity approved on resume: its progress is told (``tool-result``
+    events before the call's result) and recorded, as when it runs without approval."""
+    server, url = llm
+    registry = ToolRegistry()
+    registry.register(
+        "transfer",
+        {
+            "type": "object",
+            "properties": {"_tool": {"const": "transfer"}, "amount": {"type": "integer"}},
+            "required": ["amount"],
+        },
+    )
+
+    async def transfer(call: Any) -> AsyncIterator[dict[str, Any]]:
+        yield {"stage": "checking"}
+        await asyncio.sleep(0)
+        yield {"sent": args(call)["amount"]}
+
+    server.add(
+        answer({"_tool": "transfer", "amount": 10}),
+        answer(output="waiting for approval"),
+        answer(output="sent"),
+    )
+    with PendingStore(tmp_path / "pending.sqlite3", ttl=60) as store:
+        agent = Agent(
+            url,
+            model="scripted",
+            tools=registry,
+            activities=ActivityRegistry({"transfer": transfer}),
+            capabilities=[PendingDelivery(store), RequireApproval({"transfer"})],
+        )
+        first = agent.run("pay 10")
+        (parked,) = first.steps[0].calls
+        store.submit(first.run_id, parked.call_id, {"approved": True})
+
+        async def resume() -> list[AgentEvent]:
+            async with agent:
+                return [e async for e in agent.astream(first.messages, run_id=first.run_id)]
+
+        events = asyncio.run(resume())
+    told = [(e.type, e.data) for e in events if e.call_id == parked.call_id]
+    assert told == [
+        ("tool-result", {"preliminary": True, "output": {"stage": "checking"}}),
+        ("tool-call.complete", told[-1][1]),
+    ]
+    assert told[-1][1]["data"] == {"sent": 10}
+    result = events[-1].result
+    assert result is not None and result.output == "sent"
+    (delivered,) = result.steps[0].delivered
+    assert delivered.progress == [{"stage": "checking"}]
+    assert delivered.result.data == {"sent": 10}

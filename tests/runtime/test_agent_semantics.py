@@ -211,7 +211,7 @@ def test_an_output_beside_latent_calls_only_ends_the_run(llm: tuple[ScriptedLLM,
     assert result.finished and result.output == "calm" and len(result.steps) == 1
 
 
-# -- issue 21 item 4: the model is offered the spec's own names -------------------------------
+# -- the model is offered the spec's own names -------------------------------
 
 
 def _records(tmp_path: Path) -> ModuleType:
@@ -371,7 +371,7 @@ def test_rfc_context_items_are_read_or_refused_clearly(llm: tuple[ScriptedLLM, s
     assert len(server.requests) == 1  # nothing was sent for the refused ones
 
 
-# -- issue 21 item 5: the meta fields say what they are for, and can be left out ----------------
+# -- the meta fields say what they are for, and can be left out ----------------
 
 
 def test_reasoning_for_call_is_described_and_precedes_the_arguments() -> None:
@@ -427,7 +427,7 @@ def test_meta_fields_needed_offers_only_what_reading_the_answer_needs(
         Agent(url, model="scripted", tools=tools, settings=ModelSettings(meta_fields="some"))
 
 
-# -- issue 15 item 3: what the model reads of the tools ------------------------------------------
+# -- what the model reads of the tools ------------------------------------------
 
 
 def _one(call: Any) -> dict[str, int]:
@@ -523,7 +523,7 @@ MCP_TOOLS = {
 def test_an_imported_mcp_tool_never_runs_latently(
     llm: tuple[ScriptedLLM, str], tmp_path: Path
 ) -> None:
-    """The defect (issue 14): a tool imported from an MCP ``tools/list`` with no Activity ran
+    """The defect: a tool imported from an MCP ``tools/list`` with no Activity ran
     latently — the model's invented ``_output`` came back as a successful result. An MCP tool runs
     on its server: a ``gateway`` tool, not visible, refused before anything is sent when nothing
     here can run it, and offered without ``_output`` when an Activity can."""

@@ -1,4 +1,4 @@
-"""The call tag the model is offered (issues 21 and 15): ``Agent(call_tag=...)``.
+"""The call tag the model is offered: ``Agent(call_tag=...)``.
 
 What the model fills names each call's tool under ``_tool`` when one tool is offered and under
 ``function`` when several (the default, ``call_tag="auto"``: under ``_tool`` a small model copied the

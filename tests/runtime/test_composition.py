@@ -50,7 +50,7 @@ def rfc_with_meta_rules() -> dict[str, Any]:
     item["properties"] = {
         "_tool": {"const": "greetUser"},
         "_activity": {"const": ""},  # no Activity: latent
-        "_reasoningForCall": {  # added by the system, saying what it is for (issue 21)
+        "_reasoningForCall": {  # added by the system, saying what it is for
             "type": "string",
             "description": "Optional: why this call, in one short sentence, before its arguments.",
         },

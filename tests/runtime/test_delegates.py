@@ -1,4 +1,4 @@
-"""Delegates and scopes (issue 17 item 4; related/014, 015) through ``Agent.run`` against the
+"""Delegates and scopes (related/014, 015) through ``Agent.run`` against the
 scripted OpenAI-protocol server: the documents' worked examples with their inputs and expected
 sub-request contexts, execution-time and upfront resolution, scopes for an Activity, and the
 limits (depth, loops, LLM requests) as typed, located failures."""

@@ -53,7 +53,7 @@ def test_a_spec_pattern_python_would_refuse_compiles_and_validates() -> None:
         Email.model_validate("not an address")
 
 
-# issue 19 item 6: Python's syntax is no ECMA-262 (the format 'regex' and `pattern` agree)
+# Python's syntax is no ECMA-262 (the format 'regex' and `pattern` agree)
 NOT_ECMA = [
     *(r"\a", r"\Z", "(?P<n>x)", "(?P<n>a)(?P=n)", "(?#comment)a", "(?i)abc", "(?ims)abc"),
     # modifier groups ECMA-262 refuses: a flag it has none of, twice, on and off, none at all

@@ -1,4 +1,4 @@
-"""Formats in assertion mode by their RFC grammars (issue 19 item 6): each case is one the old
+"""Formats in assertion mode by their RFC grammars: each case is one the old
 checks got wrong, or a format they did not assert at all. The suite's optional/format files
 measure the rest (``bench/conformance.py``)."""
 

@@ -1,4 +1,4 @@
-"""Input and output guardrails (issue 17 item 6) through ``Agent.run`` against the scripted
+"""Input and output guardrails through ``Agent.run`` against the scripted
 OpenAI-protocol server: a rejected call never runs, a rejected result never reaches the model,
 and the reason goes back to the model as the call's failed result."""
 

@@ -1,4 +1,4 @@
-"""A large package's tools are usable lazily (issue 13 item 7).
+"""A large package's tools are usable lazily.
 
 ``generated/github_mcp`` (116 tools, models split under ``_models/``) is imported in a fresh
 interpreter, so ``sys.modules`` shows exactly what each step loaded: registering every tool and
@@ -111,7 +111,7 @@ print(json.dumps({{
 
 # What registering a package, composing and one validated call must not load: the HTTP
 # client, the LLM stack, the compiler and its template/YAML engines, the schema validator,
-# the runtime's HTTP/contract layer (issue 13, must-show 4: a package's import needs only what
+# the runtime's HTTP/contract layer (a package's import needs only what
 # registering needs; the rest loads when an Activity or an Agent runs).
 NOT_ON_THE_USE_PATH = (
     "httpx",

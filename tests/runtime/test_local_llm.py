@@ -152,6 +152,6 @@ def test_astream_against_smollm2_tells_partial_arguments_before_the_call() -> No
             assert kinds[0] == "tool-call.start", (mode, kinds)
             assert partial and len(whole) == 1 and max(partial) < whole[0], (mode, events)
             assert kinds[whole[0] + 1] == "tool-call.complete", (mode, events)
-            location = json.loads(events[whole[0]][1]["delta"])["location"]
+            location = events[whole[0]][1]["arguments"]["location"]
             assert isinstance(location, str) and location.strip()
     assert server.process.poll() is not None

@@ -1,4 +1,4 @@
-"""Integration: the agent protocol of issue 17 against the real local model (SmolLM2-135M via
+"""Integration: the agent protocol against the real local model (SmolLM2-135M via
 llama.cpp, ``make llm``): one multi-step scenario per feature — state at an ``_outputPath`` with an
 Activity's context, instancing, a delegate with scopes, approval, guardrails.
 

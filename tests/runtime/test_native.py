@@ -1,4 +1,4 @@
-"""Native tool calling (issue 15 item 2): ``Agent(mode="native" | "auto")`` against the scripted
+"""Native tool calling: ``Agent(mode="native" | "auto")`` against the scripted
 OpenAI-protocol server — each tool its own function, parallel calls validated into the same Call
 union and routed the same way, the final text or a structured ``final_output``."""
 
@@ -178,7 +178,7 @@ def test_tools_in_prompt_reaches_a_native_request(
 def test_native_calls_carry_instances_deps_and_wait_for_approval(
     seeds: ModuleType, llm: tuple[ScriptedLLM, str], tmp_path: Path
 ) -> None:
-    """Issue 15's native mode with issue 17's context, deps and approval (the merged Agent)."""
+    """Native mode with the context, deps and approval."""
     server, url = llm
     seen: list[tuple[Any, Any, int]] = []
 
@@ -221,7 +221,7 @@ def test_native_calls_carry_instances_deps_and_wait_for_approval(
 def test_tool_choice_none_accepts_the_answer_without_calls(
     seeds: ModuleType, llm: tuple[ScriptedLLM, str], mode: str
 ) -> None:
-    # issue 15: tool_choice="none" was refused with "this step needs at least one (of none)"
+    # tool_choice="none" was refused with "this step needs at least one (of none)"
     server, url = llm
 
     def answer(text: str) -> Reply:

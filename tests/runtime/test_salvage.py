@@ -80,7 +80,7 @@ def test_finish_reason_length_is_salvaged_the_same_way(llm: tuple[ScriptedLLM, s
 def test_an_answer_cut_off_before_any_whole_call_is_not_retried_unchanged(
     llm: tuple[ScriptedLLM, str],
 ) -> None:
-    """Issue 21 item 5: at temperature 0 the same cut-off answer would come back; it fails at
+    """At temperature 0 the same cut-off answer would come back; it fails at
     once, saying why (raise ``max_tokens``), with the answer it got."""
     server, url = llm
     server.add(Reply(arguments='{"calls": [{"_tool": "weather", "ci', finish_reason="length"))

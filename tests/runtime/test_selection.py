@@ -1,4 +1,4 @@
-"""Large toolsets (issue 15 item 5): tool selection, per-run subsets, toolset filters.
+"""Large toolsets: tool selection, per-run subsets, toolset filters.
 
 The recall tests compile two real 174-operation specs from the corpus and ask their 50 questions
 each through the default BM25 selector: Slack's Web API (``data/slack_questions.json``, the set
@@ -24,7 +24,8 @@ from tests.scripted_llm import Reply, ScriptedLLM, call
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, ToolBinding, UsageError
 from toolbind.runtime._selection import BM25Selector, tokens, toolset
-from toolbind.runtime.capabilities import ToolSelection
+from toolbind.runtime.capabilities import PendingDelivery, ToolSelection
+from toolbind.runtime.pending import Pending, PendingStore
 
 DATA = Path(__file__).parent / "data"
 QUESTIONS: dict[str, Any] = json.loads((DATA / "slack_questions.json").read_text(encoding="utf-8"))
@@ -286,3 +287,47 @@ def test_tool_selection_is_checked() -> None:
         Agent("http://127.0.0.1:9/v1", model="m", capabilities=[ToolSelection("bm25")])  # type: ignore[arg-type]
     with pytest.raises(UsageError, match=r"BM25Selector\(k=0\)"):
         BM25Selector(0)
+
+
+def test_the_selection_query_is_the_users_request_not_toolbinds_own_messages(
+    slack: ModuleType, llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    """The context toolbind shows the model, and a delivered result on a resumed run, are user
+    messages toolbind wrote: the tools are selected for the request the user made."""
+    server, url = llm
+    seen: list[str] = []
+
+    class Seen(BM25Selector):
+        def select(self, query: str, tools: Sequence[ToolBinding]) -> list[ToolBinding]:
+            seen.append(query)
+            return super().select(query, tools)
+
+    request = "Change the topic of #ops to 'on-call: Maria'"
+    topic = {"_tool": "conversations_setTopic", "channel": "C1", "topic": "on-call: Maria"}
+    server.add(answer(topic, output="done"))
+    agent = Agent(
+        url, model="m", tools=slack.TOOLS, activities={}, capabilities=[ToolSelection(Seen(5))]
+    )
+    context = [{"type": "data", "user": {"name": "Maria", "timezone": "UTC", "profile": "admin"}}]
+    result = agent.run(request, context=context, max_steps=1)
+    assert seen == [request]
+    assert "conversations_setTopic" in offered(server.requests[0])
+    assert len(server.requests) == 1 and result.output == "done"  # the call was not refused
+
+    # resumed: the delivered result is not the query either
+    with PendingStore(tmp_path / "pending.sqlite3", ttl=60) as store:
+        pins = {"_tool": "pins_list", "channel": "C1", "token": "t"}
+        server.add(answer(pins), answer(output="waiting"), answer(output="pinned: one"))
+        agent = Agent(
+            url,
+            model="m",
+            tools=slack.TOOLS,
+            activities={"pins_list": lambda call: Pending()},
+            capabilities=[ToolSelection(Seen(5)), PendingDelivery(store)],
+        )
+        seen.clear()
+        first = agent.run("What is pinned in #general?")
+        store.submit(first.run_id, first.steps[0].calls[0].call_id, {"items": ["one"]})
+        second = agent.run(first.messages, run_id=first.run_id)
+    assert second.output == "pinned: one"
+    assert seen == ["What is pinned in #general?"] * 3

@@ -1,4 +1,4 @@
-"""Streaming (issue 15 item 4): ``Agent.astream`` against the scripted server streaming SSE chunks.
+"""Streaming: ``Agent.astream`` against the scripted server streaming SSE chunks.
 
 The server cuts the text and each call's arguments into a few characters per chunk, as providers
 stream them. Asserted: the order of the events (never their timing) — a call's start, its partial
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from types import ModuleType
 from typing import Any
 
@@ -129,3 +130,64 @@ def test_an_invalid_streamed_answer_is_fed_back_and_retried(
     assert "location" in server.tool_messages(1)[-1]["content"]
     result = events[-1].result
     assert result is not None and result.output == "done" and result.llm_requests == 2
+
+
+def test_a_refused_streamed_answer_is_marked_discarded_before_the_retry(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """The retry streams the call again under the same id: an ``attempt.discarded`` event comes
+    between, so each attempt's raw pieces join into its own arguments; the validated call's whole
+    arguments have a key of their own."""
+    server, url = llm
+    server.add(
+        tools(("weatherCheck", {"location": 7}), chunk=5),  # refused: location is a string
+        tools(("weatherCheck", {"location": "Paris"}), chunk=5),
+        Reply(text="Sunny.", chunk=4),
+    )
+    weather = [t for t in seeds.TOOLS if t.name == "weatherCheck"]
+    agent = Agent(url, model="m", tools=weather, activities=ACTIVITIES, mode="native")
+    events = collect(agent, "Weather in Paris?", max_steps=2)
+    marks = [i for i, e in enumerate(events) if e.type == "attempt.discarded"]
+    assert len(marks) == 1
+    mark = events[marks[0]]
+    assert mark.step == 0 and mark.data["attempt"] == 1 and "location" in mark.data["errors"]
+    (call_id,) = {e.call_id for e in events if e.type == "tool-call.start"}
+    attempts = (events[: marks[0]], events[marks[0] + 1 :])
+    for attempt, arguments in zip(attempts, ({"location": 7}, {"location": "Paris"}), strict=True):
+        told = [e for e in attempt if e.call_id == call_id]
+        assert told[0].type == "tool-call.start"
+        pieces = [
+            e.data["delta"] for e in told if e.type == "tool-input-delta" and "delta" in e.data
+        ]
+        assert json.loads("".join(pieces)) == arguments
+    whole = [
+        e.data for e in attempts[1] if e.type == "tool-input-delta" and "partial" not in e.data
+    ]
+    assert whole == [{"arguments": {"location": "Paris"}}]
+
+
+def test_partial_arguments_are_the_tools_parameters_in_both_modes(
+    seeds: ModuleType, llm: tuple[ScriptedLLM, str]
+) -> None:
+    """A latent call's ``_output`` is its result, not an argument: never among the partial
+    arguments, composed or native — the same keys as the validated call's arguments."""
+    server, url = llm
+    latent = [t for t in seeds.TOOLS if t.name == "sentimentAnalysis"]
+    result = {"sentiment": "positive", "confidence": 0.9}
+    call = {"text": "I love it", "_output": result}
+    server.add(
+        Reply(arguments={"calls": [{"_tool": "sentimentAnalysis", **call}], "output": None}),
+        Reply(arguments={"calls": [], "output": "positive"}),
+        tools(("sentimentAnalysis", call), chunk=5),
+        Reply(text="positive"),
+    )
+    for mode in ("composed", "native"):
+        agent = Agent(url, model="m", tools=latent, activities={}, mode=mode)
+        events = collect(agent, "How does 'I love it' sound?", max_steps=2)
+        partial = [e.data["partial"] for e in events if "partial" in (e.data or {})]
+        assert partial and all(set(p) <= {"text"} for p in partial), (mode, partial)
+        assert partial[-1] == {"text": "I love it"}
+        whole = [e.data for e in events if e.type == "tool-input-delta" and "partial" not in e.data]
+        assert whole == [{"arguments": {"text": "I love it"}}]
+        done = next(e for e in events if e.type == "tool-call.complete")
+        assert done.data["data"] == result

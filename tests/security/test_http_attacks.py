@@ -158,18 +158,28 @@ def test_dot_segments_with_parameters_or_compatibility_dots_were_sent(
     assert http_app.STATE["echo_hits"] == 0 and http_app.STATE["admin_hits"] == 0
 
 
-def test_an_empty_path_value_inside_the_path_is_refused_but_a_last_one_is_a_root() -> None:
+def test_an_empty_path_value_is_refused_wherever_it_is() -> None:
     # ``/users/{id}/keys`` with an empty id would be ``/users//keys``: another resource
     user = HttpParameter(
         name="id", field="id", location="path", style="simple", explode=False, required=True
     )
     with pytest.raises(ParameterError, match="path parameter 'id' is empty"):
         render_path("/users/{id}/keys", [(user, "")])
-    # GitHub's and Jupyter's ``/contents/{path}``: an empty path is the root's contents
-    path = HttpParameter(
-        name="path", field="path", location="path", style="simple", explode=False, required=True
+    # a last one too: ``/conversations/`` is the collection's URL, another operation's
+    sid = HttpParameter(
+        name="sid", field="sid", location="path", style="simple", explode=False, required=True
     )
-    assert render_path("/api/contents/{path}", [(path, "")]) == "/api/contents/"
+    empties: list[Any] = ["", []]
+    for empty in empties:
+        with pytest.raises(ParameterError, match="path parameter 'sid' is empty"):
+            render_path("/conversations/{sid}", [(sid, empty)])
+    # (label and matrix styles render an empty value as "." or ";sid=": still empty)
+    for style in ("label", "matrix"):
+        styled = HttpParameter(
+            name="sid", field="sid", location="path", style=style, explode=False, required=True
+        )
+        with pytest.raises(ParameterError, match="path parameter 'sid' is empty"):
+            render_path("/conversations/{sid}", [(styled, "")])
 
 
 def test_gateway_templates_cannot_change_the_host(base: str, foreign: str, mode: str) -> None:

@@ -1,7 +1,9 @@
-"""Compiler layer (frontends/openapi): Request Body Objects (Swagger 2.0: the ``body``
-parameter or the ``formData`` ones) as the Call's fields and the HTTP contract's ``HttpBody``.
-Imports ``ir``, ``_load``, ``diagnostics``, ``_common``, ``_context``, ``_parameters`` (a Call
-field's name, collectionFormat) and the runtime's HTTP contract.
+"""Compiler layer (frontends/openapi): Request Body Objects as the Call's fields and the HTTP
+contract's ``HttpBody``. Imports ``ir``, ``_load``, ``diagnostics``, ``normalise``, ``_common``,
+``_context``, ``_parameters`` (a Call field's name) and the runtime's HTTP contract.
+
+Swagger 2.0's ``body`` parameter and ``formData`` parameters are read as the request body the
+rules make of them (``normalise.openapi_swagger2``), located where they are written.
 
 An object body is flattened into the Call when that is safe (its properties are fields); any
 other body is wrapped under one field.
@@ -32,17 +34,15 @@ from ...ir import (
     SourceLocation,
     StringNode,
 )
+from ...normalise import openapi_swagger2
+from ...normalise._openapi import Consumed, Form, body_kind, pick_media_type
 from ._common import (
     BODY_FIELD,
-    SWAGGER_PARAM_KEYS,
     Where,
-    annotate,
-    body_kind,
-    file_type,
-    pick_media_type,
+    never_empty,
 )
 from ._context import Context
-from ._parameters import Params, collection_format, field
+from ._parameters import Params, field
 
 # The styles OpenAPI defines for a form-urlencoded body's properties (``encoding``).
 _FORM_STYLES = ("form", "spaceDelimited", "pipeDelimited", "deepObject")
@@ -71,12 +71,8 @@ def body(
     into: Fields,
 ) -> HttpBody | None:
     """The operation's request body (None: it has none, or one that cannot be read, said)."""
-    if ctx.swagger:
-        return _swagger_body(ctx, op, raw_params, into)
-    if "requestBody" not in op:
-        return None
-    at = Where(op["requestBody"], loc.child("requestBody"), item.root, item.path)
-    read = ctx.deref_object(at, "request body")
+    consumes = tuple(c for c in as_array(op.get("consumes")) or [] if isinstance(c, str))
+    read = _request_body(ctx, op, loc, item, raw_params, consumes)
     if read is None:
         return None
     found, rb = read
@@ -85,97 +81,50 @@ def body(
         ctx.diags.warning(found.loc, "request body has no content", "content: {<type>: ...}")
         return None
     media_type = pick_media_type(list(content))
-    mloc = found.loc.child("content", media_type)
+    mloc = found.at("content", media_type)
     media = as_object(content[media_type]) or {}
     kind = body_kind(media_type)
-    raw_schema = media.get("schema")
-    if raw_schema is None:
-        raw_schema = {"type": "string", "format": "binary"} if kind == "binary" else {}
-    node = ctx.schema(Where(raw_schema, mloc.child("schema"), found.root, found.path))
-    kind = _base64_text(ctx, kind, node, raw_schema, media_type, mloc.child("schema"))
+    if "schema" in media:
+        schema = found.part("content", media_type, "schema")
+    else:
+        raw = {"type": "string", "format": "binary"} if kind == "binary" else {}
+        schema = Where(raw, mloc.child("schema"), found.root, found.path)
+    node = ctx.schema(schema)
+    kind = _base64_text(ctx, kind, node, schema.value, media_type, mloc.child("schema"))
     encoding = as_object(media.get("encoding")) or {}
-    return _place_body(
-        ctx, node, media_type, kind, rb.get("required") is True, encoding, into, mloc
-    )
+    # (a property a rule gathered into the body is said of where it was written)
+    placed = {str(k[1]): at for k, at in schema.moved.items() if k[:1] == ("properties",)}
+    required = rb.get("required") is True
+    return _place_body(ctx, node, media_type, kind, required, encoding, into, mloc, placed)
 
 
-def _swagger_body(
-    ctx: Context, op: dict[str, Any], raw_params: Params, into: Fields
-) -> HttpBody | None:
-    consumes = [c for c in as_array(op.get("consumes")) or [] if isinstance(c, str)]
-    body_params = [p for (_, pin), p in raw_params.items() if pin == "body"]
-    if body_params:
-        return _body_parameter(ctx, body_params[0], consumes, into)
-    form_params = [(n, p) for (n, pin), p in raw_params.items() if pin == "formData"]
-    if not form_params:
+def _request_body(
+    ctx: Context,
+    op: dict[str, Any],
+    loc: SourceLocation,
+    item: Where,
+    raw_params: Params,
+    consumes: tuple[str, ...],
+) -> tuple[Where, dict[str, Any]] | None:
+    """The request body (Swagger 2.0's body parameter: OpenAPI 3's, by
+    ``normalise.openapi_swagger2``), where it is, and the object read (None: none, said)."""
+    first = next((p for (_, pin), p in raw_params.items() if pin == "body"), None)
+    if first is not None:
+        given = Consumed(parameter=first.value, consumes=consumes)
+        found = ctx.canonical((openapi_swagger2.BODY_PARAMETER,), first, given)
+        if found is not first:
+            return found, found.value
+    forms = tuple((n, p.value, p.loc) for (n, pin), p in raw_params.items() if pin == "formData")
+    if forms:
+        at = Where(None, loc.child("requestBody"), item.root, item.path)
+        gathered = Form(parameters=forms, consumes=consumes)
+        found = ctx.canonical((openapi_swagger2.FORM_PARAMETERS,), at, gathered)
+        if found is not at:
+            return found, found.value
+    if "requestBody" not in op:
         return None
-    return _form_parameters(ctx, form_params, consumes, into)
-
-
-def _body_parameter(ctx: Context, p: Where, consumes: list[str], into: Fields) -> HttpBody:
-    """Swagger 2.0's ``in: body`` parameter, sent as the first usable type it consumes."""
-    pobj: dict[str, Any] = p.value
-    node = ctx.schema(Where(pobj.get("schema", {}), p.loc.child("schema"), p.root, p.path))
-    node = annotate(node, pobj)
-    usable = [c for c in consumes if body_kind(c) in ("json", "text", "binary")]
-    patch = [c for c in usable if _is_json_patch(c)]
-    if patch and len(patch) < len(usable) and not isinstance(ctx.resolved(node), ArrayNode):
-        # Swagger 2.0 gives one schema for every type in consumes: a JSON Patch (RFC 6902) is
-        # an array, so an object body listed first among a container orchestrator's PATCH
-        # types went out as json-patch+json and was refused
-        usable = [c for c in usable if c not in patch]
-        ctx.diags.note(
-            p.loc.child("schema"),
-            f"the body is sent as {pick_media_type(usable)}: {patch[0]} (consumes) "
-            "is an array of operations, and this body's schema is not an array",
-        )
-    media_type = pick_media_type(usable or ["application/json"])
-    kind = _base64_text(
-        ctx, body_kind(media_type), node, pobj.get("schema"), media_type, p.loc.child("schema")
-    )
-    return _place_body(ctx, node, media_type, kind, pobj.get("required") is True, {}, into, p.loc)
-
-
-def _form_parameters(
-    ctx: Context, form_params: list[tuple[str, Where]], consumes: list[str], into: Fields
-) -> HttpBody:
-    """Swagger 2.0's ``in: formData`` parameters: a form, multipart when one is a file."""
-    has_file = any(as_object(p.value) and p.value.get("type") == "file" for _, p in form_params)
-    media_type = (
-        "multipart/form-data"
-        if has_file or "multipart/form-data" in consumes
-        else "application/x-www-form-urlencoded"
-    )
-    fields: list[tuple[str, str]] = []
-    parts: list[BodyPart] = []
-    for pname, p in form_params:
-        pobj = p.value
-        schema_value = {k: v for k, v in pobj.items() if k not in SWAGGER_PARAM_KEYS}
-        node = ctx.schema(Where(file_type(schema_value), p.loc, p.root, p.path))
-        node = annotate(node, pobj)
-        field_name = field(ctx, pname, "body", into.taken, into.tool, p.loc)
-        into.props.append(
-            Property(name=field_name, schema=node, required=pobj.get("required") is True)
-        )
-        fields.append((field_name, pname))
-        # an array field is sent as its collectionFormat says: csv (the default) one field
-        # `tags=a,b`, multi one field per item — it went out as multi whatever was declared
-        style: ParameterStyle | None = None
-        explode: bool | None = None
-        if pobj.get("type") == "array":
-            style, explode = collection_format(ctx, pobj, p.loc)
-        parts.append(
-            BodyPart(
-                property=pname, is_file=pobj.get("type") == "file", style=style, explode=explode
-            )
-        )
-    return HttpBody(
-        media_type=media_type,
-        kind=body_kind(media_type),
-        required=any(pr.value.get("required") is True for _, pr in form_params),
-        fields=tuple(fields),
-        parts=tuple(parts),
-    )
+    at = Where(op["requestBody"], loc.child("requestBody"), item.root, item.path)
+    return ctx.deref_object(at, "request body")
 
 
 def _place_body(
@@ -187,9 +136,11 @@ def _place_body(
     encoding: dict[str, Any],
     into: Fields,
     loc: SourceLocation,
+    placed: dict[str, SourceLocation] | None = None,
 ) -> HttpBody:
     """A body of ``node`` as Call fields: flattened when it is an object that can be, else
-    wrapped under one field."""
+    wrapped under one field (``placed``: where a property is written, when not in the body's
+    schema)."""
     sent = _sent_media_type(media_type, kind)
     if sent != media_type:
         # a container orchestrator's create/replace operations consume */*: that header
@@ -210,7 +161,9 @@ def _place_body(
     _check_form_object(ctx, ctx.resolved(node), media_type, kind, loc)
     parts: list[BodyPart] = []
     if obj is not None and kind in ("form", "multipart"):
-        parts = _parts(ctx, obj, kind, encoding, loc)
+        # (OpenAPI 3.1 applies an encoding's style to multipart/form-data parts too)
+        styled = kind == "form" or media_type.split(";")[0].strip() == "multipart/form-data"
+        parts = _parts(ctx, obj, styled, encoding, loc)
     flattenable = (
         obj is not None
         and obj.properties
@@ -220,8 +173,14 @@ def _place_body(
     if obj is not None and flattenable:
         fields: list[tuple[str, str]] = []
         for prop in obj.properties:
-            field_name = field(ctx, prop.name, "body", into.taken, into.tool, loc)
-            into.props.append(replace(prop, name=field_name, required=prop.required and required))
+            at = (placed or {}).get(prop.name, loc)
+            field_name = field(ctx, prop.name, "body", into.taken, into.tool, at)
+            schema = prop.schema
+            if prop.required and kind in ("form", "multipart") and not _json_part(parts, prop):
+                schema = never_empty(schema) if isinstance(schema, ArrayNode) else schema
+            into.props.append(
+                replace(prop, name=field_name, schema=schema, required=prop.required and required)
+            )
             fields.append((field_name, prop.name))
         return HttpBody(
             media_type=media_type,
@@ -268,14 +227,15 @@ def _check_form_object(
 
 
 def _parts(
-    ctx: Context, obj: ObjectNode, kind: BodyKind, encoding: dict[str, Any], loc: SourceLocation
+    ctx: Context, obj: ObjectNode, styled: bool, encoding: dict[str, Any], loc: SourceLocation
 ) -> list[BodyPart]:
-    """A form or multipart body's properties as the parts it is sent in (``encoding``)."""
+    """A form or multipart body's properties as the parts it is sent in (``encoding``;
+    ``styled``: its style and explode apply)."""
     parts: list[BodyPart] = []
     for prop in obj.properties:
         enc = as_object(encoding.get(prop.name)) or {}
         ctype = enc.get("contentType")
-        style, explode = _form_encoding(ctx, enc, kind, loc.child("encoding", prop.name))
+        style, explode = _form_encoding(ctx, enc, styled, loc.child("encoding", prop.name))
         parts.append(
             BodyPart(
                 property=prop.name,
@@ -283,23 +243,32 @@ def _parts(
                 is_file=_is_file(prop.schema, ctx.lowerer.definitions),
                 style=style,
                 explode=explode,
+                required=prop.required,
             )
         )
     return parts
 
 
+def _json_part(parts: list[BodyPart], prop: Property) -> bool:
+    """Whether ``prop`` is sent as a JSON part (which can say ``[]``)."""
+    part = next((p for p in parts if p.property == prop.name), None)
+    return part is not None and "json" in (part.content_type or "")
+
+
 def _form_encoding(
-    ctx: Context, enc: dict[str, Any], kind: BodyKind, loc: SourceLocation
+    ctx: Context, enc: dict[str, Any], styled: bool, loc: SourceLocation
 ) -> tuple[ParameterStyle | None, bool | None]:
     """A form body property's ``encoding`` style and explode (a payments API sends every
-    object as ``deepObject``: ``metadata[key]=value``); OpenAPI applies them to
-    ``application/x-www-form-urlencoded`` only."""
+    object as ``deepObject``: ``metadata[key]=value``); OpenAPI 3.1 applies them to
+    ``application/x-www-form-urlencoded`` and ``multipart/form-data`` only."""
     style, explode = enc.get("style"), enc.get("explode")
     if style is None and explode is None:
         return None, None
-    if kind != "form":
+    if not styled:
         ctx.diags.note(
-            loc, "encoding style/explode apply to form-urlencoded bodies only; ignored here"
+            loc,
+            "encoding style/explode apply to form-urlencoded and multipart/form-data bodies "
+            "only; ignored here",
         )
         return None, None
     if style is not None and style not in _FORM_STYLES:
@@ -390,10 +359,6 @@ def _sent_media_type(media_type: str, kind: BodyKind) -> str:
     if "*" not in media_type.split(";", 1)[0]:
         return media_type
     return _CONCRETE.get(kind, media_type)
-
-
-def _is_json_patch(media_type: str) -> bool:
-    return media_type.split(";", 1)[0].strip().lower() == "application/json-patch+json"
 
 
 def _is_file(node: SchemaNode, defs: dict[str, Definition]) -> bool:

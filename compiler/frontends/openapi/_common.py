@@ -2,22 +2,22 @@
 ``_load``, ``normalise`` and the runtime's HTTP contract.
 
 ``Where`` is a raw value with its place and the document its ``$ref``s are relative to;
-``OperationFilter`` says which operations to keep; the rest reads media types and annotates a
-parameter's schema.
+``OperationFilter`` says which operations to keep; the rest annotates a parameter's schema; the
+media types are read as the normalising rules read them (``normalise._openapi``).
 """
 
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolbind.contract import BodyKind, ParameterLocation, ParameterStyle
+from toolbind.contract import ParameterLocation, ParameterStyle
 
 from ..._load import Document, load_document
 from ...diagnostics import Diagnostic
-from ...ir import SchemaNode, SourceLocation
+from ...ir import ArrayNode, SchemaNode, SourceLocation, StringNode
 from ...normalise import openapi_swagger2
 from ...normalise._openapi import OpenApi
 
@@ -29,8 +29,6 @@ DEFAULT_STYLE: dict[str, ParameterStyle] = {
     "header": "simple",
     "cookie": "form",
 }
-# Keys of a Swagger 2.0 non-body parameter that are not part of its schema.
-SWAGGER_PARAM_KEYS = {"name", "in", "required", "collectionFormat", "allowEmptyValue"}
 # The Call field a non-object (or unflattenable) body is wrapped under.
 BODY_FIELD = "body"
 _NO_CONTEXT = OpenApi(document={})
@@ -62,12 +60,36 @@ class OperationFilter:
 
 @dataclass
 class Where:
-    """A raw value, where it is, and the document its ``$ref``s are relative to."""
+    """A raw value, where it is, and the document its ``$ref``s are relative to.
+
+    ``moved``: where the parts of ``value`` that a normalising rule moved are written (keys in
+    ``value`` → place), so that what is said of them points where the user wrote them."""
 
     value: Any
     loc: SourceLocation
     root: Any
     path: Path | None
+    moved: dict[tuple[str | int, ...], SourceLocation] = field(
+        default_factory=dict[tuple[str | int, ...], SourceLocation]
+    )
+
+    def part(self, *keys: str | int) -> Where:
+        """The part of ``value`` under ``keys`` (object keys), at its place, with what was moved
+        inside it."""
+        value = self.value
+        for key in keys:
+            value = value[key]
+        n = len(keys)
+        inside = {k[n:]: at for k, at in self.moved.items() if k[:n] == keys and len(k) > n}
+        return Where(value, self.at(*keys), self.root, self.path, inside)
+
+    def at(self, *keys: str | int) -> SourceLocation:
+        """The place of the part of ``value`` under ``keys``, as the user wrote it."""
+        for n in range(len(keys), 0, -1):
+            place = self.moved.get(keys[:n])
+            if place is not None:
+                return place.child(*keys[n:])
+        return self.loc.child(*keys)
 
 
 def load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:
@@ -76,37 +98,24 @@ def load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:
     return load_document(path, shown, dates_as_text=True)
 
 
-def is_json(media_type: str) -> bool:
-    base = media_type.split(";")[0].strip().lower()
-    return base == "application/json" or base.endswith("+json") or base == "*/*"
-
-
-def body_kind(media_type: str) -> BodyKind:
-    base = media_type.split(";")[0].strip().lower()
-    if is_json(base):
-        return "json"
-    if base == "application/x-www-form-urlencoded":
-        return "form"
-    if base.startswith("multipart/"):
-        return "multipart"
-    if base.startswith("text/") or base in ("application/xml", "application/sdp"):
-        return "text"
-    return "binary"
-
-
-def pick_media_type(types: list[str]) -> str:
-    """JSON first, then form, multipart, text; otherwise the first listed."""
-    for kind in ("json", "form", "multipart", "text"):
-        for t in types:
-            if body_kind(t) == kind:
-                return t
-    return types[0]
-
-
 def file_type(value: Any) -> Any:
     """Swagger 2.0's ``type: file`` as binary content (``normalise.openapi_swagger2``)."""
     fixed = openapi_swagger2.FILE_TYPE.apply(value, SourceLocation(file=""), _NO_CONTEXT)
     return value if fixed is None else fixed.value
+
+
+def never_empty(node: SchemaNode) -> SchemaNode:
+    """``node`` refusing an empty string or array, for a value that cannot be sent empty: a
+    path parameter (``/conversations/{sid}`` with an empty sid is the collection's URL, another
+    operation's) or a required array of a form body (which has no way to say ``[]``). The Call
+    refuses it, so the model is told before anything is sent (the HTTP client refuses it too,
+    for a Call made without validation). A schema behind a ``$ref`` stays as it is: it may be
+    another value's too."""
+    if isinstance(node, StringNode) and not node.min_length:
+        return replace(node, min_length=1)
+    if isinstance(node, ArrayNode) and not node.min_items:
+        return replace(node, min_items=1)
+    return node
 
 
 def annotate(node: SchemaNode, pobj: dict[str, Any]) -> SchemaNode:

@@ -21,7 +21,7 @@ from ... import naming
 from ..._load import Document, RefPolicy, as_array, as_object, display_path
 from ...diagnostics import Diagnostic, Diagnostics, describe
 from ...ir import ObjectNode, RefNode, SchemaNode, SourceLocation
-from ...normalise import Rule, run
+from ...normalise import Rule, run, run_located
 from ...normalise._openapi import OpenApi
 from .. import _opmemo
 from .._jsonschema import SchemaLowerer
@@ -90,6 +90,21 @@ class Context:
         fixed = run(rules, fragment, at, self.rules, said)
         self.diags.items.extend(said)
         return fixed
+
+    def canonical(
+        self, rules: Iterable[Rule[OpenApi]], where: Where, fragment: Any = None
+    ) -> Where:
+        """``where`` as ``rules`` leave its value (or ``fragment``, what the rules read of it
+        when that is more than the value), with the places of what they moved; what they say
+        is said now."""
+        said: list[Diagnostic] = []
+        moved = dict(where.moved)
+        given = where.value if fragment is None else fragment
+        value = run_located(rules, given, where.loc, self.rules, said, moved)
+        self.diags.items.extend(said)
+        if value is given:
+            return where
+        return Where(value, where.loc, where.root, where.path, moved)
 
     # -- references to non-schema objects (parameters, bodies, responses) -------------------
 
@@ -192,13 +207,17 @@ class Context:
         return loaded.value, target, loaded.path
 
     def schema(self, where: Where) -> SchemaNode:
-        return self.lowerer.lower_root(
-            where.value,
-            where.loc,
-            root=where.root,
-            path=where.path,
-            resource=(where.root, SourceLocation(file=where.loc.file)),
-        )
+        self.lowerer.moved = {where.loc.child(*k): at for k, at in where.moved.items()}
+        try:
+            return self.lowerer.lower_root(
+                where.value,
+                where.loc,
+                root=where.root,
+                path=where.path,
+                resource=(where.root, SourceLocation(file=where.loc.file)),
+            )
+        finally:
+            self.lowerer.moved = {}
 
     def resolved(self, node: SchemaNode) -> SchemaNode:
         """``node``, or the schema its ``$ref``s lead to."""

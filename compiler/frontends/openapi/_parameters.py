@@ -5,7 +5,9 @@ contract's ``HttpParameter``. Imports ``ir``, ``_load``, ``diagnostics``, ``norm
 An operation's parameters are its path item's, overridden by its own by (name, in); the
 headers the HTTP client sets itself are never Call fields; a path template's names and the path
 parameters must agree. Each kept parameter is a Call field whose name every model provider
-takes, its wire name kept beside it.
+takes, its wire name kept beside it. A Swagger 2.0 parameter is read as the OpenAPI 3 parameter
+the rules make of it (``normalise.openapi_swagger2``); its ``in: body`` and ``in: formData``
+ones are the request body (``_bodies``).
 """
 
 from __future__ import annotations
@@ -17,27 +19,26 @@ from toolbind.contract import (
     IGNORED_HEADERS,
     HttpParameter,
     ParameterLocation,
-    ParameterStyle,
 )
 
 from ..._load import as_array, as_object
 from ...diagnostics import describe
 from ...ir import Property, SourceLocation
 from ...normalise import openapi_swagger2
+from ...normalise.openapi_swagger2 import STYLES
 from ._common import (
     DEFAULT_STYLE,
     LOCATIONS,
-    SWAGGER_PARAM_KEYS,
     Where,
     annotate,
     file_type,
+    never_empty,
 )
 from ._context import Context
 from ._servers import PATH_TEMPLATE
 
 # A property name every model provider takes (Anthropic's and Bedrock's rule, the strictest).
 _PROPERTY_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-_STYLES = ("form", "simple", "label", "matrix", "deepObject", "spaceDelimited", "pipeDelimited")
 
 Params = dict[tuple[str, str], Where]
 """An operation's parameters by (name, in), each where it was read."""
@@ -159,7 +160,7 @@ def match_template(
             )
             ctx.counts["parameters in path", "read"] += 1  # read from the path template
             declared: dict[str, Any] = {"name": template, "in": "path", "required": True}
-            declared |= {"type": "string"} if ctx.swagger else {"schema": {"type": "string"}}
+            declared["schema"] = {"type": "string"}
             raw_params[(template, "path")] = Where(declared, loc, item.root, item.path)
 
 
@@ -188,33 +189,28 @@ def _parameter(
     props: list[Property],
     tool: str,
 ) -> HttpParameter:
+    p = ctx.canonical(openapi_swagger2.PARAMETER, p)  # (Swagger 2.0's: OpenAPI 3's form)
     pobj: dict[str, Any] = p.value
     content_type: str | None = None
-    if ctx.swagger:
-        pobj = ctx.normalise((openapi_swagger2.PARAMETER_WITHOUT_TYPE,), pobj, p.loc)
-        schema_value: Any = {k: v for k, v in pobj.items() if k not in SWAGGER_PARAM_KEYS}
-        schema_loc = p.loc
-        style, explode = collection_format(ctx, pobj, p.loc)
-        if location != "query" and style == "form":
-            style = DEFAULT_STYLE[location]
-    else:
-        schema_value = pobj.get("schema")
-        schema_loc = p.loc.child("schema")
-        content = as_object(pobj.get("content"))
-        if schema_value is None and content:
-            content_type = next(iter(content))
-            schema_value = (as_object(content[content_type]) or {}).get("schema")
-            schema_loc = p.loc.child("content", content_type, "schema")
-        if schema_value is None:
-            ctx.diags.warning(
-                p.loc, f"parameter {pname!r} has no schema", "a schema; any value is allowed"
-            )
-            schema_value = {}
-        raw_style = pobj.get("style", DEFAULT_STYLE[location])
-        style = raw_style if raw_style in _STYLES else DEFAULT_STYLE[location]
-        explode = pobj.get("explode", style == "form") is True
+    schema_value = pobj.get("schema")
+    schema_loc = p.at("schema")
+    content = as_object(pobj.get("content"))
+    if schema_value is None and content:
+        content_type = next(iter(content))
+        schema_value = (as_object(content[content_type]) or {}).get("schema")
+        schema_loc = p.at("content", content_type, "schema")
+    if schema_value is None:
+        ctx.diags.warning(
+            p.loc, f"parameter {pname!r} has no schema", "a schema; any value is allowed"
+        )
+        schema_value = {}
+    raw_style = pobj.get("style", DEFAULT_STYLE[location])
+    style = raw_style if raw_style in STYLES else DEFAULT_STYLE[location]
+    explode = pobj.get("explode", style == "form") is True
     node = ctx.schema(Where(file_type(schema_value), schema_loc, p.root, p.path))
     node = annotate(node, pobj)
+    if location == "path":
+        node = never_empty(node)
     required = location == "path" or pobj.get("required") is True
     field_name = field(ctx, pname, location, taken, tool, p.loc)
     props.append(Property(name=field_name, schema=node, required=required))
@@ -231,20 +227,11 @@ def _parameter(
     )
 
 
-def collection_format(
-    ctx: Context, pobj: dict[str, Any], loc: SourceLocation
-) -> tuple[ParameterStyle, bool]:
-    """A Swagger 2.0 parameter's ``collectionFormat`` as OpenAPI 3's style and explode
-    (``normalise.openapi_swagger2``: ``csv`` when absent or unsendable, said so)."""
-    canonical = ctx.normalise((openapi_swagger2.COLLECTION_FORMAT,), pobj, loc)
-    return cast("ParameterStyle", canonical["style"]), canonical["explode"] is True
-
-
 def one_value(ctx: Context, p: Where) -> str | None:
     """The one string a header parameter declares: its ``default``, ``const`` or one-value
     ``enum`` (Swagger 2.0: on the parameter; 3.x: on its schema, which may be a ``$ref``)."""
-    obj = as_object(p.value) or {}
-    if not ctx.swagger and obj.get("schema") is not None:
+    obj = as_object(ctx.canonical((openapi_swagger2.PARAMETER_SCHEMA,), p).value) or {}
+    if obj.get("schema") is not None:
         schema = Where(obj["schema"], p.loc.child("schema"), p.root, p.path)
         where = ctx.deref(schema, "schema")
         obj = (as_object(where.value) if where is not None else None) or {}

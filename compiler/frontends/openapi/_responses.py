@@ -1,8 +1,9 @@
 """Compiler layer (frontends/openapi): Response Objects as the tool's Output, its error
 schemas and the HTTP contract's ``HttpResponse``. Imports ``ir``, ``_load``, ``diagnostics``,
-``_common``, ``_context`` and the runtime's HTTP contract.
+``normalise``, ``_common``, ``_context`` and the runtime's HTTP contract.
 
-The first success response (2xx lowest first, then ``default``) is the Output.
+The first success response (2xx lowest first, then ``default``) is the Output. A Swagger 2.0
+response is read as the OpenAPI 3 content the rules make of it (``normalise.openapi_swagger2``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from toolbind.contract import HttpResponse
 
 from ..._load import as_array, as_object
 from ...ir import AnyNode, Meta, NullNode, SchemaNode, SourceLocation, StringNode
-from ._common import Where, body_kind, file_type, is_json, pick_media_type
+from ...normalise import openapi_swagger2
+from ...normalise._openapi import Produced, body_kind, is_json, pick_media_type
+from ._common import Where
 from ._context import Context
 
 # Statuses that carry no content whatever the spec says (RFC 9110 §15.3.5, §15.4.5).
@@ -72,22 +75,19 @@ def responses(ctx: Context, op: dict[str, Any], loc: SourceLocation, item: Where
 def _content(
     ctx: Context, op: dict[str, Any], resp: dict[str, Any], found: Where
 ) -> tuple[str | None, Where | None]:
-    """A response's media type and schema (Swagger 2.0: its ``schema``, sent as the first
-    type the operation produces)."""
-    if ctx.swagger:
-        if "schema" not in resp:
-            return None, None
-        produces = [c for c in as_array(op.get("produces")) or [] if isinstance(c, str)]
-        media_type = pick_media_type(produces or ["application/json"])
-        schema = Where(file_type(resp["schema"]), found.loc.child("schema"), found.root, found.path)
-        return media_type, schema
-    content = as_object(resp.get("content")) or {}
+    """A response's media type and schema (Swagger 2.0's: OpenAPI 3's content, by
+    ``normalise.openapi_swagger2``)."""
+    produces = tuple(c for c in as_array(op.get("produces")) or [] if isinstance(c, str))
+    found = ctx.canonical(
+        (openapi_swagger2.RESPONSE_CONTENT,), found, Produced(response=resp, produces=produces)
+    )
+    content = as_object((as_object(found.value) or {}).get("content")) or {}
     if not content:
         return None, None
     media_type = pick_media_type(list(content))
     media = as_object(content[media_type]) or {}
     if "schema" in media:
-        at = found.loc.child("content", media_type, "schema")
+        at = found.at("content", media_type, "schema")
         return media_type, Where(media["schema"], at, found.root, found.path)
     if body_kind(media_type) in ("text", "binary"):
         return media_type, Where({"type": "string"}, found.loc, found.root, found.path)

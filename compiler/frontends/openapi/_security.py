@@ -58,12 +58,10 @@ _BODY_CREDENTIAL_NAME = re.compile(
 
 def security_schemes(ctx: Context) -> dict[str, SecurityScheme]:
     """The document's security schemes by key; a requirement naming none is reported."""
-    if ctx.swagger:
-        raw_table = ctx.spec.get("securityDefinitions")
-        loc = ctx.top.child("securityDefinitions")
-    else:
-        raw_table = (as_object(ctx.spec.get("components")) or {}).get("securitySchemes")
-        loc = ctx.top.child("components", "securitySchemes")
+    document = Where(ctx.spec, ctx.top, ctx.spec, ctx.path)
+    document = ctx.canonical((openapi_swagger2.SECURITY_DEFINITIONS,), document)
+    raw_table = (as_object(document.value.get("components")) or {}).get("securitySchemes")
+    loc = document.at("components", "securitySchemes")
     where = Where(raw_table, loc, ctx.spec, ctx.path)
     ctx.normalise((openapi_refs.SECURITY_SCHEMES_REF,), raw_table, loc)
     if isinstance(raw_table, dict) and "$ref" in raw_table:
