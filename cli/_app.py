@@ -323,8 +323,58 @@ _LIVE = {
     "method": "With --base-url: an HTTP method to send (repeatable; default GET, HEAD, OPTIONS).",
     "unsafe": "With --base-url: send unsafe methods (POST, …) to a host that is not loopback.",
     "junit": "With --base-url: also write the report as JUnit XML to PATH (for CI).",
+    "check": "With --base-url: also make this check (repeatable), e.g. negative_data_rejection "
+    "(Calls the spec forbids must get a 4xx; off by default).",
+    "skip_check": "With --base-url: leave this check out (repeatable), e.g. "
+    "positive_data_acceptance.",
 }
 """The help of ``test``'s live-server options (``toolbind.testing.live``)."""
+
+_AllowUnchecked = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unchecked",
+        help="Exit 0 when every contract checked holds even if a part could not be checked "
+        "(no instance could be generated); without it such a run exits 1.",
+    ),
+]
+_TestTimeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        min=0,
+        help="Seconds each part of a tool's contract (its Call model, its Output model, its "
+        "Activity) may take; a part that takes longer is reported not checked. 0: no limit.",
+    ),
+]
+_Jobs = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Tools checked at once, each in its own process (default: one per CPU; 1 for "
+        "Activities that must not run concurrently).",
+        show_default=False,
+    ),
+]
+# the types of ``test``'s live-server options that take text
+_Credentials = Annotated[
+    Path | None, typer.Option("--credentials", metavar="FILE", help=_LIVE["credentials"])
+]
+_Credential = Annotated[
+    list[str] | None,
+    typer.Option("--credential", metavar="SCHEME=VALUE", help=_LIVE["credential"]),
+]
+_Header = Annotated[
+    list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help=_LIVE["header"])
+]
+_Method = Annotated[list[str] | None, typer.Option("--method", help=_LIVE["method"])]
+_Junit = Annotated[Path | None, typer.Option("--junit-xml", metavar="PATH", help=_LIVE["junit"])]
+_Check = Annotated[list[str] | None, typer.Option("--check", metavar="NAME", help=_LIVE["check"])]
+_SkipCheck = Annotated[
+    list[str] | None, typer.Option("--skip-check", metavar="NAME", help=_LIVE["skip_check"])
+]
 
 
 @app.command("test")
@@ -350,53 +400,21 @@ def test_command(
         list[str] | None, typer.Option("--tool", help="Only this tool (repeatable).")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Hypothesis seed (same seed, same run).")] = 0,
-    allow_unchecked: Annotated[
-        bool,
-        typer.Option(
-            "--allow-unchecked",
-            help="Exit 0 when every contract checked holds even if a part could not be checked "
-            "(no instance could be generated); without it such a run exits 1.",
-        ),
-    ] = False,
+    allow_unchecked: _AllowUnchecked = False,
     allow_ref: AllowRef = None,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout",
-            min=0,
-            help="Seconds each part of a tool's contract (its Call model, its Output model, its "
-            "Activity) may take; a part that takes longer is reported not checked. 0: no limit.",
-        ),
-    ] = 300,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            help="Tools checked at once, each in its own process (default: one per CPU; 1 for "
-            "Activities that must not run concurrently).",
-            show_default=False,
-        ),
-    ] = None,
+    timeout: _TestTimeout = 300,
+    jobs: _Jobs = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help=_LIVE["base_url"])] = None,
-    credentials_file: Annotated[
-        Path | None, typer.Option("--credentials", metavar="FILE", help=_LIVE["credentials"])
-    ] = None,
-    credential: Annotated[
-        list[str] | None,
-        typer.Option("--credential", metavar="SCHEME=VALUE", help=_LIVE["credential"]),
-    ] = None,
-    header: Annotated[
-        list[str] | None, typer.Option("--header", metavar="'NAME: VALUE'", help=_LIVE["header"])
-    ] = None,
+    credentials_file: _Credentials = None,
+    credential: _Credential = None,
+    header: _Header = None,
     budget: Annotated[int, typer.Option("--budget", min=1, help=_LIVE["budget"])] = 100,
     rate: Annotated[float | None, typer.Option("--rate", min=0, help=_LIVE["rate"])] = None,
-    method: Annotated[list[str] | None, typer.Option("--method", help=_LIVE["method"])] = None,
+    method: _Method = None,
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help=_LIVE["unsafe"])] = False,
-    junit_xml: Annotated[
-        Path | None, typer.Option("--junit-xml", metavar="PATH", help=_LIVE["junit"])
-    ] = None,
+    junit_xml: _Junit = None,
+    check: _Check = None,
+    skip_check: _SkipCheck = None,
 ) -> None:
     """Property-test the contracts of SPEC's tools: models round-trip valid instances and reject
     invalid ones; with --activities, every Activity takes every Call and returns a valid Output;
@@ -411,6 +429,7 @@ def test_command(
             "allow_unsafe": allow_unsafe,
             "tools": tool or None,
             "seed": seed,
+            "checks": (check or [], skip_check or []),
             **({"methods": [m.upper() for m in method]} if method else {}),
         }
         raise typer.Exit(_run_live_tests(specs or [Path("specs")], base_url, junit_xml, live))
@@ -440,6 +459,21 @@ def _headers(lines: list[str]) -> dict[str, str]:
     return out
 
 
+def _checks(added: list[str], removed: list[str]) -> list[str]:
+    """The live checks to make: the default ones, ``--check``'s added, ``--skip-check``'s removed
+    (an unknown name is a usage error naming the flag)."""
+    from toolbind.errors import UsageError
+    from toolbind.testing.live import CHECKS, DEFAULT_CHECKS
+
+    for flag, names in (("--check", added), ("--skip-check", removed)):
+        unknown = [n for n in names if n not in CHECKS]
+        if unknown:
+            raise UsageError(
+                f"{flag} {', '.join(unknown)}: no such check (checks: {', '.join(CHECKS)})"
+            )
+    return [c for c in CHECKS if (c in DEFAULT_CHECKS or c in added) and c not in removed]
+
+
 def _run_live_tests(
     specs: list[Path], base_url: str, junit: Path | None, options: dict[str, Any]
 ) -> int:
@@ -459,6 +493,7 @@ def _run_live_tests(
     try:
         options["credentials"] = read_credentials(*options["credentials"])
         options["headers"] = _headers(options["headers"])
+        options["checks"] = _checks(*options["checks"])
         return run_live(specs, base_url, junit=junit, echo=_out_line, **options)
     except SpecError as exc:
         _render(exc.diagnostics)

@@ -32,11 +32,12 @@ import jsonschema.protocols
 import jsonschema.validators
 from pydantic import BaseModel
 
-from toolbind.contract import tool_schema
+from toolbind.contract import reachable_defs, tool_schema
 from toolbind.runtime import ToolBinding
 from toolbind.runtime.errors import UsageError
 
 Side = Literal["Call", "Output", "Model"]
+_DEFS = "#/$defs/"
 
 
 class ContractError(UsageError, ValueError):
@@ -85,9 +86,36 @@ def output_schema(binding: ToolBinding) -> dict[str, Any]:
 
 
 def with_defs(schema: dict[str, Any], binding: ToolBinding) -> dict[str, Any]:
-    if binding.defs:
-        return {**schema, "$defs": {**dict(binding.defs), **schema.get("$defs", {})}}
-    return schema
+    """``schema`` with the package's shared definitions it reaches (transitively) as ``$defs``.
+
+    Only those: a large spec's package shares a thousand definitions, and checking and
+    canonicalising all of them for every tool cost seconds per tool before its first Call. A
+    reference into a definition (``#/$defs/A/properties/x``) keeps them all, as before."""
+    if not binding.defs:
+        return schema
+    every = {**dict(binding.defs), **schema.get("$defs", {})}
+    kept = reachable_defs({k: v for k, v in schema.items() if k != "$defs"}, every)
+    if not _resolved(schema, kept):
+        kept = every
+    return {**schema, "$defs": kept} if kept else {k: v for k, v in schema.items() if k != "$defs"}
+
+
+def _resolved(schema: dict[str, Any], kept: Mapping[str, Any]) -> bool:
+    """Whether every ``#/$defs/…`` reference of ``schema`` and ``kept`` names a kept definition."""
+    todo: list[Any] = [schema, list(kept.values())]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            items = cast("dict[str, Any]", node)
+            ref = items.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_DEFS):
+                head = ref[len(_DEFS) :].split("/")[0].replace("~1", "/").replace("~0", "~")
+                if head not in kept:
+                    return False
+            todo.extend(cast("Any", v) for v in items.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            todo.extend(cast("list[Any]", node))
+    return True
 
 
 def binding_of(model: type[BaseModel]) -> tuple[ToolBinding, Side] | None:

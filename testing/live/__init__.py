@@ -5,8 +5,14 @@ only to compile a spec given as a path).
 For every operation, hypothesis draws valid Calls, the generated HTTP Activity sends each to
 ``base_url``, and every answer is checked (Schemathesis' names): ``not_a_server_error``,
 ``status_code_conformance``, ``content_type_conformance``, ``response_schema_conformance``,
-``response_headers_conformance`` and, where the spec requires auth, ``ignored_auth`` (the
-request sent without credentials must be refused with 401/403). A request that gets no answer
+``response_headers_conformance``, ``positive_data_acceptance`` (a valid Call is not refused with
+a 4xx other than 401/403/404/409/429) and, where the spec requires auth, ``ignored_auth`` (the
+request sent without credentials must be refused with 401/403). Where POST and DELETE are sent,
+create/read/delete sequences check ``ensure_resource_availability`` (created, then read back) and
+``use_after_free`` (deleted, then gone); a method a path does not declare must get 405
+(``unsupported_method``) with an ``Allow`` header naming the declared ones
+(``allow_header_conformance``). Asked for, ``negative_data_rejection`` sends Calls the
+spec forbids, bypassing the Call model, and expects a 4xx. A request that gets no answer
 (unreachable, timed out, redirected elsewhere, not HTTP) fails the ``network`` check::
 
     from toolbind.testing.live import check_live, junit_xml
@@ -28,10 +34,11 @@ from typing import Any
 
 from ._engine import SAFE_METHODS, packages_of, probe_package, settings_from
 from ._report import Failure, LiveReport, ToolOutcome, exit_code, junit_xml, summary_table
-from ._verdicts import CHECKS, NETWORK
+from ._verdicts import CHECKS, DEFAULT_CHECKS, NETWORK
 
 __all__ = [
     "CHECKS",
+    "DEFAULT_CHECKS",
     "NETWORK",
     "SAFE_METHODS",
     "Failure",
@@ -61,6 +68,7 @@ def check_live(
     seed: int = 0,
     timeout: float = 10.0,
     max_response_bytes: int = 1 << 20,
+    checks: Collection[str] = DEFAULT_CHECKS,
 ) -> LiveReport:
     """Send valid Calls of every operation to ``base_url`` and check every answer.
 
@@ -78,6 +86,8 @@ def check_live(
         seed: hypothesis' seed: the same seed draws the same Calls.
         timeout: seconds for connecting and each read; an answer takes twice that at most.
         max_response_bytes: the most of an answer's body read.
+        checks: the checks made, by name (``CHECKS``); by default all but
+            ``negative_data_rejection`` (``DEFAULT_CHECKS``).
 
     Returns:
         The report: ``ok``, ``render()``, per-tool ``failures``.
@@ -98,9 +108,10 @@ def check_live(
         seed=seed,
         timeout=timeout,
         max_response_bytes=max_response_bytes,
+        checks=checks,
     )
     packages, release = packages_of(spec_or_package)
-    report = LiveReport(base_url=how.base_url)
+    report = LiveReport(base_url=how.base_url, checks=tuple(c for c in CHECKS if c in how.checks))
     try:
         for package in packages:
             probe_package(package, how, report)
@@ -122,8 +133,9 @@ def run_live(
     The command's flags map onto ``check_live``'s arguments: ``--base-url`` (``base_url``),
     ``--credential KEY=VALUE`` (``credentials``), ``--header 'Name: value'`` (``headers``),
     ``--budget N`` (100), ``--rate R`` (none), ``--method M`` repeated (GET, HEAD, OPTIONS),
-    ``--allow-unsafe``, ``--tool NAME`` repeated (every tool), ``--seed N`` (0), ``--timeout S`` (10), and ``--junit-xml PATH``
-    (``junit``) here.
+    ``--allow-unsafe``, ``--tool NAME`` repeated (every tool), ``--seed N`` (0), ``--check NAME``
+    and ``--skip-check NAME`` repeated (``checks``: ``DEFAULT_CHECKS`` with those added and
+    removed), and ``--junit-xml PATH`` (``junit``) here.
 
     Returns:
         The exit code: 0 when every check held, 1 when any failed.

@@ -92,6 +92,7 @@ class LiveReport:
 
     base_url: str
     tools: list[ToolOutcome] = field(default_factory=list[ToolOutcome])
+    checks: tuple[str, ...] = CHECKS
 
     @property
     def ok(self) -> bool:
@@ -124,7 +125,7 @@ class LiveReport:
 
 def summary_table(report: LiveReport) -> str:
     """One row per check: how many tools it passed and failed for."""
-    names = [*CHECKS, NETWORK]
+    names = [*report.checks, NETWORK]
     width = max(len(n) for n in names)
     rows = [f"{'check':<{width}}  passed  failed"]
     checked = [t for t in report.tools if not t.skipped]

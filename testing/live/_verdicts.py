@@ -26,6 +26,12 @@ CONTENT_TYPE_CONFORMANCE = "content_type_conformance"
 RESPONSE_SCHEMA_CONFORMANCE = "response_schema_conformance"
 RESPONSE_HEADERS_CONFORMANCE = "response_headers_conformance"
 IGNORED_AUTH = "ignored_auth"
+POSITIVE_DATA_ACCEPTANCE = "positive_data_acceptance"
+NEGATIVE_DATA_REJECTION = "negative_data_rejection"
+USE_AFTER_FREE = "use_after_free"
+ENSURE_RESOURCE_AVAILABILITY = "ensure_resource_availability"
+UNSUPPORTED_METHOD = "unsupported_method"
+ALLOW_HEADER_CONFORMANCE = "allow_header_conformance"
 # Not a check on an answer: the request got none (unreachable, timed out, refused redirect,
 # not HTTP).
 NETWORK = "network"
@@ -37,7 +43,18 @@ CHECKS = (
     RESPONSE_SCHEMA_CONFORMANCE,
     RESPONSE_HEADERS_CONFORMANCE,
     IGNORED_AUTH,
+    POSITIVE_DATA_ACCEPTANCE,
+    NEGATIVE_DATA_REJECTION,
+    USE_AFTER_FREE,
+    ENSURE_RESOURCE_AVAILABILITY,
+    UNSUPPORTED_METHOD,
+    ALLOW_HEADER_CONFORMANCE,
 )
+# Sending invalid Calls is asked for (it spends the budget on what no agent sends).
+DEFAULT_CHECKS = tuple(c for c in CHECKS if c != NEGATIVE_DATA_REJECTION)
+# Answers to a valid Call that say nothing against the data: who is asking, what does not exist
+# (yet), a conflict with the server's state, too many requests.
+_ACCEPTABLE_REFUSALS = frozenset({401, 403, 404, 409, 429})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,14 +120,31 @@ def _media_matches(declared: str, actual: str) -> bool:
 
 
 def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
-    """An answer with a body says a content type its status declares."""
+    """An answer says a content type its status declares: one with a body, and one without a
+    ``Content-Type`` where content is declared (an empty 401 where JSON is promised), except
+    where HTTP allows no body (HEAD, 204, 304); an answer of a status not declared, a type the
+    operation declares for some status."""
     responses = matching(op, ex.status)
+    if not responses and ex.body and ex.media_type:
+        # a status not declared (status_code_conformance's finding) still answers in a type the
+        # operation speaks: an HTML error page where only JSON is declared is read by no tool
+        spoken = sorted({r.media_type for r in op.responses if r.media_type})
+        if not spoken or any(_media_matches(d, ex.media_type) for d in spoken):
+            return []
+        message = f"{ex.media_type} for status {ex.status} (not declared); the operation "
+        return [
+            Finding(
+                check=CONTENT_TYPE_CONFORMANCE,
+                message=message + f"answers only {', '.join(spoken)}",
+                pointer=responses_pointer(tool),
+            )
+        ]
     declared = sorted({r.media_type for r in responses if r.media_type})
-    if not declared or not ex.body:
+    if not declared or (not ex.body and (ex.media_type or _bodiless(ex))):
         return []
-    if any(_media_matches(d, ex.media_type) for d in declared):
+    if ex.media_type and any(_media_matches(d, ex.media_type) for d in declared):
         return []
-    found = ex.media_type or "no Content-Type"
+    found = ex.media_type or ("no Content-Type" if ex.body else "no Content-Type, no body")
     return [
         Finding(
             check=CONTENT_TYPE_CONFORMANCE,
@@ -118,6 +152,11 @@ def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange)
             pointer=responses_pointer(tool, responses[0].status, "content"),
         )
     ]
+
+
+def _bodiless(ex: Exchange) -> bool:
+    """An answer HTTP lets go without content whatever the spec says."""
+    return ex.method.upper() == "HEAD" or ex.status in (204, 304)
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
@@ -173,26 +212,54 @@ def response_headers_conformance(
     return findings
 
 
+def positive_data_acceptance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
+    """A valid Call is not refused as bad data: a 4xx other than 401, 403, 404, 409 and 429
+    says the server rejects what its spec allows (a tool the model calls right, and fails)."""
+    if not 400 <= ex.status < 500 or ex.status in _ACCEPTABLE_REFUSALS:
+        return []
+    return [
+        Finding(
+            check=POSITIVE_DATA_ACCEPTANCE,
+            message=f"a Call the spec allows was refused with {ex.status}",
+            pointer=f"{tool.source}/parameters" if tool.source else "",
+        )
+    ]
+
+
 Check = Callable[[ToolBinding, HttpOperation, Exchange], list[Finding]]
 
-ANSWER_CHECKS: tuple[Check, ...] = (
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-    response_headers_conformance,
+ANSWER_CHECKS: tuple[tuple[str, Check], ...] = (
+    (NOT_A_SERVER_ERROR, not_a_server_error),
+    (STATUS_CODE_CONFORMANCE, status_code_conformance),
+    (CONTENT_TYPE_CONFORMANCE, content_type_conformance),
+    (RESPONSE_SCHEMA_CONFORMANCE, response_schema_conformance),
+    (RESPONSE_HEADERS_CONFORMANCE, response_headers_conformance),
+    (POSITIVE_DATA_ACCEPTANCE, positive_data_acceptance),
 )
 
 
-def ignored_auth(ex: Exchange, pointer: str) -> list[Finding]:
-    """A request sent without credentials to an operation that requires them (where ``pointer``
-    says so) is refused."""
+def negative_data_rejection(ex: Exchange, broken: str, pointer: str) -> list[Finding]:
+    """A Call the spec forbids (``broken`` says how) is refused with a 4xx."""
+    if ex.status >= 400:  # (a 5xx is not_a_server_error's finding)
+        return []
+    return [
+        Finding(
+            check=NEGATIVE_DATA_REJECTION,
+            message=f"a Call the spec forbids ({broken}) was answered {ex.status}, not 4xx",
+            pointer=pointer,
+        )
+    ]
+
+
+def ignored_auth(ex: Exchange, pointer: str, how: str = "without credentials") -> list[Finding]:
+    """A request sent ``how`` (without credentials, with wrong ones) to an operation that
+    requires them (where ``pointer`` says so) is refused."""
     if ex.status in (401, 403):
         return []
     return [
         Finding(
             check=IGNORED_AUTH,
-            message=f"sent without credentials, it was answered {ex.status} (not 401/403)",
+            message=f"sent {how}, it was answered {ex.status} (not 401/403)",
             pointer=pointer,
         )
     ]

@@ -157,7 +157,10 @@ def test_a_recursive_call_schema_is_checked(tmp_path: Path) -> None:
     result = toolbind("test", str(spec), "--examples", "10", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     row = next(line for line in result.stdout.splitlines() if "│ search" in line)
-    assert [c.strip() for c in row.split("│")[2:7]] == ["✓ 10"] * 4 + ["pass"], row
+    cells = [c.strip() for c in row.split("│")[2:7]]
+    assert cells[:2] + cells[3:] == ["✓ 10"] * 3 + ["pass"], row
+    # the Output's own schema (no definitions it does not reach): hypothesis may run one more
+    assert cells[2] in ("✓ 10", "✓ 11"), row
     assert "not checked" not in result.stdout.lower()
     assert "1 passed, 0 failed, 0 not fully checked" in result.stdout
     assert "every contract holds" in result.stdout

@@ -2,9 +2,12 @@
 
 ``SPEC`` (OpenAPI 3.0, served at ``/openapi.json``) declares what each operation answers; the
 routes answer otherwise where the operation's name says so — a 500 on some input, a status not
-declared, text where JSON is declared, a body without a required field, a declared header left
-out, an operation that requires auth and ignores it — and keep it on ``honest`` and ``guarded``.
-Further routes misbehave at the HTTP level: ``slow`` sleeps past any short timeout, ``away``
+declared, text where JSON is declared, nothing where JSON is declared, an HTML
+error of a status not declared, a body without a required field, a declared header left
+out, an operation that requires auth and ignores it, one that takes any token — and keep it on ``honest`` and ``guarded``.
+``open`` takes a method it does not
+declare, ``blunt`` refuses one without saying what is allowed. Further routes misbehave at the
+HTTP level: ``slow`` sleeps past any short timeout, ``away``
 redirects to another host.
 """
 
@@ -44,6 +47,8 @@ SPEC: dict[str, Any] = {
         "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
     },
     "paths": {
+        # (first: a tool that cannot be called without credentials must not spend the budget)
+        "/locked": _get("locked", params=_N, security=_BEARER),
         "/honest": _get(
             "honest",
             params=_N,
@@ -66,6 +71,8 @@ SPEC: dict[str, Any] = {
         ),
         "/teapot": _get("teapot"),
         "/text": _get("text"),
+        "/mute": _get("mute"),
+        "/lost": _get("lost"),
         "/missing": _get("missing"),
         "/headless": _get(
             "headless",
@@ -78,6 +85,14 @@ SPEC: dict[str, Any] = {
             },
         ),
         "/secret": _get("secret", security=_BEARER),
+        "/lenient": _get(
+            "lenient",
+            security=_BEARER,
+            responses={
+                "200": {"description": "ok", "content": _JSON},
+                "401": {"description": "who are you", "content": _ERROR},
+            },
+        ),
         "/guarded": _get(
             "guarded",
             security=_BEARER,
@@ -93,6 +108,8 @@ SPEC: dict[str, Any] = {
             }
         },
         "/slow": _get("slow"),
+        "/open": _get("open"),
+        "/blunt": _get("blunt"),
         "/away": _get("away"),
     },
 }
@@ -129,6 +146,17 @@ def text() -> Response:
     return PlainTextResponse("id=1 name=plain")
 
 
+@app.get("/mute")
+def mute() -> Response:
+    return Response(status_code=200)  # (JSON declared: no body, no Content-Type)
+
+
+@app.get("/lost")
+def lost() -> Response:
+    # (404 is not declared, and only JSON is)
+    return Response("<html>gone</html>", status_code=404, media_type="text/html")
+
+
 @app.get("/missing")
 def missing() -> Response:
     return JSONResponse({"id": 1})
@@ -151,10 +179,32 @@ def guarded(request: Request) -> Response:
     return JSONResponse({"id": 1, "name": "member"})
 
 
+@app.get("/lenient")
+def lenient(request: Request) -> Response:
+    if "authorization" not in request.headers:  # (any token will do)
+        return JSONResponse({"error": "unauthorised"}, status_code=401)
+    return JSONResponse({"id": 1, "name": "anyone with a token"})
+
+
 @app.post("/items")
 def create() -> Response:
     CREATED.append(1)
     return JSONResponse({"id": len(CREATED), "name": "new"}, status_code=201)
+
+
+@app.api_route("/open", methods=["GET", "PUT"])
+def open_door() -> Response:
+    return JSONResponse({"id": 1, "name": "PUT is not declared, and taken"})
+
+
+@app.get("/blunt")
+def blunt() -> Response:
+    return JSONResponse({"id": 1, "name": "blunt"})
+
+
+@app.put("/blunt")
+def blunt_refusal() -> Response:
+    return JSONResponse({"error": "no"}, status_code=405)  # (no Allow header)
 
 
 @app.get("/slow")

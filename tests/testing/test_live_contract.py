@@ -30,11 +30,15 @@ from . import _liars
 
 DEFECTS = {
     "crash": ["not_a_server_error"],
-    "teapot": ["status_code_conformance"],
+    # (a valid Call answered 418: refused for no reason the spec gives)
+    "teapot": ["positive_data_acceptance", "status_code_conformance"],
     "text": ["content_type_conformance"],
+    "mute": ["content_type_conformance"],
+    "lost": ["content_type_conformance", "status_code_conformance"],
     "missing": ["response_schema_conformance"],
     "headless": ["response_headers_conformance"],
     "secret": ["ignored_auth"],
+    "lenient": ["ignored_auth"],
     "honest": [],
     "guarded": [],
 }
@@ -82,12 +86,24 @@ def test_each_broken_promise_is_found_as_its_check_on_its_tool(
     text = report.failures("text")[0]
     assert text.pointer.endswith("#/paths/~1text/get/responses/200/content")
     assert text.message == "text/plain for status 200; declared: application/json"
+    lost = next(f for f in report.failures("lost") if f.check == "content_type_conformance")
+    assert lost.message == (
+        "text/html for status 404 (not declared); the operation answers only application/json"
+    )
+    assert lost.pointer.endswith("#/paths/~1lost/get/responses")
+    mute = report.failures("mute")[0]
+    assert mute.message == "no Content-Type, no body for status 200; declared: application/json"
     headless = report.failures("headless")[0]
     assert headless.pointer.endswith("#/paths/~1headless/get/responses/200/headers/x-request-id")
     # ignored_auth shows the request as sent without credentials
     secret = report.failures("secret")[0]
     assert secret.status == 200 and "authorization" not in secret.curl.lower()
     assert secret.pointer.endswith("#/paths/~1secret/get/security")
+    assert secret.message == "sent without credentials, it was answered 200 (not 401/403)"
+    # a token no server issued is taken as well as the right one
+    lenient = report.failures("lenient")[0]
+    assert lenient.message == "sent with wrong credentials, it was answered 200 (not 401/403)"
+    assert "'authorization: ***'" in lenient.curl
     # the configured secret never shows; its header does, masked
     rendered = report.render()
     assert _liars.THE_TOKEN not in rendered and _liars.THE_TOKEN not in junit_xml(report)
@@ -113,6 +129,37 @@ def test_honest_operations_pass_and_exit_zero(liars: tuple[ModuleType, str]) -> 
     )
     assert report.ok and exit_code(report) == 0
     assert all(t.requests >= 1 for t in report.tools)
+
+
+def test_a_tool_without_its_credentials_is_skipped_spending_nothing(
+    liars: tuple[ModuleType, str],
+) -> None:
+    pkg, base = liars
+    report = check_live(pkg, base, tools=["locked", "honest"], budget=6)
+    locked, honest = report.tools
+    assert locked.skipped == (
+        "not configured: tool 'locked' needs credentials for [bearer] (give credentials=)"
+    )
+    assert locked.requests == 0 and not honest.skipped and honest.requests >= 3
+
+
+def test_an_undeclared_method_must_be_refused_saying_what_is_allowed(
+    liars: tuple[ModuleType, str],
+) -> None:
+    pkg, base = liars
+    report = check_live(
+        pkg, base, tools=["open", "blunt", "honest"], methods=("GET", "PUT"), budget=30
+    )
+    assert _checks(report) == {
+        "open": ["unsupported_method"],
+        "blunt": ["allow_header_conformance"],
+        "honest": [],
+    }
+    (taken,) = report.failures("open")
+    assert taken.message == "PUT, which the path does not declare (GET), was answered 200, not 405"
+    assert taken.curl.startswith("curl -X PUT") and taken.pointer.endswith("#/paths/~1open")
+    (blunt,) = report.failures("blunt")
+    assert blunt.message == "the 405 to PUT says Allow: (none); the path declares GET"
 
 
 def test_rate_spaces_the_requests(liars: tuple[ModuleType, str]) -> None:
@@ -242,10 +289,15 @@ def test_junit_xml_has_a_case_per_tool_and_a_failure_per_check(
     report = check_live(pkg, base, tools=["teapot", "honest", "create"], budget=6)
     suite = ET.fromstring(junit_xml(report)).find("testsuite")
     assert suite is not None
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
+    # teapot's 418: an undeclared status, and a valid Call refused
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "2", "1")
     cases = {c.get("name"): c for c in suite.iter("testcase")}
-    failure = cases["teapot"].find("failure")
-    assert failure is not None and failure.get("type") == "status_code_conformance"
+    failures = cases["teapot"].findall("failure")
+    assert [f.get("type") for f in failures] == [
+        "status_code_conformance",
+        "positive_data_acceptance",
+    ]
+    failure = failures[0]
     assert "curl -X GET" in (failure.text or "")
     assert not list(cases["honest"]) and cases["create"].find("skipped") is not None
 
