@@ -32,7 +32,7 @@ _NO_ANSWER = frozenset(
 )
 
 
-class Unconfigured(Exception):
+class _Unconfigured(Exception):
     """The client cannot call the tool as configured (credentials for none of its schemes)."""
 
 
@@ -153,7 +153,7 @@ class Target:
             result = send()
         except HttpConfigurationError as exc:
             self.how.sent -= 1  # (nothing went out)
-            raise Unconfigured(str(exc)) from exc
+            raise _Unconfigured(str(exc)) from exc
         exchanges = list(self.recorder.exchanges)
         kind = result.metadata.get("error_type")
         if exchanges and kind not in _NO_ANSWER:
@@ -253,7 +253,7 @@ def drive(
     )(hypothesis_seed(seed)(given(strategy)(probe)))
     try:
         runner()
-    except Unconfigured as exc:
+    except _Unconfigured as exc:
         outcome.skipped = f"not configured: {exc} (give credentials=)"
     except AssertionError:
         pass  # (the failures are recorded as they happen: hypothesis' verdict adds nothing)

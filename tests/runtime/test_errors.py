@@ -66,7 +66,7 @@ INTERNAL_SIGNALS = {
     "toolbind.compiler.passes.subset._NoSample",
     "toolbind.runtime._pending._HTTPError",
     "toolbind.testing._unroll._TooBig",
-    "toolbind.testing.live._engine._Unconfigured",
+    "toolbind.testing.live._probe._Unconfigured",
 }
 
 
