@@ -541,8 +541,12 @@ def test_security_definitions_rule() -> None:
 
 def test_security_definitions_end_to_end(tmp_path: Path) -> None:
     # the schemes are read, and what is said of them names the map the spec writes
-    op = {"operationId": "p", "security": [{"key": []}, {"other": []}], "responses": OK}
-    spec = {
+    op: dict[str, Any] = {
+        "operationId": "p",
+        "security": [{"key": []}, {"other": []}],
+        "responses": OK,
+    }
+    spec: dict[str, Any] = {
         "swagger": "2.0",
         "info": {"title": "t", "version": "1"},
         "securityDefinitions": {"key": {"type": "apiKey", "name": "X-Key", "in": "header"}},
@@ -556,7 +560,9 @@ def test_security_definitions_end_to_end(tmp_path: Path) -> None:
 
 
 def test_body_parameter_rule() -> None:
-    document = {"definitions": {"Ops": {"type": "array", "items": {}}, "Pet": {"type": "object"}}}
+    document: dict[str, Any] = {
+        "definitions": {"Ops": {"type": "array", "items": {}}, "Pet": {"type": "object"}}
+    }
     context = OpenApi(document=document, swagger=True)
     body = {"name": "b", "in": "body", "required": True, "description": "the pet"}
     pet = Consumed(
@@ -698,7 +704,11 @@ def test_a_multipart_form_datas_encoding_style_is_read_as_openapi_31_says(tmp_pa
 
 def test_response_content_rule() -> None:
     context = OpenApi(document={}, swagger=True)
-    response = {"description": "ok", "schema": {"type": "file"}, "headers": {"X-N": {}}}
+    response: dict[str, Any] = {
+        "description": "ok",
+        "schema": {"type": "file"},
+        "headers": {"X-N": {}},
+    }
     produced = Produced(response=response, produces=("application/xml", "application/json"))
     fixed = RESPONSE_CONTENT.apply(produced, AT, context)
     assert fixed is not None and fixed.diagnostics == ()

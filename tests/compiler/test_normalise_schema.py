@@ -584,7 +584,7 @@ def test_a_boolean_exclusive_bound_is_no_quirk_where_it_is_the_form(
 def test_a_property_map_behind_a_ref_in_another_file_is_the_calls_fields(tmp_path: Path) -> None:
     # a split spec writes a body's whole property map as one $ref: its entries are the Call's
     # fields (it was one field ``ref``, sent as "$ref"), their own $refs read from that file
-    body = {"name": "body", "in": "body", "required": True}
+    body: dict[str, Any] = {"name": "body", "in": "body", "required": True}
     body["schema"] = {"type": "object", "required": ["name"], "properties": {"$ref": "props.json"}}
     spec = {
         "swagger": "2.0",

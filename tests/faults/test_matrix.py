@@ -24,12 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pytest
 
@@ -232,6 +232,7 @@ def test_the_model_server(case: str, seeds: ModuleType, tmp_path: Path) -> None:
             capabilities=[PendingDelivery(store)],
         )
         failure: AgentError | None = None
+        result: Any = None
         started = time.monotonic()
         try:
             result = agent.run("weather in Oslo", max_steps=3, run_id="run-1")
@@ -312,7 +313,9 @@ def _effects(path: Path) -> list[str]:
 async def _kill_it(connection: McpConnection) -> None:
     """Ask the server its pid, kill it (SIGKILL), give it a moment to be gone: between calls."""
     pid = await connection.call("pid", {})
-    os.kill(int(pid.data["result"]), signal.SIGKILL)
+    data: Any = pid.data
+    assert isinstance(data, dict), pid.error
+    os.kill(int(cast("dict[str, Any]", data)["result"]), signal.SIGKILL)
     await asyncio.sleep(0.5)
 
 
@@ -328,12 +331,13 @@ def test_an_mcp_server_over_stdio(case: str, tmp_path: Path) -> None:
         "timeout": CALL_MS,
         "startTimeout": 60000,
     }
-    tool, args = {
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
         "answers slowly": ("sleep", {"seconds": 10}),
         "dies during": ("die", {"key": "d"}),
         "dies between": ("effect", {"key": "b"}),
         "wrong shape": ("lie", {}),
-    }.get(case, ("effect", {"key": "e"}))
+    }
+    tool, args = calls.get(case, ("effect", {"key": "e"}))
 
     async def before(connection: McpConnection) -> None:
         if case in ("never answers", "garbage", "dies before"):  # the start is measured
@@ -366,7 +370,7 @@ def mcp_http() -> Iterator[tuple[int, Path]]:
 
 
 @contextmanager
-def _mcp_http_server(effects: Path) -> Iterator[int]:
+def _mcp_http_server(effects: Path) -> Generator[int]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(MCP_SERVER), "--http", str(port)],
@@ -400,11 +404,12 @@ def test_an_mcp_server_over_http(
 ) -> None:
     row = MCP_HTTP_ROWS[case]
     shared, effects = mcp_http
-    tool, args = {
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
         "answers slowly": ("sleep", {"seconds": 10}),
         "dies during": ("die", {"key": f"d-{tmp_path.name}"}),
         "wrong shape": ("lie", {}),
-    }.get(case, ("effect", {"key": f"e-{tmp_path.name}"}))
+    }
+    tool, args = calls.get(case, ("effect", {"key": f"e-{tmp_path.name}"}))
     own = tmp_path / "effects"
     with ExitStack() as stack:
         killed = case in ("dies during", "dies between")
@@ -437,7 +442,7 @@ def test_an_mcp_server_over_http(
     if case == "dies between":  # (the SDK opens a new session when the server forgot its own)
         assert _effects(own) == [args["key"]]
     if case == "cut":  # the call was made once, its answer lost: not sent again
-        assert _effects(effects).count(args["key"]) == 1
+        assert _effects(effects).count(str(args["key"])) == 1
 
 
 EVERYTHING = (

@@ -49,7 +49,7 @@ def test_the_connection_itself_keeps_to_allowed_tools() -> None:
             assert conn.connects == 0  # refused before anything was sent: no session opened
             kept = await conn.call("read_text", {"path": "a.txt"})
             assert kept.success, kept.error
-            assert "hello" in kept.data
+            assert isinstance(kept.data, str) and "hello" in kept.data
         finally:
             await conn.aclose()
 

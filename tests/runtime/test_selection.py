@@ -41,6 +41,11 @@ def compiled(questions: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
     return load_package(out, next(iter(tree.packages)))
 
 
+def _pending(call: Any) -> Pending:
+    """An Activity whose result comes later."""
+    return Pending()
+
+
 @pytest.fixture(scope="module")
 def slack(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     return compiled(QUESTIONS, tmp_path_factory)
@@ -322,7 +327,7 @@ def test_the_selection_query_is_the_users_request_not_toolbinds_own_messages(
             url,
             model="m",
             tools=slack.TOOLS,
-            activities={"pins_list": lambda call: Pending()},
+            activities={"pins_list": _pending},
             capabilities=[ToolSelection(Seen(5)), PendingDelivery(store)],
         )
         seen.clear()
