@@ -526,6 +526,24 @@ def _run_contract_tests(specs: list[Path], settings: dict[str, Any]) -> int:
         raise _usage(str(exc)) from None
 
 
+# the options ``serve`` and ``worker`` share: where the tools run
+_Activities = Annotated[
+    str | None,
+    typer.Option(
+        "--activities",
+        help="Module (import path or .py file) with the Activities: its ACTIVITIES dict "
+        "(tool name → function), else functions named like the tools.",
+    ),
+]
+_ApiBaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="Where an OpenAPI spec's operations are called (default: its first server).",
+    ),
+]
+
+
 @app.command("serve")
 def serve_command(
     specs: Annotated[
@@ -534,21 +552,8 @@ def serve_command(
             help="Spec files or directories to serve.", show_default=False, readable=False
         ),
     ],
-    activities: Annotated[
-        str | None,
-        typer.Option(
-            "--activities",
-            help="Module (import path or .py file) with the Activities: its ACTIVITIES dict "
-            "(tool name → function), else functions named like the tools.",
-        ),
-    ] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            help="Where an OpenAPI spec's operations are called (default: its first server).",
-        ),
-    ] = None,
+    activities: _Activities = None,
+    base_url: _ApiBaseUrl = None,
     http: Annotated[
         str | None,
         typer.Option(
@@ -738,25 +743,12 @@ def worker_command(
     task_queue: Annotated[
         str, typer.Option("--task-queue", help="The Temporal task queue to poll.")
     ] = "toolbind",
-    activities: Annotated[
-        str | None,
-        typer.Option(
-            "--activities",
-            help="Module (import path or .py file) with the Activities: its ACTIVITIES dict "
-            "(tool name → function), else functions named like the tools.",
-        ),
-    ] = None,
+    activities: _Activities = None,
     address: Annotated[
         str, typer.Option("--address", help="The Temporal frontend, HOST:PORT.")
     ] = "127.0.0.1:7233",
     namespace: Annotated[str, typer.Option("--namespace")] = "default",
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            help="Where OpenAPI operations are called (default: the spec's first server).",
-        ),
-    ] = None,
+    base_url: _ApiBaseUrl = None,
     queues: Annotated[
         str,
         typer.Option(
