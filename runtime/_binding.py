@@ -40,6 +40,10 @@ Models = tuple[type[BaseModel], type[BaseModel]]
 """A tool's (Call model, Output model)."""
 
 
+RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
+"""Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolBinding:
     """One tool of a generated package.

@@ -8,14 +8,13 @@ from __future__ import annotations
 from .._events import AgentEvent, CallRecord, PendingCall, PendingSink, RunResult, Step
 from .._executor import Pending
 from ..errors import AgentError, LLMError, ResponseValidationError
-from ._calls import RUNS_ELSEWHERE, ExecutionFactory
+from ._calls import ExecutionFactory
 from ._loop import Agent, ContextLike
 from ._settings import DEFAULT_CALL_TAG, DEFAULT_MAX_CALLS, LoopSettings, ModelSettings
 
 __all__ = [
     "DEFAULT_CALL_TAG",
     "DEFAULT_MAX_CALLS",
-    "RUNS_ELSEWHERE",
     "Agent",
     "AgentError",
     "AgentEvent",

@@ -32,7 +32,7 @@ from pydantic_core import to_jsonable_python
 
 from toolbind._compose import resolve_activity
 
-from .._binding import ToolBinding
+from .._binding import RUNS_ELSEWHERE, ToolBinding
 from .._capability import Capability, Outcome, Toolset, chain, in_order, visible
 from .._events import AgentEvent, CallRecord, EventType, Route
 from .._executor import Executor, Pending, RoutedCall
@@ -48,12 +48,9 @@ from ..types import ToolResponse
 if TYPE_CHECKING:
     from ._settings import LoopSettings, ModelSettings
 
-__all__ = ["RUNS_ELSEWHERE", "Dispatch", "ExecutionFactory", "OwnTools"]
+__all__ = ["Dispatch", "ExecutionFactory", "OwnTools"]
 
 _Result = ToolResult[Any]  # subscripted once: pydantic's generic lookup is not free
-
-RUNS_ELSEWHERE = frozenset({"gateway", "internal"})
-"""Execution types whose tools run somewhere (an MCP server, the gateway): never latent."""
 
 ExecutionFactory = Callable[[ToolBinding], ActivityFn | None]
 """Makes the Activity of a tool with a declarative ``execution`` config (e.g. gateway HTTP), or

@@ -40,7 +40,7 @@ from pydantic_core import ErrorDetails
 
 from toolbind._compose import resolve_activity
 
-from .._binding import ToolBinding
+from .._binding import RUNS_ELSEWHERE, ToolBinding
 from .._meta import refused_meta
 from .._result import ToolResult
 from ..exports import mcp_tools
@@ -74,8 +74,6 @@ def may_be_latent(tool: ToolBinding) -> bool:
     """Whether ``tool`` may run latently (its caller's ``_output`` the result): it names no
     Activity of its own and runs nowhere else (``gateway``/``internal``, an ``execution`` config,
     a pending ``space``/``external`` tool) — the Agent's rule."""
-    from .._agent import RUNS_ELSEWHERE
-
     pending = tool.execution_type in ("space", "external")
     return not (tool.activity or tool.execution or pending or tool.execution_type in RUNS_ELSEWHERE)
 
