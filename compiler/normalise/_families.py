@@ -38,6 +38,7 @@ ALL: tuple[Rule[Any], ...] = (
     *openapi_parameters.RULES,
     *openapi_refs.RULES,
     *openapi_azure.RULES,
+    *openapi_azure.SERVER_RULES,
     *openapi_swagger2.RULES,
 )
 
