@@ -36,11 +36,15 @@ def followed(context: OpenApi, fragment: Any, at: SourceLocation) -> Any:
     if context.follow is not None:
         return context.follow(fragment, at)
     for _ in range(16):  # (a loop of references leads nowhere)
-        ref = cast("dict[str, Any]", fragment).get("$ref") if isinstance(fragment, dict) else None
+        ref = _ref(fragment)
         if not isinstance(ref, str):
             return fragment
         fragment = local(ref, context.document)
     return None
+
+
+def _ref(value: Any) -> Any:
+    return cast("dict[str, Any]", value).get("$ref") if isinstance(value, dict) else None
 
 
 def local(ref: str, document: dict[str, Any]) -> Any:
@@ -83,29 +87,51 @@ class PathParameters:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Consumed:
-    """Swagger 2.0's body parameter as the reader meets it (its ``$ref`` followed) and the
-    media types its operation consumes (the document's when the operation has none)."""
+    """Swagger 2.0's body parameter as the reader meets it (its ``$ref`` followed) and its
+    operation, whose ``consumes`` (the document's when it has none) are the body's media types."""
 
     parameter: dict[str, Any]
-    consumes: tuple[str, ...]
+    operation: Mapping[str, Any]
+
+    @property
+    def consumes(self) -> tuple[str, ...]:
+        return media_types(self.operation, "consumes")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Form:
     """Swagger 2.0's form parameters of an operation (each followed, by name, where it is) and
-    the media types it consumes."""
+    the operation, whose ``consumes`` are the form's media types."""
 
     parameters: tuple[tuple[str, dict[str, Any], SourceLocation], ...]
-    consumes: tuple[str, ...]
+    operation: Mapping[str, Any]
+
+    @property
+    def consumes(self) -> tuple[str, ...]:
+        return media_types(self.operation, "consumes")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Produced:
-    """A response as the reader meets it (its ``$ref`` followed) and the media types its
-    operation produces (Swagger 2.0's ``produces``, the document's when the operation has none)."""
+    """A response as the reader meets it (its ``$ref`` followed) and its operation, whose
+    ``produces`` (Swagger 2.0's, the document's when it has none) are the response's media
+    types."""
 
     response: dict[str, Any]
-    produces: tuple[str, ...]
+    operation: Mapping[str, Any]
+
+    @property
+    def produces(self) -> tuple[str, ...]:
+        return media_types(self.operation, "produces")
+
+
+def media_types(operation: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """The media types a Swagger 2.0 operation lists under ``key`` (``consumes``,
+    ``produces``): its strings, in order."""
+    listed: Any = operation.get(key)
+    if not isinstance(listed, list):
+        return ()
+    return tuple(c for c in cast("list[Any]", listed) if isinstance(c, str))
 
 
 def is_json(media_type: str) -> bool:

@@ -61,9 +61,9 @@ def _parameterized_host(document: Any, at: SourceLocation, context: OpenApi) -> 
         return None
     doc = cast("dict[str, Any]", document)
     host: Any = doc.get("x-ms-parameterized-host")
-    if not isinstance(host, dict) or not isinstance(host.get("hostTemplate"), str):  # pyright: ignore[reportUnknownMemberType]
+    ms_host = cast("dict[str, Any]", host) if isinstance(host, dict) else {}
+    if not isinstance(ms_host.get("hostTemplate"), str):
         return None
-    ms_host = cast("dict[str, Any]", host)
     hloc = at.child("x-ms-parameterized-host")
     written = context.document
     base = written.get("basePath") or ""

@@ -686,7 +686,7 @@ def test_body_parameter_rule() -> None:
     body = {"name": "b", "in": "body", "required": True, "description": "the pet"}
     pet = Consumed(
         parameter=body | {"schema": {"$ref": "#/definitions/Pet"}},
-        consumes=("application/xml", "application/json"),
+        operation={"consumes": ["application/xml", "application/json"]},
     )
     fixed = BODY_PARAMETER.apply(pet, AT, context)
     assert fixed is not None and fixed.diagnostics == ()
@@ -697,18 +697,18 @@ def test_body_parameter_rule() -> None:
         },
     }
     assert fixed.moved == ((("content", "application/json"), AT),)
-    patch_types = ("application/json-patch+json", "application/merge-patch+json")
+    patch_types = {"consumes": ["application/json-patch+json", "application/merge-patch+json"]}
     merge = BODY_PARAMETER.apply(
-        Consumed(parameter=pet.parameter, consumes=patch_types), AT, context
+        Consumed(parameter=pet.parameter, operation=patch_types), AT, context
     )
     assert merge is not None and list(merge.value["content"]) == ["application/merge-patch+json"]
     assert [(d.severity, d.loc.pointer) for d in merge.diagnostics] == [
         ("note", "/paths/pets/schema")
     ]
-    ops = Consumed(parameter={"schema": {"$ref": "#/definitions/Ops"}}, consumes=patch_types)
+    ops = Consumed(parameter={"schema": {"$ref": "#/definitions/Ops"}}, operation=patch_types)
     kept = BODY_PARAMETER.apply(ops, AT, context)
     assert kept is not None and list(kept.value["content"]) == ["application/json-patch+json"]
-    bare = BODY_PARAMETER.apply(Consumed(parameter={}, consumes=()), AT, context)
+    bare = BODY_PARAMETER.apply(Consumed(parameter={}, operation={}), AT, context)
     assert bare is not None
     assert bare.value == {"required": False, "content": {"application/json": {"schema": {}}}}
     assert BODY_PARAMETER.apply(pet, AT, OpenApi(document={})) is None
@@ -742,7 +742,7 @@ def test_form_parameters_rule() -> None:
     photo = {"name": "photo", "in": "formData", "type": "file"}
     form = Form(
         parameters=(("name", name, at[0]), ("tags", tags | {"collectionFormat": "multi"}, at[1])),
-        consumes=(),
+        operation={},
     )
     fixed = FORM_PARAMETERS.apply(form, AT, context)
     assert fixed is not None and fixed.diagnostics == ()
@@ -763,7 +763,7 @@ def test_form_parameters_rule() -> None:
     }
     where = ("content", "application/x-www-form-urlencoded", "schema", "properties")
     assert fixed.moved == (((*where, "name"), at[0]), ((*where, "tags"), at[1]))
-    with_file = Form(parameters=(("photo", photo, at[2]),), consumes=())
+    with_file = Form(parameters=(("photo", photo, at[2]),), operation={})
     multipart = FORM_PARAMETERS.apply(with_file, AT, context)
     assert multipart is not None and multipart.value == {
         "required": False,
@@ -828,7 +828,9 @@ def test_response_content_rule() -> None:
         "schema": {"type": "file"},
         "headers": {"X-N": {}},
     }
-    produced = Produced(response=response, produces=("application/xml", "application/json"))
+    produced = Produced(
+        response=response, operation={"produces": ["application/xml", "application/json", 5]}
+    )
     fixed = RESPONSE_CONTENT.apply(produced, AT, context)
     assert fixed is not None and fixed.diagnostics == ()
     binary = {"schema": {"type": "string", "format": "binary"}}
@@ -841,9 +843,9 @@ def test_response_content_rule() -> None:
         (("content", "application/xml", "schema"), AT.child("schema")),
         (("content", "application/json", "schema"), AT.child("schema")),
     )
-    none = RESPONSE_CONTENT.apply(Produced(response={"schema": {}}, produces=()), AT, context)
+    none = RESPONSE_CONTENT.apply(Produced(response={"schema": {}}, operation={}), AT, context)
     assert none is not None and list(none.value["content"]) == ["application/json"]
-    empty = Produced(response={"description": "gone"}, produces=())
+    empty = Produced(response={"description": "gone"}, operation={"produces": "text/plain"})
     kept = RESPONSE_CONTENT.apply(empty, AT, context)
     assert kept is not None and kept.value == {"description": "gone"}
     assert RESPONSE_CONTENT.apply(produced, AT, OpenApi(document={})) is None

@@ -306,6 +306,7 @@ def _package(ctx: Context, made: _Made, select: OperationFilter | None) -> SpecP
     credential_parameters(ctx, api, tools)
     return SpecPackage(
         source=ctx.doc.path,
+        # (no rule: the package names the version it was read from)
         format="swagger2" if ctx.swagger else "openapi31" if ctx.v31 else "openapi30",
         tools=tuple(tools),
         definitions=definitions,
