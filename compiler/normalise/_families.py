@@ -20,11 +20,13 @@ from . import (
     schema_shapes,
     schema_types,
     schema_unions,
+    yaml_keys,
 )
 from ._rule import Rule
 from ._schema import SchemaContext, in_phase
 
 ALL: tuple[Rule[Any], ...] = (
+    *yaml_keys.RULES,
     *schema_shapes.RULES,
     *schema_drafts.RULES,
     *schema_objects.RULES,
