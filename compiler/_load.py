@@ -1,4 +1,5 @@
-"""Compiler layer: reading spec documents from disk. Imports ``ir`` and ``diagnostics``.
+"""Compiler layer: reading spec documents from disk. Imports ``ir``, ``diagnostics`` and
+``normalise.yaml_keys`` (a parsed document's number keys are read as their text there).
 
 A spec file is JSON, YAML, or JSON Lines (one JSON document per line, as BFCL ships). Syntax
 errors become diagnostics with line and column; nothing here raises to the caller.
@@ -30,12 +31,13 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from toolbind.yaml12 import FloatKey, noting_yaml11
 from toolbind.yaml12 import TextDatesLoader as _TextDatesLoader
 from toolbind.yaml12 import YamlLoader as _YamlLoader
+from toolbind.yaml12 import noting_yaml11
 
 from .diagnostics import Diagnostic, describe
 from .ir import SourceLocation, escape_pointer_token
+from .normalise import yaml_keys
 
 SPEC_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 MAX_SPEC_BYTES = 64 * 1024 * 1024
@@ -660,32 +662,10 @@ def _checked(
     plain = plainly_json(doc.value) if yaml_source else _shallow_json(doc.value)
     if plain:
         return doc
-    if int_keys:  # (no normalise rule: a key JSON cannot hold is read as the YAML is parsed)
-        found = _int_keys_as_text(doc.value)
-        if found is not None:
-            pointer, key, count = found
-            kind = "number" if isinstance(key, FloatKey) else "integer"
-            shown = _key_text(key)
-            doc = Document(
-                doc.path,
-                doc.value,
-                doc.lines,
-                warnings=(
-                    Diagnostic(
-                        loc=SourceLocation(file=doc.path, pointer=pointer),
-                        severity="warning",
-                        found=f"an unquoted {kind} map key, read as its text '{shown}' (the "
-                        f"first of {count} in this file)",
-                        expected="string keys (JSON object names are always strings)",
-                        hint=f"quote the key: '{shown}':"
-                        + (
-                            " (OpenAPI asks for response codes in quotes)"
-                            if kind == "integer"
-                            else ""
-                        ),
-                    ),
-                ),
-            )
+    if int_keys:
+        fixed = yaml_keys.NUMBER_KEYS.apply(doc.value, SourceLocation(file=doc.path), None)
+        if fixed is not None:
+            doc = Document(doc.path, fixed.value, doc.lines, warnings=fixed.diagnostics)
     problem = _first_problem(doc.value, yaml_source=yaml_source)
     if problem is None:
         return doc
@@ -696,52 +676,6 @@ def _checked(
         expected=problem.expected,
         hint=problem.hint,
     )
-
-
-def _int_keys_as_text(value: Any) -> tuple[str, int | FloatKey, int] | None:
-    """Rewrite, in place and in document order, every map key that is an integer (never a
-    boolean) as its decimal text, and every ``FloatKey`` as the text written; (pointer of the
-    first, that key, how many). A map holding the same key both ways (``200`` and ``'200'``) has
-    no one meaning and is left for ``_first_problem`` to refuse. Iterative; a map shared through
-    an alias is rewritten once."""
-    first: tuple[str, int | FloatKey] | None = None
-    count = 0
-    seen: set[int] = set()
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        node, pointer = stack.pop()
-        ident = id(node)
-        if ident in seen or not isinstance(node, (dict, list)):
-            continue
-        seen.add(ident)
-        if isinstance(node, list):
-            items = cast("list[Any]", node)
-            stack.extend((v, f"{pointer}/{i}") for i, v in reversed(list(enumerate(items))))
-            continue
-        obj = cast("dict[Any, Any]", node)
-        ints = [k for k in obj if _number_key(k)]
-        if ints and len({_key_text(k) for k in obj}) == len(obj):
-            if first is None:
-                first = (f"{pointer}/{escape_pointer_token(_key_text(ints[0]))}", ints[0])
-            count += len(ints)
-            entries = list(obj.items())
-            obj.clear()
-            obj.update((_key_text(k) if _number_key(k) else k, v) for k, v in entries)
-        stack.extend(
-            (v, f"{pointer}/{escape_pointer_token(k) if isinstance(k, str) else k}")
-            for k, v in reversed(list(obj.items()))
-        )
-    return None if first is None else (first[0], first[1], count)
-
-
-def _number_key(key: object) -> bool:
-    """An integer (never a boolean) or a ``FloatKey``: a key read as its text."""
-    return type(key) is int or isinstance(key, FloatKey)
-
-
-def _key_text(key: object) -> str:
-    """A map key as the text a JSON document would hold (a ``FloatKey`` as written)."""
-    return key.text if isinstance(key, FloatKey) else str(key)
 
 
 def plainly_json(value: Any, depth: int = 0) -> bool:

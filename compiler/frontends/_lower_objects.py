@@ -86,6 +86,7 @@ class ObjectsLowerer(RefsLowerer):
         _, _, target, target_ctx, target_loc = resolved
         found = as_object(target)
         if found is None:
+            # (no rule: broken input, said and skipped)
             self.diags.warning(
                 at,
                 f"properties $ref leads to {describe(target)}; no properties are read",

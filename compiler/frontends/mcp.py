@@ -147,6 +147,7 @@ def read_config(
             continue
         names = {t.get("name") for t in found}
         for missing in [n for n in server.allowed_tools or () if n not in names]:
+            # (no rule: the configuration names a tool the server does not list)
             diags.warning(
                 at.child("allowedTools"),
                 f"MCP server {server.name!r} lists no tool named {missing!r}",

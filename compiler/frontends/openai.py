@@ -52,6 +52,7 @@ def read_function(reader: ToolReader, fn: dict[str, Any], loc: SourceLocation) -
     for key in fn:
         if key not in _FUNCTION_KEYS and not key.startswith("x-"):
             # e.g. a package.json read as a function: said, not compiled into an empty tool
+            # (no rule: broken input, said and ignored)
             reader.diags.warning(
                 loc.child(key),
                 f"{key!r} is not part of a function definition; ignored",

@@ -1,7 +1,7 @@
 """toolbind.compiler.normalise: real specs' quirks as small named rules, in front of lowering.
 
 One module per family of quirks; each exports ``RULES``, a tuple of ``Rule``. ``table()`` is the
-list the docs show (``docs/reference/rules.md`` is generated from it).
+list the docs show (``docs/reference/normalise.md``'s table is generated from it).
 """
 
 from __future__ import annotations

@@ -20,11 +20,13 @@ from . import (
     schema_shapes,
     schema_types,
     schema_unions,
+    yaml_keys,
 )
 from ._rule import Rule
 from ._schema import SchemaContext, in_phase
 
 ALL: tuple[Rule[Any], ...] = (
+    *yaml_keys.RULES,
     *schema_shapes.RULES,
     *schema_drafts.RULES,
     *schema_objects.RULES,
@@ -38,6 +40,7 @@ ALL: tuple[Rule[Any], ...] = (
     *openapi_parameters.RULES,
     *openapi_refs.RULES,
     *openapi_azure.RULES,
+    *openapi_azure.SERVER_RULES,
     *openapi_swagger2.RULES,
 )
 

@@ -1,16 +1,17 @@
 """Compiler layer (normalise): what the OpenAPI families share. Imports ``ir`` only.
 
 ``OpenApi`` is the read-only context every OpenAPI rule is given: the document as written
-(rules read it, never change it) and whether it is Swagger 2.0. ``PathEntry`` is one entry of
+(rules read it, never change it), whether it is Swagger 2.0, and how a ``$ref`` a rule reads is
+followed (``follow``: the reader's, split files included). ``PathEntry`` is one entry of
 a paths map at its place: the reader reads ``paths`` (and AutoRest's ``x-ms-paths``) as a
 sequence of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..ir import SourceLocation
 
@@ -24,6 +25,37 @@ class OpenApi:
 
     document: dict[str, Any]
     swagger: bool = False
+    follow: Callable[[Any, SourceLocation], Any] | None = None
+    """The value a fragment written as a ``$ref`` at a place leads to (None: it leads nowhere,
+    which ``follow`` has said); a fragment that is no ``$ref`` is itself. None: the rules follow
+    local references into ``document`` only."""
+
+
+def followed(context: OpenApi, fragment: Any, at: SourceLocation) -> Any:
+    """``fragment`` with its ``$ref``s followed as ``context`` says (None: it leads nowhere)."""
+    if context.follow is not None:
+        return context.follow(fragment, at)
+    for _ in range(16):  # (a loop of references leads nowhere)
+        ref = _ref(fragment)
+        if not isinstance(ref, str):
+            return fragment
+        fragment = local(ref, context.document)
+    return None
+
+
+def _ref(value: Any) -> Any:
+    return cast("dict[str, Any]", value).get("$ref") if isinstance(value, dict) else None
+
+
+def local(ref: str, document: dict[str, Any]) -> Any:
+    """What the local reference ``ref`` (``#/...``) names in ``document`` (None: nothing)."""
+    if not ref.startswith("#"):
+        return None
+    found: Any = document
+    for key in ref[2:].split("/") if ref != "#" else ():
+        key = key.replace("~1", "/").replace("~0", "~")
+        found = cast("dict[str, Any]", found).get(key) if isinstance(found, dict) else None
+    return found
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,29 +87,51 @@ class PathParameters:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Consumed:
-    """Swagger 2.0's body parameter as the reader meets it (its ``$ref`` followed) and the
-    media types its operation consumes (the document's when the operation has none)."""
+    """Swagger 2.0's body parameter as the reader meets it (its ``$ref`` followed) and its
+    operation, whose ``consumes`` (the document's when it has none) are the body's media types."""
 
     parameter: dict[str, Any]
-    consumes: tuple[str, ...]
+    operation: Mapping[str, Any]
+
+    @property
+    def consumes(self) -> tuple[str, ...]:
+        return media_types(self.operation, "consumes")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Form:
     """Swagger 2.0's form parameters of an operation (each followed, by name, where it is) and
-    the media types it consumes."""
+    the operation, whose ``consumes`` are the form's media types."""
 
     parameters: tuple[tuple[str, dict[str, Any], SourceLocation], ...]
-    consumes: tuple[str, ...]
+    operation: Mapping[str, Any]
+
+    @property
+    def consumes(self) -> tuple[str, ...]:
+        return media_types(self.operation, "consumes")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Produced:
-    """A response as the reader meets it (its ``$ref`` followed) and the media types its
-    operation produces (Swagger 2.0's ``produces``, the document's when the operation has none)."""
+    """A response as the reader meets it (its ``$ref`` followed) and its operation, whose
+    ``produces`` (Swagger 2.0's, the document's when it has none) are the response's media
+    types."""
 
     response: dict[str, Any]
-    produces: tuple[str, ...]
+    operation: Mapping[str, Any]
+
+    @property
+    def produces(self) -> tuple[str, ...]:
+        return media_types(self.operation, "produces")
+
+
+def media_types(operation: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    """The media types a Swagger 2.0 operation lists under ``key`` (``consumes``,
+    ``produces``): its strings, in order."""
+    listed: Any = operation.get(key)
+    if not isinstance(listed, list):
+        return ()
+    return tuple(c for c in cast("list[Any]", listed) if isinstance(c, str))
 
 
 def is_json(media_type: str) -> bool:

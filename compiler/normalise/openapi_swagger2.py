@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from ..diagnostics import describe
 from ..ir import SourceLocation
-from ._openapi import Consumed, Form, OpenApi, Produced, body_kind, pick_media_type
+from ._openapi import Consumed, Form, OpenApi, Produced, body_kind, local, pick_media_type
 from ._rule import Fixed, Rule, note, warn
 from ._schema import without
 
@@ -428,12 +428,7 @@ def _is_array(schema: Any, document: dict[str, Any]) -> bool:
         if not isinstance(ref, str):
             nullable = obj.get("nullable") is True or obj.get("x-nullable") is True
             return obj.get("type") == "array" and not nullable
-        if not ref.startswith("#/"):
-            return False
-        schema = document
-        for key in ref[2:].split("/"):
-            key = key.replace("~1", "/").replace("~0", "~")
-            schema = cast("dict[str, Any]", schema).get(key) if isinstance(schema, dict) else None
+        schema = local(ref, document)
     return False
 
 

@@ -23,7 +23,7 @@ from toolbind.compiler.normalise._openapi import (
     Produced,
     RefSiblings,
 )
-from toolbind.compiler.normalise.openapi_azure import X_MS_PATHS
+from toolbind.compiler.normalise.openapi_azure import PARAMETERIZED_HOST, X_MS_PATHS
 from toolbind.compiler.normalise.openapi_parameters import WITHOUT_SCHEMA
 from toolbind.compiler.normalise.openapi_paths import (
     EXPRESS,
@@ -93,7 +93,7 @@ def _v3(paths: dict[str, Any], **more: Any) -> dict[str, Any]:
 def test_the_table_lists_every_openapi_rule_once() -> None:
     rows = [row for row in table() if row[0].startswith("openapi-")]
     names = [name for _, name, *_ in rows]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == 23
     assert all(accepts and makes for _, _, accepts, makes, _ in rows)
 
 
@@ -363,6 +363,125 @@ def test_x_ms_paths_end_to_end(tmp_path: Path) -> None:
     assert not any("x-ms-paths" in d.found and "extension" in d.found for d in diags)
 
 
+def test_parameterized_host_rule() -> None:
+    top = SourceLocation(file="spec.json")
+    host = {
+        "hostTemplate": "{account}.{region}.example.net",
+        "parameters": [
+            {"$ref": "#/parameters/Account"},
+            {
+                "name": "region",
+                "in": "path",
+                "type": "string",
+                "enum": ["eu", "us"],
+                "default": "eu",
+            },
+            {"name": "tier", "in": "path", "type": "string", "enum": ["a", "b"]},
+            {"in": "path"},
+        ],
+    }
+    document: dict[str, Any] = {
+        "swagger": "2.0",
+        "basePath": "/v2",
+        "schemes": ["ws", "http"],
+        "servers": [{"url": "https://made.by.an.earlier.rule"}],
+        "x-ms-parameterized-host": host,
+        "parameters": {"Account": {"name": "account", "in": "path", "type": "string"}},
+    }
+    fixed = PARAMETERIZED_HOST.apply(document, top, OpenApi(document=document, swagger=True))
+    assert fixed is not None and "x-ms-parameterized-host" not in fixed.value
+    assert fixed.value["servers"] == [
+        {
+            "url": "http://{account}.{region}.example.net/v2",
+            "variables": {
+                "region": {"default": "eu", "enum": ["eu", "us"]},
+                "tier": {"enum": ["a", "b"]},
+            },
+        }
+    ]
+    (said,) = fixed.diagnostics
+    assert said.severity == "note" and said.loc.pointer == "/x-ms-parameterized-host"
+    assert said.found == (
+        "x-ms-parameterized-host read as the server 'http://{account}.{region}.example.net/v2': "
+        "give 'account' with HttpClient(server_variables={...}) (or base_url=)"
+    )
+    # a reference is followed as the reader follows it (here: to a file of the split spec)
+    seen: list[str] = []
+
+    def follow(fragment: Any, at: SourceLocation) -> Any:
+        seen.append(at.pointer)
+        return {"name": "account", "default": 7} if "$ref" in fragment else fragment
+
+    unprefixed = {"swagger": "2.0", "x-ms-parameterized-host": host | {"useSchemePrefix": False}}
+    context = OpenApi(document=unprefixed, swagger=True, follow=follow)
+    followed = PARAMETERIZED_HOST.apply(unprefixed, top, context)
+    assert (
+        followed is not None
+        and followed.value["servers"][0]["url"] == "{account}.{region}.example.net"
+    )
+    assert followed.value["servers"][0]["variables"]["account"] == {"default": "7"}
+    assert seen == [f"/x-ms-parameterized-host/parameters/{i}" for i in range(4)]
+    assert followed.diagnostics[0].found.endswith("'{account}.{region}.example.net'")
+    # OpenAPI 3 has servers of its own
+    assert PARAMETERIZED_HOST.apply(document, top, OpenApi(document=document)) is None
+    bad = {"swagger": "2.0", "x-ms-parameterized-host": {"hostTemplate": 5}}
+    assert PARAMETERIZED_HOST.apply(bad, top, OpenApi(document=bad, swagger=True)) is None
+
+
+def test_parameterized_host_end_to_end(tmp_path: Path) -> None:
+    spec = {
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "1"},
+        "host": "not.the.host.example",
+        "basePath": "/api",
+        "x-ms-parameterized-host": {
+            "hostTemplate": "{endpoint}/{region}",
+            "useSchemePrefix": False,
+            "parameters": [
+                {"$ref": "common.json#/parameters/Endpoint"},
+                {"name": "region", "in": "path", "type": "string", "enum": ["eu", "us"]},
+                {"$ref": "#/parameters/Missing"},
+            ],
+        },
+        "paths": {"/pets": {"get": _op("listPets")}},
+    }
+    endpoint = {"name": "endpoint", "in": "path", "required": True, "type": "string"}
+    common = {"parameters": {"Endpoint": endpoint | {"default": "https://eu.example"}}}
+    package, diags = _compile(tmp_path, spec, {"common.json": common})
+    assert package.http is not None
+    (server,) = package.http.servers
+    assert server.url == "{endpoint}/{region}/api"
+    assert server.variables == {"endpoint": "https://eu.example"}
+    assert server.enums == {"region": ("eu", "us")}
+    said = _warned(
+        diags,
+        "x-ms-parameterized-host read as the server '{endpoint}/{region}/api': give 'region' "
+        "with HttpClient(server_variables={...}) (or base_url=)",
+    )
+    assert said.loc.pointer == "/x-ms-parameterized-host"
+    # a reference that leads nowhere is said where it is written, before the server's note
+    missing = [d for d in diags if d.loc.pointer.endswith("/parameters/2/$ref")]
+    assert [d.severity for d in missing] == ["warning"]
+    assert diags.index(missing[0]) < diags.index(said)
+    assert not any("extension" in d.found for d in diags)
+    assert diags[-1].found.startswith("read → emitted")  # (the summary says the last word)
+
+
+def test_server_variable_without_default_is_given_by_the_client(tmp_path: Path) -> None:
+    spec = _v3(
+        {"/pets": {"get": _op("listPets")}},
+        servers=[
+            {"url": "https://{region}.example.com", "variables": {"region": {"enum": ["eu"]}}}
+        ],
+    )
+    package, _ = _compile(tmp_path, spec)
+    assert package.http is not None
+    (server,) = package.http.servers
+    # OpenAPI requires a default; there is none to send, so the client is given one (it was
+    # '' and the request went to https://.example.com)
+    assert server.variables == {} and server.enums == {"region": ("eu",)}
+
+
 # -- openapi-swagger2 -------------------------------------------------------------------------
 
 
@@ -567,7 +686,7 @@ def test_body_parameter_rule() -> None:
     body = {"name": "b", "in": "body", "required": True, "description": "the pet"}
     pet = Consumed(
         parameter=body | {"schema": {"$ref": "#/definitions/Pet"}},
-        consumes=("application/xml", "application/json"),
+        operation={"consumes": ["application/xml", "application/json"]},
     )
     fixed = BODY_PARAMETER.apply(pet, AT, context)
     assert fixed is not None and fixed.diagnostics == ()
@@ -578,18 +697,18 @@ def test_body_parameter_rule() -> None:
         },
     }
     assert fixed.moved == ((("content", "application/json"), AT),)
-    patch_types = ("application/json-patch+json", "application/merge-patch+json")
+    patch_types = {"consumes": ["application/json-patch+json", "application/merge-patch+json"]}
     merge = BODY_PARAMETER.apply(
-        Consumed(parameter=pet.parameter, consumes=patch_types), AT, context
+        Consumed(parameter=pet.parameter, operation=patch_types), AT, context
     )
     assert merge is not None and list(merge.value["content"]) == ["application/merge-patch+json"]
     assert [(d.severity, d.loc.pointer) for d in merge.diagnostics] == [
         ("note", "/paths/pets/schema")
     ]
-    ops = Consumed(parameter={"schema": {"$ref": "#/definitions/Ops"}}, consumes=patch_types)
+    ops = Consumed(parameter={"schema": {"$ref": "#/definitions/Ops"}}, operation=patch_types)
     kept = BODY_PARAMETER.apply(ops, AT, context)
     assert kept is not None and list(kept.value["content"]) == ["application/json-patch+json"]
-    bare = BODY_PARAMETER.apply(Consumed(parameter={}, consumes=()), AT, context)
+    bare = BODY_PARAMETER.apply(Consumed(parameter={}, operation={}), AT, context)
     assert bare is not None
     assert bare.value == {"required": False, "content": {"application/json": {"schema": {}}}}
     assert BODY_PARAMETER.apply(pet, AT, OpenApi(document={})) is None
@@ -623,7 +742,7 @@ def test_form_parameters_rule() -> None:
     photo = {"name": "photo", "in": "formData", "type": "file"}
     form = Form(
         parameters=(("name", name, at[0]), ("tags", tags | {"collectionFormat": "multi"}, at[1])),
-        consumes=(),
+        operation={},
     )
     fixed = FORM_PARAMETERS.apply(form, AT, context)
     assert fixed is not None and fixed.diagnostics == ()
@@ -644,7 +763,7 @@ def test_form_parameters_rule() -> None:
     }
     where = ("content", "application/x-www-form-urlencoded", "schema", "properties")
     assert fixed.moved == (((*where, "name"), at[0]), ((*where, "tags"), at[1]))
-    with_file = Form(parameters=(("photo", photo, at[2]),), consumes=())
+    with_file = Form(parameters=(("photo", photo, at[2]),), operation={})
     multipart = FORM_PARAMETERS.apply(with_file, AT, context)
     assert multipart is not None and multipart.value == {
         "required": False,
@@ -709,7 +828,9 @@ def test_response_content_rule() -> None:
         "schema": {"type": "file"},
         "headers": {"X-N": {}},
     }
-    produced = Produced(response=response, produces=("application/xml", "application/json"))
+    produced = Produced(
+        response=response, operation={"produces": ["application/xml", "application/json", 5]}
+    )
     fixed = RESPONSE_CONTENT.apply(produced, AT, context)
     assert fixed is not None and fixed.diagnostics == ()
     binary = {"schema": {"type": "string", "format": "binary"}}
@@ -722,9 +843,9 @@ def test_response_content_rule() -> None:
         (("content", "application/xml", "schema"), AT.child("schema")),
         (("content", "application/json", "schema"), AT.child("schema")),
     )
-    none = RESPONSE_CONTENT.apply(Produced(response={"schema": {}}, produces=()), AT, context)
+    none = RESPONSE_CONTENT.apply(Produced(response={"schema": {}}, operation={}), AT, context)
     assert none is not None and list(none.value["content"]) == ["application/json"]
-    empty = Produced(response={"description": "gone"}, produces=())
+    empty = Produced(response={"description": "gone"}, operation={"produces": "text/plain"})
     kept = RESPONSE_CONTENT.apply(empty, AT, context)
     assert kept is not None and kept.value == {"description": "gone"}
     assert RESPONSE_CONTENT.apply(produced, AT, OpenApi(document={})) is None

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from toolbind.contract import BodyKind, BodyPart, HttpBody, ParameterStyle
 
-from ..._load import as_array, as_object
+from ..._load import as_object
 from ...diagnostics import describe
 from ...ir import (
     AnyNode,
@@ -71,8 +71,7 @@ def body(
     into: Fields,
 ) -> HttpBody | None:
     """The operation's request body (None: it has none, or one that cannot be read, said)."""
-    consumes = tuple(c for c in as_array(op.get("consumes")) or [] if isinstance(c, str))
-    read = _request_body(ctx, op, loc, item, raw_params, consumes)
+    read = _request_body(ctx, op, loc, item, raw_params)
     if read is None:
         return None
     found, rb = read
@@ -105,20 +104,19 @@ def _request_body(
     loc: SourceLocation,
     item: Where,
     raw_params: Params,
-    consumes: tuple[str, ...],
 ) -> tuple[Where, dict[str, Any]] | None:
     """The request body (Swagger 2.0's body parameter: OpenAPI 3's, by
     ``normalise.openapi_swagger2``), where it is, and the object read (None: none, said)."""
     first = next((p for (_, pin), p in raw_params.items() if pin == "body"), None)
     if first is not None:
-        given = Consumed(parameter=first.value, consumes=consumes)
+        given = Consumed(parameter=first.value, operation=op)
         found = ctx.canonical((openapi_swagger2.BODY_PARAMETER,), first, given)
         if found is not first:
             return found, found.value
     forms = tuple((n, p.value, p.loc) for (n, pin), p in raw_params.items() if pin == "formData")
     if forms:
         at = Where(None, loc.child("requestBody"), item.root, item.path)
-        gathered = Form(parameters=forms, consumes=consumes)
+        gathered = Form(parameters=forms, operation=op)
         found = ctx.canonical((openapi_swagger2.FORM_PARAMETERS,), at, gathered)
         if found is not at:
             return found, found.value
@@ -329,6 +327,7 @@ def count_body(
 ) -> None:
     """Count the request body read and what became of it (Swagger 2.0: a second body
     parameter, and formData beside a body, are not sent: said)."""
+    # (no rule: the counts name what was written, a requestBody or body/formData parameters)
     if not ctx.swagger:
         if "requestBody" in op:
             ctx.counts["request bodies", "read"] += 1

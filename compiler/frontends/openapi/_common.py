@@ -1,9 +1,8 @@
 """Compiler layer (frontends/openapi): what the OpenAPI reader's modules share. Imports ``ir``,
-``_load``, ``normalise`` and the runtime's HTTP contract.
+``_load`` and the runtime's HTTP contract.
 
 ``Where`` is a raw value with its place and the document its ``$ref``s are relative to;
-``OperationFilter`` says which operations to keep; the rest annotates a parameter's schema; the
-media types are read as the normalising rules read them (``normalise._openapi``).
+``OperationFilter`` says which operations to keep; the rest annotates a parameter's schema.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from toolbind.contract import ParameterLocation, ParameterStyle
 from ..._load import Document, load_document
 from ...diagnostics import Diagnostic
 from ...ir import ArrayNode, SchemaNode, SourceLocation, StringNode
-from ...normalise import openapi_swagger2
-from ...normalise._openapi import OpenApi
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
@@ -31,7 +28,6 @@ DEFAULT_STYLE: dict[str, ParameterStyle] = {
 }
 # The Call field a non-object (or unflattenable) body is wrapped under.
 BODY_FIELD = "body"
-_NO_CONTEXT = OpenApi(document={})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,12 +92,6 @@ def load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:
     """A file an OpenAPI spec ``$ref``s, read as the spec itself is: an unquoted YAML date or
     timestamp (common in examples and defaults) is the text written."""
     return load_document(path, shown, dates_as_text=True)
-
-
-def file_type(value: Any) -> Any:
-    """Swagger 2.0's ``type: file`` as binary content (``normalise.openapi_swagger2``)."""
-    fixed = openapi_swagger2.FILE_TYPE.apply(value, SourceLocation(file=""), _NO_CONTEXT)
-    return value if fixed is None else fixed.value
 
 
 def never_empty(node: SchemaNode) -> SchemaNode:

@@ -244,6 +244,7 @@ class Context:
         """Report what of ``obj`` toolbind would ignore: a field the spec's version does not
         define for ``what`` (extensions aside: counted, then noted once per spec), and a field of
         the wrong shape."""
+        # (no rule: a field is said of the version written, before any rule reads the object)
         allowed: frozenset[str] = table["swagger" if self.swagger else "openapi"]
         version = "Swagger 2.0" if self.swagger else "OpenAPI 3.x"
         arrays, objects = _ARRAYS, _OBJECTS

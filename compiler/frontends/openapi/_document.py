@@ -146,10 +146,6 @@ def read(ctx: Context, select: OperationFilter | None) -> SpecPackage | None:
             "operations a tool can call",
         )
     ctx.replay = _replay(ctx, select)
-    if ctx.swagger and isinstance(
-        (as_object(ctx.spec.get("x-ms-parameterized-host")) or {}).get("hostTemplate"), str
-    ):
-        ctx.extensions.pop("x-ms-parameterized-host", None)  # read as the server
     maps = {paths_at.loc: paths_at}
     entries = tuple(
         PathEntry(route=route, item=raw_item, in_map=paths_at.loc)
@@ -280,6 +276,7 @@ def _operation(
 def _package(ctx: Context, made: _Made, select: OperationFilter | None) -> SpecPackage:
     """What was made, the notes on it, and the document's servers and security."""
     tools = made.tools
+    api_servers = servers(ctx, ctx.spec, ctx.top)  # (first: its rules read extensions)
     if ctx.extensions:
         first = next(iter(ctx.extensions.values()))[0]
         ctx.diags.note(
@@ -301,7 +298,7 @@ def _package(ctx: Context, made: _Made, select: OperationFilter | None) -> SpecP
     requirements = security(ctx, ctx.spec.get("security"), ctx.top.child("security")) or ()
     api = HttpApi(
         title=str((as_object(ctx.spec.get("info")) or {}).get("title") or ctx.doc.path),
-        servers=servers(ctx, ctx.spec, ctx.top),
+        servers=api_servers,
         security_schemes=security_schemes(ctx),
         security=requirements,
         operations=made.operations,
@@ -309,6 +306,7 @@ def _package(ctx: Context, made: _Made, select: OperationFilter | None) -> SpecP
     credential_parameters(ctx, api, tools)
     return SpecPackage(
         source=ctx.doc.path,
+        # (no rule: the package names the version it was read from)
         format="swagger2" if ctx.swagger else "openapi31" if ctx.v31 else "openapi30",
         tools=tuple(tools),
         definitions=definitions,

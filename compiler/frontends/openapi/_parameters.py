@@ -32,7 +32,6 @@ from ._common import (
     LOCATIONS,
     Where,
     annotate,
-    file_type,
     never_empty,
 )
 from ._context import Context
@@ -188,7 +187,8 @@ def _parameter(
     raw_style = pobj.get("style", DEFAULT_STYLE[location])
     style = raw_style if raw_style in STYLES else DEFAULT_STYLE[location]
     explode = pobj.get("explode", style == "form") is True
-    node = ctx.schema(Where(file_type(schema_value), schema_loc, p.root, p.path))
+    schema_value = ctx.normalise((openapi_swagger2.FILE_TYPE,), schema_value, schema_loc)
+    node = ctx.schema(Where(schema_value, schema_loc, p.root, p.path))
     node = annotate(node, pobj)
     if location == "path":
         node = never_empty(node)

@@ -13,7 +13,7 @@ from typing import Any
 
 from toolbind.contract import HttpResponse
 
-from ..._load import as_array, as_object
+from ..._load import as_object
 from ...ir import AnyNode, Meta, NullNode, SchemaNode, SourceLocation, StringNode
 from ...normalise import openapi_swagger2
 from ...normalise._openapi import Produced, body_kind, is_json, pick_media_type
@@ -77,9 +77,8 @@ def _content(
 ) -> tuple[str | None, Where | None]:
     """A response's media type and schema (Swagger 2.0's: OpenAPI 3's content, by
     ``normalise.openapi_swagger2``)."""
-    produces = tuple(c for c in as_array(op.get("produces")) or [] if isinstance(c, str))
     found = ctx.canonical(
-        (openapi_swagger2.RESPONSE_CONTENT,), found, Produced(response=resp, produces=produces)
+        (openapi_swagger2.RESPONSE_CONTENT,), found, Produced(response=resp, operation=op)
     )
     content = as_object((as_object(found.value) or {}).get("content")) or {}
     if not content:
