@@ -115,14 +115,16 @@ def without_recursive_anchors(schema: dict[str, Any]) -> dict[str, Any]:
 def _drop_anchor(node: Any) -> Any:
     if isinstance(node, list):
         items = cast("list[Any]", node)
-        kept = [_drop_anchor(v) for v in items]
-        return node if all(a is b for a, b in zip(kept, items, strict=True)) else kept
+        kept: list[Any] = [_drop_anchor(v) for v in items]
+        return items if all(a is b for a, b in zip(kept, items, strict=True)) else kept
     if not isinstance(node, dict):
         return node
     entry = cast("dict[str, Any]", node)
-    out = {k: _drop_anchor(v) for k, v in entry.items() if not _is_bool_anchor(k, v)}
+    out: dict[str, Any] = {
+        k: _drop_anchor(v) for k, v in entry.items() if not _is_bool_anchor(k, v)
+    }
     same = len(out) == len(entry) and all(out[k] is entry[k] for k in out)
-    return node if same else out
+    return entry if same else out
 
 
 def _is_bool_anchor(key: str, value: Any) -> bool:
