@@ -11,7 +11,7 @@ offer must be told no: a 2xx means the server does what its spec does not say.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import httpx
 
@@ -45,6 +45,12 @@ def _send(
     return recorder.exchanges[-1] if recorder.exchanges else None
 
 
+def undeclared_method(declared: Collection[str], methods: Collection[str]) -> str | None:
+    """The method sent to a path that declares ``declared``: one it does not declare that the
+    run may send (``methods``), or None."""
+    return next((m for m in _TRIED if m not in declared and m in methods), None)
+
+
 def probe_methods(target: Target, tools: Sequence[ToolBinding], report: LiveReport) -> None:
     """Send each path one method it does not declare; record what the answer breaks."""
     outcomes = {t.tool: t for t in report.tools if not t.skipped}
@@ -54,7 +60,7 @@ def probe_methods(target: Target, tools: Sequence[ToolBinding], report: LiveRepo
             paths.setdefault(target.api.operations[tool.name].path, []).append(tool)
     for path_tools in paths.values():
         declared = {target.api.operations[t.name].method.upper() for t in path_tools}
-        method = next((m for m in _TRIED if m not in declared and m in target.how.methods), None)
+        method = undeclared_method(declared, target.how.methods)
         if method is None or target.how.spent:
             continue
         tool = path_tools[0]

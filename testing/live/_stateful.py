@@ -32,10 +32,9 @@ from pydantic import ValidationError
 from toolbind.runtime import ToolBinding
 from toolbind.runtime.contract import HttpOperation
 
-from .._strategies import json_instances
 from ._declared import at, resolved
 from ._declared import document as read_again
-from ._probe import Target, drive, failure, wire_schema
+from ._probe import Target, drive, failure
 from ._report import LiveReport, ToolOutcome
 from ._verdicts import ENSURE_RESOURCE_AVAILABILITY, USE_AFTER_FREE, Finding
 from ._wire import Exchange
@@ -255,7 +254,7 @@ class _Sequence:
 
     def item_call(self, data: st.DataObject, tool: ToolBinding, ident: Any) -> Any:
         """A valid Call of ``tool`` for the item ``ident`` (its other parameters drawn)."""
-        drawn = data.draw(json_instances(wire_schema(tool)), label=tool.name)
+        drawn = data.draw(self.target.calls(tool), label=tool.name)
         try:
             return tool.call_model.model_validate({**drawn, self.resource.field: ident})
         except ValidationError:
@@ -281,7 +280,7 @@ class _Sequence:
             return None
         try:
             create = r.create.call_model.model_validate(
-                data.draw(json_instances(wire_schema(r.create)), label="create")
+                data.draw(self.target.calls(r.create), label="create")
             )
         except ValidationError:
             reject()
@@ -298,7 +297,7 @@ class _Sequence:
         """An item path's id drawn; made there (PUT/POST) when it can be, else looked for
         (read): (the id, the read Call, what was said) once it is there."""
         r = self.resource
-        drawn: Any = data.draw(json_instances(wire_schema(r.read)), label=r.read.name)
+        drawn: Any = data.draw(self.target.calls(r.read), label=r.read.name)
         ident: Any = cast("dict[str, Any]", drawn).get(r.field) if isinstance(drawn, dict) else None
         if ident is None:
             reject()

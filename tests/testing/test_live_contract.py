@@ -235,6 +235,15 @@ def test_an_answer_that_never_comes_times_out(liars: tuple[ModuleType, str]) -> 
     assert time.monotonic() - started < 5
 
 
+def test_a_tool_that_timed_out_is_not_called_again(liars: tuple[ModuleType, str]) -> None:
+    # each further Call would wait out the timeout again: shrinking one (hypothesis replays
+    # a failure to shrink it) or drawing more spent the budget on waiting
+    pkg, base = liars
+    report = check_live(pkg, base, tools=["slow"], budget=20, timeout=0.3)
+    assert _network(report, "slow").startswith("timeout: slow: GET ")
+    assert report.requests == 1
+
+
 def test_a_redirect_to_another_host_is_refused(liars: tuple[ModuleType, str]) -> None:
     pkg, base = liars
     report = check_live(pkg, base, tools=["away"], budget=2)

@@ -16,7 +16,7 @@ from toolbind.runtime import ToolBinding
 from toolbind.testing import contract_schema, strategies_for
 from toolbind.testing._runner import compile_specs
 
-_ALL = tuple(HealthCheck.__members__.values())
+_ALL = (HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large)
 SPEC = Path(__file__).parent / "specs" / "recursive_filter.yaml"
 
 
