@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import httpx
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
@@ -169,6 +170,11 @@ class Target:
         except HttpConfigurationError as exc:
             self.how.sent -= 1  # (nothing went out)
             raise _Unconfigured(str(exc)) from exc
+        except (UnicodeError, httpx.HTTPError) as exc:
+            # the client failed on what the server answered (a redirect setting a cookie that is
+            # not ASCII: httpx cannot write it into the next request): that answer's failure
+            message = f"client_error: {tool}: {type(exc).__name__}: {exc}"
+            return [Finding(check=NETWORK, message=message)], list(self.recorder.exchanges)
         exchanges = list(self.recorder.exchanges)
         kind = result.metadata.get("error_type")
         if exchanges and kind not in _NO_ANSWER:
