@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from starlette.applications import Starlette
@@ -256,7 +257,7 @@ def test_a_redirect_to_another_host_is_refused(liars: tuple[ModuleType, str]) ->
     assert report.failures("away")[0].curl.endswith(f"{base}/away")
 
 
-_CRUMB_SPEC = {
+_CRUMB_SPEC: dict[str, Any] = {
     "openapi": "3.0.3",
     "info": {"title": "crumb", "version": "1"},
     "paths": {
