@@ -159,9 +159,7 @@ def _resent(
     how = target.how
     how.throttle()
     # its own transport: closing this client must not close the Activity's
-    bare = Recorder(
-        httpx.HTTPTransport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes
-    )
+    bare = Recorder(how.transport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes)
     with (
         httpx.Client(transport=bare, timeout=how.timeout) as client,
         contextlib.suppress(httpx.HTTPError),  # (no answer: nothing to say about auth)

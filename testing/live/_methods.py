@@ -32,9 +32,7 @@ def _send(
 ) -> Exchange | None:
     how = target.how
     how.throttle()
-    recorder = Recorder(
-        httpx.HTTPTransport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes
-    )
+    recorder = Recorder(how.transport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes)
     with (
         httpx.Client(transport=recorder, timeout=how.timeout) as client,
         contextlib.suppress(httpx.HTTPError),  # (no answer: the network check's business)
