@@ -273,11 +273,14 @@ def _rounds(target: Target, hungry: list[tuple[ToolBinding, ToolOutcome]], reser
         round_ += 1
         chosen, hungry = hungry[:room], []
         share = room // len(chosen)
+        before = how.sent
         for tool, outcome in chosen:
             if how.spent:
                 return
             if _probe_round(target, tool, outcome, outcome.requests + share, how.seed + round_):
                 hungry.append((tool, outcome))
+        if how.sent == before:
+            return  # (a round that sent nothing: the next would not either)
 
 
 def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> None:

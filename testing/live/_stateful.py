@@ -34,7 +34,7 @@ from toolbind.runtime.contract import HttpOperation
 
 from ._declared import at, resolved
 from ._declared import document as read_again
-from ._probe import Target, drive, failure
+from ._probe import Target, drive, failure, timed_out
 from ._report import LiveReport, ToolOutcome
 from ._verdicts import ENSURE_RESOURCE_AVAILABILITY, USE_AFTER_FREE, Finding
 from ._wire import Exchange
@@ -241,13 +241,14 @@ class _Sequence:
 
     def send(self, tool: ToolBinding, call: Any) -> Exchange | None:
         """Send a Call of ``tool``; its answer, or None when none came (the budget is spent or
-        the request got no answer: the single-operation probes report that)."""
-        if self.target.how.spent:
+        the request got no answer: the single-operation probes report that) or the tool timed
+        out before (each Call would wait the timeout out again)."""
+        outcome = self.outcomes.get(tool.name)
+        if self.target.how.spent or (outcome is not None and timed_out(outcome)):
             return None
         findings, sent = self.target.send(
             tool.name, lambda: self.target.activities[tool.name](call)
         )
-        outcome = self.outcomes.get(tool.name)
         if outcome is not None:
             outcome.requests += 1
         return None if findings or not sent else sent[-1]
