@@ -11,16 +11,16 @@ otherwise they are inferred: a POST on a collection path ``/items`` and the GET 
 ``id``, else the last segment of the answer's ``Location``. Each sequence draws a valid create
 Call, sends it, and — when it was accepted (2xx) with an id — reads the item (a 404 breaks
 ``ensure_resource_availability``), deletes it and, when the delete was accepted, reads it again
-(a 2xx breaks ``use_after_free``). An item path with a GET and a DELETE that no collection's
-create reaches is a resource too: its id is drawn and the item put there (its PUT, else its
-POST) or, without either, looked for (a 2xx read says it is there); then deleted and read
-again. Each request is checked as in the single-operation probes.
+(a 2xx breaks ``use_after_free``). An item path with a GET and a DELETE is a resource too,
+whether or not a collection's create reaches it: its id is drawn and the item put there (its
+PUT, else its POST) or, without either, looked for (a 2xx read says it is there); then deleted
+and read again. Each request is checked as in the single-operation probes.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -131,15 +131,17 @@ def resources(
         field = next((p.field for p in operations[read.name].parameters if p.name == name), None)
         if field is not None:
             found.append(Resource(create=create, read=read, delete=delete, field=field, link=link))
-    return found + item_resources(tools, operations, {r.read.name for r in found})
+    # (the item paths first: a create whose answer names no id still leaves its item path a
+    # sequence, and a finding of a collection's sequence, which says more, is kept over theirs)
+    return item_resources(tools, operations) + found
 
 
 def item_resources(
-    tools: Sequence[ToolBinding], operations: Mapping[str, HttpOperation], taken: Set[str]
+    tools: Sequence[ToolBinding], operations: Mapping[str, HttpOperation]
 ) -> list[Resource]:
-    """Every item path ``…/{id}`` with a GET and a DELETE whose GET no create of a collection
-    reads (``taken``): made there by its PUT (else its POST) where it has one, else looked
-    for — "deleted, then gone" holds for an item however it came to be."""
+    """Every item path ``…/{id}`` with a GET and a DELETE: made there by its PUT (else its
+    POST) where it has one, else looked for — "deleted, then gone" holds for an item however
+    it came to be."""
     by_path: dict[str, dict[str, ToolBinding]] = {}
     for tool in tools:
         op = operations[tool.name]
@@ -148,7 +150,7 @@ def item_resources(
     for path, methods in sorted(by_path.items()):
         last = _segments(path)[-1] if _segments(path) else ""
         read, delete = methods.get("GET"), methods.get("DELETE")
-        if read is None or delete is None or read.name in taken:
+        if read is None or delete is None:
             continue
         if not (last.startswith("{") and last.endswith("}")):
             continue

@@ -269,7 +269,15 @@ ITEM_SPEC: dict[str, Any] = {
             "get": _at_item("get_slot"),
             "delete": _at_item("delete_slot"),
         },
-        # only read and deleted: every word is there until it is deleted
+        # a create whose answer names no id (nothing to read back by)
+        "/words": {
+            "post": {
+                "operationId": "add_word",
+                "requestBody": _VALUE_BODY,
+                "responses": {"200": {"description": "ok", "content": {"application/json": {}}}},
+            }
+        },
+        # read and deleted: every word is there until it is deleted
         "/words/{name}": {"get": _at_item("get_word"), "delete": _at_item("delete_word")},
     },
 }
@@ -296,6 +304,10 @@ def item_app(mode: Literal["good", "zombie"]) -> FastAPI:
         if request.method == "DELETE" and mode != "zombie":
             del slots[name]
         return JSONResponse({"value": value})
+
+    @app.post("/words")
+    def add_word() -> dict[str, bool]:  # pyright: ignore[reportUnusedFunction]
+        return {"added": True}
 
     @app.api_route("/words/{name}", methods=["GET", "DELETE"])
     def word(name: str, request: Request) -> Response:
