@@ -131,9 +131,9 @@ def _declared(tool: ToolBinding, response: HttpResponse) -> tuple[tuple[str, ...
 
 
 def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
-    """An answer says a content type its status declares: one with a body, and one without a
-    ``Content-Type`` where content is declared (an empty 401 where JSON is promised), except
-    where HTTP allows no body (HEAD, 204, 304); an answer of a status not declared, a type the
+    """An answer says a content type its status declares — with a body or without one (an
+    empty 401 where JSON is promised, with no ``Content-Type`` or ``text/html``) — except where
+    HTTP allows no body (HEAD, 204, 304); an answer of a status not declared, a type the
     operation declares for some status."""
     responses = matching(op, ex.status)
     if not responses and ex.body and ex.media_type:
@@ -153,11 +153,13 @@ def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange)
     if not responses:
         return []
     declared, pointer = _declared(tool, responses[0])
-    if not declared or (not ex.body and (ex.media_type or _bodiless(ex))):
+    if not declared or (not ex.body and _bodiless(ex)):
         return []
     if ex.media_type and any(_media_matches(d, ex.media_type) for d in declared):
         return []
-    found = ex.media_type or ("no Content-Type" if ex.body else "no Content-Type, no body")
+    # (an empty body still says its type: a client that reads by Content-Type is misled)
+    found = ex.media_type or "no Content-Type"
+    found += "" if ex.body else (" (no body)" if ex.media_type else ", no body")
     return [
         Finding(
             check=CONTENT_TYPE_CONFORMANCE,

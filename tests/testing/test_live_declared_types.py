@@ -28,6 +28,10 @@ SWAGGER: dict[str, Any] = {
         # no body described: only produces says what comes back
         "/said": {"get": {"operationId": "said", "produces": ["text/plain"], "responses": _OK}},
         "/kept": {"get": {"operationId": "kept", "produces": ["text/plain"], "responses": _OK}},
+        # JSON produced, an empty body said to be HTML (httpbin's 401 to /bearer)
+        "/empty": {
+            "get": {"operationId": "empty", "produces": ["application/json"], "responses": _OK}
+        },
         # the document's produces, where the operation names none
         "/inherited": {"get": {"operationId": "inherited", "responses": _OK}},
         # two types produced, a schema: the second one answered
@@ -52,6 +56,10 @@ def _app() -> FastAPI:
     @app.get("/kept")
     def kept() -> Response:  # pyright: ignore[reportUnusedFunction]
         return Response("text, as produced", media_type="text/plain")
+
+    @app.get("/empty")
+    def empty() -> Response:  # pyright: ignore[reportUnusedFunction]
+        return Response(b"", media_type="text/html")
 
     @app.get("/inherited")
     def inherited() -> Response:  # pyright: ignore[reportUnusedFunction]
@@ -80,16 +88,19 @@ def test_swagger_produces_holds_for_a_response_without_a_schema(
     produced: tuple[Path, str],
 ) -> None:
     spec, base = produced
-    report = check_live([spec], base, budget=20)
+    report = check_live([spec], base, budget=25)
     assert _checks(report) == {
         "said": ["content_type_conformance"],
         "kept": [],
+        "empty": ["content_type_conformance"],
         "inherited": ["content_type_conformance"],
         "picture": [],
     }, report.render()
     (said,) = report.failures("said")
     assert said.message == "application/json for status 200; declared: text/plain"
     assert said.pointer.endswith("produced.json#/paths/~1said/get/produces")
+    (empty,) = report.failures("empty")
+    assert empty.message == "text/html (no body) for status 200; declared: application/json"
     (inherited,) = report.failures("inherited")
     assert inherited.message.startswith("text/html for status 200; declared: application/json")
     assert inherited.pointer.endswith("produced.json#/produces")
