@@ -260,14 +260,14 @@ def _probe_round(
     return failed or outcome.requests >= limit
 
 
-def _rounds(target: Target, hungry: list[tuple[ToolBinding, ToolOutcome]], reserve: int) -> None:
-    """Hand the budget left (but ``reserve``) to the ``hungry`` tools — those that may have
+def _rounds(target: Target, hungry: list[tuple[ToolBinding, ToolOutcome]]) -> None:
+    """Hand the budget left to the ``hungry`` tools — those that may have
     more to show — another round at a time, each with a new seed, until the budget is spent or
     no tool has more (each drew every Call it has, or stopped answering)."""
     how = target.how
     round_ = 0
     while hungry:
-        room = how.budget - how.sent - reserve
+        room = how.budget - how.sent
         if room <= 0:
             return
         round_ += 1
@@ -313,7 +313,7 @@ def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> Non
             if how.checks & STATEFUL_CHECKS
             else []
         )
-        # the sequences and the methods' requests come last: their share of the budget is kept
+        # the first round leaves the sequences and the methods' requests their share
         kept = min(how.budget // 3, len(stateful) * SEQUENCE_COST * 2)
         paths: dict[str, set[str]] = {}
         for tool in chosen if how.checks & METHOD_CHECKS else ():
@@ -334,10 +334,12 @@ def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> Non
                 outcome.skipped = f"not configured: {why} (give credentials=)"
             elif _probe_round(target, tool, outcome, limit, how.seed):
                 hungry.append((tool, outcome))
-        _rounds(target, hungry, reserve)
+        # the sequences and the methods' requests next (what they leave of their share — a
+        # sequence ends where its item is not there — goes to the rounds after them)
         probe_sequences(target, stateful, report)
         if how.checks & METHOD_CHECKS:
             probe_methods(target, chosen, report)
+        _rounds(target, hungry)
 
 
 def packages_of(
