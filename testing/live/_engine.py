@@ -216,6 +216,7 @@ def _probe_tool(
     auth_checked = IGNORED_AUTH not in how.checks or not _requires_auth(target.api, op)
     auth_checked = auth_checked or tool.name in target.sent_to  # (an earlier round's)
     known = frozenset(f.check for f in outcome.failures)
+    drawn: list[Any] = target.memo.setdefault(("drawn", tool.name), [])
 
     def probe(instance: Any) -> None:
         nonlocal auth_checked
@@ -225,6 +226,7 @@ def _probe_tool(
             call = tool.call_model.model_validate(instance)
         except ValidationError:
             reject()
+        drawn.append(instance)
         findings, sent = target.send(tool.name, lambda: target.activities[tool.name](call))
         outcome.requests += 1
         if not findings and sent:

@@ -126,7 +126,10 @@ def probe_invalid(
         mutator = target.memo[("invalid", tool.name)] = WireMutator(contract, op)
     if not mutator.fields:
         return False  # (a Call with nothing on the wire has no invalid request)
-    valid = target.calls(tool)
+    # the valid Calls this run drew and sent, mutated: drawing another (a Kinto record, a
+    # nested object) cost more than all the rest of an invalid Call
+    sent: list[Any] = target.memo.get(("drawn", tool.name), [])
+    valid = st.sampled_from(sent[-64:]) if sent else target.calls(tool)
     known = frozenset(f.check for f in outcome.failures)
     misses = 0
 
