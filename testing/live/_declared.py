@@ -94,8 +94,8 @@ def _declared(source: str, status: str, stamp: tuple[int, int]) -> Declared | No
     # (a YAML spec's status keys may be numbers)
     table = {str(k): v for k, v in cast("dict[Any, Any]", responses).items()}
     response = resolved(doc, table.get(status))
-    if not isinstance(response, dict):
-        return None
+    if not isinstance(response, dict) or "$ref" in response:
+        return None  # (in another file: the compiled contract says what it declares)
     answer = cast("dict[str, Any]", response)
     if isinstance(doc, dict) and "swagger" in doc:
         top = cast("dict[str, Any]", doc)

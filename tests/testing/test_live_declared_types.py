@@ -104,3 +104,23 @@ def test_swagger_produces_holds_for_a_response_without_a_schema(
     (inherited,) = report.failures("inherited")
     assert inherited.message.startswith("text/html for status 200; declared: application/json")
     assert inherited.pointer.endswith("produced.json#/produces")
+
+
+def test_a_response_in_another_file_is_read_as_compiled(tmp_path: Path) -> None:
+    # the spec read again follows local $refs only: where a response is in another file, the
+    # compiled contract's media type is what the answer is held to
+    (tmp_path / "responses.json").write_text(
+        json.dumps({"Ok": {"description": "ok", "content": {"application/json": {"schema": {}}}}}),
+        encoding="utf-8",
+    )
+    spec = tmp_path / "split.json"
+    ok = {"200": {"$ref": "responses.json#/Ok"}}
+    paths = {"/inherited": {"get": {"operationId": "html", "responses": ok}}}
+    spec.write_text(
+        json.dumps({"openapi": "3.0.3", "info": {"title": "s", "version": "1"}, "paths": paths}),
+        encoding="utf-8",
+    )
+    with serve_asgi(_app()) as base:
+        report = check_live([spec], base, budget=4)
+    (found,) = report.failures("html")
+    assert found.message == "text/html for status 200; declared: application/json"
