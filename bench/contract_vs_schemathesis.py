@@ -19,6 +19,11 @@ requests as its budget: ``toolbind test SPEC --base-url BASE --budget <that> --c
 negative_data_rejection`` with every method (the server is this machine), its failures read from
 its JUnit XML. A defect is an (operation, check) pair; ``network`` is left out (no check of
 Schemathesis'). The credentials each server takes are given to both.
+
+Time, the same way for both: each tool is one child process, timed from its start to its exit —
+wall seconds (``time.monotonic``) and its own CPU seconds, user and system (``os.wait4``'s
+resource usage; the server's are not counted). Both include starting Python and reading the
+spec; toolbind's also compiling the spec into its package, Schemathesis' its own schema loading.
 """
 
 from __future__ import annotations

@@ -30,10 +30,9 @@ from toolbind.runtime.contract import HttpApi, HttpOperation
 from toolbind.runtime.errors import UsageError
 from toolbind.runtime.http import HttpClient, RetryPolicy
 
-from .._strategies import json_instances
-from ._methods import probe_methods
+from ._methods import probe_methods, undeclared_method
 from ._negative import probe_invalid
-from ._probe import LiveSettings, Target, drive, failure, record, wire_schema
+from ._probe import LiveSettings, Target, drive, failure, record, timed_out
 from ._report import LiveReport, ToolOutcome
 from ._stateful import SEQUENCE_COST, probe_sequences, resources, spec_links
 from ._verdicts import (
@@ -160,9 +159,7 @@ def _resent(
     how = target.how
     how.throttle()
     # its own transport: closing this client must not close the Activity's
-    bare = Recorder(
-        httpx.HTTPTransport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes
-    )
+    bare = Recorder(how.transport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes)
     with (
         httpx.Client(transport=bare, timeout=how.timeout) as client,
         contextlib.suppress(httpx.HTTPError),  # (no answer: nothing to say about auth)
@@ -205,21 +202,31 @@ def _check_auth(
 
 
 def _probe_tool(
-    target: Target, tool: ToolBinding, op: HttpOperation, outcome: ToolOutcome, limit: int
-) -> None:
-    """Draw valid Calls for ``tool`` and check every answer, at most ``limit`` requests."""
+    target: Target,
+    tool: ToolBinding,
+    op: HttpOperation,
+    outcome: ToolOutcome,
+    limit: int,
+    seed: int,
+) -> bool:
+    """Draw valid Calls for ``tool`` and check every answer until ``outcome`` has ``limit``
+    requests; whether a failure ended the draws (see ``drive``)."""
     how = target.how
     answer_checks = [check for name, check in ANSWER_CHECKS if name in how.checks]
     auth_checked = IGNORED_AUTH not in how.checks or not _requires_auth(target.api, op)
+    auth_checked = auth_checked or tool.name in target.sent_to  # (an earlier round's)
+    known = frozenset(f.check for f in outcome.failures)
+    drawn: list[Any] = target.memo.setdefault(("drawn", tool.name), [])
 
     def probe(instance: Any) -> None:
         nonlocal auth_checked
-        if outcome.requests >= limit or how.spent:
+        if outcome.requests >= limit or how.spent or timed_out(outcome):
             return
         try:
             call = tool.call_model.model_validate(instance)
         except ValidationError:
             reject()
+        drawn.append(instance)
         findings, sent = target.send(tool.name, lambda: target.activities[tool.name](call))
         outcome.requests += 1
         if not findings and sent:
@@ -227,12 +234,55 @@ def _probe_tool(
             if not auth_checked and not how.spent:
                 auth_checked = True
                 _check_auth(target, tool, op, outcome, instance, sent[0])
-        record(target, tool, outcome, findings, instance, sent)
+        record(target, tool, outcome, findings, instance, sent, known)
 
-    strategy = json_instances(wire_schema(tool))
-    drive(probe, strategy, examples=limit, seed=how.seed, outcome=outcome)
+    examples = max(1, limit - outcome.requests)
+    failed = drive(probe, target.calls(tool), examples=examples, seed=seed, outcome=outcome)
     if not outcome.requests and not outcome.skipped:
         outcome.skipped = "no drawn Call could be sent (each was refused before going out)"
+    return failed
+
+
+def _probe_round(
+    target: Target, tool: ToolBinding, outcome: ToolOutcome, limit: int, seed: int
+) -> bool:
+    """One round of ``tool``'s Calls, up to ``limit`` requests in all (half of the new ones
+    invalid where ``negative_data_rejection`` is on); whether the tool may have more to show:
+    it used all it was given, or a failure ended its draws."""
+    op = target.api.operations[tool.name]
+    if NEGATIVE_DATA_REJECTION in target.how.checks:
+        share = limit - outcome.requests
+        failed = _probe_tool(target, tool, op, outcome, limit - share // 2, seed)
+        if not outcome.skipped:
+            failed = probe_invalid(target, tool, op, outcome, limit, seed) or failed
+    else:
+        failed = _probe_tool(target, tool, op, outcome, limit, seed)
+    if outcome.skipped or timed_out(outcome):
+        return False
+    return failed or outcome.requests >= limit
+
+
+def _rounds(target: Target, hungry: list[tuple[ToolBinding, ToolOutcome]]) -> None:
+    """Hand the budget left to the ``hungry`` tools — those that may have
+    more to show — another round at a time, each with a new seed, until the budget is spent or
+    no tool has more (each drew every Call it has, or stopped answering)."""
+    how = target.how
+    round_ = 0
+    while hungry:
+        room = how.budget - how.sent
+        if room <= 0:
+            return
+        round_ += 1
+        chosen, hungry = hungry[:room], []
+        share = room // len(chosen)
+        before = how.sent
+        for tool, outcome in chosen:
+            if how.spent:
+                return
+            if _probe_round(target, tool, outcome, outcome.requests + share, how.seed + round_):
+                hungry.append((tool, outcome))
+        if how.sent == before:
+            return  # (a round that sent nothing: the next would not either)
 
 
 def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> None:
@@ -265,9 +315,15 @@ def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> Non
             if how.checks & STATEFUL_CHECKS
             else []
         )
-        # the sequences run last: their share of the budget is kept for them
+        # the first round leaves the sequences and the methods' requests their share
         kept = min(how.budget // 3, len(stateful) * SEQUENCE_COST * 2)
-        limit = max(2, (how.budget - kept) // max(1, len(chosen)))
+        paths: dict[str, set[str]] = {}
+        for tool in chosen if how.checks & METHOD_CHECKS else ():
+            op = api.operations[tool.name]
+            paths.setdefault(op.path, set()).add(op.method.upper())
+        reserve = kept + sum(undeclared_method(d, how.methods) is not None for d in paths.values())
+        limit = max(2, (how.budget - reserve) // max(1, len(chosen)))
+        hungry: list[tuple[ToolBinding, ToolOutcome]] = []
         for tool in tools:
             op = api.operations[tool.name]
             outcome = ToolOutcome(tool=tool.name, method=op.method.upper(), path=op.path)
@@ -278,15 +334,14 @@ def probe_package(pkg: ModuleType, how: LiveSettings, report: LiveReport) -> Non
                 outcome.skipped = f"the budget of {how.budget} requests was spent"
             elif why := target.unconfigured(op):
                 outcome.skipped = f"not configured: {why} (give credentials=)"
-            elif NEGATIVE_DATA_REJECTION in how.checks:
-                _probe_tool(target, tool, op, outcome, limit - limit // 2)
-                if not outcome.skipped:
-                    probe_invalid(target, tool, op, outcome, limit)
-            else:
-                _probe_tool(target, tool, op, outcome, limit)
+            elif _probe_round(target, tool, outcome, limit, how.seed):
+                hungry.append((tool, outcome))
+        # the sequences and the methods' requests next (what they leave of their share — a
+        # sequence ends where its item is not there — goes to the rounds after them)
         probe_sequences(target, stateful, report)
         if how.checks & METHOD_CHECKS:
             probe_methods(target, chosen, report)
+        _rounds(target, hungry)
 
 
 def packages_of(

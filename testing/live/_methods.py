@@ -11,7 +11,7 @@ offer must be told no: a 2xx means the server does what its spec does not say.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import httpx
 
@@ -32,9 +32,7 @@ def _send(
 ) -> Exchange | None:
     how = target.how
     how.throttle()
-    recorder = Recorder(
-        httpx.HTTPTransport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes
-    )
+    recorder = Recorder(how.transport(), deadline=2 * how.timeout, max_bytes=how.max_response_bytes)
     with (
         httpx.Client(transport=recorder, timeout=how.timeout) as client,
         contextlib.suppress(httpx.HTTPError),  # (no answer: the network check's business)
@@ -43,6 +41,12 @@ def _send(
             method, url, headers=[h for h in headers if h[0].lower() not in _BODY_HEADERS]
         )
     return recorder.exchanges[-1] if recorder.exchanges else None
+
+
+def undeclared_method(declared: Collection[str], methods: Collection[str]) -> str | None:
+    """The method sent to a path that declares ``declared``: one it does not declare that the
+    run may send (``methods``), or None."""
+    return next((m for m in _TRIED if m not in declared and m in methods), None)
 
 
 def probe_methods(target: Target, tools: Sequence[ToolBinding], report: LiveReport) -> None:
@@ -54,7 +58,7 @@ def probe_methods(target: Target, tools: Sequence[ToolBinding], report: LiveRepo
             paths.setdefault(target.api.operations[tool.name].path, []).append(tool)
     for path_tools in paths.values():
         declared = {target.api.operations[t.name].method.upper() for t in path_tools}
-        method = next((m for m in _TRIED if m not in declared and m in target.how.methods), None)
+        method = undeclared_method(declared, target.how.methods)
         if method is None or target.how.spent:
             continue
         tool = path_tools[0]

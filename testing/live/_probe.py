@@ -6,11 +6,13 @@ report entry, and the hypothesis run around a probe. Imports httpx, hypothesis,
 
 from __future__ import annotations
 
+import ssl
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import httpx
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
@@ -22,6 +24,7 @@ from toolbind.runtime.errors import HttpConfigurationError
 from toolbind.runtime.http import HttpClient
 
 from .._contract import contract_for
+from .._strategies import json_instances
 from ._report import Failure, ToolOutcome
 from ._verdicts import NETWORK, Finding
 from ._wire import Exchange, Recorder, curl
@@ -72,6 +75,15 @@ class LiveSettings:
     checks: frozenset[str]
     sent: int = 0
     last: float = field(default=0.0)
+    tls: ssl.SSLContext | None = None
+
+    def transport(self) -> httpx.HTTPTransport:
+        """A new transport for a request sent beside the client's (auth, methods), sharing one
+        TLS context: building one loads the CA bundle, a tenth of a CPU second each — half of
+        a run's CPU time on httpbin."""
+        if self.tls is None:
+            self.tls = httpx.create_ssl_context()
+        return httpx.HTTPTransport(verify=self.tls)
 
     @property
     def spent(self) -> bool:
@@ -116,6 +128,20 @@ class Target:
     how: LiveSettings
     sent_to: dict[str, Exchange] = field(default_factory=dict[str, Exchange])
     """The first request each tool sent (by tool name) that got an answer."""
+    strategies: dict[str, st.SearchStrategy[Any]] = field(
+        default_factory=dict[str, st.SearchStrategy[Any]]
+    )
+
+    memo: dict[tuple[str, str], Any] = field(default_factory=dict[tuple[str, str], Any])
+    """What a probe builds once a run for a tool: (kind, tool name) → it."""
+
+    def calls(self, tool: ToolBinding) -> st.SearchStrategy[Any]:
+        """Valid wire instances of ``tool``'s Call, built once a run (each round and sequence
+        draws from it: building checks the schema and canonicalises it again)."""
+        found = self.strategies.get(tool.name)
+        if found is None:
+            found = self.strategies[tool.name] = json_instances(wire_schema(tool))
+        return found
 
     def unconfigured(self, op: HttpOperation) -> str:
         """Why the client cannot call ``op`` (no credentials for any alternative its security
@@ -154,6 +180,11 @@ class Target:
         except HttpConfigurationError as exc:
             self.how.sent -= 1  # (nothing went out)
             raise _Unconfigured(str(exc)) from exc
+        except (UnicodeError, httpx.HTTPError) as exc:
+            # the client failed on what the server answered (a redirect setting a cookie that is
+            # not ASCII: httpx cannot write it into the next request): that answer's failure
+            message = f"client_error: {tool}: {type(exc).__name__}: {exc}"
+            return [Finding(check=NETWORK, message=message)], list(self.recorder.exchanges)
         exchanges = list(self.recorder.exchanges)
         kind = result.metadata.get("error_type")
         if exchanges and kind not in _NO_ANSWER:
@@ -223,12 +254,24 @@ def record(
     findings: Sequence[Finding],
     drawn: Any,
     sent: Sequence[Exchange],
+    known: Collection[str] = (),
 ) -> None:
-    """Add ``findings`` to ``outcome``; raise the first one's exception for hypothesis."""
-    for finding in findings:
+    """Add ``findings`` to ``outcome``, but those of the checks in ``known`` (found and shrunk
+    in an earlier round: kept as they were); raise the first one's exception for hypothesis
+    to shrink, unless it is ``network`` — shrinking a timeout waits out the timeout again at
+    every step, and what is unanswered says nothing about the Call."""
+    fresh = [f for f in findings if f.check not in known]
+    for finding in fresh:
         outcome.add(failure(target, tool, finding, drawn, sent))
-    if findings:
-        raise failed(findings[0].check)(findings[0].message)
+    shrunk = [f for f in fresh if f.check != NETWORK]
+    if shrunk:
+        raise failed(shrunk[0].check)(shrunk[0].message)
+
+
+def timed_out(outcome: ToolOutcome) -> bool:
+    """Whether a request of the tool timed out: its further Calls are not sent (each would
+    wait out the timeout again)."""
+    return any(f.check == NETWORK and f.message.startswith("timeout") for f in outcome.failures)
 
 
 def drive(
@@ -238,9 +281,11 @@ def drive(
     examples: int,
     seed: int,
     outcome: ToolOutcome,
-) -> None:
+) -> bool:
     """Run ``probe`` on at most ``examples`` instances of ``strategy`` (and shrink what fails);
-    failures are recorded by ``probe`` as they happen, a tool that cannot be called is skipped."""
+    failures are recorded by ``probe`` as they happen, a tool that cannot be called is skipped.
+    Returns whether a failure ended the run (hypothesis stops drawing soon after one: the tool
+    may have more to show), not the draws running out."""
     runner = settings(
         max_examples=max(1, examples),
         database=None,
@@ -251,12 +296,16 @@ def drive(
         verbosity=Verbosity.quiet,
         report_multiple_bugs=True,
     )(hypothesis_seed(seed)(given(strategy)(probe)))
+    # (no example database: without a key hypothesis reads the probe's source to make one, a
+    # tenth of the CPU time of a run that drives a few hundred probes)
+    runner._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
     try:
         runner()
     except _Unconfigured as exc:
         outcome.skipped = f"not configured: {exc} (give credentials=)"
     except AssertionError:
-        pass  # (the failures are recorded as they happen: hypothesis' verdict adds nothing)
+        # (the failures are recorded as they happen: hypothesis' verdict adds nothing)
+        return True
     except HypothesisException as exc:
         # a schema hypothesis cannot draw from, or every Call rejected: said, not passed over
         if not outcome.requests:
@@ -265,3 +314,5 @@ def drive(
         rest = group.split((AssertionError, HypothesisException))[1]
         if rest is not None:
             raise rest from None
+        return True
+    return False

@@ -11,7 +11,10 @@ otherwise they are inferred: a POST on a collection path ``/items`` and the GET 
 ``id``, else the last segment of the answer's ``Location``. Each sequence draws a valid create
 Call, sends it, and — when it was accepted (2xx) with an id — reads the item (a 404 breaks
 ``ensure_resource_availability``), deletes it and, when the delete was accepted, reads it again
-(a 2xx breaks ``use_after_free``). Each request is checked as in the single-operation probes.
+(a 2xx breaks ``use_after_free``). An item path with a GET and a DELETE is a resource too,
+whether or not a collection's create reaches it: its id is drawn and the item put there (its
+PUT, else its POST) or, without either, looked for (a 2xx read says it is there); then deleted
+and read again. Each request is checked as in the single-operation probes.
 """
 
 from __future__ import annotations
@@ -19,12 +22,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
-from urllib.parse import unquote
 
 import httpx
-import yaml
 from hypothesis import reject
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -32,8 +32,9 @@ from pydantic import ValidationError
 from toolbind.runtime import ToolBinding
 from toolbind.runtime.contract import HttpOperation
 
-from .._strategies import json_instances
-from ._probe import Target, drive, failure, wire_schema
+from ._declared import at, resolved
+from ._declared import document as read_again
+from ._probe import Target, drive, failure, timed_out
 from ._report import LiveReport, ToolOutcome
 from ._verdicts import ENSURE_RESOURCE_AVAILABILITY, USE_AFTER_FREE, Finding
 from ._wire import Exchange
@@ -60,13 +61,30 @@ class Link:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resource:
-    """A create and the operations that take what it created."""
+    """A create and the operations that take what it created.
 
-    create: ToolBinding
+    Attributes:
+        create: the operation that makes the item, or None where the item path has none (an
+            item is looked for: read first, and one the read finds is deleted).
+        read: the GET of the item.
+        delete: the DELETE of the item, or None.
+        field: the read/delete Call field holding the id.
+        link: where the spec's links say the id comes from; None: inferred.
+        at_item: the create is on the item's own path (PUT or POST ``/items/{id}``): the
+            id is chosen, not read from its answer.
+    """
+
+    create: ToolBinding | None
     read: ToolBinding
     delete: ToolBinding | None
-    field: str  # the read/delete Call field holding the id
-    link: Link | None  # None: inferred
+    field: str
+    link: Link | None
+    at_item: bool = False
+
+    @property
+    def first(self) -> ToolBinding:
+        """The operation a sequence starts with."""
+        return self.create or self.read
 
 
 def _segments(path: str) -> list[str]:
@@ -113,6 +131,37 @@ def resources(
         field = next((p.field for p in operations[read.name].parameters if p.name == name), None)
         if field is not None:
             found.append(Resource(create=create, read=read, delete=delete, field=field, link=link))
+    # (the item paths first: a create whose answer names no id still leaves its item path a
+    # sequence, and a finding of a collection's sequence, which says more, is kept over theirs)
+    return item_resources(tools, operations) + found
+
+
+def item_resources(
+    tools: Sequence[ToolBinding], operations: Mapping[str, HttpOperation]
+) -> list[Resource]:
+    """Every item path ``…/{id}`` with a GET and a DELETE: made there by its PUT (else its
+    POST) where it has one, else looked for — "deleted, then gone" holds for an item however
+    it came to be."""
+    by_path: dict[str, dict[str, ToolBinding]] = {}
+    for tool in tools:
+        op = operations[tool.name]
+        by_path.setdefault(op.path, {}).setdefault(op.method.upper(), tool)
+    found: list[Resource] = []
+    for path, methods in sorted(by_path.items()):
+        last = _segments(path)[-1] if _segments(path) else ""
+        read, delete = methods.get("GET"), methods.get("DELETE")
+        if read is None or delete is None:
+            continue
+        if not (last.startswith("{") and last.endswith("}")):
+            continue
+        name = last[1:-1]
+        field = next((p.field for p in operations[read.name].parameters if p.name == name), None)
+        if field is None:
+            continue
+        create = methods.get("PUT") or methods.get("POST")
+        found.append(
+            Resource(create=create, read=read, delete=delete, field=field, link=None, at_item=True)
+        )
     return found
 
 
@@ -123,16 +172,13 @@ def spec_links(
     by tool name; an operation or expression that cannot be followed is left out."""
     by_id = {op.operation_id: name for name, op in operations.items() if op.operation_id}
     by_source = {t.source.partition("#")[2]: t.name for t in tools if t.source}
-    documents: dict[str, Any] = {}
     out: dict[str, dict[str, Link]] = {}
     for tool in tools:
         if operations[tool.name].method.upper() != "POST" or "#" not in tool.source:
             continue
         file, _, pointer = tool.source.partition("#")
-        document = documents.get(file)
-        if document is None:
-            document = documents[file] = _document(file)
-        responses = _at(document, pointer + "/responses")
+        document = read_again(file)
+        responses = at(document, pointer + "/responses")
         if not isinstance(responses, dict):
             continue
         # (a YAML spec's status keys may be numbers)
@@ -141,41 +187,10 @@ def spec_links(
                 continue
             answer = cast("dict[str, Any]", response)
             for link in cast("dict[str, Any]", answer.get("links") or {}).values():
-                followed = _link(_resolved(document, link), by_id, by_source)
+                followed = _link(resolved(document, link), by_id, by_source)
                 if followed is not None:
                     out.setdefault(tool.name, {})[followed[0]] = followed[1]
     return out
-
-
-def _document(file: str) -> Any:
-    from toolbind.yaml12 import load_yaml
-
-    try:
-        return load_yaml(Path(file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
-        return None  # (a spec that cannot be read again: the sequences are inferred)
-
-
-def _at(document: Any, pointer: str) -> Any:
-    node = document
-    for token in pointer.lstrip("/").split("/") if pointer.strip("/") else []:
-        token = unquote(token).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
-            node = cast("dict[str, Any]", node).get(token)
-        elif isinstance(node, list) and token.isdigit():
-            items = cast("list[Any]", node)
-            node = items[int(token)] if int(token) < len(items) else None
-        else:
-            return None
-    return node
-
-
-def _resolved(document: Any, node: object) -> Any:
-    if not isinstance(node, dict):
-        return node
-    entry = cast("dict[str, Any]", node)
-    ref = entry.get("$ref")
-    return _at(document, ref[1:]) if isinstance(ref, str) and ref.startswith("#") else entry
 
 
 def _link(
@@ -211,7 +226,7 @@ def created_id(answer: Exchange, name: str, link: Link | None) -> Any:
         body = None
     pointers = [link.key] if link is not None else [f"/{name}", "/id"]
     for pointer in pointers:
-        value = _at(body, pointer)
+        value = at(body, pointer)
         if isinstance(value, (str, int)) and not isinstance(value, bool):
             return value
     location = answer.headers.get("location")
@@ -228,20 +243,21 @@ class _Sequence:
 
     def send(self, tool: ToolBinding, call: Any) -> Exchange | None:
         """Send a Call of ``tool``; its answer, or None when none came (the budget is spent or
-        the request got no answer: the single-operation probes report that)."""
-        if self.target.how.spent:
+        the request got no answer: the single-operation probes report that) or the tool timed
+        out before (each Call would wait the timeout out again)."""
+        outcome = self.outcomes.get(tool.name)
+        if self.target.how.spent or (outcome is not None and timed_out(outcome)):
             return None
         findings, sent = self.target.send(
             tool.name, lambda: self.target.activities[tool.name](call)
         )
-        outcome = self.outcomes.get(tool.name)
         if outcome is not None:
             outcome.requests += 1
         return None if findings or not sent else sent[-1]
 
     def item_call(self, data: st.DataObject, tool: ToolBinding, ident: Any) -> Any:
         """A valid Call of ``tool`` for the item ``ident`` (its other parameters drawn)."""
-        drawn = data.draw(json_instances(wire_schema(tool)), label=tool.name)
+        drawn = data.draw(self.target.calls(tool), label=tool.name)
         try:
             return tool.call_model.model_validate({**drawn, self.resource.field: ident})
         except ValidationError:
@@ -260,28 +276,58 @@ class _Sequence:
         shown = call.model_dump(mode="json", by_alias=True)
         outcome.add(failure(self.target, tool, finding, shown, [answer]))
 
-    def run(self, data: st.DataObject) -> None:
+    def created(self, data: st.DataObject) -> tuple[Any, Any, str] | None:
+        """A collection's create sent and accepted: (the id, the read Call, what was said)."""
         r = self.resource
+        if r.create is None:
+            return None
         try:
             create = r.create.call_model.model_validate(
-                data.draw(json_instances(wire_schema(r.create)), label="create")
+                data.draw(self.target.calls(r.create), label="create")
             )
         except ValidationError:
             reject()
         made = self.send(r.create, create)
         if made is None or not 200 <= made.status < 300:
-            return
+            return None
         ident = created_id(made, r.field, r.link)
         if ident is None:
-            return
+            return None
         said = f"{r.create.name} answered {made.status} with id {ident!r}"
+        return ident, self.item_call(data, r.read, ident), said
+
+    def chosen(self, data: st.DataObject) -> tuple[Any, Any, str] | None:
+        """An item path's id drawn; made there (PUT/POST) when it can be, else looked for
+        (read): (the id, the read Call, what was said) once it is there."""
+        r = self.resource
+        drawn: Any = data.draw(self.target.calls(r.read), label=r.read.name)
+        ident: Any = cast("dict[str, Any]", drawn).get(r.field) if isinstance(drawn, dict) else None
+        if ident is None:
+            reject()
         read = self.item_call(data, r.read, ident)
-        got = self.send(r.read, read)
-        checks = self.target.how.checks
-        if got is not None and got.status == 404 and ENSURE_RESOURCE_AVAILABILITY in checks:
-            why = f"{said}, then {r.read.name} of that id answered 404"
-            self.found(ENSURE_RESOURCE_AVAILABILITY, r.read, read, got, why)
+        if r.create is None:
+            got = self.send(r.read, read)
+            if got is None or not 200 <= got.status < 300:
+                return None  # (nothing there: nothing to delete)
+            return ident, read, f"{r.read.name} answered {got.status} for id {ident!r}"
+        made = self.send(r.create, self.item_call(data, r.create, ident))
+        if made is None or not 200 <= made.status < 300:
+            return None
+        return ident, read, f"{r.create.name} answered {made.status} for id {ident!r}"
+
+    def run(self, data: st.DataObject) -> None:
+        r = self.resource
+        there = self.chosen(data) if r.at_item else self.created(data)
+        if there is None:
             return
+        ident, read, said = there
+        checks = self.target.how.checks
+        if r.create is not None:
+            got = self.send(r.read, read)
+            if got is not None and got.status == 404 and ENSURE_RESOURCE_AVAILABILITY in checks:
+                why = f"{said}, then {r.read.name} of that id answered 404"
+                self.found(ENSURE_RESOURCE_AVAILABILITY, r.read, read, got, why)
+                return
         if r.delete is None or USE_AFTER_FREE not in checks:
             return
         gone = self.send(r.delete, self.item_call(data, r.delete, ident))
@@ -297,7 +343,7 @@ def probe_sequences(target: Target, found: Sequence[Resource], report: LiveRepor
     """Run a few create/read/delete sequences for each resource in ``found``."""
     outcomes = {t.tool: t for t in report.tools if not t.skipped}
     for resource in found:
-        if resource.create.name not in outcomes or target.how.spent:
+        if resource.first.name not in outcomes or target.how.spent:
             continue
         sequence = _Sequence(target=target, resource=resource, outcomes=outcomes)
         drive(
@@ -305,5 +351,5 @@ def probe_sequences(target: Target, found: Sequence[Resource], report: LiveRepor
             st.data(),
             examples=_SEQUENCES_PER_RESOURCE,
             seed=target.how.seed,
-            outcome=ToolOutcome(tool=resource.create.name, method="POST", path=""),
+            outcome=ToolOutcome(tool=resource.first.name, method="", path=""),
         )

@@ -1,5 +1,5 @@
-"""Testing layer, live checks: what is wrong with one answer. Imports pydantic, ``toolbind.runtime``
-and ``_wire``.
+"""Testing layer, live checks: what is wrong with one answer. Imports pydantic, ``toolbind.runtime``,
+``_declared`` and ``_wire``.
 
 Each check is named as Schemathesis names it, so a report reads the same to someone who knows
 that tool. A check returns the findings for one answer (none when it holds or does not apply);
@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from toolbind.runtime import ToolBinding
 from toolbind.runtime.contract import HttpOperation, HttpResponse
 
+from ._declared import declared_types
 from ._wire import Exchange
 
 NOT_A_SERVER_ERROR = "not_a_server_error"
@@ -119,16 +120,26 @@ def _media_matches(declared: str, actual: str) -> bool:
     return kind in ("*", got_kind) and sub in ("*", got_sub)
 
 
+def _declared(tool: ToolBinding, response: HttpResponse) -> tuple[tuple[str, ...], str]:
+    """Every media type ``response`` declares (the spec read again: all of its content's,
+    Swagger's ``produces``), and where; the contract's one type when the spec is not there."""
+    found = declared_types(tool, response.status)
+    if found is not None:
+        return found.types, found.pointer
+    types = (response.media_type,) if response.media_type else ()
+    return types, responses_pointer(tool, response.status, "content")
+
+
 def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange) -> list[Finding]:
-    """An answer says a content type its status declares: one with a body, and one without a
-    ``Content-Type`` where content is declared (an empty 401 where JSON is promised), except
-    where HTTP allows no body (HEAD, 204, 304); an answer of a status not declared, a type the
+    """An answer says a content type its status declares — with a body or without one (an
+    empty 401 where JSON is promised, with no ``Content-Type`` or ``text/html``) — except where
+    HTTP allows no body (HEAD, 204, 304); an answer of a status not declared, a type the
     operation declares for some status."""
     responses = matching(op, ex.status)
     if not responses and ex.body and ex.media_type:
         # a status not declared (status_code_conformance's finding) still answers in a type the
         # operation speaks: an HTML error page where only JSON is declared is read by no tool
-        spoken = sorted({r.media_type for r in op.responses if r.media_type})
+        spoken = sorted({t for r in op.responses for t in _declared(tool, r)[0]})
         if not spoken or any(_media_matches(d, ex.media_type) for d in spoken):
             return []
         message = f"{ex.media_type} for status {ex.status} (not declared); the operation "
@@ -139,17 +150,21 @@ def content_type_conformance(tool: ToolBinding, op: HttpOperation, ex: Exchange)
                 pointer=responses_pointer(tool),
             )
         ]
-    declared = sorted({r.media_type for r in responses if r.media_type})
-    if not declared or (not ex.body and (ex.media_type or _bodiless(ex))):
+    if not responses:
+        return []
+    declared, pointer = _declared(tool, responses[0])
+    if not declared or (not ex.body and _bodiless(ex)):
         return []
     if ex.media_type and any(_media_matches(d, ex.media_type) for d in declared):
         return []
-    found = ex.media_type or ("no Content-Type" if ex.body else "no Content-Type, no body")
+    # (an empty body still says its type: a client that reads by Content-Type is misled)
+    found = ex.media_type or "no Content-Type"
+    found += "" if ex.body else (" (no body)" if ex.media_type else ", no body")
     return [
         Finding(
             check=CONTENT_TYPE_CONFORMANCE,
-            message=f"{found} for status {ex.status}; declared: {', '.join(declared)}",
-            pointer=responses_pointer(tool, responses[0].status, "content"),
+            message=f"{found} for status {ex.status}; declared: {', '.join(sorted(declared))}",
+            pointer=pointer,
         )
     ]
 

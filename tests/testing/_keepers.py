@@ -240,3 +240,81 @@ def crud_app(mode: Mode, *, linked: bool = False) -> FastAPI:
         return Response(status_code=204)
 
     return app
+
+
+_NAME = [
+    {
+        "name": "name",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[a-z]{1,8}$"},
+    }
+]
+_VALUE = {"type": "object", "required": ["value"], "properties": {"value": {"type": "string"}}}
+_VALUE_BODY = {"required": True, "content": {"application/json": {"schema": _VALUE}}}
+
+
+def _at_item(op_id: str, **extra: Any) -> dict[str, Any]:
+    ok = {"description": "ok", "content": {"application/json": {"schema": _VALUE}}}
+    return {"operationId": op_id, "parameters": _NAME, "responses": {"200": ok, **_MISSING}} | extra
+
+
+ITEM_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "items at their own paths", "version": "1"},
+    "paths": {
+        # made at its path (PUT), read, deleted: no collection to create in
+        "/slots/{name}": {
+            "put": _at_item("put_slot", requestBody=_VALUE_BODY),
+            "get": _at_item("get_slot"),
+            "delete": _at_item("delete_slot"),
+        },
+        # a create whose answer names no id (nothing to read back by)
+        "/words": {
+            "post": {
+                "operationId": "add_word",
+                "requestBody": _VALUE_BODY,
+                "responses": {"200": {"description": "ok", "content": {"application/json": {}}}},
+            }
+        },
+        # read and deleted: every word is there until it is deleted
+        "/words/{name}": {"get": _at_item("get_word"), "delete": _at_item("delete_word")},
+    },
+}
+
+
+def item_app(mode: Literal["good", "zombie"]) -> FastAPI:
+    """``ITEM_SPEC``'s server: a slot put is there until deleted, every word until deleted
+    (``good``); ``zombie`` deletes nothing and says it did."""
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app.get("/openapi.json")(lambda: ITEM_SPEC)
+    slots: dict[str, str] = {}
+    deleted: set[str] = set()
+
+    def missing() -> JSONResponse:
+        return JSONResponse({"error": "no such item"}, status_code=404)
+
+    @app.api_route("/slots/{name}", methods=["PUT", "GET", "DELETE"])
+    async def slot(name: str, request: Request) -> Response:
+        if request.method == "PUT":
+            slots[name] = str((await request.json()).get("value", ""))
+        if name not in slots:
+            return missing()
+        value = slots[name]
+        if request.method == "DELETE" and mode != "zombie":
+            del slots[name]
+        return JSONResponse({"value": value})
+
+    @app.post("/words")
+    def add_word() -> dict[str, bool]:  # pyright: ignore[reportUnusedFunction]
+        return {"added": True}
+
+    @app.api_route("/words/{name}", methods=["GET", "DELETE"])
+    def word(name: str, request: Request) -> Response:
+        if name in deleted:
+            return missing()
+        if request.method == "DELETE" and mode != "zombie":
+            deleted.add(name)
+        return JSONResponse({"value": name})
+
+    return app

@@ -17,8 +17,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from tests._servers import free_port, serve_asgi, serve_wsgi
 from tests.conftest import unload
@@ -235,12 +240,60 @@ def test_an_answer_that_never_comes_times_out(liars: tuple[ModuleType, str]) -> 
     assert time.monotonic() - started < 5
 
 
+def test_a_tool_that_timed_out_is_not_called_again(liars: tuple[ModuleType, str]) -> None:
+    # each further Call would wait out the timeout again: shrinking one (hypothesis replays
+    # a failure to shrink it) or drawing more spent the budget on waiting
+    pkg, base = liars
+    report = check_live(pkg, base, tools=["slow"], budget=20, timeout=0.3)
+    assert _network(report, "slow").startswith("timeout: slow: GET ")
+    assert report.requests == 1
+
+
 def test_a_redirect_to_another_host_is_refused(liars: tuple[ModuleType, str]) -> None:
     pkg, base = liars
     report = check_live(pkg, base, tools=["away"], budget=2)
     message = _network(report, "away")
     assert message.startswith("redirect_refused: away: redirect (302) to http://elsewhere.invalid")
     assert report.failures("away")[0].curl.endswith(f"{base}/away")
+
+
+_CRUMB_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "crumb", "version": "1"},
+    "paths": {
+        "/crumb": {
+            "get": {
+                "operationId": "crumb",
+                "responses": {"200": {"description": "ok", "content": {"application/json": {}}}},
+            }
+        }
+    },
+}
+
+
+def _crumb_app() -> Starlette:
+    """Redirects to /landing setting a cookie whose value is not ASCII (httpbin's
+    ``/cookies/set?k=été`` does)."""
+
+    async def crumb(request: Request) -> Response:
+        answer = Response(status_code=302, headers={"location": "/landing"})
+        answer.raw_headers.append((b"set-cookie", "k=\u00e9t\u00e9; Path=/".encode()))
+        return answer
+
+    async def landing(request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    return Starlette(routes=[Route("/crumb", crumb), Route("/landing", landing)])
+
+
+def test_an_answer_the_client_cannot_follow_is_a_network_failure(tmp_path: Path) -> None:
+    spec = tmp_path / "crumb.json"
+    spec.write_text(json.dumps(_CRUMB_SPEC), encoding="utf-8")
+    with serve_asgi(_crumb_app()) as base:
+        report = check_live([spec], base, budget=3)
+    message = _network(report, "crumb")
+    assert message.startswith("client_error: crumb: UnicodeEncodeError: ")
+    assert report.failures("crumb")[0].status == 302
 
 
 @pytest.fixture
