@@ -76,13 +76,13 @@ def call_schema(binding: ToolBinding) -> dict[str, Any]:
     properties["_output"] = dict(binding.output_schema) if binding.output_schema is not None else {}
     ordered = {k: properties.pop(k) for k in ("_tool", "_activity", "_reasoningForCall", "_output")}
     schema["properties"] = {**ordered, **properties}
-    return without_recursive_anchors(with_defs(schema, binding))
+    return with_defs(schema, binding)
 
 
 def output_schema(binding: ToolBinding) -> dict[str, Any]:
     """The JSON Schema a tool's Output model implements (``{}``: any JSON, when none is declared)."""
     base = dict(binding.output_schema) if binding.output_schema is not None else {}
-    return without_recursive_anchors(with_defs(base, binding))
+    return with_defs(base, binding)
 
 
 def with_defs(schema: dict[str, Any], binding: ToolBinding) -> dict[str, Any]:
@@ -98,37 +98,6 @@ def with_defs(schema: dict[str, Any], binding: ToolBinding) -> dict[str, Any]:
     if not _resolved(schema, kept):
         kept = every
     return {**schema, "$defs": kept} if kept else {k: v for k, v in schema.items() if k != "$defs"}
-
-
-def without_recursive_anchors(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` without draft 2019-09's ``$recursiveAnchor: true``.
-
-    A component written as a schema of its own (``$recursiveAnchor: true`` at its top,
-    ``$recursiveRef: "#"`` inside) reaches a package with its ``$recursiveRef`` made a ``$ref``
-    to the component and the anchor left: a boolean there breaks the 2020-12 meta-schema (a
-    string, the deprecated spelling of ``$dynamicAnchor``), so the schema was refused before
-    any instance was drawn. With no ``$recursiveRef`` left to resolve against it, the anchor
-    says nothing; it is dropped (copying only the objects that hold it)."""
-    return cast("dict[str, Any]", _drop_anchor(schema))
-
-
-def _drop_anchor(node: Any) -> Any:
-    if isinstance(node, list):
-        items = cast("list[Any]", node)
-        kept: list[Any] = [_drop_anchor(v) for v in items]
-        return items if all(a is b for a, b in zip(kept, items, strict=True)) else kept
-    if not isinstance(node, dict):
-        return node
-    entry = cast("dict[str, Any]", node)
-    out: dict[str, Any] = {
-        k: _drop_anchor(v) for k, v in entry.items() if not _is_bool_anchor(k, v)
-    }
-    same = len(out) == len(entry) and all(out[k] is entry[k] for k in out)
-    return entry if same else out
-
-
-def _is_bool_anchor(key: str, value: Any) -> bool:
-    return key == "$recursiveAnchor" and isinstance(value, bool)
 
 
 def _resolved(schema: dict[str, Any], kept: Mapping[str, Any]) -> bool:

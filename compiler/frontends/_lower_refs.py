@@ -202,7 +202,7 @@ class RefsLowerer(LowererBase):
         ref = s.get("$dynamicRef")
         if isinstance(ref, str) and "$ref" not in s:
             s = {k: v for k, v in s.items() if k != "$dynamicRef"} | {"$ref": _DynamicRef(ref)}
-        if "$recursiveRef" in s:
+        if "$recursiveRef" in s or "$recursiveAnchor" in s:
             s = self._normalise(_ON_ENTER, s, loc)
         ref = s.get("$recursiveRef")
         if isinstance(ref, str) and self.draft in (None, "draft2019-09"):

@@ -184,6 +184,43 @@ RECURSIVE_REF_IN_OPENAPI = schema_rule(
 )
 
 
+def _recursive_anchor_in_openapi(
+    value: Any, at: SourceLocation, ctx: SchemaContext
+) -> Fixed | None:
+    fragment = schema_object(value)
+    # the anchor ``$recursiveRef`` resolves against (draft 2019-09): OpenAPI reads no
+    # ``$recursiveRef`` (the rules above make it a ``$ref`` or drop it), so the anchor says
+    # nothing, and kept it breaks the 2020-12 meta-schema the exported schemas are read
+    # against (there ``$recursiveAnchor`` is a string, the old spelling of ``$dynamicAnchor``)
+    if fragment is None or "$recursiveAnchor" not in fragment:
+        return None
+    if ctx.dialect == "jsonschema" and not ctx.openapi31:
+        return None
+    where = at.child("$recursiveAnchor")
+    said = ()
+    if str(where) not in ctx.reported:
+        said = (
+            warn(
+                where,
+                "$recursiveAnchor is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored",
+            ),
+        )
+    return Fixed(value=without(fragment, "$recursiveAnchor"), diagnostics=said)
+
+
+RECURSIVE_ANCHOR_IN_OPENAPI = schema_rule(
+    name="recursive-anchor-in-openapi",
+    family="schema-refs",
+    accepts="$recursiveAnchor in an OpenAPI schema (draft 2019-09's; OpenAI's CompoundFilter)",
+    makes="the schema without it (no $recursiveRef is left to resolve against it)",
+    warning="$recursiveAnchor is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored",
+    apply=_recursive_anchor_in_openapi,
+    when=lambda c: c.dialect != "jsonschema" or c.openapi31,
+    keys=("$recursiveAnchor",),
+    phases=("enter",),
+)
+
+
 def properties_map_ref(fragment: dict[str, Any]) -> str | None:
     """The ``$ref`` a schema's whole ``properties`` map is written as, or None."""
     props = schema_object(fragment.get("properties"))
@@ -224,5 +261,6 @@ RULES = (
     OPENAPI30_REF_SIBLINGS,
     RECURSIVE_REF_TO_COMPONENT,  # (before the rule that drops what it does not read)
     RECURSIVE_REF_IN_OPENAPI,
+    RECURSIVE_ANCHOR_IN_OPENAPI,
     PROPERTIES_REF,
 )

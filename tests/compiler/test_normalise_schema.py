@@ -231,6 +231,16 @@ CASES = [
         ],
     ),
     Case(
+        schema_refs.RECURSIVE_ANCHOR_IN_OPENAPI,
+        OPENAPI31,
+        {"$recursiveAnchor": True, "type": "object"},
+        {"type": "object"},
+        [
+            "{at}/$recursiveAnchor: warning: $recursiveAnchor is no keyword of OpenAPI schemas "
+            "(draft 2019-09's); it is ignored"
+        ],
+    ),
+    Case(
         schema_nullable.X_NULLABLE,
         OPENAPI30,
         {"type": "string", "x-nullable": True},
