@@ -23,6 +23,7 @@ from ..diagnostics import Diagnostic, Diagnostics, describe
 from ..ir import Definition, Meta, SchemaNode, SourceLocation, freeze
 from ..normalise import Rule, run
 from ..normalise._schema import Phase, SchemaContext
+from ..normalise.schema_nullable import X_NULLABLE_NOTE
 from ._resolver import (
     Dialect,
     Draft,
@@ -184,7 +185,7 @@ class LowererBase:
         """``fragment`` (a schema at ``loc``) as ``rules`` leave it, their warnings said.
 
         A warning's place is remembered (``_unread_reported``: the rules that warn once per
-        place read it); a note is counted instead (``x_nullable``: said once, by
+        place read it); the x-nullable note is counted instead (``x_nullable``: said once, by
         ``report_extensions``)."""
         phase = self._phases.get(id(rules))
         if phase is None:
@@ -197,8 +198,10 @@ class LowererBase:
         out: list[Diagnostic] = []
         fragment = run(phase.rules, fragment, loc, context, out)
         for said in out:
-            if said.severity == "note":
+            if said.severity == "note" and said.found == X_NULLABLE_NOTE:
                 self.x_nullable[str(said.loc)] = said.loc
+            elif said.severity == "note":  # (another rule's note: said where it is)
+                self.diags.add(said)
             else:
                 self._unread_reported.add(str(said.loc))
                 self.diags.add(said)
