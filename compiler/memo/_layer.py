@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,29 +38,20 @@ from typing import Any, Protocol
 from toolbind._version import VERSION
 
 from .._load import digest, parsing_yaml
+from .._steps import Steps
 from .._tree import Kept, Texts
 from .._write import MANIFEST, PARSES
 from ..diagnostics import Diagnostic, Diagnostics
 from ._outputs import Previous, Reused, diagnostic_to_json
 from ._parses import ParseCache
-
-Rendering = tuple[dict[str, str], dict[str, str], list[str], dict[str, Any]]
-"""What the render stage gives: the files, the keys of those rendered from a key, the files not
-rendered because their key was known, and the render memo for the next run."""
+from ._render import RenderSteps
 
 
 class RenderStage(Protocol):
     """The render stage of one package, as the layer calls it."""
 
-    def __call__(
-        self,
-        diags: Diagnostics,
-        known: Mapping[str, str],
-        memo: Mapping[str, Any] | None,
-        previous: Callable[[str], str | None] | None,
-    ) -> Rendering:
-        """Render the package (``known``: path → key of the previous run; ``memo``: the previous
-        render memo; ``previous``: a previous file's text, by path)."""
+    def __call__(self, diags: Diagnostics, steps: Steps) -> dict[str, str]:
+        """The package's files (paths in the tree), but those ``steps`` say are not made."""
         ...
 
 
@@ -164,16 +155,23 @@ class Memo:
         known = prev.keys(source, options)
         was = prev.parses(source, _memo_file(name)) if known and self.keep else None
         own = Diagnostics()
-        files, keys, skipped, memo = stage(
-            own, known, was, lambda rel: prev.text(rel, prev.digests(source, rel))
+        steps = RenderSteps(
+            f"{name}/",
+            known,
+            was,
+            lambda rel: prev.text(rel, prev.digests(source, rel)),
+            keep=self.keep,
         )
+        files = stage(own, steps)
         # a module not rendered again is the previous output's file, bytes confirmed; one that
         # is not as written makes the package render whole
-        taken = {rel: prev.kept(rel, prev.digests(source, rel)) for rel in skipped}
+        taken = {rel: prev.kept(rel, prev.digests(source, rel)) for rel in steps.skipped}
         if any(k is None for k in taken.values()):
             own = Diagnostics()
-            files, keys, _, memo = stage(own, {}, None, None)
+            steps = RenderSteps(f"{name}/", {}, None, None, keep=self.keep)
+            files = stage(own, steps)
             taken = {}
+        keys, memo = steps.keys, steps.made
         texts = Texts(files)
         for rel, text in (
             (_parses_file(name), kept.parses),
