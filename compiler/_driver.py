@@ -160,13 +160,15 @@ def read_spec(
     diags: Diagnostics,
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    steps: Steps = DIRECT,
 ) -> SpecPackage | None:
-    """The frontends' ``read_spec``, then the passes that change what the model reads (tools
-    told apart where their descriptions are the same)."""
+    """The frontends' ``read_spec`` (its costly parts run through ``steps``), then the passes
+    that change what the model reads (tools told apart where their descriptions are the
+    same)."""
     from .frontends import read_spec as lowered
     from .passes.descriptions import told_apart
 
-    pkg = lowered(path, shown, diags, select, refs)
+    pkg = lowered(path, shown, diags, select, refs, steps)
     return told_apart(pkg) if pkg is not None else None
 
 
@@ -454,8 +456,11 @@ def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
         if run.progress:
             run.progress(source)
         own = Diagnostics()
-        with recording_reads() as reads, run.memo.reading(source, name, options) as kept:
-            pkg = read_spec(path, source, own, run.select, run.refs)
+        with (
+            recording_reads() as reads,
+            run.memo.reading(source, name, options, every=not run.select) as (steps, kept),
+        ):
+            pkg = read_spec(path, source, own, run.select, run.refs, steps)
         if pkg is None or own.has_errors:  # (said below unless another spec $refs it)
             failed.append((len(diags.items), source, own.items))
             continue

@@ -1,6 +1,7 @@
 """Compiler layer (frontends): detect a spec's format and lower it to a ``SpecPackage``.
 
-Imports ``ir``, ``diagnostics``, ``_load`` and the format modules beside it; never a backend.
+Imports ``ir``, ``diagnostics``, ``_load``, ``_steps`` and the format modules beside it; never
+a backend.
 
 Detection looks at the shape of the document (see ``FORMATS`` for what each format looks like);
 a shape that matches none is a located error that lists the formats expected.
@@ -27,6 +28,7 @@ from .._load import (
     not_a_regular_file,
     record_live,
 )
+from .._steps import DIRECT, Steps
 from ..diagnostics import Diagnostics, describe
 from ..ir import SourceLocation, SpecPackage, ToolSpec
 from . import agentb, bfcl, gateway, mcp, openai, openapi, seeds
@@ -81,15 +83,17 @@ def read_spec(
     diags: Diagnostics,
     select: openapi.OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    steps: Steps = DIRECT,
 ) -> SpecPackage | None:
     """Load and lower the spec file at ``path`` (shown in diagnostics as ``shown``).
 
     ``select`` keeps only some operations of an OpenAPI document (other formats ignore it);
-    ``refs`` says where ``$ref``s may lead beyond the spec's directory.
+    ``refs`` says where ``$ref``s may lead beyond the spec's directory; ``steps``: how the
+    costly parts of reading are run (``_steps``: an OpenAPI document's operations).
     """
     with collecting_warnings() as assumed:  # of this document and of those its $refs read
         try:
-            return _read_spec(path, shown, diags, select, refs)
+            return _read_spec(path, shown, diags, select, refs, steps)
         finally:
             for warning in assumed.values():
                 diags.add(warning)
@@ -101,6 +105,7 @@ def _read_spec(
     diags: Diagnostics,
     select: openapi.OperationFilter | None,
     refs: RefPolicy,
+    steps: Steps,
 ) -> SpecPackage | None:
     # OpenAPI is JSON: an unquoted YAML date (typically in an example) means its text.
     doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path))
@@ -108,7 +113,7 @@ def _read_spec(
         diags.add(doc)
         return None
     try:
-        return read_document(doc, path, diags, select, refs)
+        return read_document(doc, path, diags, select, refs, steps)
     except RecursionError:
         # ``_load`` bounds a document's nesting and the lowerer a schema's, so this takes a
         # spec built to defeat both (e.g. $refs across files); it is still the spec's fault.
@@ -141,6 +146,7 @@ def read_document(
     diags: Diagnostics,
     select: openapi.OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    steps: Steps = DIRECT,
 ) -> SpecPackage | None:
     """Lower an already parsed document; ``path`` anchors relative ``$ref``s (None: none allowed).
 
@@ -151,7 +157,7 @@ def read_document(
         refs = refs.with_dir(path.parent)
     value: Any = doc.value
     if openapi.is_document(value):
-        return openapi.read(doc, path, diags, select, refs)
+        return openapi.read(doc, path, diags, select, refs, steps)
     if mcp.is_config(value):  # a live server's tools, listed now
         # what they list can change with the config unchanged (a server upgraded): never reused
         record_live(f"{doc.path}#/mcp/servers")

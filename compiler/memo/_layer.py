@@ -1,26 +1,27 @@
 """Compiler layer (memo): the one place that decides what of a previous run is reused.
 
-Imports ``_load`` (digests, the ``parsing_yaml`` hook), ``_tree``, ``_write`` (the output's
-layout), ``_version``, ``diagnostics`` and this package's modules; ``_operations`` (and with it
-the frontends) only when a spec is read. The driver builds one ``Memo`` per run and passes each
-stage through it; no stage imports this.
+Imports ``_load`` (digests, the ``parsing_yaml`` hook), ``_steps``, ``_tree``, ``_write`` (the
+output's layout), ``_version``, ``diagnostics`` and this package's modules; ``_operations`` and
+``_replay`` (and with them the frontends) only when a spec is read. The driver builds one
+``Memo`` per run and passes each stage through it; no stage imports this.
 
 Every reuse is keyed the same way: ``options`` (a digest of toolbind's version and of
 everything else a package's output depends on: its name, the ``$ref`` policy, ``--strict``)
 together with the digests of the inputs the stage read (the spec files' bytes, the kept
 parse's text, a model module's key). A key that differs, or a kept file that is not as the
-manifest records it, means the stage runs as in a full run.
+manifest records it, means the step runs as in a full run.
 
 Data flow, per spec (``build`` in the driver):
 
 1. ``reused``: the package as the previous output holds it, when its options and every input
    are unchanged — no stage runs;
-2. ``reading`` around the read stage: the kept parse (``_parses``) and the operations'
-   records (``_operations``) offered to the loader and the OpenAPI reader through their hooks;
-   what they keep for the next run comes back as ``KeptReads``;
-3. ``render`` around the render stage: the previous file keys and render memo handed to the
-   backend, the modules it skipped taken from the previous output (or a whole render when one
-   is not as written), then every file whose rendered text is unchanged taken as formatted;
+2. ``reading`` around the read stage: the steps the reader is given (``_replay.ReadSteps``:
+   the operations' records) and the kept parse offered through the loader's hook; what they
+   keep for the next run comes back as ``KeptReads``;
+3. ``render`` around the render stage: the steps the backend is given (``_render.RenderSteps``:
+   the previous files' keys and step results), the files it did not make taken from the
+   previous output (or a whole render when one is not as written), then every file whose
+   rendered text is unchanged taken as formatted;
 4. ``holds``, ``entry``: whether the previous output is this tree already, and what the
    manifest records of each package for the next run.
 """
@@ -115,12 +116,15 @@ class Memo:
         return self.prev.reuse(source, name, options)
 
     @contextlib.contextmanager
-    def reading(self, source: str, name: str, options: str) -> Generator[KeptReads]:
-        """Around the read stage of ``source`` (named ``name`` last time; "" when unknown):
-        the kept parses and operations' records offered through the loader's and the OpenAPI
-        reader's hooks; the ``KeptReads`` is filled when the block ends."""
-        from ..frontends._opmemo import keeping_operations
+    def reading(
+        self, source: str, name: str, options: str, *, every: bool = True
+    ) -> Generator[tuple[Steps, KeptReads]]:
+        """Around the read stage of ``source`` (named ``name`` last time; "" when unknown): the
+        steps to read it through (the previous run's operations' records, for a run that reads
+        every operation: ``every``) and the kept parse offered through the loader's hook; the
+        ``KeptReads`` is filled when the block ends."""
         from ._operations import OperationMemo
+        from ._replay import ReadSteps
 
         parses = ParseCache(
             ParseCache.read(self.prev.kept_text(source, _parses_file(name))) if name else None
@@ -131,8 +135,10 @@ class Memo:
             options,
         )
         kept = KeptReads()
-        with parsing_yaml(parses.parse), keeping_operations(operations):
-            yield kept
+        steps = ReadSteps(operations, every=every)
+        with parsing_yaml(parses.parse):
+            yield steps, kept
+        steps.finish()
         if self.keep:
             kept.parses, kept.operations = parses.text(), operations.text()
 

@@ -714,17 +714,17 @@ def test_operations_are_taken_from_their_records_only_where_nothing_they_read_ch
     for byte, every time."""
     import toolbind.compiler.memo._parses as load
     from toolbind.compiler._load import digest
-    from toolbind.compiler.frontends import _opmemo
+    from toolbind.compiler.memo import _replay
 
     monkeypatch.setattr(load, "PARSE_CACHE_MIN_BYTES", 1000)  # this small spec counts
     replayed: list[int] = []
-    real_apply = _opmemo.Replay._apply  # pyright: ignore[reportPrivateUsage]
+    real_apply = _replay.Replay._apply  # pyright: ignore[reportPrivateUsage]
 
     def spy(self: Any, delta: Any) -> None:
         replayed.append(1)
         real_apply(self, delta)
 
-    monkeypatch.setattr(_opmemo.Replay, "_apply", spy)
+    monkeypatch.setattr(_replay.Replay, "_apply", spy)
     monkeypatch.chdir(tmp_path)
     specs = copy_specs(tmp_path, [spec_rel])
     spec = next(specs.iterdir())
