@@ -7,8 +7,10 @@ the memo layer (``memo``) is the other implementation, and a stage never learns 
 was given. This is how build systems put it: the function declares its inputs' key, the engine
 decides reuse.
 
-The four kinds of step:
+The five kinds of step:
 
+* ``parse``: a document parsed from a spec file's text (a large YAML file may be parsed again
+  from an earlier parse of it);
 * ``file``: a file of the output, made from a key (the render stage's modules);
 * ``run``: a result made from a key, with how to write it as JSON values and read it back;
 * ``output``: the text of an output file as written beside a ``run`` step's result, when that
@@ -28,6 +30,14 @@ _T = TypeVar("_T")
 
 class Steps(Protocol):
     """How a stage's named steps are run (``DIRECT``: each made; see the module docstring)."""
+
+    def parse(
+        self, name: str, text: str, make: Callable[[], _T], *, shown: str, dates: bool, size: int
+    ) -> _T:
+        """``make()``: the document in ``text`` (file ``name``, of ``size`` bytes, shown as
+        ``shown``; ``dates``: unquoted YAML dates read as text), parsed as YAML; or the very
+        same document got another way."""
+        ...
 
     def file(self, path: str, key: str) -> bool:
         """Whether the output file ``path``, made from ``key`` (a digest of everything its text
@@ -64,6 +74,12 @@ class Steps(Protocol):
 
 class Direct:
     """Every step made, nothing kept (``DIRECT``)."""
+
+    def parse(
+        self, name: str, text: str, make: Callable[[], _T], *, shown: str, dates: bool, size: int
+    ) -> _T:
+        """``make()``."""
+        return make()
 
     def file(self, path: str, key: str) -> bool:
         """Always made."""

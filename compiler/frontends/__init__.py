@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,7 @@ def _read_spec(
     steps: Steps,
 ) -> SpecPackage | None:
     # OpenAPI is JSON: an unquoted YAML date (typically in an example) means its text.
-    doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path))
+    doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path), steps=steps)
     if not isinstance(doc, Document):
         diags.add(doc)
         return None
@@ -164,7 +165,7 @@ def read_document(
         readers: list[ToolReader] = []
 
         def make(root: Any) -> ToolReader:
-            readers.append(_reader(doc, path, diags, "jsonschema", refs, root))
+            readers.append(_reader(doc, path, diags, "jsonschema", refs, steps, root))
             return readers[-1]
 
         read = mcp.read_config(doc.path, value, diags, make)
@@ -176,7 +177,7 @@ def read_document(
         package = _package(doc, "mcp", tools, readers[0], diags)
         return replace(package, mcp=source) if package is not None else None
     if seeds.is_saved_request(value):  # a delegate's saved Request (014): its tool items
-        reader = _reader(doc, path, diags, "jsonschema", refs)
+        reader = _reader(doc, path, diags, "jsonschema", refs, steps)
         found: list[ToolSpec | None] = []
         for i, key, schema in seeds.request_tools(value):
             where = loc.child("context", i, "tool", key)
@@ -212,12 +213,12 @@ def read_document(
         or any(bfcl.is_record(v) for v in items)
         or (items and all(bfcl.is_function(v) for v in items))
     ):
-        reader = _reader(doc, path, diags, "bfcl", refs)
+        reader = _reader(doc, path, diags, "bfcl", refs, steps)
         tools = bfcl.read(reader, items, loc, lines=doc.lines)
         return _package(doc, "bfcl", tools, reader, diags)
     schema_map = as_object(value)
     if schema_map is not None and not _tool_format(schema_map) and seeds.is_schema_map(schema_map):
-        reader = _reader(doc, path, diags, "jsonschema", refs)
+        reader = _reader(doc, path, diags, "jsonschema", refs, steps)
         found = [
             seeds.read_tool(reader, schema, loc.child(key), key=key)
             for key, schema in schema_map.items()
@@ -233,7 +234,7 @@ def read_document(
         )
         diags.error(loc, _NO_TOOLS, expected)
         return None
-    reader = _reader(doc, path, diags, "jsonschema", refs)
+    reader = _reader(doc, path, diags, "jsonschema", refs, steps)
     tools: list[ToolSpec] = []
     formats: list[str] = []
     for i, item in enumerate(items):
@@ -271,6 +272,7 @@ def _reader(
     diags: Diagnostics,
     dialect: Dialect,
     refs: RefPolicy,
+    steps: Steps,
     root: Any = None,
 ) -> ToolReader:
     # a tool's x- keys annotate it for other tools: never sent to a model, reported in _package
@@ -280,6 +282,7 @@ def _reader(
         allow_remote_files=path is not None,
         refs=refs,
         drop_extensions=True,
+        load=partial(load_document, steps=steps),
     )
     return ToolReader(
         diags=diags, lowerer=lowerer, root=doc.value if root is None else root, path=path

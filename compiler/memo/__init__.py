@@ -5,12 +5,11 @@ Imports ``_load``, ``_cachedir``, ``_steps``, ``_tree``, ``_write`` (the output'
 layer may know a stage's insides; no stage knows the layer); only the driver imports it.
 
 The stages are functions of their inputs alone. Those with costly sub-steps name them through
-one neutral seam, ``_steps.Steps`` (a keyed output file, a keyed result, an output file written
-beside a result, a part of a document with the places it reads), whose default implementation
-makes every step; this package is the other implementation, built from the previous output.
-The stages take a ``steps`` argument and never learn which one they were given. One hook
-remains in the loader (``_load.parsing_yaml``: a large YAML file parsed again from its kept
-parse).
+one neutral seam, ``_steps.Steps`` (a YAML file's parse, a keyed output file, a keyed result,
+an output file written beside a result, a part of a document with the places it reads), whose
+default implementation makes every step; this package is the other implementation, built from
+the previous output.
+The stages take a ``steps`` argument and never learn which one they were given.
 
 Modules, from the outside in:
 
@@ -18,8 +17,9 @@ Modules, from the outside in:
   (toolbind's version and options, with the digests of each stage's inputs);
 * ``_render``: ``RenderSteps``, the render stage's steps (files not made again when their key
   is the previous output's, whole-package results read back by key);
-* ``_replay`` and ``_records``: ``ReadSteps``, the read stage's steps (each OpenAPI operation
-  lowered or taken from its record, ``Replay``), and the records themselves;
+* ``_replay`` and ``_records``: ``ReadSteps``, the read stage's steps (a large YAML file parsed
+  again from its kept parse, each OpenAPI operation lowered or taken from its record,
+  ``Replay``), and the records themselves;
 * ``_operations``: the records kept between runs, and what an edit changed;
 * ``_outputs``: the previous output directory — its manifest (``Previous``), its files
   (``_tree.Kept``: read only when asked for), and the file signatures that spare reading them;

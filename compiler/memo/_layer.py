@@ -1,6 +1,6 @@
 """Compiler layer (memo): the one place that decides what of a previous run is reused.
 
-Imports ``_load`` (digests, the ``parsing_yaml`` hook), ``_steps``, ``_tree``, ``_write`` (the
+Imports ``_load`` (digests), ``_steps``, ``_tree``, ``_write`` (the
 output's layout), ``_version``, ``diagnostics`` and this package's modules; ``_operations`` and
 ``_replay`` (and with them the frontends) only when a spec is read. The driver builds one
 ``Memo`` per run and passes each stage through it; no stage imports this.
@@ -15,9 +15,9 @@ Data flow, per spec (``build`` in the driver):
 
 1. ``reused``: the package as the previous output holds it, when its options and every input
    are unchanged — no stage runs;
-2. ``reading`` around the read stage: the steps the reader is given (``_replay.ReadSteps``:
-   the operations' records) and the kept parse offered through the loader's hook; what they
-   keep for the next run comes back as ``KeptReads``;
+2. ``reading`` around the read stage: the steps the loader and the reader are given
+   (``_replay.ReadSteps``: the kept parses, the operations' records); what they keep for the
+   next run comes back as ``KeptReads``;
 3. ``render`` around the render stage: the steps the backend is given (``_render.RenderSteps``:
    the previous files' keys and step results), the files it did not make taken from the
    previous output (or a whole render when one is not as written), then every file whose
@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from toolbind._version import VERSION
 
-from .._load import digest, parsing_yaml
+from .._load import digest
 from .._steps import Steps
 from .._tree import Kept, Texts
 from .._write import MANIFEST, PARSES
@@ -120,9 +120,9 @@ class Memo:
         self, source: str, name: str, options: str, *, every: bool = True
     ) -> Generator[tuple[Steps, KeptReads]]:
         """Around the read stage of ``source`` (named ``name`` last time; "" when unknown): the
-        steps to read it through (the previous run's operations' records, for a run that reads
-        every operation: ``every``) and the kept parse offered through the loader's hook; the
-        ``KeptReads`` is filled when the block ends."""
+        steps to read it through (the kept parses, and the previous run's operations' records
+        for a run that reads every operation: ``every``); the ``KeptReads`` is filled when the
+        block ends."""
         from ._operations import OperationMemo
         from ._replay import ReadSteps
 
@@ -135,9 +135,8 @@ class Memo:
             options,
         )
         kept = KeptReads()
-        steps = ReadSteps(operations, every=every)
-        with parsing_yaml(parses.parse):
-            yield steps, kept
+        steps = ReadSteps(parses, operations, every=every)
+        yield steps, kept
         steps.finish()
         if self.keep:
             kept.parses, kept.operations = parses.text(), operations.text()

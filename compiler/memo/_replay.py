@@ -2,9 +2,11 @@
 operations lowered in order, or taken from the previous run's records.
 
 Imports ``_steps``, ``diagnostics``, ``ir``, ``naming``, ``_records`` and, for its types,
+``_parses``, ``_operations`` and
 ``frontends`` (the OpenAPI reader's ``Context`` and the ``SchemaLowerer``, whose state a record
 changes: the layer may know a stage's insides, the stage never knows the layer). The layer
-(``_layer.Memo.reading``) gives a ``ReadSteps`` to the read stage; the OpenAPI reader lowers
+(``_layer.Memo.reading``) gives a ``ReadSteps`` to the read stage: the loader parses each YAML
+file through ``Steps.parse`` (a large one parsed again from its kept parse), the OpenAPI reader lowers
 each operation through ``Steps.part``, with its pointer and the places it reads, and reports the
 ``$ref``s it follows as it goes (``Context.read_log``, ``SchemaLowerer.ref_log``).
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from ..frontends._jsonschema import SchemaLowerer
     from ..frontends.openapi._context import Context
     from ._operations import OperationMemo
+    from ._parses import ParseCache
 
 _T = TypeVar("_T")
 
@@ -228,14 +231,24 @@ class Replay:
 
 
 class ReadSteps(Direct):
-    """The read stage's steps: each OpenAPI document's operations lowered through a ``Replay``
-    where the previous run's records may serve (``operations``; ``every``: this run reads
-    every operation, no filter), every other step made."""
+    """The read stage's steps: a large YAML file parsed again from its kept parse where it
+    can be (``parses``), each OpenAPI document's operations lowered through a ``Replay`` where
+    the previous run's records may serve (``operations``; ``every``: this run reads every
+    operation, no filter), every other step made."""
 
-    def __init__(self, operations: OperationMemo, *, every: bool) -> None:
+    def __init__(self, parses: ParseCache, operations: OperationMemo, *, every: bool) -> None:
+        self.parses = parses
         self.operations = operations
         self.every = every
         self.replays: list[tuple[object, Replay | None]] = []
+
+    def parse(
+        self, name: str, text: str, make: Callable[[], _T], *, shown: str, dates: bool, size: int
+    ) -> _T:
+        """From the kept parse (``_parses.ParseCache``) when the file is large enough to keep;
+        else made."""
+        found = self.parses.parse(name, text, shown, dates_as_text=dates, size=size)
+        return make() if found is None else cast("_T", found)
 
     def part(
         self, reader: object, pointer: str, reads: Sequence[str] | None, make: Callable[[], _T]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -71,7 +72,7 @@ class Context:
             openapi31=self.v31,
             trim_descriptions=True,
             refs=refs,
-            load=load_with_dates_as_text,
+            load=partial(load_with_dates_as_text, steps=steps),
         )
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
@@ -204,7 +205,7 @@ class Context:
             return None
         if target not in self._documents:
             self._documents[target] = load_with_dates_as_text(
-                target, _join_shown(where.loc.file, file_part)
+                target, _join_shown(where.loc.file, file_part), self.steps
             )
         loaded = self._documents[target]
         if not isinstance(loaded, Document):
