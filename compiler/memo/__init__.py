@@ -7,8 +7,8 @@ layer may know a stage's insides; no stage knows the layer); only the driver imp
 The stages are functions of their inputs alone. Those with costly sub-steps name them through
 one neutral seam, ``_steps.Steps`` (a YAML file's parse, a keyed output file, a keyed result,
 an output file written beside a result, a part of a document with the places it reads), whose
-default implementation makes every step; this package is the other implementation, built from
-the previous output.
+own methods make every step; this package's subclasses of it (``RenderSteps``, ``ReadSteps``)
+are the other implementation, built from the previous output.
 The stages take a ``steps`` argument and never learn which one they were given.
 
 Modules, from the outside in:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-from .._steps import Direct
+from .._steps import Steps
 
 _T = TypeVar("_T")
 
 
-class RenderSteps(Direct):
+class RenderSteps(Steps):
     """One package's render steps (``prefix``: the package's directory in the tree, with
     ``/``).
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from .._steps import Direct
+from .._steps import Steps
 from ..diagnostics import Diagnostics
 from ..ir import SourceLocation
 from ..naming import ToolNames
@@ -230,7 +230,7 @@ class Replay:
             low.x_nullable[at] = loc
 
 
-class ReadSteps(Direct):
+class ReadSteps(Steps):
     """The read stage's steps: a large YAML file parsed again from its kept parse where it
     can be (``parses``), each OpenAPI document's operations lowered through a ``Replay`` where
     the previous run's records may serve (``operations``; ``every``: this run reads every
