@@ -52,6 +52,7 @@ from ._load import (
     display_path,
     recording_reads,
 )
+from ._steps import DIRECT, Steps
 from ._tree import GeneratedTree as GeneratedTree
 from ._tree import Texts
 from ._write import MANIFEST as MANIFEST
@@ -159,13 +160,15 @@ def read_spec(
     diags: Diagnostics,
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    steps: Steps = DIRECT,
 ) -> SpecPackage | None:
-    """The frontends' ``read_spec``, then the passes that change what the model reads (tools
-    told apart where their descriptions are the same)."""
+    """The frontends' ``read_spec`` (its costly parts run through ``steps``), then the passes
+    that change what the model reads (tools told apart where their descriptions are the
+    same)."""
     from .frontends import read_spec as lowered
     from .passes.descriptions import told_apart
 
-    pkg = lowered(path, shown, diags, select, refs)
+    pkg = lowered(path, shown, diags, select, refs, steps)
     return told_apart(pkg) if pkg is not None else None
 
 
@@ -285,41 +288,20 @@ def claim_names(
 
 
 def _render_package(pkg: SpecPackage, name: str, diags: Diagnostics) -> dict[str, str]:
-    return _render_keyed(pkg, name, True, diags, {})[0]
+    return _render_files(pkg, name, True, diags, DIRECT)
 
 
-def _render_keyed(
-    pkg: SpecPackage,
-    name: str,
-    format_checks: bool,
-    diags: Diagnostics,
-    known: Mapping[str, str],
-    memo: Mapping[str, Any] | None = None,
-    previous: Callable[[str], str | None] | None = None,
-) -> tuple[dict[str, str], dict[str, str], list[str], dict[str, Any]]:
-    """The package's files, the keys of those rendered from a key, the files not rendered
-    because ``known`` (path → key of the previous run) has their key (paths below ``name``),
-    and what the next render may reuse (``memo``: the previous run's; ``previous``: a file of
-    the previous output, by path, as written)."""
+def _render_files(
+    pkg: SpecPackage, name: str, format_checks: bool, diags: Diagnostics, steps: Steps
+) -> dict[str, str]:
+    """The package's files (paths below ``name``), but those ``steps`` say are not made."""
     from .backends.python import PythonBackend
 
     prefix = f"{name}/"
     rendered = PythonBackend(
-        pkg,
-        name,
-        diags,
-        version=VERSION,
-        format_checks=format_checks,
-        known={rel.removeprefix(prefix): key for rel, key in known.items()},
-        memo=memo,
-        previous=None if previous is None else lambda rel: previous(prefix + rel),
+        pkg, name, diags, version=VERSION, format_checks=format_checks, steps=steps
     ).render()
-    return (
-        {prefix + rel: text for rel, text in rendered.files.items()},
-        {prefix + rel: key for rel, key in rendered.keys.items()},
-        [prefix + rel for rel in rendered.skipped],
-        rendered.memo,
-    )
+    return {prefix + rel: text for rel, text in rendered.files.items()}
 
 
 def _manifest_text(packages: Mapping[str, str], cache: Mapping[str, Any]) -> str:
@@ -474,8 +456,11 @@ def _read_stage(run: _Run, paths: list[Path]) -> list[_Unit]:
         if run.progress:
             run.progress(source)
         own = Diagnostics()
-        with recording_reads() as reads, run.memo.reading(source, name, options) as kept:
-            pkg = read_spec(path, source, own, run.select, run.refs)
+        with (
+            recording_reads() as reads,
+            run.memo.reading(source, name, options, every=not run.select) as (steps, kept),
+        ):
+            pkg = read_spec(path, source, own, run.select, run.refs, steps)
         if pkg is None or own.has_errors:  # (said below unless another spec $refs it)
             failed.append((len(diags.items), source, own.items))
             continue
@@ -513,7 +498,7 @@ def _render_stage(run: _Run, units: list[_Unit]) -> tuple[Texts, dict[str, str],
                 u.source,
                 u.name,
                 u.options,
-                functools.partial(_render_keyed, u.pkg, u.name, run.format_checks),
+                functools.partial(_render_files, u.pkg, u.name, run.format_checks),
                 u.kept,
             )
         run.diags.items.extend(u.made.rendered)

@@ -1,5 +1,6 @@
 """Compiler layer: reading spec documents from disk. Imports ``ir``, ``diagnostics`` and
-``normalise.yaml_keys`` (a parsed document's number keys are read as their text there).
+``normalise.yaml_keys`` (a parsed document's number keys are read as their text there) and
+``_steps`` (a YAML file's parse is a step).
 
 A spec file is JSON, YAML, or JSON Lines (one JSON document per line, as BFCL ships). Syntax
 errors become diagnostics with line and column; nothing here raises to the caller.
@@ -26,7 +27,7 @@ import time
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import yaml
@@ -35,6 +36,7 @@ from toolbind.yaml12 import TextDatesLoader as _TextDatesLoader
 from toolbind.yaml12 import YamlLoader as _YamlLoader
 from toolbind.yaml12 import noting_yaml11
 
+from ._steps import DIRECT, Steps
 from .diagnostics import Diagnostic, describe
 from .ir import SourceLocation, escape_pointer_token
 from .normalise import yaml_keys
@@ -194,34 +196,6 @@ def recording_reads() -> Generator[dict[str, str | None]]:
         _READS.reset(token)
 
 
-class YamlParse(Protocol):
-    """How a YAML document may be parsed other than from scratch (``parsing_yaml``)."""
-
-    def __call__(
-        self, name: str, text: str, shown: str, *, dates_as_text: bool, size: int
-    ) -> Document | Diagnostic | None:
-        """``text`` (of ``size`` bytes, read from ``name``, reported as ``shown``) parsed; None:
-        parse it as usual."""
-        ...
-
-
-_YAML_PARSE: contextvars.ContextVar[YamlParse | None] = contextvars.ContextVar(
-    "toolbind_yaml_parse", default=None
-)
-
-
-@contextlib.contextmanager
-def parsing_yaml(parse: YamlParse) -> Generator[None]:
-    """Offer every YAML spec file loaded in the block to ``parse`` first. The hook through
-    which a layer around loading (``memo``) parses a document again from a kept parse; this
-    module keeps nothing between runs."""
-    token = _YAML_PARSE.set(parse)
-    try:
-        yield
-    finally:
-        _YAML_PARSE.reset(token)
-
-
 # The warnings of the documents loaded while this is set (``collecting_warnings``).
 _WARNINGS: contextvars.ContextVar[dict[str, Diagnostic] | None] = contextvars.ContextVar(
     "toolbind_load_warnings", default=None
@@ -261,11 +235,12 @@ def record_live(name: str) -> None:
 
 
 def load_document(
-    path: Path, shown: str | None = None, *, dates_as_text: bool = False
+    path: Path, shown: str | None = None, *, dates_as_text: bool = False, steps: Steps = DIRECT
 ) -> Document | Diagnostic:
     """Read and parse one spec file, or say exactly why it cannot be read.
 
-    ``dates_as_text`` reads unquoted YAML dates as strings instead of refusing them.
+    ``dates_as_text`` reads unquoted YAML dates as strings instead of refusing them; a YAML
+    file's parse is a step (``steps``: ``_steps.Steps.parse``).
     """
     shown = shown or display_path(path)
     loc = SourceLocation(file=shown)
@@ -299,11 +274,15 @@ def load_document(
     except UnicodeDecodeError as exc:
         return _not_utf8(raw, exc, loc)
     yaml_allowed = path.suffix.lower() not in (".json", ".jsonl")
-    parse = _YAML_PARSE.get()
-    if parse is not None and yaml_allowed and text.lstrip()[:1] not in ("", "[", "{"):
-        found = parse(display_path(path), text, shown, dates_as_text=dates_as_text, size=len(raw))
-        if found is not None:
-            return found
+    if yaml_allowed and text.lstrip()[:1] not in ("", "[", "{"):
+        return steps.parse(
+            display_path(path),
+            text,
+            lambda: parse_text(text, shown, yaml_allowed=True, dates_as_text=dates_as_text),
+            shown=shown,
+            dates=dates_as_text,
+            size=len(raw),
+        )
     return parse_text(text, shown, yaml_allowed=yaml_allowed, dates_as_text=dates_as_text)
 
 

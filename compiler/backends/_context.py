@@ -1,19 +1,20 @@
 """Compiler layer (backends): what every writer of one package's render shares — its names
-(``Namer``), the state of the render (``RenderState``: options, keys, memo) and the keyed
-rendering of a file (``Writer``).
+(``Namer``), the state of the render (``RenderState``: the package, the options, the steps)
+and the keyed rendering of a file (``Writer``).
 
-Imports ``ir``, ``naming``, ``diagnostics``, ``passes.unions`` and the backends' ``_templates``
-and ``_views``.
+Imports ``ir``, ``naming``, ``diagnostics``, ``_steps``, ``passes.unions`` and the backends'
+``_templates`` and ``_views``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from .. import naming
+from .._steps import Steps
 from ..diagnostics import Diagnostics
 from ..ir import Definition, SpecPackage, ToolSpec
 from ..passes.unions import is_class_node
@@ -97,11 +98,8 @@ def _offered_together(a: ToolSpec, b: ToolSpec) -> bool:
 
 @dataclass(eq=False, kw_only=True)
 class RenderState:
-    """One package's render, as every writer of it sees it: the package, its names and the
-    options, and what the render keeps for the next one (``keys``, ``skipped``, ``memo``).
-
-    ``known``, ``previous_memo`` and ``previous`` are ``PythonBackend``'s ``known``, ``memo``
-    and ``previous``."""
+    """One package's render, as every writer of it sees it: the package, its names, the
+    options and the steps its costly parts are run through (``PythonBackend``'s ``steps``)."""
 
     pkg: SpecPackage
     package: str
@@ -110,18 +108,13 @@ class RenderState:
     format_assertion: bool
     format_checks: bool
     """Whether an OpenAPI operation's Call checks the formats its API validates (``_types``)."""
-    known: Mapping[str, str]
-    previous_memo: Mapping[str, Any]
-    previous: Callable[[str], str | None] | None
-    memoize: bool
-    """Whether the whole-package passes keep what they make in ``memo`` (a large package)."""
+    steps: Steps
+    named_steps: bool
+    """Whether the whole-package passes are named steps (``Steps.run``: a large package)."""
     names: Namer
     defs: dict[str, Definition] = field(init=False)
     class_defs: set[str] = field(init=False)
     """Definition keys rendered as classes (the rest are aliases)."""
-    keys: dict[str, str] = field(default_factory=lambda: {})
-    skipped: list[str] = field(default_factory=lambda: [])
-    memo: dict[str, Any] = field(default_factory=lambda: {})
     definitions_key: str | None = None
     """A digest of what the definitions' views and schemas are made from (``_definitions``)."""
 
@@ -153,14 +146,9 @@ class Writer:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def _keyed(self, rel: str, *parts: object) -> bool:
-        """Record ``rel``'s key (a digest of ``parts``: everything its text is made from);
-        False when ``known`` has that key — ``rel`` is then skipped, not made again."""
-        key = self._key(rel, parts)
-        self.state.keys[rel] = key
-        if self.state.known.get(rel) == key:
-            self.state.skipped.append(rel)
-            return False
-        return True
+        """Whether ``rel``, keyed on ``parts`` (everything its text is made from), is to be
+        made (``Steps.file``; False: it is not made, and not in the files)."""
+        return self.state.steps.file(rel, self._key(rel, parts))
 
     def _render_file(
         self, files: dict[str, str], rel: str, template: str, context: Mapping[str, Any]
@@ -180,21 +168,13 @@ class Writer:
         return text
 
 
-def kept_for(value: object, key: str) -> dict[str, Any] | None:
-    """A memo entry read back from JSON, if it is an object made from ``key``."""
-    if not isinstance(value, dict):
-        return None
-    kept = cast("dict[str, Any]", value)
-    return kept if kept.get("key") == key else None
-
-
 def digest(text: str) -> str:
     """A digest of a large text, for a key (``repr`` of the text itself would copy it)."""
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def as_text(value: object) -> str:
-    """``value``, a string read back from a memo (else ``TypeError``)."""
+    """``value``, a string read back from JSON (else ``TypeError``)."""
     if type(value) is not str:
         raise TypeError(value)
     return value

@@ -87,22 +87,14 @@ class ToolsJson(Writer):
         (``roots``); then only the definitions the tools' schemas reach (one only an error
         response uses is a model in models.py, never a schema the LLM or the registry reads).
 
-        A large package's result is kept in ``memo`` (``shared``) with its key: what the
-        definitions' schemas are made from (the definitions' key, ``_definitions``; else the
-        schemas as emitted), the tools' schemas as emitted (JSON, in order) and the class names
-        taken before (the shared definitions are named in that scope). With the same key, the
-        kept result is taken (the definitions are not emitted) and its names are claimed again
-        in order (the same names, the same scope after; the scope is left as it was if they
-        are not)."""
-        hints: list[str] = []
-
-        def claim(hint: str) -> str:
-            hints.append(hint)
-            return self.state.names.inline_class(naming.class_name(hint))
-
+        A large package's is a named step (``shared``) keyed on what the definitions' schemas
+        are made from (the definitions' key, ``_definitions``; else the schemas as emitted),
+        the tools' schemas as emitted (JSON, in order) and the class names taken before (the
+        shared definitions are named in that scope). A result read back has its names claimed
+        again in order (the same names, the same scope after; the scope is left as it was, and
+        the step made, if they are not)."""
         defs: dict[str, Any] | None = None
-        key: str | None = None
-        if self.state.memoize:
+        if self.state.named_steps:
             made_from = emitted = None
             try:
                 if self.state.definitions_key is None:
@@ -114,29 +106,33 @@ class ToolsJson(Writer):
             except (TypeError, ValueError):  # (the emitter writes JSON values only)
                 pass
             if made_from is not None and emitted is not None:
-                key = self._key(
+                scope = self.state.names.classes
+                key = self._key("shared", digest(made_from), digest(emitted), sorted(scope.taken))
+                found = defs
+                shared = self.state.steps.run(
                     "shared",
-                    digest(made_from),
-                    digest(emitted),
-                    sorted(self.state.names.classes.taken),
+                    key,
+                    lambda: self._made_shared(found, roots),
+                    lambda made: _shared_to_json(made, sorted(scope.taken)),
+                    lambda kept: self._read_shared(kept, len(roots)),
                 )
-                kept = self._kept_shared(key, len(roots))
-                if kept is not None:
-                    return kept
+                return shared[0], shared[1]
+        shared = self._made_shared(defs, roots)
+        return shared[0], shared[1]
+
+    def _made_shared(self, defs: dict[str, Any] | None, roots: list[Any]) -> _Shared:
+        hints: list[str] = []
+
+        def claim(hint: str) -> str:
+            hints.append(hint)
+            return self.state.names.inline_class(naming.class_name(hint))
+
         if defs is None:
             defs = self._emit_definitions()
         defs, roots = share_repeated(defs, roots, claim)
         reached = reachable_defs(roots, defs)
         defs = {name: schema for name, schema in defs.items() if name in reached}
-        if key is not None:
-            self.state.memo["shared"] = {
-                "key": key,
-                "hints": hints,
-                "claimed": sorted(self.state.names.classes.taken),
-                "defs": defs,
-                "roots": roots,
-            }
-        return defs, roots
+        return defs, roots, hints
 
     def _emit_definitions(self) -> dict[str, Any]:
         return {
@@ -144,16 +140,12 @@ class ToolsJson(Writer):
             for d in self.state.pkg.definitions
         }
 
-    def _kept_shared(self, key: str, n_roots: int) -> tuple[dict[str, Any], list[Any]] | None:
-        """The previous ``_shared`` result if it was made from ``key`` (its names claimed)."""
-        kept = self.state.previous_memo.get("shared")
-        if not isinstance(kept, dict):
-            return None
-        entry = cast("dict[str, Any]", kept)
-        defs, roots, hints = entry.get("defs"), entry.get("roots"), entry.get("hints")
+    def _read_shared(self, kept: dict[str, Any], n_roots: int) -> _Shared | None:
+        """The ``_shared`` result ``_shared_to_json`` wrote, its names claimed (None: not
+        whole, or not made in this scope)."""
+        defs, roots, hints = kept.get("defs"), kept.get("roots"), kept.get("hints")
         if (
-            entry.get("key") != key
-            or not isinstance(defs, dict)
+            not isinstance(defs, dict)
             or not isinstance(roots, list)
             or len(cast("list[Any]", roots)) != n_roots
             or not isinstance(hints, list)
@@ -164,11 +156,10 @@ class ToolsJson(Writer):
         taken, renames = set(scope.taken), list(scope.renames)
         for hint in cast("list[str]", hints):
             self.state.names.inline_class(naming.class_name(hint))
-        if sorted(scope.taken) != entry.get("claimed"):
+        if sorted(scope.taken) != kept.get("claimed"):
             scope.taken, scope.renames = taken, renames  # (not the scope it was made in)
             return None
-        self.state.memo["shared"] = entry
-        return cast("dict[str, Any]", defs), cast("list[Any]", roots)
+        return cast("dict[str, Any]", defs), cast("list[Any]", roots), cast("list[str]", hints)
 
     def json_file(self, data: dict[str, Any]) -> str:
         """``data`` as a JSON file of the package, with its ``DO NOT EDIT`` comment."""
@@ -194,7 +185,7 @@ class ToolsJson(Writer):
                 len(path) == 3 and path[2] in ("parameters", "output_schema")
             )
 
-        text, spans = dumps_indented_spans(doc, 1, 3, wanted, self._previous_schema_texts(data))
+        text, spans = dumps_indented_spans(doc, 1, 3, wanted, self._written_schema_texts(data))
         text += "\n"
         if not spans:  # a value only json.dumps writes: no index, the file is read whole
             return {"tools.json": text}
@@ -222,24 +213,15 @@ class ToolsJson(Writer):
         )
         return {"tools.json": text, "tools_index.json": index}
 
-    def _previous_schema_texts(self, data: dict[str, Any]) -> dict[JsonPath, str]:
+    def _written_schema_texts(self, data: dict[str, Any]) -> dict[JsonPath, str]:
         """The texts of ``tools.json``'s schemas (each definition, each tool's parameters and
-        output) as the previous ``tools.json`` holds them, when they are the same values: the
-        shared-subschema pass was taken from the memo (``_shared``), and the previous
-        ``tools.json`` and its index are as that pass's run wrote them (the index names the
-        file's size and CRC-32). Each tool's schemas are found by their place in that pass's
+        output) as a ``tools.json`` written beside the ``shared`` step's result holds them,
+        when that result was read back rather than made (``Steps.output``): the same values.
+        That file and its index must be as that step's run wrote them (the index names the
+        file's size and CRC-32). Each tool's schemas are found by their place in that step's
         list (every tool's parameters, then the outputs there are); empty when unsure."""
-        shared = self.state.memo.get("shared")
-        if (
-            self.state.previous is None
-            or shared is None
-            or shared is not self.state.previous_memo.get("shared")
-        ):
-            return {}
-        old_text, old_index = (
-            self.state.previous("tools.json"),
-            self.state.previous("tools_index.json"),
-        )
+        old_text = self.state.steps.output("tools.json", "shared")
+        old_index = self.state.steps.output("tools_index.json", "shared")
         if old_text is None or old_index is None:
             return {}
         raw = old_text.encode("utf-8")
@@ -264,7 +246,7 @@ class ToolsJson(Writer):
             for n, e in enumerate(entries)
             if e["output_schema"] is not None
         ]
-        if len(paths) != len(old_roots) or len(old_roots) != len(shared["roots"]):
+        if len(paths) != len(old_roots):
             return {}
         given: dict[JsonPath, str] = {}
         for path, (start, end) in zip(paths, old_roots, strict=True):
@@ -286,6 +268,15 @@ class ToolsJson(Writer):
         tools = [ToolSchema.from_entry(t, tool_data["$defs"]) for t in tool_data["tools"]]
         explicit = {t["name"] for t in tool_data["tools"] if never_latent(t)}
         return self.json_file(compose_schema(tools, activities=explicit))
+
+
+_Shared = tuple[dict[str, Any], list[Any], list[str]]
+"""``ToolsJson._shared``'s result: the definitions kept, the roots, the class-name hints claimed."""
+
+
+def _shared_to_json(shared: _Shared, claimed: list[str]) -> dict[str, Any]:
+    defs, roots, hints = shared
+    return {"hints": hints, "claimed": claimed, "defs": defs, "roots": roots}
 
 
 def _span(value: object) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import naming
 from ..passes.graph import strongly_connected
-from ._context import RenderState, Writer, as_text, digest, kept_for
+from ._context import RenderState, Writer, as_text, digest
 from ._source import IMPORT_SOURCES, IMPORTS_MARK, imports_for, names_in, py_str, with_imports
 from ._templates import ENV
 from ._views import AliasView, ClassView, ToolView, class_key
@@ -129,9 +129,7 @@ class LazyModels(Writer):
             inherits,
             cross,
         )
-        self.state.keys[rel] = key
-        if self.state.known.get(rel) == key:
-            self.state.skipped.append(rel)
+        if not self.state.steps.file(rel, key):
             return
         body = ENV.get_template("models.py.jinja").render(
             {
@@ -159,12 +157,11 @@ class LazyModels(Writer):
         texts: dict[str, str],
         tool_views: list[ToolView],
     ) -> _Split:
-        """``_split_modules``'s result; a large package's kept in ``memo`` (``modules``) and
-        taken from the previous memo when made from the same key."""
-        if not self.state.memoize:
+        """``_split_modules``'s result; a large package's a named step (``modules``)."""
+        if not self.state.named_steps:
             return self._split_modules(units, texts, tool_views)
         # the split is a function of exactly these: each unit's name, text and bases (in
-        # order) and the models each tool starts from; kept in ``memo`` (``modules``)
+        # order) and the models each tool starts from
         key = self._key(
             "modules",
             digest(
@@ -179,22 +176,13 @@ class LazyModels(Writer):
                 )
             ),
         )
-        was = self.state.previous_memo.get("modules")
-        split = _split_from_json(was, key, units)
-        if split is None:
-            split = self._split_modules(units, texts, tool_views)
-        uses, inherited, components, chunk_names = split
-        entry: dict[str, Any] = {
-            "key": key,
-            "uses": uses,
-            "inherited": inherited,
-            "components": components,
-            "modules": chunk_names,
-        }
-        # the kept entry itself when it is the same: the driver then keeps the memo's
-        # file as it is instead of writing it again (every entry taken as it was)
-        self.state.memo["modules"] = was if entry == was else entry
-        return split
+        return self.state.steps.run(
+            "modules",
+            key,
+            lambda: self._split_modules(units, texts, tool_views),
+            _split_to_json,
+            lambda kept: _split_from_json(kept, units),
+        )
 
     def _split_modules(
         self,
@@ -254,13 +242,20 @@ class LazyModels(Writer):
         return uses, inherited, components, chunk_names
 
 
+def _split_to_json(split: _Split) -> dict[str, Any]:
+    uses, inherited, components, chunk_names = split
+    return {
+        "uses": uses,
+        "inherited": inherited,
+        "components": components,
+        "modules": chunk_names,
+    }
+
+
 def _split_from_json(
-    value: object, key: str, units: Mapping[str, ClassView | AliasView]
+    kept: dict[str, Any], units: Mapping[str, ClassView | AliasView]
 ) -> _Split | None:
-    """The split ``LazyModels._split`` kept (``memo``), if made from ``key`` and whole."""
-    kept = kept_for(value, key)
-    if kept is None:
-        return None
+    """The split ``_split_to_json`` wrote, if whole (None: not as written)."""
     try:
         uses = {as_text(n): [as_text(u) for u in used] for n, used in kept["uses"].items()}
         inherited = {as_text(n): as_text(t) for n, t in kept["inherited"].items()}

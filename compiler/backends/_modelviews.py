@@ -8,7 +8,7 @@ Imports ``ir``, ``naming``, ``diagnostics``, ``passes.unions``, ``toolbind.runti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast, get_args
+from typing import Any, cast, get_args
 
 from toolbind.contract import META_FIELD_NAMES
 
@@ -27,7 +27,7 @@ from ..ir import (
     ToolSpec,
 )
 from ..passes.unions import admits_null, is_class_node
-from ._context import RenderState, Writer, as_text, digest, kept_for
+from ._context import RenderState, Writer, as_text, digest
 from ._source import docstring, py_str
 from ._types import Annotations
 from ._views import AliasView, ClassView, FieldView, ToolView
@@ -83,55 +83,52 @@ class ModelViews(Writer):
         """The views of every definition, in order (classes, aliases, the class names they
         claim and what they report).
 
-        A large package's (``RENDER_MEMO_MIN``) are kept in ``memo`` (``definitions``) with
-        their key: the definitions (their generated reprs name every field), their class names
-        and the names taken before them — all that ``_definition`` reads (the views of a definition depend
-        on the definitions it references). With the same key the kept views are taken, their
-        names claimed and their diagnostics reported again, as making them would."""
-        if not self.state.memoize:
+        A large package's (``STEPS_MIN``) are a named step (``definitions``) keyed on the
+        definitions (their generated reprs name every field), their class names and the names
+        taken before them — all that ``_definition`` reads (the views of a definition depend
+        on the definitions it references). Views read back are added, their names claimed and
+        their diagnostics reported, as making them would."""
+        if not self.state.named_steps:
             for d in self.state.pkg.definitions:
                 self._definition(d)
             return
-        scope = self.state.names.classes
         key = self.state.definitions_key = self._key(
             "definitions",
             digest(repr(self.state.pkg.definitions)),
             sorted(self.state.names.def_names.items()),
-            sorted(scope.taken),
+            sorted(self.state.names.classes.taken),
         )
-        kept = _views_from_json(self.state.previous_memo.get("definitions"), key)
-        if kept is not None:
-            classes, aliases, taken, renames, diagnostics = kept
-            self.classes.extend(classes)
-            self.aliases.extend(aliases)
-            scope.taken.update(taken)
-            scope.renames.extend(renames)
-            self.state.diags.items.extend(diagnostics)
-            self.state.memo["definitions"] = self.state.previous_memo["definitions"]
-            return
+        self.state.steps.run(
+            "definitions", key, self._made_definitions, _views_to_json, self._read_views
+        )
+
+    def _made_definitions(self) -> _Views:
+        scope = self.state.names.classes
         before = set(scope.taken)
         n_renames, n_diags = len(scope.renames), len(self.state.diags.items)
         for d in self.state.pkg.definitions:
             self._definition(d)
-        self.state.memo["definitions"] = {
-            "key": key,
-            "classes": [
-                [
-                    c.name,
-                    c.bases,
-                    c.doc,
-                    c.config,
-                    c.extra_type,
-                    c.root,
-                    [[f.name, f.annotation, f.default, f.override] for f in c.fields],
-                ]
-                for c in self.classes
-            ],
-            "aliases": [[a.name, a.value, a.expr] for a in self.aliases],
-            "taken": sorted(scope.taken - before),
-            "renames": [[r.original, r.chosen, r.reason] for r in scope.renames[n_renames:]],
-            "diagnostics": [_diagnostic_row(d) for d in self.state.diags.items[n_diags:]],
-        }
+        return (
+            list(self.classes),
+            list(self.aliases),
+            sorted(scope.taken - before),
+            scope.renames[n_renames:],
+            self.state.diags.items[n_diags:],
+        )
+
+    def _read_views(self, kept: dict[str, Any]) -> _Views | None:
+        """The views ``_views_to_json`` wrote, added as making them would (None: not whole)."""
+        views = _views_from_json(kept)
+        if views is None:
+            return None
+        classes, aliases, taken, renames, diagnostics = views
+        scope = self.state.names.classes
+        self.classes.extend(classes)
+        self.aliases.extend(aliases)
+        scope.taken.update(taken)
+        scope.renames.extend(renames)
+        self.state.diags.items.extend(diagnostics)
+        return views
 
     def _definition(self, d: Definition) -> None:
         name = self.state.names.def_names[d.key]
@@ -448,17 +445,35 @@ class ModelViews(Writer):
         return FieldView(fname, expr, rhs), ambiguous and fname != prop.name
 
 
-_KeptViews = tuple[
-    list[ClassView], list[AliasView], list[str], list[naming.Rename], list[Diagnostic]
-]
+_Views = tuple[list[ClassView], list[AliasView], list[str], list[naming.Rename], list[Diagnostic]]
+"""The definitions' views: classes, aliases, the class names claimed, the renames, the
+diagnostics (``ModelViews._definitions``)."""
 
 
-def _views_from_json(value: object, key: str) -> _KeptViews | None:
-    """The views ``ModelViews._definitions`` kept (``memo``), if made from ``key`` and
-    whole; else None."""
-    kept = kept_for(value, key)
-    if kept is None:
-        return None
+def _views_to_json(views: _Views) -> dict[str, Any]:
+    classes, aliases, taken, renames, diagnostics = views
+    return {
+        "classes": [
+            [
+                c.name,
+                c.bases,
+                c.doc,
+                c.config,
+                c.extra_type,
+                c.root,
+                [[f.name, f.annotation, f.default, f.override] for f in c.fields],
+            ]
+            for c in classes
+        ],
+        "aliases": [[a.name, a.value, a.expr] for a in aliases],
+        "taken": taken,
+        "renames": [[r.original, r.chosen, r.reason] for r in renames],
+        "diagnostics": [_diagnostic_row(d) for d in diagnostics],
+    }
+
+
+def _views_from_json(kept: dict[str, Any]) -> _Views | None:
+    """The views ``_views_to_json`` wrote, if whole; else None."""
     try:
         classes = [
             ClassView(

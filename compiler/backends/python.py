@@ -1,6 +1,6 @@
 """Compiler layer (backends): IR → the Python source of a bindings package (``PythonBackend``).
 
-Imports ``ir``, ``diagnostics``, ``passes.graph`` and the backends' modules, one per thing
+Imports ``ir``, ``diagnostics``, ``_steps``, ``passes.graph`` and the backends' modules, one per thing
 written: ``_modelviews`` (the model classes as views, through ``_types``), ``_models``
 (``models.py``, ``_models/``), ``_index`` (``tools.py``, ``__init__.py``, ``activities.py``,
 the scaffold), ``_activities`` (``http.py``, ``mcp.py``) and ``_json_files`` (``tools.json``,
@@ -15,10 +15,11 @@ says is ever placed in a comment or evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from .._steps import DIRECT, Steps
 from ..diagnostics import Diagnostics
 from ..ir import SchemaNode, SpecPackage
 from ..passes.graph import order_by_bases
@@ -37,9 +38,10 @@ Building a pydantic model costs about half a millisecond: above some fifty, an e
 ``import`` is measurably slower than a lazy one's (which loads pydantic and
 ``toolbind.runtime.types`` only; bench/openapi.py measures every corpus package)."""
 
-RENDER_MEMO_MIN = 200
-"""A package with at least this many tools and definitions keeps its render memo (``memo``):
-below, its whole-package passes cost less than reading and writing what they would keep."""
+STEPS_MIN = 200
+"""A package with at least this many tools and definitions runs its whole-package passes (the
+definitions' views, the models' split, the shared subschemas) as named steps (``Steps.run``):
+below, they cost less than keying them and writing their results as JSON."""
 
 
 def scaffold_for(rendered: Rendered, import_path: str) -> str:
@@ -56,13 +58,6 @@ class Rendered:
     render_scaffold: Callable[[], str]
     """A starting module for the user's Activities, rendered on request (``toolbind scaffold``:
     a ``generate`` never writes it, and rendering it costs a pass over every tool)."""
-    keys: dict[str, str] = field(default_factory=lambda: {})
-    """Files keyed by a digest of what they are rendered from (``PythonBackend``'s ``known``)."""
-    skipped: list[str] = field(default_factory=lambda: [])
-    """Files not rendered (not in ``files``): ``known`` gave them their key already."""
-    memo: dict[str, Any] = field(default_factory=lambda: {})
-    """What the next render may take instead of making it again (``PythonBackend``'s
-    ``memo``): JSON values, kept by the caller beside the output."""
 
     @property
     def scaffold(self) -> str:
@@ -82,20 +77,12 @@ class PythonBackend:
         version: str,
         format_assertion: bool = False,
         format_checks: bool = True,
-        known: Mapping[str, str] | None = None,
-        memo: Mapping[str, Any] | None = None,
-        previous: Callable[[str], str | None] | None = None,
+        steps: Steps = DIRECT,
     ) -> None:
-        """``known``: file → the key it was rendered from last time; a file whose key is the
-        same is not rendered again but listed in ``Rendered.skipped`` (the caller has its text).
-        Keys are digests of everything the file's text is made from, ``version`` included.
-
-        ``memo``: the previous render's ``Rendered.memo`` (JSON values): results of a large
-        package's whole-package passes, each with the key of what it was made from, taken
-        instead of made again when this render's key is the same.
-
-        ``previous``: the text of a file of the previous output (its path in the package), as
-        written (the caller checks), or None; the memo says what of it may be reused."""
+        """``steps``: how the costly parts of the render are run (``_steps``): each file is
+        keyed (``Steps.file``: a digest of everything its text is made from, ``version``
+        included) and not in ``Rendered.files`` when the steps say it is not to be made; a
+        large package's whole-package passes are named steps (``STEPS_MIN``)."""
         self.state = RenderState(
             pkg=pkg,
             package=package,
@@ -103,10 +90,8 @@ class PythonBackend:
             version=version,
             format_assertion=format_assertion,
             format_checks=format_checks,
-            known=known or {},
-            previous_memo=memo or {},
-            previous=previous,
-            memoize=len(pkg.tools) + len(pkg.definitions) >= RENDER_MEMO_MIN,
+            steps=steps,
+            named_steps=len(pkg.tools) + len(pkg.definitions) >= STEPS_MIN,
             names=Namer(pkg, diags),
         )
         self.views = ModelViews(self.state)
@@ -115,7 +100,7 @@ class PythonBackend:
         self.services = ServiceActivities(self.state)
 
     def render(self) -> Rendered:
-        """Every file of the package (but those ``known`` gave their key already)."""
+        """Every file of the package (but those its steps say are not to be made)."""
         state = self.state
         tools = self.views.build()
         aliases = self.views.aliases
@@ -150,9 +135,6 @@ class PythonBackend:
             package=state.package,
             files=files,
             render_scaffold=lambda: self.index.scaffold(ctx),
-            keys=state.keys,
-            skipped=state.skipped,
-            memo=state.memo,
         )
 
     def render_model(self, root: SchemaNode, name: str) -> tuple[str, str]:

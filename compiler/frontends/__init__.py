@@ -1,6 +1,7 @@
 """Compiler layer (frontends): detect a spec's format and lower it to a ``SpecPackage``.
 
-Imports ``ir``, ``diagnostics``, ``_load`` and the format modules beside it; never a backend.
+Imports ``ir``, ``diagnostics``, ``_load``, ``_steps`` and the format modules beside it; never
+a backend.
 
 Detection looks at the shape of the document (see ``FORMATS`` for what each format looks like);
 a shape that matches none is a located error that lists the formats expected.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from .._load import (
     not_a_regular_file,
     record_live,
 )
+from .._steps import DIRECT, Steps
 from ..diagnostics import Diagnostics, describe
 from ..ir import SourceLocation, SpecPackage, ToolSpec
 from . import agentb, bfcl, gateway, mcp, openai, openapi, seeds
@@ -81,15 +84,17 @@ def read_spec(
     diags: Diagnostics,
     select: openapi.OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    steps: Steps = DIRECT,
 ) -> SpecPackage | None:
     """Load and lower the spec file at ``path`` (shown in diagnostics as ``shown``).
 
     ``select`` keeps only some operations of an OpenAPI document (other formats ignore it);
-    ``refs`` says where ``$ref``s may lead beyond the spec's directory.
+    ``refs`` says where ``$ref``s may lead beyond the spec's directory; ``steps``: how the
+    costly parts of reading are run (``_steps``: an OpenAPI document's operations).
     """
     with collecting_warnings() as assumed:  # of this document and of those its $refs read
         try:
-            return _read_spec(path, shown, diags, select, refs)
+            return _read_spec(path, shown, diags, select, refs, steps)
         finally:
             for warning in assumed.values():
                 diags.add(warning)
@@ -101,14 +106,15 @@ def _read_spec(
     diags: Diagnostics,
     select: openapi.OperationFilter | None,
     refs: RefPolicy,
+    steps: Steps,
 ) -> SpecPackage | None:
     # OpenAPI is JSON: an unquoted YAML date (typically in an example) means its text.
-    doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path))
+    doc = load_document(path, shown, dates_as_text=_looks_like_openapi(path), steps=steps)
     if not isinstance(doc, Document):
         diags.add(doc)
         return None
     try:
-        return read_document(doc, path, diags, select, refs)
+        return read_document(doc, path, diags, select, refs, steps)
     except RecursionError:
         # ``_load`` bounds a document's nesting and the lowerer a schema's, so this takes a
         # spec built to defeat both (e.g. $refs across files); it is still the spec's fault.
@@ -141,6 +147,7 @@ def read_document(
     diags: Diagnostics,
     select: openapi.OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    steps: Steps = DIRECT,
 ) -> SpecPackage | None:
     """Lower an already parsed document; ``path`` anchors relative ``$ref``s (None: none allowed).
 
@@ -151,14 +158,14 @@ def read_document(
         refs = refs.with_dir(path.parent)
     value: Any = doc.value
     if openapi.is_document(value):
-        return openapi.read(doc, path, diags, select, refs)
+        return openapi.read(doc, path, diags, select, refs, steps)
     if mcp.is_config(value):  # a live server's tools, listed now
         # what they list can change with the config unchanged (a server upgraded): never reused
         record_live(f"{doc.path}#/mcp/servers")
         readers: list[ToolReader] = []
 
         def make(root: Any) -> ToolReader:
-            readers.append(_reader(doc, path, diags, "jsonschema", refs, root))
+            readers.append(_reader(doc, path, diags, "jsonschema", refs, steps, root))
             return readers[-1]
 
         read = mcp.read_config(doc.path, value, diags, make)
@@ -170,7 +177,7 @@ def read_document(
         package = _package(doc, "mcp", tools, readers[0], diags)
         return replace(package, mcp=source) if package is not None else None
     if seeds.is_saved_request(value):  # a delegate's saved Request (014): its tool items
-        reader = _reader(doc, path, diags, "jsonschema", refs)
+        reader = _reader(doc, path, diags, "jsonschema", refs, steps)
         found: list[ToolSpec | None] = []
         for i, key, schema in seeds.request_tools(value):
             where = loc.child("context", i, "tool", key)
@@ -206,12 +213,12 @@ def read_document(
         or any(bfcl.is_record(v) for v in items)
         or (items and all(bfcl.is_function(v) for v in items))
     ):
-        reader = _reader(doc, path, diags, "bfcl", refs)
+        reader = _reader(doc, path, diags, "bfcl", refs, steps)
         tools = bfcl.read(reader, items, loc, lines=doc.lines)
         return _package(doc, "bfcl", tools, reader, diags)
     schema_map = as_object(value)
     if schema_map is not None and not _tool_format(schema_map) and seeds.is_schema_map(schema_map):
-        reader = _reader(doc, path, diags, "jsonschema", refs)
+        reader = _reader(doc, path, diags, "jsonschema", refs, steps)
         found = [
             seeds.read_tool(reader, schema, loc.child(key), key=key)
             for key, schema in schema_map.items()
@@ -227,7 +234,7 @@ def read_document(
         )
         diags.error(loc, _NO_TOOLS, expected)
         return None
-    reader = _reader(doc, path, diags, "jsonschema", refs)
+    reader = _reader(doc, path, diags, "jsonschema", refs, steps)
     tools: list[ToolSpec] = []
     formats: list[str] = []
     for i, item in enumerate(items):
@@ -265,6 +272,7 @@ def _reader(
     diags: Diagnostics,
     dialect: Dialect,
     refs: RefPolicy,
+    steps: Steps,
     root: Any = None,
 ) -> ToolReader:
     # a tool's x- keys annotate it for other tools: never sent to a model, reported in _package
@@ -274,6 +282,7 @@ def _reader(
         allow_remote_files=path is not None,
         refs=refs,
         drop_extensions=True,
+        load=partial(load_document, steps=steps),
     )
     return ToolReader(
         diags=diags, lowerer=lowerer, root=doc.value if root is None else root, path=path

@@ -113,8 +113,8 @@ class LowererBase:
     x_nullable: dict[str, SourceLocation] = field(default_factory=lambda: {})
     # YAML block scalars end descriptions with a line break that says nothing: trim them.
     trim_descriptions: bool = False
-    # Where each ``$ref`` lowered led (the definition's key; None: nowhere), when a list: what
-    # an OpenAPI operation's lowering read (``_opmemo``).
+    # When a list, where each ``$ref`` lowered led is added to it (the definition's key; None:
+    # nowhere): what lowering an OpenAPI operation read, for whoever runs it (``Steps.part``).
     ref_log: list[str | None] | None = None
     # Where the properties a normalising rule gathered into one object are written (Swagger
     # 2.0's form parameters), by the place they have in that object: what is said of them
@@ -193,7 +193,9 @@ class LowererBase:
         if phase.idle(fragment):  # (the common case: every schema object passes here)
             return fragment
         context = self._rule_context
-        if context.reported is not self._unread_reported:  # (``_opmemo`` swaps the set)
+        if (
+            context.reported is not self._unread_reported
+        ):  # (the set object may change: the rules read the current one)
             context = self._rule_context = self._new_rule_context()
         out: list[Diagnostic] = []
         fragment = run(phase.rules, fragment, loc, context, out)

@@ -1,26 +1,27 @@
 """Compiler layer (memo): the one place that decides what of a previous run is reused.
 
-Imports ``_load`` (digests, the ``parsing_yaml`` hook), ``_tree``, ``_write`` (the output's
-layout), ``_version``, ``diagnostics`` and this package's modules; ``_operations`` (and with it
-the frontends) only when a spec is read. The driver builds one ``Memo`` per run and passes each
-stage through it; no stage imports this.
+Imports ``_load`` (digests), ``_steps``, ``_tree``, ``_write`` (the
+output's layout), ``_version``, ``diagnostics`` and this package's modules; ``_operations`` and
+``_replay`` (and with them the frontends) only when a spec is read. The driver builds one
+``Memo`` per run and passes each stage through it; no stage imports this.
 
 Every reuse is keyed the same way: ``options`` (a digest of toolbind's version and of
 everything else a package's output depends on: its name, the ``$ref`` policy, ``--strict``)
 together with the digests of the inputs the stage read (the spec files' bytes, the kept
 parse's text, a model module's key). A key that differs, or a kept file that is not as the
-manifest records it, means the stage runs as in a full run.
+manifest records it, means the step runs as in a full run.
 
 Data flow, per spec (``build`` in the driver):
 
 1. ``reused``: the package as the previous output holds it, when its options and every input
    are unchanged — no stage runs;
-2. ``reading`` around the read stage: the kept parse (``_parses``) and the operations'
-   records (``_operations``) offered to the loader and the OpenAPI reader through their hooks;
-   what they keep for the next run comes back as ``KeptReads``;
-3. ``render`` around the render stage: the previous file keys and render memo handed to the
-   backend, the modules it skipped taken from the previous output (or a whole render when one
-   is not as written), then every file whose rendered text is unchanged taken as formatted;
+2. ``reading`` around the read stage: the steps the loader and the reader are given
+   (``_replay.ReadSteps``: the kept parses, the operations' records); what they keep for the
+   next run comes back as ``KeptReads``;
+3. ``render`` around the render stage: the steps the backend is given (``_render.RenderSteps``:
+   the previous files' keys and step results), the files it did not make taken from the
+   previous output (or a whole render when one is not as written), then every file whose
+   rendered text is unchanged taken as formatted;
 4. ``holds``, ``entry``: whether the previous output is this tree already, and what the
    manifest records of each package for the next run.
 """
@@ -30,37 +31,28 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from toolbind._version import VERSION
 
-from .._load import digest, parsing_yaml
+from .._load import digest
+from .._steps import Steps
 from .._tree import Kept, Texts
 from .._write import MANIFEST, PARSES
 from ..diagnostics import Diagnostic, Diagnostics
 from ._outputs import Previous, Reused, diagnostic_to_json
 from ._parses import ParseCache
-
-Rendering = tuple[dict[str, str], dict[str, str], list[str], dict[str, Any]]
-"""What the render stage gives: the files, the keys of those rendered from a key, the files not
-rendered because their key was known, and the render memo for the next run."""
+from ._render import RenderSteps
 
 
 class RenderStage(Protocol):
     """The render stage of one package, as the layer calls it."""
 
-    def __call__(
-        self,
-        diags: Diagnostics,
-        known: Mapping[str, str],
-        memo: Mapping[str, Any] | None,
-        previous: Callable[[str], str | None] | None,
-    ) -> Rendering:
-        """Render the package (``known``: path → key of the previous run; ``memo``: the previous
-        render memo; ``previous``: a previous file's text, by path)."""
+    def __call__(self, diags: Diagnostics, steps: Steps) -> dict[str, str]:
+        """The package's files (paths in the tree), but those ``steps`` say are not made."""
         ...
 
 
@@ -124,12 +116,15 @@ class Memo:
         return self.prev.reuse(source, name, options)
 
     @contextlib.contextmanager
-    def reading(self, source: str, name: str, options: str) -> Generator[KeptReads]:
-        """Around the read stage of ``source`` (named ``name`` last time; "" when unknown):
-        the kept parses and operations' records offered through the loader's and the OpenAPI
-        reader's hooks; the ``KeptReads`` is filled when the block ends."""
-        from ..frontends._opmemo import keeping_operations
+    def reading(
+        self, source: str, name: str, options: str, *, every: bool = True
+    ) -> Generator[tuple[Steps, KeptReads]]:
+        """Around the read stage of ``source`` (named ``name`` last time; "" when unknown): the
+        steps to read it through (the kept parses, and the previous run's operations' records
+        for a run that reads every operation: ``every``); the ``KeptReads`` is filled when the
+        block ends."""
         from ._operations import OperationMemo
+        from ._replay import ReadSteps
 
         parses = ParseCache(
             ParseCache.read(self.prev.kept_text(source, _parses_file(name))) if name else None
@@ -140,8 +135,9 @@ class Memo:
             options,
         )
         kept = KeptReads()
-        with parsing_yaml(parses.parse), keeping_operations(operations):
-            yield kept
+        steps = ReadSteps(parses, operations, every=every)
+        yield steps, kept
+        steps.finish()
         if self.keep:
             kept.parses, kept.operations = parses.text(), operations.text()
 
@@ -164,16 +160,23 @@ class Memo:
         known = prev.keys(source, options)
         was = prev.parses(source, _memo_file(name)) if known and self.keep else None
         own = Diagnostics()
-        files, keys, skipped, memo = stage(
-            own, known, was, lambda rel: prev.text(rel, prev.digests(source, rel))
+        steps = RenderSteps(
+            f"{name}/",
+            known,
+            was,
+            lambda rel: prev.text(rel, prev.digests(source, rel)),
+            keep=self.keep,
         )
+        files = stage(own, steps)
         # a module not rendered again is the previous output's file, bytes confirmed; one that
         # is not as written makes the package render whole
-        taken = {rel: prev.kept(rel, prev.digests(source, rel)) for rel in skipped}
+        taken = {rel: prev.kept(rel, prev.digests(source, rel)) for rel in steps.skipped}
         if any(k is None for k in taken.values()):
             own = Diagnostics()
-            files, keys, _, memo = stage(own, {}, None, None)
+            steps = RenderSteps(f"{name}/", {}, None, None, keep=self.keep)
+            files = stage(own, steps)
             taken = {}
+        keys, memo = steps.keys, steps.made
         texts = Texts(files)
         for rel, text in (
             (_parses_file(name), kept.parses),

@@ -1,13 +1,12 @@
 """Compiler layer (memo): each OpenAPI operation's lowering, kept for the next run.
 
-Imports ``_load`` (``as_object``), ``ir``, ``frontends._opmemo`` (the records and the hook the
-OpenAPI reader offers) and ``_parses`` (what an edit changed); the memo layer (``_layer``)
-installs an ``OperationMemo`` around the read stage with ``frontends._opmemo.keeping_operations``.
+Imports ``_load`` (``as_object``), ``ir``, ``_records`` and ``_parses`` (what an edit changed);
+the memo layer (``_layer``) gives the read stage a ``_replay.ReadSteps`` over an ``OperationMemo``.
 
 Data flow: the previous run's ``.toolbind-cache/<package>.operations.json`` (read back as a
 JSON object) and the kept parse's ``Changes`` → ``records`` (the records, and the places the
-edit changed, when both are certain: same layout, same key, same source text) → the reader
-replays or lowers each operation (``frontends._opmemo.Replay``) → ``keep`` → ``text()``, this
+edit changed, when both are certain: same layout, same key, same source text) → each operation
+taken from its record or lowered (``_replay.Replay``) → ``keep`` → ``text()``, this
 run's records for the next. The key is the layer's: toolbind's version and the options.
 """
 
@@ -18,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .._load import as_object
-from ..frontends._opmemo import Record
 from ..ir import escape_pointer_token
 from ._parses import Changes
+from ._records import Record
 
 FORMAT = 1
 """The records' layout: a record of another is never read."""

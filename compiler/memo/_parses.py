@@ -1,8 +1,8 @@
 """Compiler layer (memo): the parses of large YAML specs, kept from one run to the next.
 
-Imports ``_load`` (documents, the JSON checks, the ``parsing_yaml`` hook it offers), ``_reparse``
-and PyYAML's loaders; the memo layer (``_layer``) installs a ``ParseCache`` around the read
-stage, which never sees it.
+Imports ``_load`` (documents, the JSON checks), ``_reparse`` and PyYAML's loaders; the memo
+layer (``_layer``) gives the read stage a ``_replay.ReadSteps`` over a ``ParseCache``, which the
+stage never sees.
 
 Data flow: the previous run's ``.toolbind-cache/<package>.json`` (``ParseCache.read``) → for
 each large YAML file ``load_document`` reads, ``ParseCache.load`` splices the edited entry into
@@ -61,7 +61,8 @@ class ParseCache:
     def parse(
         self, name: str, text: str, shown: str, *, dates_as_text: bool, size: int
     ) -> Document | Diagnostic | None:
-        """``_load.YamlParse``: a file large enough to be worth keeping is parsed here."""
+        """A YAML file's parse (``_replay.ReadSteps.parse``): one large enough to be worth
+        keeping is parsed here; None: parse it as usual."""
         if size < PARSE_CACHE_MIN_BYTES:
             return None
         return self.load(name, text, shown, dates_as_text)

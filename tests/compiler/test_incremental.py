@@ -412,14 +412,14 @@ def test_model_modules_are_reused_by_key_and_the_tree_is_a_full_runs(
     import toolbind.compiler._driver as driver
 
     skipped: list[int] = []
-    real = driver._render_keyed  # pyright: ignore[reportPrivateUsage]
+    real = driver._render_files  # pyright: ignore[reportPrivateUsage]
 
     def spy(*args: Any) -> Any:
         result = real(*args)
-        skipped.append(len(result[2]))
+        skipped.append(len(args[-1].skipped))  # (the memo layer's steps: the files not made)
         return result
 
-    monkeypatch.setattr(driver, "_render_keyed", spy)
+    monkeypatch.setattr(driver, "_render_files", spy)
     monkeypatch.chdir(tmp_path)
     specs = copy_specs(tmp_path, SPLIT)
     inc = tmp_path / "inc"
@@ -539,35 +539,24 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
     import hashlib
 
     import toolbind.compiler.backends._json_files as json_files
-    import toolbind.compiler.backends._models as models
-    import toolbind.compiler.backends._modelviews as modelviews
     import toolbind.compiler.backends.python as backend
+    import toolbind.compiler.memo._render as render
     from toolbind.compiler._load import digest
 
     taken: list[str] = []
-    for module, name, what in [
-        (modelviews, "_views_from_json", "definitions"),
-        (models, "_split_from_json", "modules"),
-    ]:
-        real_fn = getattr(module, name)
+    real_run = render.RenderSteps.run
 
-        def spy(*args: Any, _real: Any = real_fn, _what: str = what) -> Any:
-            result = _real(*args)
+    def run_spy(self: Any, name: str, key: str, make: Any, save: Any, load: Any) -> Any:
+        def spy_load(kept: Any) -> Any:
+            result = load(kept)
             if result is not None:
-                taken.append(_what)
+                taken.append(name)
             return result
 
-        monkeypatch.setattr(module, name, spy)
-    real_kept = json_files.ToolsJson._kept_shared  # pyright: ignore[reportPrivateUsage]
+        return real_run(self, name, key, make, save, spy_load)
 
-    def kept_spy(self: Any, *args: Any) -> Any:
-        result = real_kept(self, *args)
-        if result is not None:
-            taken.append("shared")
-        return result
-
-    monkeypatch.setattr(json_files.ToolsJson, "_kept_shared", kept_spy)
-    real_texts = json_files.ToolsJson._previous_schema_texts  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(render.RenderSteps, "run", run_spy)
+    real_texts = json_files.ToolsJson._written_schema_texts  # pyright: ignore[reportPrivateUsage]
 
     def texts_spy(self: Any, *args: Any) -> Any:
         result = real_texts(self, *args)
@@ -575,9 +564,9 @@ def test_a_render_memo_is_taken_only_when_made_from_the_same_inputs(
             taken.append("tools.json")
         return result
 
-    monkeypatch.setattr(json_files.ToolsJson, "_previous_schema_texts", texts_spy)
+    monkeypatch.setattr(json_files.ToolsJson, "_written_schema_texts", texts_spy)
     # (readme's 36 tools and 31 definitions count as many: it keeps a render memo)
-    monkeypatch.setattr(backend, "RENDER_MEMO_MIN", 10)
+    monkeypatch.setattr(backend, "STEPS_MIN", 10)
     monkeypatch.chdir(tmp_path)
     spec_rel = "openapi/readme__readme-api.json"
     specs = copy_specs(tmp_path, [spec_rel])
@@ -725,17 +714,17 @@ def test_operations_are_taken_from_their_records_only_where_nothing_they_read_ch
     for byte, every time."""
     import toolbind.compiler.memo._parses as load
     from toolbind.compiler._load import digest
-    from toolbind.compiler.frontends import _opmemo
+    from toolbind.compiler.memo import _replay
 
     monkeypatch.setattr(load, "PARSE_CACHE_MIN_BYTES", 1000)  # this small spec counts
     replayed: list[int] = []
-    real_apply = _opmemo.Replay._apply  # pyright: ignore[reportPrivateUsage]
+    real_apply = _replay.Replay._apply  # pyright: ignore[reportPrivateUsage]
 
     def spy(self: Any, delta: Any) -> None:
         replayed.append(1)
         real_apply(self, delta)
 
-    monkeypatch.setattr(_opmemo.Replay, "_apply", spy)
+    monkeypatch.setattr(_replay.Replay, "_apply", spy)
     monkeypatch.chdir(tmp_path)
     specs = copy_specs(tmp_path, [spec_rel])
     spec = next(specs.iterdir())

@@ -1,7 +1,7 @@
 """Compiler layer (frontends): Swagger 2.0, OpenAPI 3.0 and 3.1 → one tool per operation.
 
 Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``normalise``, ``_jsonschema``,
-``_resolver``, ``_opmemo`` and the runtime's frozen HTTP description
+``_resolver``, ``_steps`` and the runtime's frozen HTTP description
 (``toolbind.runtime.contract``), which it fills for the backend.
 
 Each operation becomes a ``ToolSpec``: its parameters (path, query, header, cookie; path-level and
@@ -33,6 +33,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..._load import NO_EXTRA_REFS, Document, RefPolicy, as_object
+from ..._steps import DIRECT, Steps
 from ...diagnostics import Diagnostics
 from ...ir import SpecPackage
 from . import _document
@@ -57,10 +58,12 @@ def read(
     diags: Diagnostics,
     select: OperationFilter | None = None,
     refs: RefPolicy = NO_EXTRA_REFS,
+    steps: Steps = DIRECT,
 ) -> SpecPackage | None:
     """Lower an OpenAPI 3.x / Swagger 2.0 document (``path`` anchors relative ``$ref``s;
-    ``refs`` says which files and URLs they may read)."""
-    return _document.read(Context(doc, path, diags, refs), select)
+    ``refs`` says which files and URLs they may read; ``steps``: how each operation is
+    lowered, ``_steps.Steps.part``)."""
+    return _document.read(Context(doc, path, diags, refs, steps), select)
 
 
 __all__ = ["OperationFilter", "is_document", "read"]

@@ -15,6 +15,7 @@ from typing import Any
 from toolbind.contract import ParameterLocation, ParameterStyle
 
 from ..._load import Document, load_document
+from ..._steps import Steps
 from ...diagnostics import Diagnostic
 from ...ir import ArrayNode, SchemaNode, SourceLocation, StringNode
 
@@ -88,10 +89,11 @@ class Where:
         return self.loc.child(*keys)
 
 
-def load_with_dates_as_text(path: Path, shown: str) -> Document | Diagnostic:
+def load_with_dates_as_text(path: Path, shown: str, steps: Steps) -> Document | Diagnostic:
     """A file an OpenAPI spec ``$ref``s, read as the spec itself is: an unquoted YAML date or
-    timestamp (common in examples and defaults) is the text written."""
-    return load_document(path, shown, dates_as_text=True)
+    timestamp (common in examples and defaults) is the text written; parsed through
+    ``steps``."""
+    return load_document(path, shown, dates_as_text=True, steps=steps)
 
 
 def never_empty(node: SchemaNode) -> SchemaNode:

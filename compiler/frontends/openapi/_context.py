@@ -1,6 +1,6 @@
 """Compiler layer (frontends/openapi): the reader's state, which every OpenAPI object's module
-reads and adds to. Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``normalise``,
-``_jsonschema``, ``_resolver``, ``_opmemo`` and ``_common``.
+reads and adds to. Imports ``ir``, ``diagnostics``, ``naming``, ``_load``, ``_steps``,
+``normalise``, ``_jsonschema``, ``_resolver`` and ``_common``.
 
 One ``Context`` per document read: the spec, its version, the schema lowerer, the tool names
 taken, the diagnostics, what was read and what became of it (``counts``), and how the objects
@@ -13,17 +13,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from ... import naming
 from ..._load import Document, RefPolicy, as_array, as_object, display_path
+from ..._steps import Steps
 from ...diagnostics import Diagnostic, Diagnostics, describe
 from ...ir import ObjectNode, RefNode, SchemaNode, SourceLocation
 from ...normalise import Rule, run, run_located
 from ...normalise._openapi import OpenApi
-from .. import _opmemo
 from .._jsonschema import SchemaLowerer
 from .._resolver import (
     MISSING,
@@ -45,9 +46,15 @@ class Context:
     """What reading one OpenAPI document holds while it reads (see the module's docstring)."""
 
     def __init__(
-        self, doc: Document, path: Path | None, diags: Diagnostics, refs: RefPolicy
+        self,
+        doc: Document,
+        path: Path | None,
+        diags: Diagnostics,
+        refs: RefPolicy,
+        steps: Steps,
     ) -> None:
         self.doc = doc
+        self.steps = steps
         self.refs = refs
         self.path = path
         self.diags = diags
@@ -65,7 +72,7 @@ class Context:
             openapi31=self.v31,
             trim_descriptions=True,
             refs=refs,
-            load=load_with_dates_as_text,
+            load=partial(load_with_dates_as_text, steps=steps),
         )
         self.top = SourceLocation(file=doc.path)
         self.names = naming.ToolNames()
@@ -79,8 +86,11 @@ class Context:
         self.extensions: dict[str, list[SourceLocation]] = {}  # x- field → where seen
         # Security scheme names that requirements use → where first: each must be declared.
         self.named_schemes: dict[str, SourceLocation] = {}
-        # The operations taken from the previous run's records where nothing they read changed.
-        self.replay: _opmemo.Replay | None = None
+        # When a list, each non-schema object's ``$ref`` followed is added to it: its JSON
+        # pointer when it leads into this document, else None (what reading an operation
+        # read, for whoever runs it: ``Steps.part``; the lowerer's ``ref_log`` says the same
+        # of schemas).
+        self.read_log: list[str | None] | None = None
         # the wire names of the parameters of the operation being read (``_field``)
         self.wire_names: set[str] = set()
 
@@ -126,9 +136,9 @@ class Context:
             seen.add(ref)
             file_part, _, fragment = ref.partition("#")
             root, path, file = where.root, where.path, where.loc.file
-            if self.replay is not None:
+            if self.read_log is not None:
                 local = not file_part and root is self.spec
-                self.replay.read(unquote(fragment) if local else None)
+                self.read_log.append(unquote(fragment) if local else None)
             if file_part:
                 loaded = self._ref_document(where, what, ref, file_part)
                 if loaded is None:
@@ -195,7 +205,7 @@ class Context:
             return None
         if target not in self._documents:
             self._documents[target] = load_with_dates_as_text(
-                target, _join_shown(where.loc.file, file_part)
+                target, _join_shown(where.loc.file, file_part), self.steps
             )
         loaded = self._documents[target]
         if not isinstance(loaded, Document):

@@ -1,13 +1,14 @@
 """Compiler layer (frontends/openapi): the OpenAPI Object — its paths, path items and what is
 read of the document as a whole — as a ``SpecPackage``. Imports ``ir``, ``_load``,
-``diagnostics``, ``normalise``, ``_opmemo``, the modules of the objects it holds
+``diagnostics``, ``normalise``, the modules of the objects it holds
 (``_operations``, ``_security``, ``_servers``), ``_common``, ``_context`` and the runtime's
 HTTP contract.
 
 The paths map is read as a sequence of entries (``normalise._openapi.PathEntry``), AutoRest's
 ``x-ms-paths`` after it; each path key and path item goes through its normalising rules where
 the reader meets it, so what the rules say comes in the order a reader of the spec meets it.
-Operations are lowered through ``_opmemo``'s ``Replay`` when the driver keeps them.
+Each operation is lowered as a named part of the document (``Context.steps``, ``_steps.Steps
+.part``), with its pointer and the places it reads.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from ...ir import (
 )
 from ...normalise import openapi_azure, openapi_paths, openapi_refs, openapi_swagger2
 from ...normalise._openapi import PathEntry, RefSiblings
-from .. import _opmemo
 from ._common import METHODS, OperationFilter, Where
 from ._context import Context
 from ._operations import operation
@@ -145,7 +145,6 @@ def read(ctx: Context, select: OperationFilter | None) -> SpecPackage | None:
             f"{len(webhooks)} webhook(s) skipped: webhooks are requests the API sends, not "
             "operations a tool can call",
         )
-    ctx.replay = _replay(ctx, select)
     maps = {paths_at.loc: paths_at}
     entries = tuple(
         PathEntry(route=route, item=raw_item, in_map=paths_at.loc)
@@ -159,11 +158,6 @@ def read(ctx: Context, select: OperationFilter | None) -> SpecPackage | None:
     made = _Made()
     for entry in entries:
         _path_item(ctx, entry, maps[entry.in_map], select, made)
-    if ctx.replay is not None:
-        memo = _opmemo.current()
-        if memo is not None:
-            memo.keep(ctx.doc.path, ctx.replay.made)
-        ctx.replay = None
     return _package(ctx, made, select)
 
 
@@ -230,8 +224,8 @@ def _operation(
     select: OperationFilter | None,
     made: _Made,
 ) -> None:
-    """One operation of a path item (``holder``: the part it is written in), lowered or
-    taken from the previous run's record."""
+    """One operation of a path item (``holder``: the part it is written in), lowered through
+    the reader's steps."""
     raw_op = holder.value[method]
     ctx.counts["operations", "read"] += 1
     # Split specs put whole operations in other files (``get: {$ref: ops/x.yaml}``): followed
@@ -253,17 +247,13 @@ def _operation(
         )
     op = ctx.normalise((openapi_swagger2.MEDIA_TYPES,), op, oloc)
     lower = partial(operation, ctx, route, method, parts, op, oloc, select, found)
-    if ctx.replay is None:
-        built = lower()
-    else:
-        item = parts[0]
-        mine = len(parts) == 1 and item.root is ctx.spec and found.root is ctx.spec
-        at = item.loc.pointer
-        built = ctx.replay.operation(
-            oloc.pointer,
-            [f"{at}/parameters", f"{at}/servers", oloc.pointer] if mine else None,
-            lower,
-        )
+    # what it reads besides the $refs it follows: its path item's parameters and servers and
+    # itself (None: an operation or path item of another document)
+    item = parts[0]
+    mine = len(parts) == 1 and item.root is ctx.spec and found.root is ctx.spec
+    at = item.loc.pointer
+    reads = [f"{at}/parameters", f"{at}/servers", oloc.pointer] if mine else None
+    built = ctx.steps.part(ctx, oloc.pointer, reads, lower)
     if built is None:
         ctx.counts["operations", "filtered"] += 1
     else:
@@ -311,28 +301,6 @@ def _package(ctx: Context, made: _Made, select: OperationFilter | None) -> SpecP
         tools=tuple(tools),
         definitions=definitions,
         http=api,
-    )
-
-
-def _replay(ctx: Context, select: OperationFilter | None) -> _opmemo.Replay | None:
-    """How the operations are lowered when the driver keeps them (``_opmemo``): taken from
-    the previous run's records where that is certain to be the same, recorded for the
-    next; None: lowered only."""
-    memo = _opmemo.current()
-    if memo is None or select or ctx.path is None or ctx.doc.path not in memo.changes:
-        return None
-    found = memo.records(ctx.doc.path)
-    if found is not None and memo.changed_names(ctx.doc.path, ctx.spec):
-        found = None
-    return _opmemo.Replay(
-        shown=ctx.doc.path,
-        diags=ctx.diags,
-        names=ctx.names,
-        counts=ctx.counts,
-        schemes=ctx.named_schemes,
-        lowerer=ctx.lowerer,
-        previous=found[0] if found is not None else [],
-        places=found[1] if found is not None else None,
     )
 
 
