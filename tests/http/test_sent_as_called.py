@@ -307,3 +307,100 @@ def test_the_calls_contract_draws_only_what_the_call_takes(pkg: Any) -> None:
         pkg.CallAdapter.validate_python(instance)
 
     accepted()
+
+
+EMPTY_FORMS = """\
+openapi: 3.1.0
+info: {title: empty forms, version: '1'}
+paths:
+  /any:
+    post:
+      operationId: anyFields
+      requestBody:
+        required: true
+        content: {application/x-www-form-urlencoded: {schema: {type: object}}}
+      responses: {'204': {description: done}}
+  /none:
+    post:
+      operationId: noFields
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, additionalProperties: false}
+      responses: {'204': {description: done}}
+  /optional:
+    post:
+      operationId: optionalFields
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, properties: {note: {type: string}}}
+      responses: {'204': {description: done}}
+  /parts:
+    post:
+      operationId: optionalParts
+      requestBody:
+        required: true
+        content: {multipart/form-data: {schema: {type: object}}}
+      responses: {'204': {description: done}}
+  /maybe:
+    post:
+      operationId: maybeForm
+      requestBody:
+        content: {application/x-www-form-urlencoded: {schema: {type: object}}}
+      responses: {'204': {description: done}}
+"""
+HEARD: list[tuple[str, dict[str, str], bytes]] = []
+
+
+async def recording_app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    """Records each request's path, framing headers and body; answers 204."""
+    if scope["type"] != "http":
+        return
+    body = await read_body(receive)
+    framing = (b"content-type", b"content-length", b"transfer-encoding")
+    headers = {k.decode(): v.decode() for k, v in scope["headers"] if k in framing}
+    HEARD.append((scope["path"], headers, body))
+    await send({"type": "http.response.start", "status": 204, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def test_a_required_form_body_with_no_fields_given_is_sent_as_an_empty_form(
+    tmp_path: Path,
+) -> None:
+    # A required body is in the request (OpenAPI's requestBody.required); a form with no
+    # field is the empty string (the urlencoded serialisation of no pair): sent with its
+    # Content-Type. A body that is not required and says nothing is not sent at all.
+    spec = tmp_path / "empty_forms.yaml"
+    spec.write_text(EMPTY_FORMS, encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "empty_forms")
+    form = "application/x-www-form-urlencoded"
+    try:
+        with serve_asgi(recording_app) as url, HttpClient(pkg.API, base_url=url) as client:
+            acts = pkg.HttpActivities(client).activities()
+            for tool in ("anyFields", "noFields", "optionalFields", "optionalParts", "maybeForm"):
+                # nothing to say: the Call needs no field (the model is not asked for `body: {}`)
+                call = pkg.CallAdapter.validate_python({"_tool": tool})
+                schema = call.model_json_schema(by_alias=True)
+                assert not set(schema.get("required", [])) - {"_tool"}, (tool, schema)
+                assert acts[tool](call).success
+            # the free-form body still takes fields
+            given = pkg.CallAdapter.validate_python({"_tool": "anyFields", "body": {"a": "1"}})
+            assert acts["anyFields"](given).success
+    finally:
+        unload("empty_forms")
+    empty_form = {"content-type": form, "content-length": "0"}
+    assert [(path, headers) for path, headers, _ in HEARD[:3]] == [
+        ("/any", empty_form),
+        ("/none", empty_form),
+        ("/optional", empty_form),
+    ]
+    assert all(body == b"" for _, _, body in HEARD[:3])
+    path, headers, body = HEARD[3]  # a multipart body: its close delimiter, no part
+    boundary = headers["content-type"].removeprefix("multipart/form-data; boundary=")
+    assert path == "/parts" and body == f"--{boundary}--\r\n".encode()
+    assert HEARD[4] == ("/maybe", {"content-length": "0"}, b"")  # not required: no body
+    assert HEARD[5] == ("/any", {"content-type": form, "content-length": "3"}, b"a=1")
