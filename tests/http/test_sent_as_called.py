@@ -86,6 +86,7 @@ paths:
         - {name: id, in: path, required: true, schema: {type: string, format: uuid}}
         - {name: limit, in: query, schema: {type: integer, format: int32, minimum: 1}}
         - {name: since, in: query, schema: {type: string, format: date}}
+        - {name: scale, in: query, schema: {type: number, format: float}}
       requestBody:
         required: true
         content:
@@ -95,6 +96,8 @@ paths:
               properties:
                 count: {type: integer, format: int64}
                 at: {type: string, format: date-time}
+                ratio: {type: number, format: float}
+                weight: {type: number, format: double, minimum: 0}
                 owner: {type: object, properties: {ref: {type: string, format: uuid}}}
                 item: {$ref: '#/components/schemas/Item'}
       responses:
@@ -209,6 +212,14 @@ BAD = [
     ({"count": 2**63}, "less than or equal to 9223372036854775807"),
     ({"at": "2024-05-01 10:00"}, "'date-time'"),
     ({"owner": {"ref": "x"}}, "'uuid'"),  # an object written inline in the body
+    # IEEE-754: a float's range is single precision's (a double's, double's), and no number is
+    # NaN or an infinity (every model's ``allow_inf_nan=False``)
+    ({"scale": 3.5e38}, "<= 3.4028234663852886e+38 (format float)"),
+    ({"ratio": -(10**39)}, ">= -3.4028234663852886e+38 (format float)"),
+    ({"weight": 10**309}, "<= 1.7976931348623157e+308 (format double)"),
+    ({"ratio": float("nan")}, "should be a finite number"),
+    ({"weight": float("inf")}, "should be a finite number"),
+    ({"weight": -1.0}, ">= 0"),  # (the schema's own minimum still holds)
 ]
 
 
@@ -234,11 +245,18 @@ def test_a_valid_call_is_sent_as_written_and_a_response_read_as_it_comes(pkg: An
         at="2024-05-01T10:00:00+02:00",
         owner={"ref": UUID},
         item={"id": "anything", "size": 2**40},  # a shared definition: not checked
+        scale=-3.4028234663852886e38,
+        ratio=3.4028234663852886e38,
+        weight=1.7976931348623157e308,
     )
     assert result.success, result.error
     method, path, body = SEEN[-1]
-    assert (method, path) == ("PUT", f"/items/{upper}?limit=2147483647&since=2024-02-29")
+    assert (method, path) == (
+        "PUT",
+        f"/items/{upper}?limit=2147483647&since=2024-02-29&scale=-3.4028234663852886e%2B38",
+    )
     assert json.loads(body)["at"] == "2024-05-01T10:00:00+02:00"
+    assert json.loads(body)["ratio"] == 3.4028234663852886e38
     assert json.loads(body)["count"] == -(2**63)
     # the response breaks both formats: read as it came, typed
     assert result.data.id == "item-7" and result.data.size == 2**40
@@ -249,6 +267,7 @@ def test_format_checks_can_be_turned_off(tmp_path: Path) -> None:
     try:
         call = loose.CallAdapter.validate_python(
             {"_tool": "putItem", "id": "not-a-uuid", "limit": 2**31, "since": "2024-02-30"}
+            | {"ratio": 1e39}
         )
         assert _run(loose, "putItem", call).success
         assert SEEN[-1][1] == "/items/not-a-uuid?limit=2147483648&since=2024-02-30"
@@ -300,6 +319,7 @@ def test_the_calls_contract_draws_only_what_the_call_takes(pkg: Any) -> None:
     binding = next(b for b in pkg.TOOLS if b.name == "putItem")
     exported = json.dumps(call_schema(binding))
     assert '"format": "int32"' in exported and '"format": "int64"' in exported
+    assert '"format": "float"' in exported and '"format": "double"' in exported
 
     @settings(max_examples=150, database=None, derandomize=True, deadline=None)
     @given(strategies_for(binding))
