@@ -29,6 +29,7 @@ import contextlib
 import json
 import sys
 import tempfile
+import time
 import warnings
 from collections import Counter
 from collections.abc import Generator
@@ -49,13 +50,15 @@ KINDS_FIRST = ("refused by the Call", "refused by the client")
 
 
 @contextlib.contextmanager
-def _prism(prism: Path, spec: Path, log: Path) -> Generator[str]:
+def _prism(prism: Path, spec: Path, log: Path, start_timeout: float) -> Generator[str]:
     """Prism serving ``spec`` (``--errors``) until the block ends; its base URL."""
     port = free_port()
     command = [str(prism), "mock", "-h", "127.0.0.1", "-p", str(port), "--errors", str(spec)]
     base = f"http://127.0.0.1:{port}"
     # (Prism answers any path: a request it refuses is still an answer, so health is its own)
-    with running("Prism", command, f"{base}/__health", log, ok=(404,)):
+    started = time.monotonic()
+    with running("Prism", command, f"{base}/__health", log, ok=(404,), timeout=start_timeout):
+        print(f"{spec.name}: Prism started in {time.monotonic() - started:.1f} s", file=sys.stderr)
         yield base
 
 
@@ -114,7 +117,12 @@ def _one(pkg: Any, activities: Any, tool: str, args: dict[str, Any]) -> tuple[st
 
 
 def run_spec(
-    spec: Path, prism: Path, examples: int, calls: dict[str, Any], work: Path
+    spec: Path,
+    prism: Path,
+    examples: int,
+    calls: dict[str, Any],
+    work: Path,
+    start_timeout: float = 120.0,
 ) -> tuple[Counter[str], list[str]]:
     """The counts of one spec and a few refusals by Prism, as examples."""
     from toolbind.compiler import compile_to_directory, load_package
@@ -127,7 +135,7 @@ def run_spec(
     counts: Counter[str] = Counter()
     examples_of: list[str] = []
     with (
-        _prism(prism, spec, work / f"{name}.log") as base,
+        _prism(prism, spec, work / f"{name}.log", start_timeout) as base,
         HttpClient(
             pkg.API, base_url=base, credentials=placeholder_credentials(pkg.API), timeout=30
         ) as client,
@@ -165,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=Path, help="keep (or replay) the drawn Calls here")
     parser.add_argument("--json", type=Path, help="write the counts here")
     parser.add_argument("--details", type=Path, help="write every refusal here")
+    parser.add_argument(
+        "--start-timeout",
+        type=float,
+        default=120.0,
+        help="seconds Prism may take to start on a spec (a large one, on a loaded machine: more)",
+    )
     args = parser.parse_args(argv)
     if not args.prism.exists():
         print(f"error: no Prism at {args.prism} (--prism PATH)", file=sys.stderr)
@@ -186,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         for spec in args.specs:
             print(f"{spec.name} ...", file=sys.stderr)
             replayed = spec.name in calls
-            counts, found = run_spec(spec, args.prism, args.examples, calls, Path(tmp))
+            counts, found = run_spec(
+                spec, args.prism, args.examples, calls, Path(tmp), args.start_timeout
+            )
             if args.calls is not None and not replayed:  # kept spec by spec: a long run may stop
                 args.calls.write_text(json.dumps(calls, sort_keys=True), encoding="utf-8")
             table[spec.name] = c = dict(counts)

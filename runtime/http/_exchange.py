@@ -441,16 +441,19 @@ class Exchange:
             )
         except httpx.HTTPError as exc:
             yield Action("close", response)
-            # The answer was cut mid-body (the server died, a proxy gave up): the request was
-            # done. One a repeat is safe for (RFC 9110's idempotent methods, or a keyed one) is
-            # sent once more — a second cut is more likely the path's doing (a proxy's size
-            # limit) than chance, and the body is not fetched again and again; a POST/PATCH
-            # never is (retry_non_idempotent).
-            if idempotent and not call.cut and (yield from self._pause(call, exc, retryable=True)):
+            # The answer was cut mid-body (the server died, a proxy gave up; not a body that
+            # cannot be decoded, which a repeat would not mend): the request was done. One a
+            # repeat is safe for (RFC 9110's idempotent methods, or a keyed one) is sent once
+            # more — a second cut is more likely the path's doing (a proxy's size limit) than
+            # chance, and the body is not fetched again and again; a POST/PATCH never is
+            # (retry_non_idempotent).
+            cut = isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError)
+            again = cut and idempotent and not call.cut
+            if again and (yield from self._pause(call, exc, retryable=True)):
                 call.cut = True
                 return None
             message = f"{where(call.out, call.url)} failed reading: {type(exc).__name__}"
-            if not idempotent:
+            if cut and not idempotent:
                 message += (
                     f" (the answer, HTTP {status}, was cut mid-body: not sent again, it was "
                     "done; RetryPolicy(retry_non_idempotent=True) sends it again)"
