@@ -9,8 +9,9 @@ Real parts only: a raw ASGI app and the scripted OpenAI-protocol server served b
 servers in their own processes (``tests/faults/mcp_server.py``, the ``mcp`` SDK's server, over
 stdio and streamable HTTP), and ``tests/faults/_proxy.py`` (a TCP proxy on 127.0.0.1) where the
 fault is on the wire. The Temporal rows (a worker killed during a tool call, during the model
-call, the workflow's worker killed mid-step, a pending result sent while no worker runs) are
-in ``tests/temporal/`` (slow). Each row prints its measured time: ``pytest tests/faults -s``.
+call, the workflow's worker killed mid-step, a pending result sent while no worker runs, the
+server killed mid-run) are in ``tests/temporal/`` (slow). Each row prints its measured time:
+``pytest tests/faults -s``.
 """
 
 from __future__ import annotations
