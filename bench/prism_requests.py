@@ -9,7 +9,8 @@ meta fields left out) and counted as:
 
 - **refused by the Call**: the generated Call model refuses it (what the model is told);
 - **refused by the client**: the HTTP Activity refuses it before sending (``invalid_input``);
-- **accepted**: sent, and Prism answered below 400;
+- **accepted**: sent, and Prism answered below 400 — or 500 because its own mock answer broke
+  the spec's response schema (listed apart: the request passed its validation);
 - **refused by Prism**: sent, and Prism answered 422 (its request validation) or another status
   of 400 or more (no route, a method the path lacks: listed apart).
 
@@ -45,7 +46,8 @@ from tests._servers import free_port  # noqa: E402
 from tests.realworld._served import placeholder_credentials, running  # noqa: E402
 
 META = ("_activity", "_output", "_reasoningForCall")
-KINDS = ("sent", "accepted", "refused by Prism (422)", "refused by Prism (other)")
+MOCK_BROKE = "accepted, Prism's answer broke the spec"
+KINDS = ("sent", "accepted", MOCK_BROKE, "refused by Prism (422)", "refused by Prism (other)")
 KINDS_FIRST = ("refused by the Call", "refused by the client")
 
 
@@ -92,6 +94,22 @@ def _draw(binding: Any, examples: int) -> list[dict[str, Any]]:
     return drawn
 
 
+def _only_the_answer(data: Any) -> bool:
+    """Whether Prism's 500 says only its own answer broke the spec (the request passed its
+    validation: a mock answer drawn from a schema whose pattern it does not keep, Discord's
+    snowflake ids), never the request."""
+    if hasattr(data, "model_dump"):
+        data = data.model_dump(by_alias=True)
+    found: Any = cast("dict[str, Any]", data).get("validation") if isinstance(data, dict) else None
+    if not isinstance(found, list) or not found:
+        return False
+    return all(
+        isinstance(v, dict)
+        and (cast("dict[str, Any]", v).get("location") or [None])[0] == "response"
+        for v in cast("list[Any]", found)
+    )
+
+
 def _one(pkg: Any, activities: Any, tool: str, args: dict[str, Any]) -> tuple[str, str]:
     """(kind, detail) of one Call."""
     from pydantic import ValidationError
@@ -111,6 +129,8 @@ def _one(pkg: Any, activities: Any, tool: str, args: dict[str, Any]) -> tuple[st
     if status < 400:
         return "accepted", str(status)
     detail = json.dumps(result.data, default=str)[:240] if result.data is not None else ""
+    if status == 500 and _only_the_answer(result.data):
+        return MOCK_BROKE, f"{status} {detail}"
     return ("refused by Prism (422)" if status == 422 else "refused by Prism (other)"), (
         f"{status} {detail}"
     )
