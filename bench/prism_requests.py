@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 import tempfile
 import time
@@ -100,6 +101,11 @@ def _only_the_answer(data: Any) -> bool:
     snowflake ids), never the request."""
     if hasattr(data, "model_dump"):
         data = data.model_dump(by_alias=True)
+    if isinstance(data, str):
+        # an answer read as text (the operation's Output is no object), cut to the length an
+        # error body keeps: the locations it names
+        where = re.findall(r'"location":\s*\["(\w+)"', data)
+        return bool(where) and set(where) == {"response"}
     found: Any = cast("dict[str, Any]", data).get("validation") if isinstance(data, dict) else None
     if not isinstance(found, list) or not found:
         return False
