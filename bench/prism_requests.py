@@ -9,7 +9,8 @@ meta fields left out) and counted as:
 
 - **refused by the Call**: the generated Call model refuses it (what the model is told);
 - **refused by the client**: the HTTP Activity refuses it before sending (``invalid_input``);
-- **accepted**: sent, and Prism answered below 400;
+- **accepted**: sent, and Prism answered below 400 — or 500 because its own mock answer broke
+  the spec's response schema (listed apart: the request passed its validation);
 - **refused by Prism**: sent, and Prism answered 422 (its request validation) or another status
   of 400 or more (no route, a method the path lacks: listed apart).
 
@@ -27,8 +28,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 import tempfile
+import time
 import warnings
 from collections import Counter
 from collections.abc import Generator
@@ -44,18 +47,21 @@ from tests._servers import free_port  # noqa: E402
 from tests.realworld._served import placeholder_credentials, running  # noqa: E402
 
 META = ("_activity", "_output", "_reasoningForCall")
-KINDS = ("sent", "accepted", "refused by Prism (422)", "refused by Prism (other)")
+MOCK_BROKE = "accepted, Prism's answer broke the spec"
+KINDS = ("sent", "accepted", MOCK_BROKE, "refused by Prism (422)", "refused by Prism (other)")
 KINDS_FIRST = ("refused by the Call", "refused by the client")
 
 
 @contextlib.contextmanager
-def _prism(prism: Path, spec: Path, log: Path) -> Generator[str]:
+def _prism(prism: Path, spec: Path, log: Path, start_timeout: float) -> Generator[str]:
     """Prism serving ``spec`` (``--errors``) until the block ends; its base URL."""
     port = free_port()
     command = [str(prism), "mock", "-h", "127.0.0.1", "-p", str(port), "--errors", str(spec)]
     base = f"http://127.0.0.1:{port}"
     # (Prism answers any path: a request it refuses is still an answer, so health is its own)
-    with running("Prism", command, f"{base}/__health", log, ok=(404,)):
+    started = time.monotonic()
+    with running("Prism", command, f"{base}/__health", log, ok=(404,), timeout=start_timeout):
+        print(f"{spec.name}: Prism started in {time.monotonic() - started:.1f} s", file=sys.stderr)
         yield base
 
 
@@ -89,6 +95,27 @@ def _draw(binding: Any, examples: int) -> list[dict[str, Any]]:
     return drawn
 
 
+def _only_the_answer(data: Any) -> bool:
+    """Whether Prism's 500 says only its own answer broke the spec (the request passed its
+    validation: a mock answer drawn from a schema whose pattern it does not keep, Discord's
+    snowflake ids), never the request."""
+    if hasattr(data, "model_dump"):
+        data = data.model_dump(by_alias=True)
+    if isinstance(data, str):
+        # an answer read as text (the operation's Output is no object), cut to the length an
+        # error body keeps: the locations it names
+        where = re.findall(r'"location":\s*\["(\w+)"', data)
+        return bool(where) and set(where) == {"response"}
+    found: Any = cast("dict[str, Any]", data).get("validation") if isinstance(data, dict) else None
+    if not isinstance(found, list) or not found:
+        return False
+    return all(
+        isinstance(v, dict)
+        and (cast("dict[str, Any]", v).get("location") or [None])[0] == "response"
+        for v in cast("list[Any]", found)
+    )
+
+
 def _one(pkg: Any, activities: Any, tool: str, args: dict[str, Any]) -> tuple[str, str]:
     """(kind, detail) of one Call."""
     from pydantic import ValidationError
@@ -108,13 +135,20 @@ def _one(pkg: Any, activities: Any, tool: str, args: dict[str, Any]) -> tuple[st
     if status < 400:
         return "accepted", str(status)
     detail = json.dumps(result.data, default=str)[:240] if result.data is not None else ""
+    if status == 500 and _only_the_answer(result.data):
+        return MOCK_BROKE, f"{status} {detail}"
     return ("refused by Prism (422)" if status == 422 else "refused by Prism (other)"), (
         f"{status} {detail}"
     )
 
 
 def run_spec(
-    spec: Path, prism: Path, examples: int, calls: dict[str, Any], work: Path
+    spec: Path,
+    prism: Path,
+    examples: int,
+    calls: dict[str, Any],
+    work: Path,
+    start_timeout: float = 120.0,
 ) -> tuple[Counter[str], list[str]]:
     """The counts of one spec and a few refusals by Prism, as examples."""
     from toolbind.compiler import compile_to_directory, load_package
@@ -127,7 +161,7 @@ def run_spec(
     counts: Counter[str] = Counter()
     examples_of: list[str] = []
     with (
-        _prism(prism, spec, work / f"{name}.log") as base,
+        _prism(prism, spec, work / f"{name}.log", start_timeout) as base,
         HttpClient(
             pkg.API, base_url=base, credentials=placeholder_credentials(pkg.API), timeout=30
         ) as client,
@@ -165,6 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=Path, help="keep (or replay) the drawn Calls here")
     parser.add_argument("--json", type=Path, help="write the counts here")
     parser.add_argument("--details", type=Path, help="write every refusal here")
+    parser.add_argument(
+        "--start-timeout",
+        type=float,
+        default=120.0,
+        help="seconds Prism may take to start on a spec (a large one, on a loaded machine: more)",
+    )
     args = parser.parse_args(argv)
     if not args.prism.exists():
         print(f"error: no Prism at {args.prism} (--prism PATH)", file=sys.stderr)
@@ -186,7 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         for spec in args.specs:
             print(f"{spec.name} ...", file=sys.stderr)
             replayed = spec.name in calls
-            counts, found = run_spec(spec, args.prism, args.examples, calls, Path(tmp))
+            counts, found = run_spec(
+                spec, args.prism, args.examples, calls, Path(tmp), args.start_timeout
+            )
             if args.calls is not None and not replayed:  # kept spec by spec: a long run may stop
                 args.calls.write_text(json.dumps(calls, sort_keys=True), encoding="utf-8")
             table[spec.name] = c = dict(counts)

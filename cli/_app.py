@@ -162,7 +162,7 @@ def generate(
         typer.Option(
             "--no-format-checks",
             help="OpenAPI: Calls leave formats unchecked (by default they check int32/int64 "
-            "ranges, uuid, date and date-time before anything is sent).",
+            "and float/double ranges, uuid, date and date-time before anything is sent).",
         ),
     ] = False,
 ) -> None:

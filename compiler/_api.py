@@ -40,8 +40,8 @@ def generate_tree(
     What a spec says with an assumed meaning (``type: int``, an undeclared path parameter, an
     empty ``enum``...) is read that way with a located warning; ``strict`` refuses it instead.
 
-    The Calls of OpenAPI operations check the formats their API validates (``int32`` and
-    ``int64`` ranges, ``uuid``, ``date``, ``date-time``), so a model's mistake is fed back
+    The Calls of OpenAPI operations check the formats their API validates (``int32``,
+    ``int64``, ``float`` and ``double`` ranges, ``uuid``, ``date``, ``date-time``), so a model's mistake is fed back
     before anything is sent; ``format_checks=False`` leaves formats unchecked.
 
     ``tags``, ``paths`` (glob patterns such as ``/pets*``) and ``operations`` (operationIds or

@@ -363,7 +363,7 @@ def build(
     ``integer``, an undeclared path parameter, a ``$ref`` to nothing...) is an error instead.
 
     ``format_checks``: the Calls of OpenAPI operations check the formats the API validates
-    (``int32``/``int64`` ranges, ``uuid``, ``date``, ``date-time``); False leaves them
+    (``int32``/``int64``/``float``/``double`` ranges, ``uuid``, ``date``, ``date-time``); False leaves them
     annotations, as JSON Schema does.
 
     ``select`` keeps only some operations of OpenAPI specs (by tag, path or operation);

@@ -124,6 +124,7 @@ class IntegerNode:
 class NumberNode:
     meta: Meta
     bounds: NumericBounds = field(default_factory=NumericBounds)
+    format: str | None = None
     kind: Literal["number"] = "number"
 
 

@@ -444,18 +444,26 @@ def Bounds(
     gt: float | None = None,
     le: float | None = None,
     lt: float | None = None,
+    format: str | None = None,
 ) -> AfterValidator:
-    """Numeric bounds for ``number`` values (an int-or-float union pydantic can't constrain)."""
+    """Numeric bounds for ``number`` values (an int-or-float union pydantic can't constrain).
+
+    ``format``: the bounds are the range of OpenAPI's ``float``/``double``, said in the message
+    (NaN and the infinities are refused by every model's ``allow_inf_nan=False``).
+    """
+    why = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
+    if format is not None:
+        why = dict.fromkeys(why, f"format {format}")
 
     def check(value: float) -> float:
         if ge is not None and not value >= ge:
-            raise ValueError(f"value must be >= {ge} (minimum)")
+            raise ValueError(f"value must be >= {ge} ({why['ge']})")
         if gt is not None and not value > gt:
-            raise ValueError(f"value must be > {gt} (exclusiveMinimum)")
+            raise ValueError(f"value must be > {gt} ({why['gt']})")
         if le is not None and not value <= le:
-            raise ValueError(f"value must be <= {le} (maximum)")
+            raise ValueError(f"value must be <= {le} ({why['le']})")
         if lt is not None and not value < lt:
-            raise ValueError(f"value must be < {lt} (exclusiveMaximum)")
+            raise ValueError(f"value must be < {lt} ({why['lt']})")
         return value
 
     return AfterValidator(check)

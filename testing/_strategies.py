@@ -32,6 +32,7 @@ from ._unroll import recursive_defs, unrolled
 
 _DIALECTS_2019_ON = ("2019-09", "2020-12")
 _INT_FORMATS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_FLOAT_FORMATS = {"float": 3.4028234663852886e38, "double": 1.7976931348623157e308}
 _NUMERIC_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _LENGTH_KEYWORDS = ("minLength", "maxLength")
 _SIZE_KEYWORDS = ("minItems", "maxItems", "minProperties", "maxProperties")
@@ -48,7 +49,8 @@ Edit = tuple[Path, str, Any]
 
 def to_draft7(schema: Any) -> Any:
     """``prefixItems``/``items`` → ``items``/``additionalItems``; ``dependent*`` → ``dependencies``;
-    an ``int32``/``int64`` integer's range as ``minimum``/``maximum``."""
+    an ``int32``/``int64`` integer's (a ``float``/``double`` number's) range as
+    ``minimum``/``maximum``."""
     if isinstance(schema, list):
         return [to_draft7(v) for v in cast("list[Any]", schema)]
     if not isinstance(schema, dict):
@@ -64,6 +66,8 @@ def to_draft7(schema: Any) -> Any:
     bounds = (
         _INT_FORMATS.get(fmt) if out.get("type") == "integer" and isinstance(fmt, str) else None
     )
+    if out.get("type") == "number" and isinstance(fmt, str) and fmt in _FLOAT_FORMATS:
+        bounds = (-_FLOAT_FORMATS[fmt], _FLOAT_FORMATS[fmt])  # (and finite: a Call checks both)
     if bounds is not None:
         out["minimum"] = max(out.get("minimum", bounds[0]), bounds[0])
         out["maximum"] = min(out.get("maximum", bounds[1]), bounds[1])

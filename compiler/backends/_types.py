@@ -57,6 +57,10 @@ like are left annotations: APIs read them loosely (a search by part of an addres
 stricter check than the API's would refuse calls it takes."""
 INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 """OpenAPI's integer formats, as the ranges their values must be in."""
+FLOAT_RANGES = {"float": 3.4028234663852886e38, "double": 1.7976931348623157e308}
+"""OpenAPI's number formats, as the largest finite magnitude of their IEEE-754 type (single,
+double precision): a value beyond it (or NaN, or an infinity) cannot be read as one — an API
+parsing it into a ``float32`` column refuses it or reads an infinity."""
 
 
 class Annotations:
@@ -80,7 +84,8 @@ class Annotations:
         self.model_class = model_class
         self.sending = False
         """Whether what is made now is sent to an API (an OpenAPI operation's Call, and the
-        classes written inline in it), which checks ``SENT_FORMATS`` and ``INT_RANGES``. A
+        classes written inline in it), which checks ``SENT_FORMATS``, ``INT_RANGES`` and
+        ``FLOAT_RANGES``. A
         definition behind a ``$ref`` may be a response's too, read as it comes: not checked."""
 
     def default(self, prop: Property) -> str | None:
@@ -148,6 +153,9 @@ class Annotations:
         b = node.bounds
         args = _bound_args(b)
         meta = [f"Bounds({', '.join(args)})"] if args else []
+        if self.sending and node.format in FLOAT_RANGES:
+            top = FLOAT_RANGES[node.format]
+            meta.append(f"Bounds(ge={-top!r}, le={top!r}, format={node.format!r})")
         if b.multiple_of is not None:
             meta.append(f"MultipleOf({b.multiple_of!r})")
         return (f"Annotated[JsonNumber, {', '.join(meta)}]" if meta else "JsonNumber"), False

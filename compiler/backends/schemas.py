@@ -102,7 +102,9 @@ class SchemaEmitter:
                 fmt = {"format": node.format} if node.format is not None else {}
                 return {"type": "integer", **_bounds(node.bounds), **fmt}
             case NumberNode():
-                return {"type": "number", **_bounds(node.bounds)}
+                # (and ``float``/``double``: finite, a float within single precision's range)
+                fmt = {"format": node.format} if node.format is not None else {}
+                return {"type": "number", **_bounds(node.bounds), **fmt}
             case StringNode():
                 return _string_body(node)
             case ArrayNode():

@@ -151,7 +151,12 @@ class ScalarsLowerer(ObjectsLowerer):
                     format=fmt if isinstance(fmt, str) else None,
                 )
             case "number":
-                return NumberNode(meta=meta, bounds=self._bounds(s, loc))
+                fmt = s.get("format")
+                return NumberNode(
+                    meta=meta,
+                    bounds=self._bounds(s, loc),
+                    format=fmt if isinstance(fmt, str) else None,
+                )
             case _:
                 return StringNode(
                     meta=meta,

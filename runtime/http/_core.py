@@ -52,9 +52,10 @@ class RetryPolicy:
             this long).
         statuses: response statuses that are retried.
         retry_non_idempotent: also retry POST/PATCH after a retryable status or a failure after
-            the request was sent — a timeout, a connection that broke before the answer —
-            (connection failures before sending are always retried; those after it, for
-            idempotent methods and operations that take an ``Idempotency-Key``).
+            the request was sent — a timeout, a connection that broke before the answer, an
+            answer cut mid-body (sent again once) — (connection failures before sending are
+            always retried; those after it, for idempotent methods and operations that take an
+            ``Idempotency-Key``).
     """
 
     max_attempts: int = 3

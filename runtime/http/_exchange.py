@@ -293,7 +293,10 @@ class Exchange:
                 continue
             if (yield from self._retried(call, response, idempotent)):
                 continue
-            body = yield from self._body(call, response, min(started + self.timeout, call.deadline))
+            read_by = min(started + self.timeout, call.deadline)
+            body = yield from self._body(call, response, read_by, idempotent)
+            if body is None:  # cut mid-body, sent again
+                continue
             if isinstance(body, ToolResult):
                 return body
             yield Action("close", response)
@@ -415,9 +418,10 @@ class Exchange:
         return True
 
     def _body(
-        self, call: _Call, response: httpx.Response, read_by: float
-    ) -> Generator[Action, Any, bytes | ToolResult[Any]]:
-        """The response's body, read by ``read_by`` within the size bound, or the failure."""
+        self, call: _Call, response: httpx.Response, read_by: float, idempotent: bool
+    ) -> Generator[Action, Any, bytes | ToolResult[Any] | None]:
+        """The response's body, read by ``read_by`` within the size bound, the failure, or None
+        when it was cut and the request is to be sent again (after the wait, already yielded)."""
         status = response.status_code
         try:
             return cast("bytes", (yield Action("read", (response, read_by))))
@@ -437,11 +441,24 @@ class Exchange:
             )
         except httpx.HTTPError as exc:
             yield Action("close", response)
-            return call.fail(
-                f"{where(call.out, call.url)} failed reading: {type(exc).__name__}",
-                "connection",
-                status=status,
-            )
+            # The answer was cut mid-body (the server died, a proxy gave up; not a body that
+            # cannot be decoded, which a repeat would not mend): the request was done. One a
+            # repeat is safe for (RFC 9110's idempotent methods, or a keyed one) is sent once
+            # more — a second cut is more likely the path's doing (a proxy's size limit) than
+            # chance, and the body is not fetched again and again; a POST/PATCH never is
+            # (retry_non_idempotent).
+            cut = isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError)
+            again = cut and idempotent and not call.cut
+            if again and (yield from self._pause(call, exc, retryable=True)):
+                call.cut = True
+                return None
+            message = f"{where(call.out, call.url)} failed reading: {type(exc).__name__}"
+            if cut and not idempotent:
+                message += (
+                    f" (the answer, HTTP {status}, was cut mid-body: not sent again, it was "
+                    "done; RetryPolicy(retry_non_idempotent=True) sends it again)"
+                )
+            return call.fail(message, "connection", status=status)
 
     def _add_session_cookies(self, request: httpx.Request) -> None:
         """Add the cookies the API set earlier (for this URL) to ``request``; a cookie the Call
@@ -470,6 +487,7 @@ class _Call:
     __slots__ = (
         "attempts",
         "content",
+        "cut",
         "deadline",
         "headers",
         "method",
@@ -488,6 +506,7 @@ class _Call:
         self.attempts = 0
         self.redirects = 0
         self.refreshed = False
+        self.cut = False  # an answer was cut mid-body (and its request sent again)
         self.retries: list[dict[str, Any]] = []
         self.deadline = 0.0
 

@@ -8,6 +8,7 @@ crosses (a client's kept-alive connections included):
   hears back (a server that accepts and never answers);
 - ``"cut"``: the next answer's headers and ``keep`` bytes of its body (at most half of what
   came) reach the client, then the connection is closed (a server that dies mid-body, or a proxy that gives up);
+- ``"cut-once"``: ``"cut"`` for one answer, then ``"none"`` (a fault that does not come back);
 - ``"reset"``: the request reaches the server, which does what it does; its answer is dropped
   and the client's connection reset (RST) — the server died after the effect, before the answer;
 - ``drop()``: every open connection is closed (a server restarted between two calls: the
@@ -27,7 +28,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Literal
 
-Fault = Literal["none", "silent", "cut", "reset"]
+Fault = Literal["none", "silent", "cut", "cut-once", "reset"]
 
 
 class FaultProxy:
@@ -89,13 +90,15 @@ class FaultProxy:
                 if self.fault == "reset":
                     _reset(writer)
                     return
-                if self.fault == "cut":
+                if self.fault in ("cut", "cut-once"):
                     seen += data
                     end = seen.find(b"\r\n\r\n") + 4
                     if end < 4 or len(seen) == end:
                         continue  # (until the headers and some of the body have come)
                     # ``keep`` bytes of the body, at most half of what came: never all of it
                     writer.write(seen[: end + min(self.keep, (len(seen) - end) // 2)])
+                    if self.fault == "cut-once":
+                        self.fault = "none"
                     await writer.drain()
                     writer.close()
                     return

@@ -9,8 +9,9 @@ Real parts only: a raw ASGI app and the scripted OpenAI-protocol server served b
 servers in their own processes (``tests/faults/mcp_server.py``, the ``mcp`` SDK's server, over
 stdio and streamable HTTP), and ``tests/faults/_proxy.py`` (a TCP proxy on 127.0.0.1) where the
 fault is on the wire. The Temporal rows (a worker killed during a tool call, during the model
-call, the workflow's worker killed mid-step, a pending result sent while no worker runs) are
-in ``tests/temporal/`` (slow). Each row prints its measured time: ``pytest tests/faults -s``.
+call, the workflow's worker killed mid-step, a pending result sent while no worker runs, the
+server killed mid-run) are in ``tests/temporal/`` (slow). Each row prints its measured time:
+``pytest tests/faults -s``.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def report(part: str, row: Row, seconds: float, outcome: str | None) -> None:
 
 HTTP_TIMEOUT = 1.0
 HTTP_RETRY = RetryPolicy(max_attempts=2, backoff=0.05, max_backoff=0.1)
+CUT_RETRY = RetryPolicy(max_attempts=3, backoff=0.05, max_backoff=0.1)
+"""For the answers cut mid-body: attempts to spare, to show a cut request is sent again once."""
 HTTP_ROWS = {
     "never answers": Row("never answers", "timeout", HTTP_TIMEOUT),
     "answers slowly": Row("answers slowly (5 s, past the 1 s timeout)", "timeout", HTTP_TIMEOUT),
@@ -83,7 +86,9 @@ HTTP_ROWS = {
     "dies during": Row("dies during a POST, after its effect", "connection", HTTP_TIMEOUT),
     "dies during get": Row("dies during a GET (sent again once)", "connection", HTTP_TIMEOUT),
     "dies between": Row("dies between calls (restarted)", None, HTTP_TIMEOUT),
-    "cut": Row("closes the connection mid-body", "connection", HTTP_TIMEOUT),
+    "cut": Row("closes the connection mid-body, every time (a GET)", "connection", HTTP_TIMEOUT),
+    "cut once": Row("closes the connection mid-body once (a GET)", None, HTTP_TIMEOUT),
+    "cut post": Row("closes the connection mid-body (a POST)", "connection", HTTP_TIMEOUT),
     "garbage": Row("answers garbage", "invalid_response", HTTP_TIMEOUT),
     "wrong type": Row("lies: an HTML page for JSON", "invalid_output", HTTP_TIMEOUT),
     "wrong shape": Row("lies: JSON of the wrong shape", "invalid_output", HTTP_TIMEOUT),
@@ -96,6 +101,8 @@ ON_THE_WIRE: dict[str, Fault] = {
     "dies during pending": "reset",
     "dies during get": "reset",
     "cut": "cut",
+    "cut once": "cut-once",
+    "cut post": "cut",
 }
 """The rows whose fault the proxy injects (the others: the server's own answer, or no server)."""
 
@@ -117,7 +124,8 @@ def test_an_http_api(case: str, http_api: int, api_pkg: ModuleType) -> None:
     row = HTTP_ROWS[case]
     with FaultProxy(http_api).running() as proxy:
         base = f"http://127.0.0.1:{free_port()}" if case == "dies before" else proxy.url
-        client = HttpClient(api_pkg.API, base_url=base, timeout=HTTP_TIMEOUT, retry=HTTP_RETRY)
+        retry = CUT_RETRY if case.startswith("cut") else HTTP_RETRY
+        client = HttpClient(api_pkg.API, base_url=base, timeout=HTTP_TIMEOUT, retry=retry)
         with client:
             acts = api_pkg.HttpActivities(client).activities()
 
@@ -127,6 +135,7 @@ def test_an_http_api(case: str, http_api: int, api_pkg: ModuleType) -> None:
             operation = {
                 "answers slowly": "getSlow",
                 "dies during": "makeEffect",
+                "cut post": "makeEffect",
                 "garbage": "getGarbage",
                 "wrong type": "getHtml",
                 "wrong shape": "getShape",
@@ -148,8 +157,15 @@ def test_an_http_api(case: str, http_api: int, api_pkg: ModuleType) -> None:
         assert result.data.id == 2  # answered by the server, on a new connection
     if case == "dies before":  # a GET: sent again, within the policy
         assert result.metadata["attempts"] == HTTP_RETRY.max_attempts
-    if case == "cut":  # an answer cut mid-body is not asked again (even for a GET)
-        assert result.metadata["attempts"] == 1
+    if case.startswith("cut"):  # sent again once if a repeat is safe, whatever attempts are left
+        sent = {"cut": 2, "cut once": 2, "cut post": 1}[case]
+        assert result.metadata["attempts"] == sent
+        assert _upstream.HITS["/effect" if case == "cut post" else "/item"] == sent
+    if case == "cut once":  # the second answer, whole
+        assert result.data.id == 2
+    if case == "cut post":  # a POST is never sent again: its effect happened once
+        assert _upstream.EFFECTS == [1]
+        assert "not sent again" in (result.error or "")
 
 
 # -- the model server -----------------------------------------------------------------------------

@@ -86,6 +86,7 @@ paths:
         - {name: id, in: path, required: true, schema: {type: string, format: uuid}}
         - {name: limit, in: query, schema: {type: integer, format: int32, minimum: 1}}
         - {name: since, in: query, schema: {type: string, format: date}}
+        - {name: scale, in: query, schema: {type: number, format: float}}
       requestBody:
         required: true
         content:
@@ -95,6 +96,8 @@ paths:
               properties:
                 count: {type: integer, format: int64}
                 at: {type: string, format: date-time}
+                ratio: {type: number, format: float}
+                weight: {type: number, format: double, minimum: 0}
                 owner: {type: object, properties: {ref: {type: string, format: uuid}}}
                 item: {$ref: '#/components/schemas/Item'}
       responses:
@@ -209,6 +212,14 @@ BAD = [
     ({"count": 2**63}, "less than or equal to 9223372036854775807"),
     ({"at": "2024-05-01 10:00"}, "'date-time'"),
     ({"owner": {"ref": "x"}}, "'uuid'"),  # an object written inline in the body
+    # IEEE-754: a float's range is single precision's (a double's, double's), and no number is
+    # NaN or an infinity (every model's ``allow_inf_nan=False``)
+    ({"scale": 3.5e38}, "<= 3.4028234663852886e+38 (format float)"),
+    ({"ratio": -(10**39)}, ">= -3.4028234663852886e+38 (format float)"),
+    ({"weight": 10**309}, "<= 1.7976931348623157e+308 (format double)"),
+    ({"ratio": float("nan")}, "should be a finite number"),
+    ({"weight": float("inf")}, "should be a finite number"),
+    ({"weight": -1.0}, ">= 0"),  # (the schema's own minimum still holds)
 ]
 
 
@@ -234,11 +245,18 @@ def test_a_valid_call_is_sent_as_written_and_a_response_read_as_it_comes(pkg: An
         at="2024-05-01T10:00:00+02:00",
         owner={"ref": UUID},
         item={"id": "anything", "size": 2**40},  # a shared definition: not checked
+        scale=-3.4028234663852886e38,
+        ratio=3.4028234663852886e38,
+        weight=1.7976931348623157e308,
     )
     assert result.success, result.error
     method, path, body = SEEN[-1]
-    assert (method, path) == ("PUT", f"/items/{upper}?limit=2147483647&since=2024-02-29")
+    assert (method, path) == (
+        "PUT",
+        f"/items/{upper}?limit=2147483647&since=2024-02-29&scale=-3.4028234663852886e%2B38",
+    )
     assert json.loads(body)["at"] == "2024-05-01T10:00:00+02:00"
+    assert json.loads(body)["ratio"] == 3.4028234663852886e38
     assert json.loads(body)["count"] == -(2**63)
     # the response breaks both formats: read as it came, typed
     assert result.data.id == "item-7" and result.data.size == 2**40
@@ -249,6 +267,7 @@ def test_format_checks_can_be_turned_off(tmp_path: Path) -> None:
     try:
         call = loose.CallAdapter.validate_python(
             {"_tool": "putItem", "id": "not-a-uuid", "limit": 2**31, "since": "2024-02-30"}
+            | {"ratio": 1e39}
         )
         assert _run(loose, "putItem", call).success
         assert SEEN[-1][1] == "/items/not-a-uuid?limit=2147483648&since=2024-02-30"
@@ -300,6 +319,7 @@ def test_the_calls_contract_draws_only_what_the_call_takes(pkg: Any) -> None:
     binding = next(b for b in pkg.TOOLS if b.name == "putItem")
     exported = json.dumps(call_schema(binding))
     assert '"format": "int32"' in exported and '"format": "int64"' in exported
+    assert '"format": "float"' in exported and '"format": "double"' in exported
 
     @settings(max_examples=150, database=None, derandomize=True, deadline=None)
     @given(strategies_for(binding))
@@ -307,3 +327,100 @@ def test_the_calls_contract_draws_only_what_the_call_takes(pkg: Any) -> None:
         pkg.CallAdapter.validate_python(instance)
 
     accepted()
+
+
+EMPTY_FORMS = """\
+openapi: 3.1.0
+info: {title: empty forms, version: '1'}
+paths:
+  /any:
+    post:
+      operationId: anyFields
+      requestBody:
+        required: true
+        content: {application/x-www-form-urlencoded: {schema: {type: object}}}
+      responses: {'204': {description: done}}
+  /none:
+    post:
+      operationId: noFields
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, additionalProperties: false}
+      responses: {'204': {description: done}}
+  /optional:
+    post:
+      operationId: optionalFields
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object, properties: {note: {type: string}}}
+      responses: {'204': {description: done}}
+  /parts:
+    post:
+      operationId: optionalParts
+      requestBody:
+        required: true
+        content: {multipart/form-data: {schema: {type: object}}}
+      responses: {'204': {description: done}}
+  /maybe:
+    post:
+      operationId: maybeForm
+      requestBody:
+        content: {application/x-www-form-urlencoded: {schema: {type: object}}}
+      responses: {'204': {description: done}}
+"""
+HEARD: list[tuple[str, dict[str, str], bytes]] = []
+
+
+async def recording_app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    """Records each request's path, framing headers and body; answers 204."""
+    if scope["type"] != "http":
+        return
+    body = await read_body(receive)
+    framing = (b"content-type", b"content-length", b"transfer-encoding")
+    headers = {k.decode(): v.decode() for k, v in scope["headers"] if k in framing}
+    HEARD.append((scope["path"], headers, body))
+    await send({"type": "http.response.start", "status": 204, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def test_a_required_form_body_with_no_fields_given_is_sent_as_an_empty_form(
+    tmp_path: Path,
+) -> None:
+    # A required body is in the request (OpenAPI's requestBody.required); a form with no
+    # field is the empty string (the urlencoded serialisation of no pair): sent with its
+    # Content-Type. A body that is not required and says nothing is not sent at all.
+    spec = tmp_path / "empty_forms.yaml"
+    spec.write_text(EMPTY_FORMS, encoding="utf-8")
+    compile_to_directory([spec], tmp_path / "out")
+    pkg = load_package(tmp_path / "out", "empty_forms")
+    form = "application/x-www-form-urlencoded"
+    try:
+        with serve_asgi(recording_app) as url, HttpClient(pkg.API, base_url=url) as client:
+            acts = pkg.HttpActivities(client).activities()
+            for tool in ("anyFields", "noFields", "optionalFields", "optionalParts", "maybeForm"):
+                # nothing to say: the Call needs no field (the model is not asked for `body: {}`)
+                call = pkg.CallAdapter.validate_python({"_tool": tool})
+                schema = call.model_json_schema(by_alias=True)
+                assert not set(schema.get("required", [])) - {"_tool"}, (tool, schema)
+                assert acts[tool](call).success
+            # the free-form body still takes fields
+            given = pkg.CallAdapter.validate_python({"_tool": "anyFields", "body": {"a": "1"}})
+            assert acts["anyFields"](given).success
+    finally:
+        unload("empty_forms")
+    empty_form = {"content-type": form, "content-length": "0"}
+    assert [(path, headers) for path, headers, _ in HEARD[:3]] == [
+        ("/any", empty_form),
+        ("/none", empty_form),
+        ("/optional", empty_form),
+    ]
+    assert all(body == b"" for _, _, body in HEARD[:3])
+    path, headers, body = HEARD[3]  # a multipart body: its close delimiter, no part
+    boundary = headers["content-type"].removeprefix("multipart/form-data; boundary=")
+    assert path == "/parts" and body == f"--{boundary}--\r\n".encode()
+    assert HEARD[4] == ("/maybe", {"content-length": "0"}, b"")  # not required: no body
+    assert HEARD[5] == ("/any", {"content-type": form, "content-length": "3"}, b"a=1")

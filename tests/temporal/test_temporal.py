@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,7 +28,14 @@ from temporalio.client import Client
 from tests._servers import serve_asgi
 from tests.scripted_llm import Reply, ScriptedLLM, call
 from tests.scripted_llm import tools as tools_reply
-from tests.temporal._support import HERE, SPEC, WorkerProcess, dev_server
+from tests.temporal._support import (
+    HERE,
+    SPEC,
+    WorkerProcess,
+    dev_server,
+    effects_in,
+    wait_for_effects,
+)
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime import Agent, AgentEvent, ToolRegistry
 from toolbind.runtime.capabilities import PendingDelivery, RequireApproval, ToolSelection
@@ -211,25 +217,6 @@ async def _wait_for_pending(runs: DurableAgent, run_id: str, timeout: float = 60
 # -- faults -------------------------------------------------------------------------------------
 
 
-def _effects(db: Path) -> dict[str, int]:
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT tool, COUNT(*) FROM effects GROUP BY tool").fetchall()
-    return {tool: count for tool, count in rows}
-
-
-def _started(db: Path, tools: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if db.exists():
-            try:
-                if len(_effects(db)) >= tools:
-                    return
-            except sqlite3.OperationalError:
-                pass
-        time.sleep(0.05)
-    raise AssertionError("the Activities never started")
-
-
 def _fault_run(
     temporal: str, tmp_path: Path, llm: tuple[ScriptedLLM, str], kill: str
 ) -> tuple[Any, dict[str, int]]:
@@ -280,7 +267,7 @@ def _fault_run(
             client = await Client.connect(temporal)
             runs = DurableAgent(client, llm=url, model="scripted", task_queue=queue)
             handle = await runs.start("greet and judge")
-            await asyncio.to_thread(_started, db, 2)
+            await asyncio.to_thread(wait_for_effects, db, 2)
             if kill == "activity":  # both Activities made their effect and wait: kill them
                 procs[1].kill()
                 procs[2].kill()
@@ -295,7 +282,7 @@ def _fault_run(
     finally:
         for p in procs:
             p.stop()
-    return result, _effects(db)
+    return result, effects_in(db)
 
 
 @pytest.mark.slow

@@ -189,13 +189,31 @@ def _place_body(
             parts=tuple(parts),
         )
     field_name = field(ctx, BODY_FIELD, "body", into.taken, into.tool, loc)
-    into.props.append(Property(name=field_name, schema=node, required=required))
+    # A required form whose schema requires no field is sent as an empty form when the Call
+    # leaves it out (the runtime's rule): the model is not made to write ``body: {}``.
+    wrapper_required = required and not _may_be_empty_form(ctx, node, kind)
+    into.props.append(Property(name=field_name, schema=node, required=wrapper_required))
     return HttpBody(
         media_type=media_type,
         kind=kind,
         required=required,
         wrapped=field_name,
         parts=tuple(parts),
+    )
+
+
+def _may_be_empty_form(ctx: Context, node: SchemaNode, kind: BodyKind) -> bool:
+    """Whether a form or multipart body of ``node`` may hold no field at all: any fields (no
+    schema, a free-form object), or only optional ones."""
+    if kind not in ("form", "multipart"):
+        return False
+    target = ctx.resolved(node)
+    if isinstance(target, AnyNode):
+        return True
+    return (
+        isinstance(target, ObjectNode)
+        and not target.min_properties
+        and not any(p.required for p in target.properties)
     )
 
 
