@@ -8,6 +8,7 @@ Each warning is given once per place (``SchemaContext.reported``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..ir import SourceLocation
@@ -148,26 +149,38 @@ RECURSIVE_REF_TO_COMPONENT = schema_rule(
 )
 
 
-def _recursive_ref_in_openapi(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
-    fragment = schema_object(value)
-    # OpenAPI 3.0 schemas have no $recursiveRef and 3.1's (2020-12) none either: followed, "#"
-    # would be the whole API description
-    if fragment is None or "$recursiveRef" not in fragment:
-        return None
-    if ctx.dialect == "jsonschema" and not ctx.openapi31:
-        return None
-    where = at.child("$recursiveRef")
-    said = ()
-    if fragment["$recursiveRef"] is not None and str(where) not in ctx.reported:
-        said = (
-            warn(
-                where,
-                "$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is "
-                "ignored, so the value it names is not checked",
-                "$ref to the schema meant",
-            ),
-        )
-    return Fixed(value=without(fragment, "$recursiveRef"), diagnostics=said)
+def _dropped_in_openapi(
+    keyword: str, said: str, expected: str | None = None
+) -> Callable[[Any, SourceLocation, SchemaContext], Fixed | None]:
+    """The rule function that drops draft 2019-09's ``keyword`` from an OpenAPI schema (3.0 has
+    none of its keywords, and 3.1's 2020-12 replaced them), warning ``said`` once per place."""
+
+    def drop(value: Any, at: SourceLocation, ctx: SchemaContext) -> Fixed | None:
+        fragment = schema_object(value)
+        if fragment is None or keyword not in fragment:
+            return None
+        if ctx.dialect == "jsonschema" and not ctx.openapi31:
+            return None
+        where = at.child(keyword)
+        told = ()
+        if fragment[keyword] is not None and str(where) not in ctx.reported:
+            told = (warn(where, said, expected),)
+        return Fixed(value=without(fragment, keyword), diagnostics=told)
+
+    return drop
+
+
+# (followed, a $recursiveRef "#" would be the whole API description)
+_RECURSIVE_REF_SAID = (
+    "$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored, so the "
+    "value it names is not checked"
+)
+# the anchor a ``$recursiveRef`` resolves against: OpenAPI reads no ``$recursiveRef`` (the rules
+# above make it a ``$ref`` or drop it), so it says nothing; kept, it breaks the 2020-12
+# meta-schema exported schemas are read against (a string there: ``$dynamicAnchor``'s old name)
+_RECURSIVE_ANCHOR_SAID = (
+    "$recursiveAnchor is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored"
+)
 
 
 RECURSIVE_REF_IN_OPENAPI = schema_rule(
@@ -175,37 +188,12 @@ RECURSIVE_REF_IN_OPENAPI = schema_rule(
     family="schema-refs",
     accepts="$recursiveRef in an OpenAPI schema (draft 2019-09's keyword)",
     makes="the schema without it",
-    warning="$recursiveRef is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored, "
-    "so the value it names is not checked",
-    apply=_recursive_ref_in_openapi,
+    warning=_RECURSIVE_REF_SAID,
+    apply=_dropped_in_openapi("$recursiveRef", _RECURSIVE_REF_SAID, "$ref to the schema meant"),
     when=lambda c: c.dialect != "jsonschema" or c.openapi31,
     keys=("$recursiveRef",),
     phases=("enter",),
 )
-
-
-def _recursive_anchor_in_openapi(
-    value: Any, at: SourceLocation, ctx: SchemaContext
-) -> Fixed | None:
-    fragment = schema_object(value)
-    # the anchor ``$recursiveRef`` resolves against (draft 2019-09): OpenAPI reads no
-    # ``$recursiveRef`` (the rules above make it a ``$ref`` or drop it), so the anchor says
-    # nothing, and kept it breaks the 2020-12 meta-schema the exported schemas are read
-    # against (there ``$recursiveAnchor`` is a string, the old spelling of ``$dynamicAnchor``)
-    if fragment is None or "$recursiveAnchor" not in fragment:
-        return None
-    if ctx.dialect == "jsonschema" and not ctx.openapi31:
-        return None
-    where = at.child("$recursiveAnchor")
-    said = ()
-    if str(where) not in ctx.reported:
-        said = (
-            warn(
-                where,
-                "$recursiveAnchor is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored",
-            ),
-        )
-    return Fixed(value=without(fragment, "$recursiveAnchor"), diagnostics=said)
 
 
 RECURSIVE_ANCHOR_IN_OPENAPI = schema_rule(
@@ -213,8 +201,8 @@ RECURSIVE_ANCHOR_IN_OPENAPI = schema_rule(
     family="schema-refs",
     accepts="$recursiveAnchor in an OpenAPI schema (draft 2019-09's; OpenAI's CompoundFilter)",
     makes="the schema without it (no $recursiveRef is left to resolve against it)",
-    warning="$recursiveAnchor is no keyword of OpenAPI schemas (draft 2019-09's); it is ignored",
-    apply=_recursive_anchor_in_openapi,
+    warning=_RECURSIVE_ANCHOR_SAID,
+    apply=_dropped_in_openapi("$recursiveAnchor", _RECURSIVE_ANCHOR_SAID),
     when=lambda c: c.dialect != "jsonschema" or c.openapi31,
     keys=("$recursiveAnchor",),
     phases=("enter",),
