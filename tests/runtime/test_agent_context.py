@@ -384,6 +384,30 @@ def test_an_activity_gets_a_typed_context(llm: tuple[ScriptedLLM, str]) -> None:
 # -- approval -----------------------------------------------------------------
 
 
+def _transfer_tools() -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.register(
+        "transfer",
+        {
+            "type": "object",
+            "properties": {"_tool": {"const": "transfer"}, "amount": {"type": "integer"}},
+            "required": ["amount"],
+        },
+    )
+    return registry
+
+
+def _recording_transfer() -> tuple[list[int], Any]:
+    """A ``transfer`` Activity and the amounts it was run with."""
+    ran: list[int] = []
+
+    def transfer(call: Any) -> dict[str, Any]:
+        ran.append(args(call)["amount"])
+        return {"sent": args(call)["amount"]}
+
+    return ran, transfer
+
+
 @pytest.mark.parametrize("marked", ["in code", "in the spec"])
 def test_a_call_requiring_approval_waits_for_a_human(
     llm: tuple[ScriptedLLM, str], tmp_path: Path, marked: str
@@ -408,11 +432,7 @@ def test_a_call_requiring_approval_waits_for_a_human(
     )
     assert registry["transfer"].requires_approval == (marked == "in the spec")
     assert "x-requires-approval" not in registry["transfer"].parameters
-    ran: list[int] = []
-
-    def transfer(call: Any) -> dict[str, Any]:
-        ran.append(args(call)["amount"])
-        return {"sent": args(call)["amount"]}
+    ran, transfer = _recording_transfer()
 
     server.add(
         answer({"_tool": "transfer", "amount": 10}, {"_tool": "transfer", "amount": 5000}),
@@ -462,15 +482,7 @@ def test_a_call_run_after_approval_keeps_its_progress(
     """An async-generator Activity approved on resume: its progress is told (``tool-result``
     events before the call's result) and recorded, as when it runs without approval."""
     server, url = llm
-    registry = ToolRegistry()
-    registry.register(
-        "transfer",
-        {
-            "type": "object",
-            "properties": {"_tool": {"const": "transfer"}, "amount": {"type": "integer"}},
-            "required": ["amount"],
-        },
-    )
+    registry = _transfer_tools()
 
     async def transfer(call: Any) -> AsyncIterator[dict[str, Any]]:
         yield {"stage": "checking"}
@@ -512,19 +524,6 @@ def test_a_call_run_after_approval_keeps_its_progress(
     assert delivered.result.data == {"sent": 10}
 
 
-def _transfer_tools() -> ToolRegistry:
-    registry = ToolRegistry()
-    registry.register(
-        "transfer",
-        {
-            "type": "object",
-            "properties": {"_tool": {"const": "transfer"}, "amount": {"type": "integer"}},
-            "required": ["amount"],
-        },
-    )
-    return registry
-
-
 def test_a_call_repeating_one_that_waits_for_approval_is_not_asked_again(
     llm: tuple[ScriptedLLM, str], tmp_path: Path
 ) -> None:
@@ -532,11 +531,7 @@ def test_a_call_repeating_one_that_waits_for_approval_is_not_asked_again(
     decision per distinct call (the same answer's twin included), the repeat told it already
     waits, and a step that only repeats waiting calls pauses the run instead of looping on."""
     server, url = llm
-    ran: list[int] = []
-
-    def transfer(call: Any) -> dict[str, Any]:
-        ran.append(args(call)["amount"])
-        return {"sent": args(call)["amount"]}
+    ran, transfer = _recording_transfer()
 
     server.add(
         answer({"_tool": "transfer", "amount": 50}, {"_tool": "transfer", "amount": 50}),
