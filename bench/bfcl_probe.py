@@ -1,27 +1,27 @@
 """BFCL probe: what in toolbind's request changes a small model's answer? One variable at a time.
 
 ``bench/bfcl.py`` compares whole configurations; this script explains them. For each question it
-builds the two requests llama.cpp receives — the instructor baseline's (``FunctionCalls``, a
-discriminated union tagged ``function``) and toolbind's composed ``Response`` (latent tools, the
-seeds' meta fields and tag ``_tool``: ``ModelSettings(call_tag="_tool")``, ``tool_choice="required"``) —
-and sends toolbind's again with exactly one
-thing changed, straight to the local server (no retries, no validation: the raw arguments the
-model wrote, scored as ``bfcl.py`` scores them):
+builds the two requests the local server receives — the instructor baseline's (``FunctionCalls``,
+a discriminated union tagged ``function``) and toolbind's composed ``Response`` as ``Agent.request``
+sends it by default (latent tools, ``ModelSettings()``'s defaults: the lean meta fields, the
+``auto`` call tag — ``_tool`` for one function, ``function`` for several —, ``tool_choice="auto"``
+unless ``--tool-choice`` says another) — and sends toolbind's again with exactly one thing changed,
+straight to the local server (no retries, no validation: the raw arguments the model wrote, scored
+as ``bfcl.py`` scores them):
 
-- ``key``: the ``_tool`` tag renamed ``function`` (the baseline's tag, and ``Agent``'s default
-  ``call_tag``); ``key-name``, ``key-tool``: renamed ``name``, ``tool``;
-- ``lean``: no ``_activity``/``_reasoningForCall``/``_output`` (``meta_fields="needed"`` minus
-  ``_output``);
-- ``no-output``: no ``output`` property; ``no-min``: no ``minItems``; ``no-desc``: no tool
-  descriptions (they never reach SmolLM2: its chat template ignores ``tools``);
-- ``tag-last``: ``_tool`` after the arguments (llama.cpp writes required properties in order);
+- ``tag-function``, ``tag-_tool``: every call's tag renamed ``function`` / ``_tool`` (where a
+  function has a parameter of that name the rename would clash: the request as toolbind sends it);
+- ``full``: ``ModelSettings(meta_fields="all")`` (``_activity`` const and ``_reasoningForCall``);
+  ``no-guess``: no latent ``_output`` in the calls;
+- ``no-output``: no ``output`` property; ``no-desc``: no tool descriptions;
+- ``desc-base``: the ``Response`` function described as the baseline describes its own;
 - ``norep``: ``repeat_penalty: 1.0`` (llama-cpp-python's default is 1.1) for toolbind and
   ``base-norep`` for the baseline;
 - ``listed``: the tools listed in a system message (``ModelSettings(tools_in_prompt=True)``).
 
-Run: ``.venv/bin/python bench/bfcl_probe.py [--limit 14] [--start 0] [--category NAME ...]
-[--variant NAME ...] [-v]``; prints per variant: answers that parsed, right function(s), right
-arguments, prompt tokens.
+Run: ``.venv/bin/python bench/bfcl_probe.py [--model qwen] [--limit 14] [--start 0]
+[--category NAME ...] [--variant NAME ...] [--tool-choice auto|required] [-v]``; prints per
+variant: answers that parsed, right function(s), right arguments, prompt tokens.
 """
 
 from __future__ import annotations
@@ -50,43 +50,33 @@ def _items(schema: Schema) -> list[Schema]:
     return item.get("anyOf", [item])
 
 
+def tag_of(schema: Schema) -> str:
+    """The key the composed calls name their tool under (the first property of a call)."""
+    return next(iter(_items(schema)[0]["properties"]))
+
+
 def _renamed_tag(tag: str) -> Callable[[Schema], Schema]:
     def renamed(schema: Schema) -> Schema:
+        old = tag_of(schema)
         for one in _items(schema):
-            if tag in one["properties"]:  # a parameter of that name: the rename would clash
+            if tag != old and tag in one["properties"]:  # a parameter of that name: a clash
                 raise KeyError(tag)
-            one["properties"] = {
-                (tag if k == "_tool" else k): v for k, v in one["properties"].items()
-            }
-            one["required"] = [tag if r == "_tool" else r for r in one["required"]]
+            one["properties"] = {(tag if k == old else k): v for k, v in one["properties"].items()}
+            one["required"] = [tag if r == old else r for r in one["required"]]
         return schema
 
     return renamed
 
 
-def _lean(schema: Schema) -> Schema:
+def _no_guess(schema: Schema) -> Schema:
     for one in _items(schema):
-        for meta in ("_activity", "_reasoningForCall", "_output"):
-            one["properties"].pop(meta, None)
+        one["properties"].pop("_output", None)
     return schema
 
 
 def _no_output(schema: Schema) -> Schema:
     schema["properties"].pop("output")
     schema["required"] = ["calls"]
-    return schema
-
-
-def _no_min(schema: Schema) -> Schema:
-    schema["properties"]["calls"].pop("minItems", None)
-    return schema
-
-
-def _tag_last(schema: Schema) -> Schema:
-    for one in _items(schema):
-        tag = one["properties"].pop("_tool")
-        one["properties"]["_tool"] = tag
-        one["required"] = [*(r for r in one["required"] if r != "_tool"), "_tool"]
     return schema
 
 
@@ -97,55 +87,74 @@ def _no_desc(schema: Schema) -> Schema:
 
 
 SCHEMA_VARIANTS: dict[str, Callable[[Schema], Schema]] = {
-    "key": _renamed_tag("function"),
-    "key-name": _renamed_tag("name"),
-    "key-tool": _renamed_tag("tool"),
-    "lean": _lean,
+    "tag-function": _renamed_tag("function"),
+    "tag-_tool": _renamed_tag("_tool"),
+    "no-guess": _no_guess,
     "no-output": _no_output,
-    "no-min": _no_min,
     "no-desc": _no_desc,
-    "tag-last": _tag_last,
 }
-TAGS = {"key": "function", "key-name": "name", "key-tool": "tool"}
-VARIANTS = ("base", "toolbind", *SCHEMA_VARIANTS, "norep", "base-norep", "listed")
+VARIANTS = (
+    "base",
+    "toolbind",
+    *SCHEMA_VARIANTS,
+    "full",
+    "desc-base",
+    "norep",
+    "base-norep",
+    "listed",
+)
+BASELINE_DESCRIPTION = "The function calls that answer the user's request."
 
 
-def requests_for(question: bfcl.Question, pkg: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The baseline's and toolbind's chat completion bodies, as instructor sends them."""
+def _body(question: bfcl.Question, function: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "messages": question.messages,
+        "tools": [{"type": "function", "function": function}],
+        "tool_choice": {"type": "function", "function": {"name": function["name"]}},
+        **bfcl.SETTINGS,
+    }
+
+
+def baseline_request(question: bfcl.Question) -> dict[str, Any]:
+    """The baseline's chat completion body, as instructor sends it."""
+    from instructor.processing.function_calls import openai_schema
+
+    return _body(question, openai_schema(bfcl.baseline_model(question.functions)).openai_schema)
+
+
+def toolbind_request(
+    question: bfcl.Question, pkg: Any, tool_choice: str, **settings: Any
+) -> dict[str, Any]:
+    """Toolbind's first chat completion body for ``question``, as ``Agent.request`` sends it."""
     from instructor.processing.function_calls import openai_schema
 
     from toolbind.runtime import Agent
 
-    def body(function: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "messages": question.messages,
-            "tools": [{"type": "function", "function": function}],
-            "tool_choice": {"type": "function", "function": {"name": function["name"]}},
-            **bfcl.SETTINGS,
-        }
-
-    baseline = openai_schema(bfcl.baseline_model(question.functions)).openai_schema
     by_name = {t.name: t for t in pkg.TOOLS}
     tools = [by_name[n] for n in pkg.TOOLSETS[question.id]]
     agent = Agent(
-        "http://127.0.0.1:9/v1",
-        model="m",
-        tools=tools,
-        activities={},
-        settings=ModelSettings(call_tag="_tool"),
+        "http://127.0.0.1:9/v1", model="m", tools=tools, settings=ModelSettings(**settings)
     )
-    composed = openai_schema(agent.composition(None, "required", tools).response).openai_schema
-    return body(baseline), body(composed)
+    response = agent.composition(None, tool_choice, tools).response
+    return _body(question, openai_schema(response).openai_schema)
 
 
-def variant(name: str, baseline: dict[str, Any], composed: dict[str, Any], pkg: Any, q: Any) -> Any:
-    body = copy.deepcopy(baseline if name.startswith("base") else composed)
+def variant(name: str, q: bfcl.Question, pkg: Any, tool_choice: str) -> dict[str, Any]:
+    """The request of variant ``name``: the baseline's, or toolbind's with one thing changed."""
+    if name.startswith("base"):
+        body = baseline_request(q)
+    else:
+        body = toolbind_request(
+            q, pkg, tool_choice, **({"meta_fields": "all"} if name == "full" else {})
+        )
+    function = body["tools"][0]["function"]
     if name in SCHEMA_VARIANTS:
-        function = body["tools"][0]["function"]
         try:
-            function["parameters"] = SCHEMA_VARIANTS[name](function["parameters"])
+            function["parameters"] = SCHEMA_VARIANTS[name](copy.deepcopy(function["parameters"]))
         except KeyError:  # the variant does not apply: the request as toolbind sends it
-            return variant("toolbind", baseline, composed, pkg, q)
+            return variant("toolbind", q, pkg, tool_choice)
+    elif name == "desc-base":
+        function["description"] = BASELINE_DESCRIPTION
     elif name.endswith("norep"):
         body["repeat_penalty"] = 1.0
     elif name == "listed":
@@ -156,6 +165,14 @@ def variant(name: str, baseline: dict[str, Any], composed: dict[str, Any], pkg: 
         tools = [by_name[n] for n in pkg.TOOLSETS[q.id]]
         body["messages"] = with_tools_listed(list(q.messages), describe_tools(tools))
     return body
+
+
+def tag_sent(name: str, q: bfcl.Question, body: dict[str, Any]) -> str:
+    """The key the calls of ``body`` name their function under."""
+    if name.startswith("base"):
+        taken = {p for f in q.functions for p in f.get("parameters", {}).get("properties", {})}
+        return next(t for t in bfcl.TAGS if t not in taken)
+    return tag_of(body["tools"][0]["function"]["parameters"])
 
 
 def calls_of(arguments: str, tag: str) -> bfcl.Calls | None:
@@ -175,11 +192,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=int, default=0, help="skip the first questions")
     parser.add_argument("--category", action="append", choices=bfcl.CATEGORIES)
     parser.add_argument("--variant", action="append", choices=VARIANTS)
+    parser.add_argument("--tool-choice", choices=("auto", "required"), default="auto")
+    parser.add_argument(
+        "--model",
+        choices=("qwen", "smollm2"),
+        default=None,
+        help="the local model (default: $TOOLBIND_LOCAL_MODEL, else smollm2; demo/llm_server.py)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every answer")
     args = parser.parse_args(argv)
     categories = list(args.category or ("parallel_multiple", "live_parallel_multiple"))
     questions = bfcl.load(corpus_root(), categories, args.limit)[args.start :]
-    names = list(args.variant or ("base", "toolbind", "key", "lean", "listed"))
+    names = list(args.variant or ("base", "toolbind", "tag-function", "full", "listed"))
     import httpx
 
     from demo.llm_server import LocalLLMUnavailable, llama_server
@@ -188,40 +212,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with (
             tempfile.TemporaryDirectory(prefix="toolbind-probe-") as tmp,
-            llama_server(n_ctx=4096) as server,
+            llama_server(args.model, n_ctx=4096) as server,
             httpx.Client(timeout=600) as http,
         ):
             pkg = bfcl.compile_questions(questions, Path(tmp))
             for q in questions:
-                baseline, composed = requests_for(q, pkg)
                 for name in names:
-                    body = {"model": server.model, **variant(name, baseline, composed, pkg, q)}
+                    sent = variant(name, q, pkg, args.tool_choice)
+                    body = {"model": server.model, **sent}
                     reply = http.post(f"{server.base_url}/chat/completions", json=body).json()
                     message = reply["choices"][0]["message"]
                     tool_calls = message.get("tool_calls") or []
                     text = tool_calls[0]["function"]["arguments"] if tool_calls else ""
-                    tag = TAGS.get(name, "_tool")
-                    if TAGS.get(name) and any(
-                        tag in f.get("parameters", {}).get("properties", {}) for f in q.functions
-                    ):
-                        tag = "_tool"  # the variant fell back to toolbind's request
-                    if name.startswith("base"):
-                        taken = {
-                            p
-                            for f in q.functions
-                            for p in f.get("parameters", {}).get("properties", {})
-                        }
-                        tag = next(t for t in bfcl.TAGS if t not in taken)
-                    calls = calls_of(text, tag)
                     tally = tallies[name]
                     tally.prompt_tokens += reply["usage"]["prompt_tokens"]
-                    bfcl.score(tally, q, calls)
+                    bfcl.score(tally, q, calls_of(text, tag_sent(name, q, sent)))
                     if args.verbose:
-                        print(f"  {q.id} {name:10} {text[:300]}", flush=True)
+                        print(f"  {q.id} {name:12} {text[:300]}", flush=True)
     except LocalLLMUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"\n{len(questions)} questions ({', '.join(categories)})")
+    print(f"\n{len(questions)} questions ({', '.join(categories)}), tool_choice={args.tool_choice}")
     print(f"{'variant':12} {'parsed':>6} {'right fn':>8} {'right args':>10} {'prompt tok':>10}")
     for t in tallies.values():
         print(

@@ -67,6 +67,8 @@ class PendingSink(Protocol):
 
     def collect(self, run_id: str) -> Sequence[PendingCall]: ...
 
+    def pending(self, run_id: str) -> Sequence[PendingCall]: ...
+
 
 # -- events and transcript -----------------------------------------------------------------------
 
@@ -108,6 +110,8 @@ class CallRecord:
         result: the envelope; for a pending call, ``data`` is ``{"status": "pending"}`` until the
             delivered result is recorded in a later step's ``delivered``.
         progress: what an async-generator Activity yielded along the way.
+        repeats: the id of the call waiting for approval this one repeats (same tool, same
+            arguments): not parked again, the model told it already waits.
     """
 
     call_id: str
@@ -118,6 +122,7 @@ class CallRecord:
     visible: bool
     pending: bool = False
     progress: list[Any] = field(default_factory=list[Any])
+    repeats: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -316,7 +316,8 @@ class Dispatch:
         value = await chain(around, partial(self._run_call, progress=progress, state=state))(routed)
         if isinstance(value, Pending):
             record.result = await self._park(routed, value)
-            record.pending = record.result.success
+            record.repeats = record.result.metadata.get("repeats")
+            record.pending = record.result.success and record.repeats is None
         else:
             record.result = value
         kind: EventType = (

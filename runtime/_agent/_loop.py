@@ -468,13 +468,16 @@ class Agent(Dispatch):
                 if self.loop_settings.end_on_output or not unseen:
                     finished = True
                     break
+            if step.calls and all(r.repeats for r in step.calls):
+                break  # only calls already waiting for a human: asking on would loop
+        repeated = {r.repeats for s in steps for r in s.calls if r.repeats}
         result = RunResult(
             run_id=run.run_id,
             output=final,
             finished=finished,
             steps=steps,
             messages=run.convo,
-            pending=sorted(run.outstanding),
+            pending=sorted(run.outstanding.keys() | repeated),
             context=state.context,
         )
         yield AgentEvent(type="run.complete", run_id=run.run_id, step=len(steps) - 1, result=result)

@@ -7,6 +7,10 @@ An async call (gateway-v3 ``space``, ``external`` without a URL, an Activity tha
 ``{"status": "pending", ...}`` meanwhile. Before each step the run's submitted results are
 collected and shown to the model as ``tool_result`` events (a parked approval decided then: the
 call runs, or is denied). Without this capability an async call fails, saying so.
+
+A call identical (same tool, same arguments) to one of the run still waiting for approval is
+not parked again: the model reads that it already waits (``CallRecord.repeats``), and a step
+whose calls all repeat waiting ones pauses the run.
 """
 
 from __future__ import annotations
@@ -22,6 +26,15 @@ from .approval import APPROVAL, decide
 __all__ = ["PendingDelivery"]
 
 _Result = ToolResult[Any]
+_REPEAT = "This call already waits for a human's approval; its result comes later."
+_UNDECIDED = ("_reasoningForCall", "_output")
+"""Meta fields a repeated call may change without being another call (the model's prose and
+guess: never what runs)."""
+
+
+def _as_decided(call: dict[str, Any]) -> dict[str, Any]:
+    """A call parked for approval as a human decides it: what runs, not the model's prose."""
+    return {k: v for k, v in call.items() if k not in _UNDECIDED}
 
 
 class PendingDelivery(Capability):
@@ -40,6 +53,15 @@ class PendingDelivery(Capability):
     async def park(self, routed: RoutedCall, marker: Pending) -> ToolResult[Any] | None:
         arguments = dict(marker.arguments) if marker.arguments is not None else routed.arguments
         try:
+            waiting = self._waiting(routed.run_id, routed.tool, arguments.get(APPROVAL))
+            if waiting is not None:
+                # a model that reads "waits for approval" often asks again: one human decision
+                # per distinct call, the repeat told (not parked) — the loop pauses on repeats
+                return _Result.ok(
+                    {"status": "pending", "pendingToolCallId": waiting, "message": _REPEAT},
+                    execution="approval",
+                    repeats=waiting,
+                )
             self.store.add(
                 run_id=routed.run_id,
                 call_id=routed.call_id,
@@ -53,6 +75,19 @@ class PendingDelivery(Capability):
             {"status": "pending", "pendingToolCallId": routed.call_id, "message": marker.message},
             execution="async",
         )
+
+    def _waiting(self, run_id: str, tool: str, parked: Any) -> str | None:
+        """The id of the run's call still waiting for approval that ``parked`` (a call of
+        ``tool`` to park for approval, else not a dict) repeats, or None."""
+        if not isinstance(parked, dict):
+            return None
+        wanted = _as_decided(cast("dict[str, Any]", parked))
+        for item in self.store.pending(run_id):
+            held: Any = item.arguments.get(APPROVAL)
+            same = isinstance(held, dict) and _as_decided(cast("dict[str, Any]", held)) == wanted
+            if item.tool == tool and same:
+                return item.call_id
+        return None
 
     async def before_step(self, run: Run, step: Step) -> list[AgentEvent]:
         shown = run.shown()

@@ -72,6 +72,10 @@ class WorkflowPending:
         self.calls[call_id] = found
         return found.as_dict()
 
+    def pending(self, run_id: str) -> list[PendingToolCall]:
+        """The calls still waiting for a result."""
+        return [c for c in self.calls.values() if c.status == "pending"]
+
     def collect(self, run_id: str) -> list[PendingToolCall]:
         """The resolved calls, and those whose ttl passed (``expired``), now delivered."""
         now = workflow.time()

@@ -384,6 +384,30 @@ def test_an_activity_gets_a_typed_context(llm: tuple[ScriptedLLM, str]) -> None:
 # -- approval -----------------------------------------------------------------
 
 
+def _transfer_tools() -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.register(
+        "transfer",
+        {
+            "type": "object",
+            "properties": {"_tool": {"const": "transfer"}, "amount": {"type": "integer"}},
+            "required": ["amount"],
+        },
+    )
+    return registry
+
+
+def _recording_transfer() -> tuple[list[int], Any]:
+    """A ``transfer`` Activity and the amounts it was run with."""
+    ran: list[int] = []
+
+    def transfer(call: Any) -> dict[str, Any]:
+        ran.append(args(call)["amount"])
+        return {"sent": args(call)["amount"]}
+
+    return ran, transfer
+
+
 @pytest.mark.parametrize("marked", ["in code", "in the spec"])
 def test_a_call_requiring_approval_waits_for_a_human(
     llm: tuple[ScriptedLLM, str], tmp_path: Path, marked: str
@@ -408,11 +432,7 @@ def test_a_call_requiring_approval_waits_for_a_human(
     )
     assert registry["transfer"].requires_approval == (marked == "in the spec")
     assert "x-requires-approval" not in registry["transfer"].parameters
-    ran: list[int] = []
-
-    def transfer(call: Any) -> dict[str, Any]:
-        ran.append(args(call)["amount"])
-        return {"sent": args(call)["amount"]}
+    ran, transfer = _recording_transfer()
 
     server.add(
         answer({"_tool": "transfer", "amount": 10}, {"_tool": "transfer", "amount": 5000}),
@@ -462,15 +482,7 @@ def test_a_call_run_after_approval_keeps_its_progress(
     """An async-generator Activity approved on resume: its progress is told (``tool-result``
     events before the call's result) and recorded, as when it runs without approval."""
     server, url = llm
-    registry = ToolRegistry()
-    registry.register(
-        "transfer",
-        {
-            "type": "object",
-            "properties": {"_tool": {"const": "transfer"}, "amount": {"type": "integer"}},
-            "required": ["amount"],
-        },
-    )
+    registry = _transfer_tools()
 
     async def transfer(call: Any) -> AsyncIterator[dict[str, Any]]:
         yield {"stage": "checking"}
@@ -510,3 +522,52 @@ def test_a_call_run_after_approval_keeps_its_progress(
     (delivered,) = result.steps[0].delivered
     assert delivered.progress == [{"stage": "checking"}]
     assert delivered.result.data == {"sent": 10}
+
+
+def test_a_call_repeating_one_that_waits_for_approval_is_not_asked_again(
+    llm: tuple[ScriptedLLM, str], tmp_path: Path
+) -> None:
+    """A model that calls ``transfer`` again after each "waits for approval" result: one human
+    decision per distinct call (the same answer's twin included), the repeat told it already
+    waits, and a step that only repeats waiting calls pauses the run instead of looping on."""
+    server, url = llm
+    ran, transfer = _recording_transfer()
+
+    server.add(
+        answer({"_tool": "transfer", "amount": 50}, {"_tool": "transfer", "amount": 50}),
+        answer({"_tool": "transfer", "amount": 50}, {"_tool": "transfer", "amount": 60}),
+        answer({"_tool": "transfer", "amount": 60}),
+        answer({"_tool": "transfer", "amount": 50}),  # resumed, still undecided
+        answer(output="never asked"),
+    )
+    with PendingStore(tmp_path / "pending.sqlite3", ttl=60) as store:
+        agent = Agent(
+            url,
+            model="scripted",
+            tools=_transfer_tools(),
+            activities=ActivityRegistry({"transfer": transfer}),
+            capabilities=[PendingDelivery(store), RequireApproval({"transfer"})],
+        )
+        first = agent.run("Send 50, then 60", max_steps=8)
+        waiting = store.pending(first.run_id)
+        assert [p.arguments["_approval"]["amount"] for p in waiting] == [50, 60]
+        assert len(first.steps) == 3 and len(server.requests) == 3
+        assert not first.finished and first.output is None
+        fifty, twin = first.steps[0].calls
+        sixty = first.steps[1].calls[1]
+        assert fifty.pending and sixty.pending and not twin.pending
+        assert sorted(first.pending) == sorted([fifty.call_id, sixty.call_id])
+        for repeat in (twin, first.steps[1].calls[0]):
+            assert repeat.repeats == fifty.call_id and not repeat.pending
+            assert repeat.result.success and repeat.result.data["status"] == "pending"
+            assert repeat.result.data["pendingToolCallId"] == fifty.call_id
+        assert first.steps[2].calls[0].repeats == sixty.call_id
+        said = contents(server.requests[2])
+        assert "already waits for a human" in said
+        # a resumed run before any decision: the store still knows the call waits
+        second = agent.run(first.messages, run_id=first.run_id)
+        assert len(second.steps) == 1 and not second.finished
+        assert second.steps[0].calls[0].repeats == fifty.call_id
+        assert second.pending == [fifty.call_id]
+        assert len(store.pending(first.run_id)) == 2
+    assert ran == []
