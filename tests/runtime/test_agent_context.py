@@ -559,8 +559,10 @@ def test_a_call_repeating_one_that_waits_for_approval_is_not_asked_again(
         assert sorted(first.pending) == sorted([fifty.call_id, sixty.call_id])
         for repeat in (twin, first.steps[1].calls[0]):
             assert repeat.repeats == fifty.call_id and not repeat.pending
-            assert repeat.result.success and repeat.result.data["status"] == "pending"
-            assert repeat.result.data["pendingToolCallId"] == fifty.call_id
+            result = repeat.result
+            assert result is not None and result.success and result.data is not None
+            assert result.data["status"] == "pending"
+            assert result.data["pendingToolCallId"] == fifty.call_id
         assert first.steps[2].calls[0].repeats == sixty.call_id
         said = contents(server.requests[2])
         assert "already waits for a human" in said
