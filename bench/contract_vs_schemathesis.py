@@ -47,6 +47,9 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # the tests' LNbits settings
+from tests.realworld._served import LNBITS_OFFLINE  # noqa: E402
+
 BIN = Path(sys.executable).parent
 ST = Path(os.environ.get("SCHEMATHESIS", "/tmp/st/bin/st"))
 METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
@@ -72,16 +75,6 @@ app = kinto.main({}, **{
 run_simple("127.0.0.1", int(sys.argv[1]), app, threaded=True)
 """
 JUPYTER_TOKEN = "jupyter-bench-token-5b0c"
-LNBITS_ENV = {
-    "LNBITS_EXTENSIONS_MANIFESTS": "[]",
-    "LNBITS_WASM_EXTENSIONS_MANIFESTS": "[]",
-    "LNBITS_PRICE_AGGREGATOR_ENABLED": "false",
-    "LNBITS_EXCHANGE_RATE_PROVIDERS": "[]",
-    "LNBITS_ADMIN_UI": "false",
-    "LNBITS_BACKEND_WALLET_CLASS": "FakeWallet",
-    "AUTH_HTTPS_ONLY": "false",
-    "ENABLE_LOG_TO_FILE": "false",
-}
 
 
 @dataclass
@@ -155,7 +148,7 @@ def _command(server: Server, port: int, tmp: Path) -> tuple[list[str], dict[str,
         )
     venv = REPO / ".venv-lnbits"
     site = next(venv.glob("lib/python3*/site-packages/lnbits")).parent
-    env = LNBITS_ENV | {
+    env = LNBITS_OFFLINE | {
         "LNBITS_DATA_FOLDER": str(tmp / "data"),
         "LNBITS_EXTENSIONS_PATH": str(tmp / "extensions"),
         "HOST": "127.0.0.1",

@@ -17,6 +17,21 @@ import pytest
 from toolbind.compiler import compile_to_directory, load_package
 from toolbind.runtime.http import HttpApi
 
+# LNbits run offline (its tests and the Schemathesis bench): no extension manifests, no price
+# aggregator or exchange-rate providers
+LNBITS_OFFLINE = {
+    "LNBITS_EXTENSIONS_MANIFESTS": "[]",
+    "LNBITS_WASM_EXTENSIONS_MANIFESTS": "[]",
+    "LNBITS_PRICE_AGGREGATOR_ENABLED": "false",
+    "LNBITS_EXCHANGE_RATE_PROVIDERS": "[]",
+    "LNBITS_ADMIN_UI": "false",
+    # invoices made and decoded locally (VoidWallet makes none)
+    "LNBITS_BACKEND_WALLET_CLASS": "FakeWallet",
+    # its auth cookies are Secure unless this is off; the server is plain HTTP on 127.0.0.1
+    "AUTH_HTTPS_ONLY": "false",
+    "ENABLE_LOG_TO_FILE": "false",
+}
+
 
 def compile_served(
     url: str,

@@ -33,26 +33,13 @@ from tests._servers import free_port
 from tests.conftest import REPO, unload
 from toolbind.runtime.http import HttpClient
 
-from ._served import compile_served, require_venv, running
+from ._served import LNBITS_OFFLINE, compile_served, require_venv, running
 
 # ~35 s on 2 cores (LNbits starts in ~10 s): `make test-slow` (CI) runs it
 pytestmark = pytest.mark.slow
 
 VENV = REPO / ".venv-lnbits"
 REQUIREMENTS = REPO / "tests" / "realworld" / "lnbits-requirements.txt"
-# offline: no extension manifests, no price aggregator or exchange-rate providers
-OFFLINE = {
-    "LNBITS_EXTENSIONS_MANIFESTS": "[]",
-    "LNBITS_WASM_EXTENSIONS_MANIFESTS": "[]",
-    "LNBITS_PRICE_AGGREGATOR_ENABLED": "false",
-    "LNBITS_EXCHANGE_RATE_PROVIDERS": "[]",
-    "LNBITS_ADMIN_UI": "false",
-    # invoices made and decoded locally (VoidWallet makes none)
-    "LNBITS_BACKEND_WALLET_CLASS": "FakeWallet",
-    # its auth cookies are Secure unless this is off; the server is plain HTTP on 127.0.0.1
-    "AUTH_HTTPS_ONLY": "false",
-    "ENABLE_LOG_TO_FILE": "false",
-}
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +49,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     site = next(VENV.glob("lib/python3*/site-packages/lnbits")).parent
     tmp = tmp_path_factory.mktemp("lnbits")
     port = free_port()
-    env = OFFLINE | {
+    env = LNBITS_OFFLINE | {
         "LNBITS_DATA_FOLDER": str(tmp / "data"),
         "LNBITS_EXTENSIONS_PATH": str(tmp / "extensions"),
         "HOST": "127.0.0.1",
